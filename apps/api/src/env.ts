@@ -1,0 +1,108 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+const int = (fallback: number, min = 0) =>
+  z.coerce.number().int().min(min).optional().transform((v) => v ?? fallback);
+
+/** Every setting svc reads, parsed once. README's configuration table documents each. */
+const ZEnv = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: int(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url().optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  EMBEDDED_POSTGRES_PORT: int(54329, 1),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: z.string().optional(),
+  WORKER_ENABLED: bool(true),
+  WORKER_CONCURRENCY: int(5, 1),
+  KEYLESS_ENABLED: z.enum(['true', 'false', '1', '0']).optional(),
+  RATE_LIMIT_ENABLED: bool(true),
+  RATE_LIMIT_PUBLIC_PER_MINUTE: int(600, 1),
+  RATE_LIMIT_BACKEND_PER_MINUTE: int(1200, 1),
+  ENGINE_KIND: z.enum(['authentik', 'keycloak', 'generic']).default('authentik'),
+  ENGINE_ISSUER: z.url().optional(),
+  ENGINE_CLIENT_ID: z.string().min(1).default('svc'),
+  DEV_ENGINE_PORT: int(3001, 1),
+  /** Social provider of shared development credentials (SPEC.md 2.5). */
+  ENGINE_SOCIAL_PROVIDER: z.string().min(1).default('google'),
+  APPLICATION_CACHE_TTL_MS: int(60_000),
+});
+
+export type Config = {
+  nodeEnv: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  /** Where browsers reach svc; defaults to http://HOST:PORT. No trailing slash. */
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedPostgresPort: number;
+  logLevel: string;
+  trustProxy: string | undefined;
+  workerEnabled: boolean;
+  workerConcurrency: number;
+  keylessEnabled: boolean;
+  rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number };
+  engine: { kind: 'authentik' | 'keycloak' | 'generic'; issuer: string; clientId: string; socialProvider: string };
+  applicationCacheTtlMs: number;
+};
+
+/** Thrown for a bad setting: the message names the variable and what is wrong. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ZEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_URL is required when NODE_ENV=production');
+  }
+  if (production && !e.PUBLIC_URL) {
+    throw new ConfigError('PUBLIC_URL is required when NODE_ENV=production');
+  }
+  if (production && !e.ENGINE_ISSUER) {
+    throw new ConfigError('ENGINE_ISSUER is required when NODE_ENV=production');
+  }
+  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
+  const devEngineIssuer = `http://127.0.0.1:${e.DEV_ENGINE_PORT}/application/o/svc/`;
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    workerEnabled: e.WORKER_ENABLED,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    keylessEnabled: e.KEYLESS_ENABLED === undefined ? !production : e.KEYLESS_ENABLED === 'true' || e.KEYLESS_ENABLED === '1',
+    rateLimit: {
+      enabled: e.RATE_LIMIT_ENABLED,
+      publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE,
+      backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,
+    },
+    engine: {
+      kind: e.ENGINE_KIND,
+      issuer: e.ENGINE_ISSUER ?? devEngineIssuer,
+      clientId: e.ENGINE_CLIENT_ID,
+      socialProvider: e.ENGINE_SOCIAL_PROVIDER,
+    },
+    applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+  };
+}

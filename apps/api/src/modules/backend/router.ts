@@ -1,0 +1,20 @@
+import { ZBackendApplicationResponse } from '@svc/contracts/public-edge';
+import { z } from 'zod';
+import { router } from '../../trpc/init.ts';
+import { secretKeyProcedure } from '../../trpc/procedures.ts';
+import { describeBackendApplication } from './service.ts';
+
+export const backendRouter = router({
+  application: secretKeyProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/backend/application',
+        tags: ['backend'],
+        summary: 'Check a secret key: the application and organization it belongs to',
+      },
+    })
+    .input(z.void())
+    .output(ZBackendApplicationResponse)
+    .query(({ ctx }) => describeBackendApplication(ctx.application)),
+});

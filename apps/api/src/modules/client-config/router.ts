@@ -1,0 +1,21 @@
+import { ZClientConfigRequest, ZClientConfigResponse } from '@svc/contracts/public-edge';
+import { router } from '../../trpc/init.ts';
+import { publishableKeyProcedure } from '../../trpc/procedures.ts';
+import { buildClientConfig } from './service.ts';
+
+export const clientConfigRouter = router({
+  get: publishableKeyProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/client/config',
+        tags: ['public'],
+        summary: 'Public configuration of an application by publishable key (or keyless=1)',
+        description:
+          'Send the publishable key as the X-SVC-Publishable-Key header or the publishable_key query parameter; keyless=1 returns the keyless development application. No Authorization header.',
+      },
+    })
+    .input(ZClientConfigRequest)
+    .output(ZClientConfigResponse)
+    .query(({ ctx }) => buildClientConfig(ctx.services.config, ctx.resolved)),
+});

@@ -1,0 +1,41 @@
+import type { TClientConfigResponse } from '@svc/contracts/public-edge';
+import type { Config } from '../../env.ts';
+import type { ResolvedApplication } from '../../trpc/procedures.ts';
+
+/** The OAuth block of SPEC.md 2.5: shared development credentials, customer-owned in production. */
+export function oauthBlock(config: Config, productionProvider: string | undefined): TClientConfigResponse['oauth'] {
+  return {
+    sharedDevelopment: { mode: 'shared_development', provider: config.engine.socialProvider, credentialsRequired: false },
+    production: {
+      mode: 'customer_owned',
+      provider: productionProvider ?? config.engine.socialProvider,
+      credentialsRequired: true,
+    },
+  };
+}
+
+/** Public configuration of one application; contains nothing secret by construction. */
+export function buildClientConfig(config: Config, { found, keyless }: ResolvedApplication): TClientConfigResponse {
+  const { application, organization } = found;
+  const pk = encodeURIComponent(application.publishableKey);
+  const afterSignIn = application.redirectUrls.find((u) => /^https?:\/\//.test(u)) ?? `${config.publicUrl}/user`;
+  return {
+    application: {
+      id: application.id,
+      slug: application.slug,
+      name: application.name,
+      publishableKey: application.publishableKey,
+      status: application.status,
+    },
+    organization: { slug: organization.slug, name: organization.name },
+    auth: {
+      signInUrl: `${config.publicUrl}/signin?publishable_key=${pk}`,
+      signUpUrl: `${config.publicUrl}/signup?publishable_key=${pk}`,
+      afterSignInUrl: afterSignIn,
+      afterSignUpUrl: afterSignIn,
+    },
+    oidc: { issuer: config.engine.issuer, clientId: config.engine.clientId },
+    oauth: oauthBlock(config, application.oauth.productionProvider),
+    keyless,
+  };
+}

@@ -1,0 +1,20 @@
+import { ZServiceConfigResponse } from '@svc/contracts/public-edge';
+import { z } from 'zod';
+import { publicProcedure, router } from '../../trpc/init.ts';
+import { describeService } from './service.ts';
+
+export const serviceRouter = router({
+  config: publicProcedure
+    .meta({
+      auth: 'none',
+      openapi: {
+        method: 'GET',
+        path: '/config',
+        tags: ['public'],
+        summary: 'Service-level configuration (legacy; new integrations use /v1/client/config)',
+      },
+    })
+    .input(z.void())
+    .output(ZServiceConfigResponse)
+    .query(({ ctx }) => describeService(ctx.services.config)),
+});

@@ -1,0 +1,383 @@
+import {
+  SUPPORTED_FRAMEWORKS,
+  type TAgentContextResponse,
+  type TFramework,
+  ZAgentContextRequest,
+  ZAgentContextResponse,
+} from '@svc/contracts/agent-context';
+import { AppError } from '@svc/contracts/errors';
+import { describe, expect, it } from 'vitest';
+import { FRAMEWORKS } from './frameworks.ts';
+import { type AgentContextInput, buildAgentContext } from './service.ts';
+
+const PK = `pk_live_${'a1B2c3D4e5F6g7H8i9J0k1L2'}`;
+
+function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
+  return {
+    publicUrl: 'https://id.example.com',
+    engine: { issuer: 'https://engine.example.com/application/o/svc/', clientId: 'svc-client', socialProvider: 'google' },
+    application: {
+      id: 'app_01',
+      slug: 'shop',
+      name: 'Shop',
+      publishableKey: PK,
+      status: 'active',
+      redirectUrls: [],
+      allowedOrigins: [],
+      oauth: {},
+    },
+    organization: { slug: 'acme', name: 'Acme' },
+    keyless: false,
+    framework: undefined,
+    ...overrides,
+  };
+}
+
+function envNames(ctx: TAgentContextResponse): string[] {
+  return ctx.framework.envVars.map((v) => v.name);
+}
+
+/** Library name that must appear in each framework's install command. */
+const EXPECTED_PACKAGE: Record<TFramework, string> = {
+  nextjs: 'next-auth',
+  react: 'react-oidc-context',
+  express: 'openid-client',
+  fastapi: 'authlib',
+  django: 'mozilla-django-oidc',
+  flask: 'authlib',
+  laravel: 'laravel-socialite-oidc',
+  rails: 'omniauth_openid_connect',
+  rest: 'curl',
+};
+
+const EXPECTED_INSTALLER: Record<TFramework, string> = {
+  nextjs: 'npm install',
+  react: 'npm install',
+  express: 'npm install',
+  fastapi: 'pip install',
+  django: 'pip install',
+  flask: 'pip install',
+  laravel: 'composer require',
+  rails: 'bundle add',
+  rest: 'curl',
+};
+
+describe('buildAgentContext per framework', () => {
+  for (const framework of SUPPORTED_FRAMEWORKS) {
+    describe(framework, () => {
+      const ctx = buildAgentContext(input({ framework }));
+
+      it('passes the response schema', () => {
+        expect(() => ZAgentContextResponse.parse(ctx)).not.toThrow();
+        expect(ctx.framework.id).toBe(framework);
+      });
+
+      it('has a framework-specific install command naming the library', () => {
+        expect(ctx.framework.installCommand).toContain(EXPECTED_INSTALLER[framework]);
+        expect(ctx.framework.installCommand).toContain(EXPECTED_PACKAGE[framework]);
+      });
+
+      it('fills the public values and leaves every secret empty', () => {
+        const byName = new Map(ctx.framework.envVars.map((v) => [v.name, v]));
+        const pkVar = ctx.framework.envVars.find((v) => v.value === PK);
+        expect(pkVar?.name).toMatch(/SVC_PUBLISHABLE_KEY$/);
+        expect(ctx.framework.envVars.some((v) => v.value === 'svc-client' && v.name.endsWith('SVC_CLIENT_ID'))).toBe(true);
+        expect(ctx.framework.envVars.some((v) => v.value === ctx.oidc.issuer && v.name.endsWith('SVC_ISSUER'))).toBe(true);
+        expect(ctx.framework.envVars.some((v) => v.value === 'https://id.example.com' && v.name.endsWith('SVC_BASE_URL'))).toBe(true);
+        for (const v of ctx.framework.envVars) {
+          if (v.secret) {
+            expect(v.value).toBeNull();
+            expect(v.where).toBe('server');
+            expect(v.description.length).toBeGreaterThan(20);
+          }
+        }
+        expect(byName.size).toBe(ctx.framework.envVars.length);
+      });
+
+      it('uses the framework defaults when the application has no allowlists', () => {
+        expect(ctx.redirectUrlsSource).toBe('framework_default');
+        expect(ctx.javascriptOriginsSource).toBe('framework_default');
+        expect(ctx.redirectUrls).toEqual([ctx.framework.callbackUrl]);
+        expect(ctx.javascriptOrigins).toEqual([FRAMEWORKS[framework].devOrigin]);
+      });
+
+      it('writes a prompt with the publishable key, install command and verification', () => {
+        expect(ctx.aiAgentPrompt).toContain(PK);
+        expect(ctx.aiAgentPrompt).toContain(ctx.framework.installCommand);
+        expect(ctx.aiAgentPrompt).toContain(ctx.endpoints.clientConfig);
+        expect(ctx.aiAgentPrompt).toContain(ctx.endpoints.backendApplication);
+        expect(ctx.aiAgentPrompt).toContain('ask the user to paste the secret key from the svc console; never commit it');
+        expect(ctx.aiAgentPrompt).toContain('never receives or stores user passwords');
+        expect(ctx.aiAgentPrompt).toContain('shared_development');
+        expect(ctx.aiAgentPrompt).toContain(ctx.oauth.productionNote);
+        for (const url of [...ctx.redirectUrls, ...ctx.javascriptOrigins]) {
+          expect(ctx.aiAgentPrompt).toContain(url);
+        }
+        for (const v of ctx.framework.envVars) {
+          expect(ctx.aiAgentPrompt).toContain(v.value === null ? `${v.name}=` : `${v.name}=${v.value}`);
+        }
+      });
+
+      it('gives ordered, concrete steps', () => {
+        expect(ctx.steps.length).toBeGreaterThanOrEqual(6);
+        expect(ctx.steps[0]).toContain(ctx.framework.installCommand);
+        expect(ctx.steps.some((s) => s.includes(ctx.endpoints.clientConfig))).toBe(true);
+      });
+    });
+  }
+});
+
+describe('environment variable names follow each ecosystem', () => {
+  const names = (framework: TFramework) => envNames(buildAgentContext(input({ framework })));
+
+  it('nextjs exposes the publishable key as NEXT_PUBLIC_ and keeps secrets on the server', () => {
+    const ctx = buildAgentContext(input({ framework: 'nextjs' }));
+    expect(names('nextjs')).toEqual(
+      expect.arrayContaining(['NEXT_PUBLIC_SVC_PUBLISHABLE_KEY', 'SVC_ISSUER', 'SVC_CLIENT_ID', 'SVC_SECRET_KEY', 'AUTH_SECRET']),
+    );
+    for (const v of ctx.framework.envVars) {
+      expect(v.name.startsWith('NEXT_PUBLIC_')).toBe(v.where === 'client');
+    }
+    expect(ctx.framework.callbackUrl).toBe('http://localhost:3000/api/auth/callback/svc');
+  });
+
+  it('react uses VITE_ variables only and carries no secret at all', () => {
+    const ctx = buildAgentContext(input({ framework: 'react' }));
+    expect(names('react')).toEqual(
+      expect.arrayContaining(['VITE_SVC_PUBLISHABLE_KEY', 'VITE_SVC_ISSUER', 'VITE_SVC_CLIENT_ID']),
+    );
+    expect(ctx.framework.envVars.every((v) => v.name.startsWith('VITE_') && v.where === 'client' && !v.secret)).toBe(true);
+    expect(ctx.javascriptOrigins).toEqual(['http://localhost:5173']);
+  });
+
+  it.each(['express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const)(
+    '%s uses SVC_ server variables',
+    (framework) => {
+      expect(names(framework)).toEqual(
+        expect.arrayContaining(['SVC_PUBLISHABLE_KEY', 'SVC_SECRET_KEY', 'SVC_ISSUER', 'SVC_CLIENT_ID', 'SVC_BASE_URL']),
+      );
+      const ctx = buildAgentContext(input({ framework }));
+      expect(ctx.framework.envVars.every((v) => v.where === 'server')).toBe(true);
+      expect(ctx.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY')).toMatchObject({ secret: true, value: null });
+    },
+  );
+});
+
+describe('framework selection', () => {
+  it('defaults to rest when framework is missing or empty', () => {
+    expect(buildAgentContext(input({ framework: undefined })).framework.id).toBe('rest');
+    expect(buildAgentContext(input({ framework: '' })).framework.id).toBe('rest');
+  });
+
+  it('accepts case and surrounding space variants', () => {
+    expect(buildAgentContext(input({ framework: ' NextJS ' })).framework.id).toBe('nextjs');
+  });
+
+  it('rejects an unknown framework with unsupported_framework listing the allowed values', () => {
+    let caught: unknown;
+    try {
+      buildAgentContext(input({ framework: 'sveltekit' }));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(AppError);
+    const error = caught as AppError;
+    expect(error.code).toBe('unsupported_framework');
+    expect(error.status).toBe(400);
+    for (const framework of SUPPORTED_FRAMEWORKS) {
+      expect(error.message).toContain(framework);
+    }
+    expect(error.message).toContain('sveltekit');
+  });
+
+  it('does not echo an oversized framework value back in full', () => {
+    const long = 'x'.repeat(5000);
+    expect(() => buildAgentContext(input({ framework: long }))).toThrow(AppError);
+    try {
+      buildAgentContext(input({ framework: long }));
+    } catch (error) {
+      expect((error as AppError).message.length).toBeLessThan(300);
+    }
+  });
+
+  it('the request schema keeps framework a free string so the service answers unknown values', () => {
+    expect(ZAgentContextRequest.parse({ framework: 'sveltekit' }).framework).toBe('sveltekit');
+    expect(ZAgentContextRequest.safeParse({ framework: 'x'.repeat(65) }).success).toBe(false);
+    expect(ZAgentContextRequest.parse({ publishable_key: [PK, PK], keyless: '1' }).keyless).toBe('1');
+  });
+});
+
+describe('allowlists', () => {
+  it('uses the application allowlists when present', () => {
+    const ctx = buildAgentContext(
+      input({
+        framework: 'nextjs',
+        application: {
+          ...input().application,
+          redirectUrls: ['https://shop.example.com/api/auth/callback/svc', 'https://shop.example.com/after'],
+          allowedOrigins: ['https://shop.example.com'],
+        },
+      }),
+    );
+    expect(ctx.redirectUrlsSource).toBe('application');
+    expect(ctx.javascriptOriginsSource).toBe('application');
+    expect(ctx.redirectUrls).toEqual(['https://shop.example.com/api/auth/callback/svc', 'https://shop.example.com/after']);
+    expect(ctx.javascriptOrigins).toEqual(['https://shop.example.com']);
+    expect(ctx.framework.callbackUrl).toBe('https://shop.example.com/api/auth/callback/svc');
+    expect(ZAgentContextResponse.parse(ctx).redirectUrls).toHaveLength(2);
+  });
+
+  it('derives the callback from the allowed origin and says to register it when it is missing', () => {
+    const ctx = buildAgentContext(
+      input({
+        framework: 'express',
+        application: {
+          ...input().application,
+          redirectUrls: ['/dashboard'],
+          allowedOrigins: ['https://shop.example.com'],
+        },
+      }),
+    );
+    expect(ctx.framework.callbackUrl).toBe('https://shop.example.com/auth/callback');
+    expect(ctx.framework.envVars.find((v) => v.name === 'SVC_REDIRECT_URI')?.value).toBe('https://shop.example.com/auth/callback');
+    expect(ctx.steps.some((s) => s.includes('https://shop.example.com/auth/callback is not in that list'))).toBe(true);
+  });
+
+  it('mixes sources independently', () => {
+    const ctx = buildAgentContext(
+      input({
+        framework: 'react',
+        application: { ...input().application, allowedOrigins: ['https://spa.example.com'] },
+      }),
+    );
+    expect(ctx.redirectUrlsSource).toBe('framework_default');
+    expect(ctx.javascriptOriginsSource).toBe('application');
+    expect(ctx.redirectUrls).toEqual(['https://spa.example.com/']);
+  });
+});
+
+describe('endpoints, service and oauth', () => {
+  it('builds absolute URLs from the public URL without doubling slashes', () => {
+    const ctx = buildAgentContext(input({ publicUrl: 'https://id.example.com/' }));
+    expect(ctx.service).toEqual({
+      name: 'svc',
+      apiVersion: 'v1',
+      baseUrl: 'https://id.example.com',
+      docsUrl: 'https://id.example.com/docs',
+      openapiUrl: 'https://id.example.com/v1/openapi.json',
+    });
+    expect(ctx.endpoints).toMatchObject({
+      clientConfig: 'https://id.example.com/v1/client/config',
+      backendApplication: 'https://id.example.com/v1/backend/application',
+      hostedSignIn: `https://id.example.com/signin?publishable_key=${PK}`,
+      hostedSignUp: `https://id.example.com/signup?publishable_key=${PK}`,
+      recovery: 'https://id.example.com/auth/recovery',
+    });
+    expect(ctx.oidc.discoveryUrl).toBe('https://engine.example.com/application/o/svc/.well-known/openid-configuration');
+  });
+
+  it('reports shared development and customer-owned production social modes', () => {
+    const ctx = buildAgentContext(
+      input({ application: { ...input().application, oauth: { productionProvider: 'github' } } }),
+    );
+    expect(ctx.oauth.sharedDevelopment).toEqual({ mode: 'shared_development', provider: 'google', credentialsRequired: false });
+    expect(ctx.oauth.production).toEqual({ mode: 'customer_owned', provider: 'github', credentialsRequired: true });
+    expect(ctx.oauth.productionNote).toMatch(/customer-owned/);
+    expect(ctx.oauth.productionNote).toMatch(/before public launch/i);
+  });
+
+  it('falls back to the engine social provider for production', () => {
+    expect(buildAgentContext(input()).oauth.production.provider).toBe('google');
+  });
+
+  it('exposes only the public application view', () => {
+    const ctx = buildAgentContext(input());
+    expect(ctx.project).toEqual({
+      application: { id: 'app_01', slug: 'shop', name: 'Shop', publishableKey: PK, status: 'active' },
+      organization: { slug: 'acme', name: 'Acme' },
+      keyless: false,
+    });
+  });
+
+  it('warns when the application is disabled', () => {
+    const ctx = buildAgentContext(input({ application: { ...input().application, status: 'disabled' } }));
+    expect(ctx.project.application.status).toBe('disabled');
+    expect(ctx.aiAgentPrompt).toContain('application_disabled');
+    expect(ctx.steps[0]).toContain('disabled');
+  });
+});
+
+describe('keyless development', () => {
+  const ctx = buildAgentContext(input({ keyless: true, framework: 'nextjs' }));
+
+  it('says it is keyless, needs no account, and how to claim a real app', () => {
+    expect(ctx.project.keyless).toBe(true);
+    expect(ctx.aiAgentPrompt).toContain('keyless development app');
+    expect(ctx.aiAgentPrompt).toContain('no svc account');
+    expect(ctx.aiAgentPrompt).toContain('To claim a real application');
+    expect(ctx.aiAgentPrompt).toContain('https://id.example.com/signup');
+    expect(ctx.aiAgentPrompt).toContain('https://id.example.com/auth/console');
+  });
+
+  it('verifies with keyless=1 and skips the backend check', () => {
+    expect(ctx.aiAgentPrompt).toContain('https://id.example.com/v1/client/config?keyless=1');
+    expect(ctx.aiAgentPrompt).not.toContain('Authorization: Bearer');
+    expect(ctx.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY')).toMatchObject({ value: null, secret: true });
+    expect(() => ZAgentContextResponse.parse(ctx)).not.toThrow();
+  });
+});
+
+describe('security: the context never carries a secret', () => {
+  const FAKE_SECRET_KEY = `sk_live_${'A'.repeat(40)}`;
+  const FAKE_HASH = `deadbeef${'0'.repeat(56)}`;
+  const FAKE_OAUTH_SECRET = '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et';
+  const FAKE_WEBHOOK_SECRET = `whsec_${'b'.repeat(32)}`;
+  const FAKE_ENGINE_TOKEN = 'engine-api-token-should-never-appear';
+
+  /** An application as a careless caller might pass it: a whole row plus secret-shaped extras. */
+  function leakyInput(framework: TFramework, keyless = false): AgentContextInput {
+    const base = input({ framework, keyless });
+    const application = {
+      ...base.application,
+      secretKeyHash: FAKE_HASH,
+      secretKeyPrefix: 'sk_live_AAAA',
+      secretKey: FAKE_SECRET_KEY,
+      webhookSecret: FAKE_WEBHOOK_SECRET,
+      oauth: { productionProvider: 'google', clientSecret: FAKE_OAUTH_SECRET },
+    };
+    const engine = { ...base.engine, clientSecret: FAKE_OAUTH_SECRET, apiToken: FAKE_ENGINE_TOKEN };
+    const organization = { ...base.organization, billingSecret: FAKE_WEBHOOK_SECRET };
+    return { ...base, application, engine, organization };
+  }
+
+  for (const framework of SUPPORTED_FRAMEWORKS) {
+    for (const keyless of [false, true]) {
+      it(`${framework}${keyless ? ' (keyless)' : ''} leaks none of the extra secret fields`, () => {
+        const result = buildAgentContext(leakyInput(framework, keyless));
+        const json = JSON.stringify(result);
+        for (const secret of [FAKE_SECRET_KEY, FAKE_HASH, FAKE_OAUTH_SECRET, FAKE_WEBHOOK_SECRET, FAKE_ENGINE_TOKEN]) {
+          expect(json).not.toContain(secret);
+        }
+        expect(json).not.toContain('sk_live_');
+        expect(json).not.toContain('whsec_');
+        expect(json).not.toContain('deadbeef');
+        expect(json).not.toContain('secretKeyHash');
+        expect(json).not.toContain('secretKeyPrefix');
+        expect(json).not.toContain('clientSecret');
+        expect(result.framework.envVars.filter((v) => v.secret).every((v) => v.value === null)).toBe(true);
+      });
+    }
+  }
+
+  it('the response schema refuses a secret variable with a value', () => {
+    const ctx = buildAgentContext(input({ framework: 'express' }));
+    const tampered = {
+      ...ctx,
+      framework: {
+        ...ctx.framework,
+        envVars: ctx.framework.envVars.map((v) => (v.secret ? { ...v, value: FAKE_SECRET_KEY } : v)),
+      },
+    };
+    expect(ZAgentContextResponse.safeParse(tampered).success).toBe(false);
+  });
+});

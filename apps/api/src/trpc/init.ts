@@ -1,0 +1,54 @@
+import { AppError } from '@svc/contracts/errors';
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { RequestContext } from '../context.ts';
+import { classifyError, toTrpcError } from './errors.ts';
+
+/** How an operation authenticates; drives its OpenAPI `security` and the docs. */
+export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session';
+export type Meta = OpenApiMeta & { auth?: AuthKind };
+
+/**
+ * Request ids of errors raised before a context exists (body parsing, content type): the
+ * adapters' onError records them here so the formatter can still put one in the body.
+ */
+export const errorRequestIds = new WeakMap<object, string>();
+
+const t = initTRPC
+  .context<RequestContext>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error, ctx }) {
+      const classified = classifyError(error);
+      const requestId = ctx?.requestId ?? errorRequestIds.get(error) ?? 'unknown';
+      const body = {
+        code: classified.code,
+        message: classified.message,
+        requestId,
+        ...(classified.issues ? { issues: classified.issues } : {}),
+      };
+      // `/v1` answers `{ error: body }` (trpc-to-openapi spreads this shape into its body);
+      // `/trpc` keeps tRPC's numeric envelope, with our code and request id under `data`.
+      return {
+        code: shape.code,
+        message: classified.message,
+        data: { code: classified.code, httpStatus: shape.data.httpStatus, requestId, path: shape.data.path },
+        error: body,
+      };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Services throw AppError; this turns it into the TRPCError carrying the right status. */
+const appErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof AppError) {
+    throw toTrpcError(result.error.cause);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(appErrors);
+export { t as trpc };

@@ -1,0 +1,15 @@
+import { backendRouter } from '../modules/backend/router.ts';
+import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { serviceRouter } from '../modules/service-config/router.ts';
+import { setupRouter } from '../modules/setup/router.ts';
+import { router } from './init.ts';
+
+export const appRouter = router({
+  service: serviceRouter,
+  clientConfig: clientConfigRouter,
+  backend: backendRouter,
+  setup: setupRouter,
+});
+
+/** The router type the console and the typed clients import (never the implementation). */
+export type AppRouter = typeof appRouter;

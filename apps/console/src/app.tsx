@@ -1,0 +1,77 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { useState } from 'react';
+import { createBrowserRouter } from 'react-router';
+import { RouterProvider } from 'react-router/dom';
+import { ConsoleLayout } from './layout/console-layout.tsx';
+import { RootError, RouteError } from './layout/route-error.tsx';
+import { isRetryable } from './lib/errors.ts';
+import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
+import { ApplicationsPage } from './pages/applications/applications-page.tsx';
+import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
+import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
+import { MembersPage } from './pages/members/members-page.tsx';
+import { NotFoundPage } from './pages/not-found/not-found-page.tsx';
+import { OverviewPage } from './pages/overview/overview-page.tsx';
+import { RolesPage } from './pages/roles/roles-page.tsx';
+import { SessionsPage } from './pages/sessions/sessions-page.tsx';
+import { SettingsPage } from './pages/settings/settings-page.tsx';
+import { UsersPage } from './pages/users/users-page.tsx';
+import { makeTRPCClient, TRPCProvider } from './trpc.ts';
+
+/** Must match vite.config.ts `base` (without the trailing slash) and where the api serves us. */
+export const BASENAME = '/auth/console';
+
+const router = createBrowserRouter(
+  [
+    {
+      path: '/',
+      element: <ConsoleLayout />,
+      errorElement: <RootError />,
+      children: [
+        {
+          // Pathless route: a page that throws renders RouteError inside the layout's <Outlet>.
+          errorElement: <RouteError />,
+          children: [
+            { index: true, element: <OverviewPage /> },
+            { path: 'applications', element: <ApplicationsPage /> },
+            { path: 'members', element: <MembersPage /> },
+            { path: 'users', element: <UsersPage /> },
+            { path: 'sessions', element: <SessionsPage /> },
+            { path: 'roles', element: <RolesPage /> },
+            { path: 'invitations', element: <InvitationsPage /> },
+            { path: 'api-keys', element: <ApiKeysPage /> },
+            { path: 'audit-log', element: <AuditLogPage /> },
+            { path: 'settings', element: <SettingsPage /> },
+            { path: '*', element: <NotFoundPage /> },
+          ],
+        },
+      ],
+    },
+  ],
+  { basename: BASENAME },
+);
+
+function makeQueryClient() {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        staleTime: 30_000,
+        retry: (failureCount, error) => failureCount < 2 && isRetryable(error),
+        refetchOnWindowFocus: false,
+      },
+      mutations: { retry: false },
+    },
+  });
+}
+
+export function App() {
+  const [queryClient] = useState(makeQueryClient);
+  const [trpcClient] = useState(makeTRPCClient);
+  return (
+    <QueryClientProvider client={queryClient}>
+      <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
+        <RouterProvider router={router} />
+      </TRPCProvider>
+    </QueryClientProvider>
+  );
+}

@@ -1,0 +1,41 @@
+import { Link, NavLink, Outlet, useNavigation } from 'react-router';
+import { NAV_ITEMS } from './nav-items.ts';
+
+/** Header, left navigation and the routed page. Route errors render inside <Outlet> (app.tsx). */
+export function ConsoleLayout() {
+  const navigation = useNavigation();
+  return (
+    <div className="shell" data-testid="console-shell">
+      <header className="shell__header">
+        <Link className="brand" to="/">
+          <span className="brand__mark" aria-hidden="true">
+            s
+          </span>
+          <span className="brand__name">svc console</span>
+        </Link>
+        <div className="shell__header-links">
+          <a href="/docs">API docs</a>
+        </div>
+      </header>
+      <nav className="shell__nav" aria-label="Console" data-testid="nav">
+        <ul>
+          {NAV_ITEMS.map((item) => (
+            <li key={item.id}>
+              <NavLink
+                to={item.path}
+                end={item.path === '/'}
+                className={({ isActive }) => (isActive ? 'nav-link nav-link--active' : 'nav-link')}
+                data-testid={`nav-${item.id}`}
+              >
+                {item.label}
+              </NavLink>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main className="shell__main" aria-busy={navigation.state === 'loading'}>
+        <Outlet />
+      </main>
+    </div>
+  );
+}

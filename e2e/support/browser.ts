@@ -1,0 +1,44 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+/** Debian's `chromium` package; playwright-core drives it and never downloads a browser. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Screenshots land here; CI keeps the folder as a test artifact (it is git-ignored). */
+export const ARTIFACTS_DIR = fileURLToPath(new URL('../artifacts', import.meta.url));
+
+/** True when the Chromium executable exists and may be run. */
+export function chromiumAvailable(): boolean {
+  try {
+    accessSync(CHROMIUM_PATH, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** Saves a full-page screenshot to e2e/artifacts/<name>.png and returns its path. */
+export async function saveScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const file = path.join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

@@ -1,0 +1,67 @@
+/**
+ * The one table of error codes. Every non-2xx JSON answer from /v1 and /trpc carries
+ * `{ error: { code, message, requestId } }` with a code from this table; the HTTP status and the
+ * tRPC code are derived from it here and nowhere else.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, trpc: 'BAD_REQUEST' },
+  invalid_publishable_key: { status: 400, trpc: 'BAD_REQUEST' },
+  unsupported_framework: { status: 400, trpc: 'BAD_REQUEST' },
+  malformed_request: { status: 400, trpc: 'BAD_REQUEST' },
+  unauthenticated: { status: 401, trpc: 'UNAUTHORIZED' },
+  invalid_secret_key: { status: 401, trpc: 'UNAUTHORIZED' },
+  subscription_inactive: { status: 402, trpc: 'PAYMENT_REQUIRED' },
+  subscription_limit_exceeded: { status: 402, trpc: 'PAYMENT_REQUIRED' },
+  forbidden: { status: 403, trpc: 'FORBIDDEN' },
+  csrf_rejected: { status: 403, trpc: 'FORBIDDEN' },
+  keyless_disabled: { status: 403, trpc: 'FORBIDDEN' },
+  not_found: { status: 404, trpc: 'NOT_FOUND' },
+  application_not_found: { status: 404, trpc: 'NOT_FOUND' },
+  method_not_allowed: { status: 405, trpc: 'METHOD_NOT_SUPPORTED' },
+  application_disabled: { status: 409, trpc: 'CONFLICT' },
+  conflict: { status: 409, trpc: 'CONFLICT' },
+  payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE' },
+  unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE' },
+  rate_limited: { status: 429, trpc: 'TOO_MANY_REQUESTS' },
+  header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
+
+  internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
+  service_unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE' },
+} as const satisfies Record<string, { status: number; trpc: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_CODES[code].status;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** The one error type services throw. `message` is shown to callers; never put a secret in it. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return statusOf(this.code);
+  }
+}
+
+/** The body of every error answer. */
+export type TErrorBody = {
+  error: {
+    code: ErrorCode;
+    message: string;
+    requestId: string;
+    issues?: { path: (string | number)[]; message: string }[];
+  };
+};

@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+
+/** Every id prefix in one table (ARCHITECTURE.md section 5). */
+export const ID_PREFIXES = {
+  /** organizations are tenants */
+  organization: 'ten',
+  application: 'app',
+  user: 'usr',
+  session: 'ses',
+  invitation: 'inv',
+  apiKey: 'key',
+  webhookEndpoint: 'wh',
+  webhookDelivery: 'whd',
+  event: 'evt',
+  export: 'exp',
+  request: 'req',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * Uniform base62 from crypto randomness. Rejection sampling (bytes >= 248 are redrawn) keeps
+ * every character equally likely, so `length` characters carry length * log2(62) bits.
+ */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const bytes = randomBytes(length * 2);
+    for (const byte of bytes) {
+      if (byte < 248) {
+        out += ALPHABET[byte % 62];
+        if (out.length === length) {
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${randomBase62(20)}`;
+}
+
+export const ID_PATTERN = /^[a-z]{2,4}_[0-9A-Za-z]{20}$/;

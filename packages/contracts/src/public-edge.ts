@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/** Query values arrive as strings, or as arrays when a parameter is repeated. */
+const ZQueryValue = z.union([z.string(), z.array(z.string())]);
+
+export const ZKeylessFlag = z
+  .enum(['1', 'true', '0', 'false'])
+  .optional()
+  .describe('1 (or true) selects the keyless development application');
+
+export const ZPublicApplication = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    publishableKey: z.string().describe('pk_live_...'),
+    status: z.enum(['active', 'disabled']),
+  })
+  .meta({ id: 'PublicApplication' });
+
+export const ZOrganizationSummary = z
+  .object({ slug: z.string(), name: z.string() })
+  .meta({ id: 'OrganizationSummary' });
+
+export const ZSocialMode = z.object({
+  mode: z.literal('shared_development'),
+  provider: z.string(),
+  credentialsRequired: z.literal(false),
+});
+export const ZProductionSocialMode = z.object({
+  mode: z.literal('customer_owned'),
+  provider: z.string(),
+  credentialsRequired: z.literal(true),
+});
+
+export const ZOauthBlock = z
+  .object({ sharedDevelopment: ZSocialMode, production: ZProductionSocialMode })
+  .meta({ id: 'OauthBlock' });
+
+export const ZClientConfigRequest = z.object({
+  publishable_key: ZQueryValue.optional().describe('pk_live_...; or send the X-SVC-Publishable-Key header'),
+  keyless: ZKeylessFlag,
+});
+export type TClientConfigRequest = z.infer<typeof ZClientConfigRequest>;
+
+export const ZClientConfigResponse = z
+  .object({
+    application: ZPublicApplication,
+    organization: ZOrganizationSummary,
+    auth: z.object({
+      signInUrl: z.url(),
+      signUpUrl: z.url(),
+      afterSignInUrl: z.url(),
+      afterSignUpUrl: z.url(),
+    }),
+    oidc: z.object({ issuer: z.url(), clientId: z.string() }),
+    oauth: ZOauthBlock,
+    keyless: z.boolean().describe('true when this is the shared keyless development application'),
+  })
+  .meta({ id: 'ClientConfig' });
+export type TClientConfigResponse = z.infer<typeof ZClientConfigResponse>;
+
+export const ZBackendApplicationResponse = z
+  .object({
+    ok: z.boolean(),
+    application: z.object({
+      id: z.string(),
+      slug: z.string(),
+      name: z.string(),
+      status: z.enum(['active', 'disabled']),
+      secretKeyPrefix: z.string().describe('leading characters of the secret key; never the secret'),
+    }),
+    organization: ZOrganizationSummary,
+    checkedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'BackendApplication' });
+export type TBackendApplicationResponse = z.infer<typeof ZBackendApplicationResponse>;
+
+export const ZServiceConfigResponse = z
+  .object({
+    service: z.literal('svc'),
+    apiVersion: z.literal('v1'),
+    publicUrl: z.url(),
+    docsUrl: z.url(),
+    openapiUrl: z.url(),
+    clientConfigUrl: z.url().describe('new integrations read GET /v1/client/config'),
+    keyless: z.object({ enabled: z.boolean() }),
+    engine: z.object({ kind: z.string(), issuer: z.url() }),
+  })
+  .meta({ id: 'ServiceConfig' });
+export type TServiceConfigResponse = z.infer<typeof ZServiceConfigResponse>;
+
+export const ZHealthResponse = z.object({ status: z.literal('ok') });

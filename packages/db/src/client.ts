@@ -1,0 +1,61 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+
+export type Db = PostgresJsDatabase;
+/** A transaction handle; queries accept `Db | Tx` so callers choose the transaction. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+export type DbOrTx = Db | Tx;
+export type Sql = postgres.Sql;
+
+export type Database = { db: Db; sql: Sql; close: () => Promise<void> };
+
+/** A startup problem the operator must fix; printed as one line, never as a stack trace. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+/** The URL with its password replaced, safe to print. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) {
+      parsed.password = '***';
+    }
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+export function createDatabase(opts: { url: string; max?: number; applicationName?: string }): Database {
+  const sql = postgres(opts.url, {
+    max: opts.max ?? 10,
+    onnotice: () => {},
+    connect_timeout: 10,
+    connection: { application_name: opts.applicationName ?? 'svc' },
+  });
+  const db = drizzle(sql, { casing: 'snake_case' });
+  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+/** Connects once so that an unreachable DATABASE_URL fails at startup, naming the setting. */
+export async function assertReachable(url: string, variable = 'DATABASE_URL'): Promise<void> {
+  let sql: Sql;
+  try {
+    sql = postgres(url, { max: 1, connect_timeout: 10, onnotice: () => {} });
+  } catch (error) {
+    throw new StartupError(`${variable} is not a valid PostgreSQL URL: ${(error as Error).message}`);
+  }
+  try {
+    await sql`select 1`;
+  } catch (error) {
+    const err = error as NodeJS.ErrnoException;
+    const reason = err.code ? `${err.code} ${err.message}` : err.message;
+    throw new StartupError(`cannot reach the database at ${variable}=${redactDatabaseUrl(url)}: ${reason}`);
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}

@@ -1,0 +1,103 @@
+import { and, eq, or } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+import { applications } from '../schema/applications.ts';
+import { organizations } from '../schema/organizations.ts';
+
+export type ApplicationRow = typeof applications.$inferSelect;
+export type NewApplicationRow = typeof applications.$inferInsert;
+/** An application with the organization that owns it, as the key lookups return it. */
+export type ApplicationWithOrganization = {
+  application: ApplicationRow;
+  organization: { id: string; slug: string; name: string };
+};
+
+const withOrganization = {
+  application: applications,
+  organization: { id: organizations.id, slug: organizations.slug, name: organizations.name },
+};
+
+// Key lookups resolve the tenant, so they cannot carry a tenant predicate; they match on a
+// unique key column only and return the owning organization with the application.
+
+export async function findApplicationByPublishableKey(
+  db: DbOrTx,
+  publishableKey: string,
+): Promise<ApplicationWithOrganization | undefined> {
+  const [row] = await db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(eq(applications.publishableKey, publishableKey))
+    .limit(1);
+  return row;
+}
+
+export async function findApplicationBySecretKeyHash(
+  db: DbOrTx,
+  secretKeyHash: string,
+): Promise<ApplicationWithOrganization | undefined> {
+  const [row] = await db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(eq(applications.secretKeyHash, secretKeyHash))
+    .limit(1);
+  return row;
+}
+
+export async function findKeylessApplication(db: DbOrTx): Promise<ApplicationWithOrganization | undefined> {
+  const [row] = await db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(eq(applications.isKeyless, true))
+    .limit(1);
+  return row;
+}
+
+/** Inserts unless it conflicts (slug in tenant, or a second keyless app); true when inserted. */
+export async function insertApplication(db: DbOrTx, values: NewApplicationRow): Promise<boolean> {
+  const inserted = await db.insert(applications).values(values).onConflictDoNothing().returning({ id: applications.id });
+  return inserted.length === 1;
+}
+
+/**
+ * Operator lookup for the command line: by id, or by slug (optionally within one organization).
+ * Returns every match so the caller can refuse an ambiguous slug.
+ */
+export async function findApplicationsByIdOrSlug(
+  db: DbOrTx,
+  opts: { idOrSlug: string; organizationSlug?: string },
+): Promise<ApplicationWithOrganization[]> {
+  const match = or(eq(applications.id, opts.idOrSlug), eq(applications.slug, opts.idOrSlug));
+  return db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(opts.organizationSlug ? and(match, eq(organizations.slug, opts.organizationSlug)) : match)
+    .limit(10);
+}
+
+export async function setApplicationStatus(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; status: ApplicationRow['status'] },
+): Promise<ApplicationRow | undefined> {
+  const [row] = await db
+    .update(applications)
+    .set({ status: opts.status, updatedAt: new Date() })
+    .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id)))
+    .returning();
+  return row;
+}
+
+export async function setApplicationSecret(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; secretKeyHash: string; secretKeyPrefix: string },
+): Promise<ApplicationRow | undefined> {
+  const [row] = await db
+    .update(applications)
+    .set({ secretKeyHash: opts.secretKeyHash, secretKeyPrefix: opts.secretKeyPrefix, updatedAt: new Date() })
+    .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id)))
+    .returning();
+  return row;
+}

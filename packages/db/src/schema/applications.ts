@@ -1,0 +1,53 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations } from './organizations.ts';
+
+/** Per-application social sign-in settings. */
+export type ApplicationOauthSettings = {
+  /** Provider id used in production with the customer's own credentials (e.g. `google`). */
+  productionProvider?: string;
+};
+
+/** An application (project) of a tenant: what publishable and secret keys identify. */
+export const applications = pgTable(
+  'applications',
+  {
+    /** `app_` prefixed id. */
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** Unique within the tenant. */
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    status: text('status', { enum: ['active', 'disabled'] })
+      .notNull()
+      .default('active'),
+    /** `pk_live_...`: public, identifies the application to browsers. */
+    publishableKey: text('publishable_key').notNull().unique(),
+    /** Hex SHA-256 of the current `sk_live_...` secret; the secret itself is never stored. */
+    secretKeyHash: text('secret_key_hash').notNull().unique(),
+    /** Leading characters of the secret (`sk_live_` + 4), shown to tell keys apart. */
+    secretKeyPrefix: text('secret_key_prefix').notNull(),
+    /** Exact URLs (or same-origin paths) a hosted sign-in may return to. */
+    redirectUrls: text('redirect_urls')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    /** Browser origins allowed to call the public API for this application. */
+    allowedOrigins: text('allowed_origins')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    oauth: jsonb('oauth').$type<ApplicationOauthSettings>().notNull().default({}),
+    /** The one shared keyless-development application (at most one row has it). */
+    isKeyless: boolean('is_keyless').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('applications_tenant_slug_key').on(t.tenantId, t.slug),
+    index('applications_tenant_created_idx').on(t.tenantId, t.createdAt),
+    uniqueIndex('applications_single_keyless_key').on(t.isKeyless).where(sql`${t.isKeyless}`),
+  ],
+);

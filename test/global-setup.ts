@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { migrateDatabase } from '@svc/db/migrate';
+import { startEmbeddedPostgres } from '@svc/db/embedded';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of a maintenance database on the test server (used to create and drop databases). */
+    adminUrl: string;
+    /** Name of the migrated template database each test file clones. */
+    templateDatabase: string;
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export default async function setup(project: TestProject) {
+  let adminUrl: string;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  let tempDir: string | undefined;
+  if (process.env.DATABASE_URL) {
+    adminUrl = process.env.DATABASE_URL;
+  } else {
+    tempDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
+    const port = 55000 + Math.floor(Math.random() * 5000);
+    const server = await startEmbeddedPostgres({ dataDir: path.join(tempDir, 'data'), port, database: 'postgres' });
+    adminUrl = server.url;
+    stopEmbedded = server.stop;
+    console.warn(`tests: DATABASE_URL unset, using an embedded PostgreSQL on port ${port}`);
+  }
+  const runId = `${Date.now().toString(36)}_${process.pid}`;
+  const templateDatabase = `svc_tpl_${runId}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${templateDatabase}"`);
+  await migrateDatabase(withDatabase(adminUrl, templateDatabase));
+  project.provide('adminUrl', adminUrl);
+  project.provide('templateDatabase', templateDatabase);
+
+  return async () => {
+    const rows = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like ${`svc_%${runId}%`}`;
+    for (const { datname } of rows) {
+      await admin.unsafe(`drop database if exists "${datname}" with (force)`);
+    }
+    await admin.end({ timeout: 5 });
+    await stopEmbedded?.();
+    if (tempDir) {
+      rmSync(tempDir, { recursive: true, force: true });
+    }
+  };
+}
