@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { migrateDatabase } from '@svc/db/migrate';
@@ -29,6 +29,8 @@ export default async function setup(project: TestProject) {
     adminUrl = process.env.DATABASE_URL;
   } else {
     tempDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
+    // PostgreSQL runs as its own OS user (machines run as root), so it must be able to enter.
+    chmodSync(tempDir, 0o755);
     const port = 55000 + Math.floor(Math.random() * 5000);
     const server = await startEmbeddedPostgres({ dataDir: path.join(tempDir, 'data'), port, database: 'postgres' });
     adminUrl = server.url;

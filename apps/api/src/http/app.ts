@@ -1,12 +1,11 @@
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
-import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
+import { accessLog } from './access-log.ts';
 import { consoleRouter } from './console.ts';
 import { publicCors } from './cors.ts';
 import { csrfGuard } from './csrf.ts';
@@ -16,6 +15,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import { RateLimiter, rateLimitMiddleware } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
+import { securityHeaders } from './security-headers.ts';
 
 /** Request bodies above this are refused with 413 payload_too_large. */
 const MAX_BODY_BYTES = 1_000_000;
@@ -38,17 +38,9 @@ export function createHttpApp(services: AppServices): express.Express {
   app.set('trust proxy', trustProxySetting(config.trustProxy));
 
   app.use(requestId);
+  app.use(accessLog(logger));
   app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as unknown as { id: string }).id,
-      // Never log credentials: the bearer secret, cookies, or the cookies we set.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
-  app.use(
-    helmet({
+    securityHeaders({
       contentSecurityPolicy: {
         directives: {
           'script-src': ["'self'"],

@@ -144,10 +144,9 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
     sharedDevelopment: { mode: 'shared_development' as const, provider: devProvider, credentialsRequired: false as const },
     production: { mode: 'customer_owned' as const, provider: prodProvider, credentialsRequired: true as const },
     productionNote:
-      `Development uses svc's shared ${devProvider} sign-in credentials, so no OAuth app of your own is needed. ` +
       `Before public launch, customer-owned ${prodProvider} OAuth credentials (your own OAuth client registered with ${prodProvider}) ` +
-      'must be configured for this application in the svc console; shared development credentials are not for production users. ' +
-      'The OAuth client secret goes into svc, never into your app code or repository.',
+      `must be configured for this application in the svc console. The shared development ${devProvider} credentials need no OAuth app ` +
+      'of your own and are for development only, not for production users. The OAuth client secret goes into svc, never into your app code or repository.',
   };
 
   const ctx: Ctx = {
@@ -325,7 +324,7 @@ function buildSteps(c: Ctx): string[] {
   steps.push(`Verify the public config: ${clientConfigCurl(c)} answers 200 with application.id ${c.app.id}.`);
   steps.push(backendCheckInstruction(c));
   steps.push(`Start the app at ${c.spec.devOrigin}, sign in, and confirm the browser returns to ${c.callbackUrl} signed in.`);
-  steps.push(`Before public launch: ${c.oauth.productionNote}`);
+  steps.push(c.oauth.productionNote);
   if (c.keyless) {
     steps.push(claimInstruction(c));
   }
@@ -333,7 +332,7 @@ function buildSteps(c: Ctx): string[] {
 }
 
 function claimInstruction(c: Ctx): string {
-  return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register the redirect URL and origins above on it.`;
+  return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register on it the redirect URLs and JavaScript origins listed in this context.`;
 }
 
 function buildPrompt(c: Ctx): string {
