@@ -40,6 +40,8 @@ if (!hasChromium) {
     server = await startServer();
     browser = await launchChromium();
     context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
+    // Fail fast with a useful message instead of Playwright's 30 s default per wait.
+    context.setDefaultTimeout(15_000);
     page = await context.newPage();
     page.on('pageerror', (error) => {
       pageErrors.push(error.stack ?? error.message);

@@ -48,8 +48,15 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     taskList,
     crontab: CRONTAB,
     logger: new Logger((scope) => (level, message) => {
-      const log = level === 'error' ? opts.logger.error : level === 'debug' ? opts.logger.debug : opts.logger.info;
-      log({ worker: scope.workerId, task: scope.taskIdentifier, job: scope.jobId }, message);
+      const fields = { worker: scope.workerId, task: scope.taskIdentifier, job: scope.jobId };
+      // Called as methods: pino's log functions need their logger as `this`.
+      if (level === 'error') {
+        opts.logger.error(fields, message);
+      } else if (level === 'debug') {
+        opts.logger.debug(fields, message);
+      } else {
+        opts.logger.info(fields, message);
+      }
     }),
     preset: {
       // 0.17.3 loses job completions still waiting in a batch on graceful shutdown unless the

@@ -17,7 +17,9 @@ export function accessLog(logger: Logger) {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const entry = { requestId: requestIdOf(req), method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+      // originalUrl: routers mounted on a prefix rewrite req.path; the query is dropped on purpose.
+      const path = req.originalUrl.split('?', 1)[0];
+      const entry = { requestId: requestIdOf(req), method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
       if (res.statusCode >= 500) {
         logger.error(entry, 'request failed');
       } else {

@@ -1,0 +1,275 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../test/support/db.ts';
+import { startTestServer } from '../../../test/support/server.ts';
+import { runCli } from '../../../test/support/spawn.ts';
+
+type Created = {
+  application: { id: string; slug: string; name: string; status: string; publishableKey: string; secretKeyPrefix: string };
+  organization: { id: string; slug: string; name: string };
+  publishableKey: string;
+  secretKey: string;
+};
+
+/** Operator-facing failures are one line on stderr, never a stack trace. */
+function expectOneLineError(stderr: string): void {
+  expect(stderr).not.toContain('    at ');
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+}
+
+describe('svc command line', () => {
+  let databaseUrl: string;
+  let env: Record<string, string>;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+
+  async function svc(...args: string[]) {
+    return runCli(args, env);
+  }
+
+  async function create(...args: string[]): Promise<Created> {
+    const r = await svc('apps', 'create', ...args, '--json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as Created;
+  }
+
+  function clientConfig(publishableKey: string) {
+    return fetch(`${server.url}/v1/client/config`, { headers: { 'x-svc-publishable-key': publishableKey } });
+  }
+
+  function backendApplication(secretKey: string) {
+    return fetch(`${server.url}/v1/backend/application`, { headers: { authorization: `Bearer ${secretKey}` } });
+  }
+
+  beforeAll(async () => {
+    databaseUrl = await createTestDatabase();
+    env = { DATABASE_URL: databaseUrl };
+    server = await startTestServer({ databaseUrl });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  describe('apps create', () => {
+    it('prints the application, organization and both keys as JSON', async () => {
+      const out = await create('--org', 'acme', '--name', 'Web App');
+      expect(out.application.id).toMatch(/^app_[0-9A-Za-z]{20}$/);
+      expect(out.application.slug).toBe('web-app');
+      expect(out.application.name).toBe('Web App');
+      expect(out.application.status).toBe('active');
+      expect(out.organization.slug).toBe('acme');
+      expect(out.publishableKey).toMatch(/^pk_live_[0-9A-Za-z]{24}$/);
+      expect(out.secretKey).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
+      // The row stores only the display prefix, which is the secret's start.
+      expect(out.secretKey.startsWith(out.application.secretKeyPrefix)).toBe(true);
+      expect(out.application.secretKeyPrefix.length).toBeLessThan(20);
+
+      // The keys work against a server on the same database.
+      const cfg = await clientConfig(out.publishableKey);
+      expect(cfg.status).toBe(200);
+      const be = await backendApplication(out.secretKey);
+      expect(be.status).toBe(200);
+      const body = (await be.json()) as { application: { id: string; slug: string }; organization: { slug: string } };
+      expect(body.application.id).toBe(out.application.id);
+      expect(body.organization.slug).toBe('acme');
+
+      // The database stores a hash, never the raw secret.
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const [row] = await sql<{ secret_key_hash: string }[]>`select secret_key_hash from applications where id = ${out.application.id}`;
+        expect(row?.secret_key_hash).toBeTruthy();
+        expect(row?.secret_key_hash).not.toContain(out.secretKey);
+        expect(row?.secret_key_hash).not.toBe(out.secretKey);
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    });
+
+    it('creating the same name twice in one org suffixes the slug', async () => {
+      const first = await create('--org', 'twice', '--name', 'Web App');
+      const second = await create('--org', 'twice', '--name', 'Web App');
+      expect(first.application.slug).toBe('web-app');
+      expect(second.application.slug).toBe('web-app-2');
+      expect(second.organization.id).toBe(first.organization.id);
+      expect(second.application.id).not.toBe(first.application.id);
+      expect(second.publishableKey).not.toBe(first.publishableKey);
+      expect(second.secretKey).not.toBe(first.secretKey);
+    });
+
+    it('--status disabled creates a disabled application', async () => {
+      const out = await create('--org', 'acme', '--name', 'Dormant', '--status', 'disabled');
+      expect(out.application.status).toBe('disabled');
+      const res = await clientConfig(out.publishableKey);
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('application_disabled');
+    });
+
+    it('without --name fails with a one-line message and creates nothing', async () => {
+      const r = await svc('apps', 'create', '--org', 'nameless', '--json');
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/--name/);
+      expectOneLineError(r.stderr);
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const rows = await sql`select 1 from organizations where slug = 'nameless'`;
+        expect(rows).toHaveLength(0);
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    });
+
+    it('an invalid --status fails with a one-line message', async () => {
+      const r = await svc('apps', 'create', '--org', 'acme', '--name', 'X', '--status', 'paused');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/status/);
+      expectOneLineError(r.stderr);
+    });
+  });
+
+  describe('apps set-status', () => {
+    it('disabling an application makes a running server answer 409 application_disabled, and enabling restores it', async () => {
+      const out = await create('--org', 'status-org', '--name', 'Toggle');
+      // Warm the server's cache first, so the test also proves invalidation.
+      expect((await clientConfig(out.publishableKey)).status).toBe(200);
+      expect((await backendApplication(out.secretKey)).status).toBe(200);
+
+      const off = await svc('apps', 'set-status', out.application.slug, 'disabled', '--org', 'status-org');
+      expect(off.stderr).toBe('');
+      expect(off.code).toBe(0);
+      const res = await clientConfig(out.publishableKey);
+      expect(res.status).toBe(409);
+      const body = (await res.json()) as { error: { code: string; requestId: string } };
+      expect(body.error.code).toBe('application_disabled');
+      expect(body.error.requestId).toBeTruthy();
+      const be = await backendApplication(out.secretKey);
+      expect(be.status).toBe(409);
+      expect(((await be.json()) as { error: { code: string } }).error.code).toBe('application_disabled');
+
+      const on = await svc('apps', 'set-status', out.application.id, 'active', '--json');
+      expect(on.code).toBe(0);
+      expect(JSON.parse(on.stdout)).toMatchObject({ application: { id: out.application.id, status: 'active' } });
+      expect((await clientConfig(out.publishableKey)).status).toBe(200);
+    });
+
+    it('rejects an unknown status and an unknown application', async () => {
+      const bad = await svc('apps', 'set-status', 'web-app', 'paused', '--org', 'acme');
+      expect(bad.code).not.toBe(0);
+      expectOneLineError(bad.stderr);
+      const missing = await svc('apps', 'set-status', 'no-such-app', 'disabled');
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toMatch(/no-such-app/);
+      expectOneLineError(missing.stderr);
+    });
+
+    it('an ambiguous slug across two orgs is refused without --org; --org disambiguates', async () => {
+      const a = await create('--org', 'org-one', '--name', 'Shared Name');
+      const b = await create('--org', 'org-two', '--name', 'Shared Name');
+      expect(a.application.slug).toBe('shared-name');
+      expect(b.application.slug).toBe('shared-name');
+
+      const ambiguous = await svc('apps', 'set-status', 'shared-name', 'disabled');
+      expect(ambiguous.code).not.toBe(0);
+      expect(ambiguous.stderr).toMatch(/org-one/);
+      expect(ambiguous.stderr).toMatch(/org-two/);
+      expect(ambiguous.stderr).toMatch(/--org/);
+      expectOneLineError(ambiguous.stderr);
+      // Nothing changed.
+      expect((await clientConfig(a.publishableKey)).status).toBe(200);
+      expect((await clientConfig(b.publishableKey)).status).toBe(200);
+
+      const ok = await svc('apps', 'set-status', 'shared-name', 'disabled', '--org', 'org-two', '--json');
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ application: { id: b.application.id, status: 'disabled' } });
+      expect((await clientConfig(a.publishableKey)).status).toBe(200);
+      expect((await clientConfig(b.publishableKey)).status).toBe(409);
+
+      const rotAmbiguous = await svc('apps', 'rotate-secret', 'shared-name', '--json');
+      expect(rotAmbiguous.code).not.toBe(0);
+      expect(rotAmbiguous.stdout).toBe('');
+      expectOneLineError(rotAmbiguous.stderr);
+      expect((await backendApplication(a.secretKey)).status).toBe(200);
+    });
+  });
+
+  describe('apps rotate-secret', () => {
+    it('prints a new secret; the old one gets 401 invalid_secret_key at once and the new one 200', async () => {
+      const out = await create('--org', 'rotate-org', '--name', 'Rotating');
+      // Warm the cache with the old key.
+      expect((await backendApplication(out.secretKey)).status).toBe(200);
+
+      const r = await svc('apps', 'rotate-secret', out.application.id, '--json');
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const rotated = JSON.parse(r.stdout) as { secretKey: string };
+      expect(rotated.secretKey).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
+      expect(rotated.secretKey).not.toBe(out.secretKey);
+
+      const old = await backendApplication(out.secretKey);
+      expect(old.status).toBe(401);
+      expect(((await old.json()) as { error: { code: string } }).error.code).toBe('invalid_secret_key');
+
+      const fresh = await backendApplication(rotated.secretKey);
+      expect(fresh.status).toBe(200);
+      const body = (await fresh.json()) as { application: { id: string; secretKeyPrefix: string } };
+      expect(body.application.id).toBe(out.application.id);
+      expect(rotated.secretKey.startsWith(body.application.secretKeyPrefix)).toBe(true);
+      expect(JSON.stringify(body)).not.toContain(rotated.secretKey);
+
+      // The publishable key is unchanged by a secret rotation.
+      expect((await clientConfig(out.publishableKey)).status).toBe(200);
+    });
+  });
+
+  describe('usage errors', () => {
+    it('an unknown command exits non-zero and prints the usage', async () => {
+      const r = await svc('frobnicate');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/unknown command frobnicate/);
+      expect(r.stderr).toMatch(/serve/);
+      expect(r.stderr).toMatch(/apps create/);
+      expect(r.stderr).not.toContain('    at ');
+    });
+
+    it('an unknown apps subcommand exits non-zero and prints the usage', async () => {
+      const r = await svc('apps', 'explode');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/explode/);
+      expect(r.stderr).toMatch(/apps set-status/);
+      expect(r.stderr).not.toContain('    at ');
+    });
+  });
+
+  describe('unreachable DATABASE_URL', () => {
+    for (const command of ['serve', 'migrate'] as const) {
+      it(`${command} exits non-zero within 30 s with one line naming DATABASE_URL`, async () => {
+        const started = Date.now();
+        const r = await runCli([command], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nope' });
+        expect(Date.now() - started).toBeLessThan(30_000);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain('DATABASE_URL');
+        expectOneLineError(r.stderr);
+      });
+
+      it(`${command} redacts the password of an unreachable DATABASE_URL`, async () => {
+        const started = Date.now();
+        const r = await runCli([command], { DATABASE_URL: 'postgres://u:hunter2@127.0.0.1:1/x' });
+        expect(Date.now() - started).toBeLessThan(30_000);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain('DATABASE_URL');
+        expect(r.stderr).not.toContain('hunter2');
+        expect(r.stdout).not.toContain('hunter2');
+        expectOneLineError(r.stderr);
+      });
+    }
+
+    it('apps create with an unreachable DATABASE_URL also fails in one line', async () => {
+      const r = await runCli(['apps', 'create', '--org', 'x', '--name', 'Y'], { DATABASE_URL: 'postgres://u:hunter2@127.0.0.1:1/x' });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('DATABASE_URL');
+      expect(r.stderr).not.toContain('hunter2');
+      expectOneLineError(r.stderr);
+    });
+  });
+});

@@ -1,0 +1,771 @@
+/**
+ * `pnpm bench`: svc's public edge against a plain Express 5 + postgres.js baseline, measured side
+ * by side in one run (ISSUE 2 "Figures", ARCHITECTURE.md section 9).
+ *
+ * Every target is a real, separate server process on 127.0.0.1 using its own fresh bench_*
+ * database. On a small machine the targets would compete for CPU, so only one runs at a time:
+ * each comparison alternates A, B, A, B (BENCH_ROUNDS rounds) and keeps the better figure of the
+ * rounds for each side (highest req/s, lowest p99).
+ *
+ *   pnpm bench            full run (~5 minutes)
+ *   pnpm bench --smoke    2 s per measurement, no warmup, one round; CI proves it runs
+ *
+ * Settings (environment): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3),
+ * BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 2), BENCH_LARGE_APPS (default 100000),
+ * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
+ * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter (subset of scenarios).
+ *
+ * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
+ * only when something crashed (a server that did not start, a measurement with failed requests).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = 'apps/api/src/cli.ts';
+const argv = process.argv.slice(2);
+const SMOKE = argv.includes('--smoke');
+
+function numberSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) {
+    throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  }
+  return value;
+}
+
+const DURATION = SMOKE ? 2 : numberSetting('BENCH_DURATION', 10);
+const WARMUP = SMOKE ? 0 : numberSetting('BENCH_WARMUP', 3);
+const CONNECTIONS = numberSetting('BENCH_CONNECTIONS', 20);
+const ROUNDS = SMOKE ? 1 : Math.max(1, numberSetting('BENCH_ROUNDS', 2));
+const LARGE_APPS = Math.max(20, numberSetting('BENCH_LARGE_APPS', SMOKE ? 2_000 : 100_000));
+const SMALL_APPS = 10;
+const ROTATING_KEYS = Math.min(1_000, LARGE_APPS);
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const HUGE = '1000000000';
+const HOST = '127.0.0.1';
+const ENGINE_ISSUER = 'http://127.0.0.1:3001/application/o/svc/';
+
+const TARGETS = {
+  clientConfigRps: 1.3,
+  backendRps: 1.3,
+  scaleMin: 0.9,
+  scaleMax: 1.1,
+  rateLimiterMin: 0.85,
+};
+
+const adminHost = new URL(ADMIN_URL).hostname;
+if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(adminHost)) {
+  throw new Error(`BENCH_PG_URL must point at this machine (127.0.0.1), got ${adminHost}`);
+}
+
+const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+const runId = `${stamp.replace('-', '_')}_${process.pid}`.toLowerCase();
+const resultsDir = path.join(ROOT, 'bench', 'results');
+const profDir = path.join(resultsDir, `prof-${stamp}`);
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+const children = new Set<ChildProcess>();
+
+type Output = { text: () => string };
+
+function capture(child: ChildProcess): Output {
+  let buffer = '';
+  const add = (chunk: Buffer) => {
+    buffer = (buffer + chunk.toString()).slice(-8_000);
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  return { text: () => buffer };
+}
+
+function nodeArgs(extra: string[] = []): string[] {
+  return [...extra, '--import', 'tsx'];
+}
+
+/** Runs the svc command line to completion; resolves stdout, rejects with the output on failure. */
+function runCli(args: string[], databaseUrl: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs(), CLI, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      children.delete(child);
+      if (code === 0) {
+        resolve(stdout);
+      } else {
+        reject(new Error(`svc ${args.join(' ')} exited with ${code}:\n${stderr}${stdout}`));
+      }
+    });
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+type TargetSpec = {
+  /** Short label printed in the table. */
+  label: string;
+  kind: 'svc' | 'baseline';
+  databaseUrl: string;
+  env?: Record<string, string>;
+  /** Publishable keys a `rotate` load spreads its requests over, in turn. */
+  rotateKeys?: string[];
+};
+
+type Running = { url: string; stop: () => Promise<void>; output: Output; child: ChildProcess };
+
+async function startTarget(spec: TargetSpec): Promise<Running> {
+  const port = await freePort();
+  const url = `http://${HOST}:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: spec.databaseUrl,
+    PORT: String(port),
+    HOST,
+    PUBLIC_URL: url,
+    NODE_ENV: 'production',
+    ENGINE_ISSUER,
+    KEYLESS_ENABLED: 'true',
+    LOG_LEVEL: 'warn',
+    WORKER_ENABLED: 'false',
+    RATE_LIMIT_ENABLED: 'true',
+    RATE_LIMIT_PUBLIC_PER_MINUTE: HUGE,
+    RATE_LIMIT_BACKEND_PER_MINUTE: HUGE,
+    ...spec.env,
+  };
+  const prof = CPU_PROF && spec.kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${spec.label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.cpuprofile`] : [];
+  const script = spec.kind === 'svc' ? [CLI, 'serve'] : ['bench/baseline-server.ts'];
+  const child = spawn(process.execPath, [...nodeArgs(prof), ...script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const output = capture(child);
+  let exited: number | null | undefined;
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = code ?? (signal ? -1 : null);
+      children.delete(child);
+      resolve();
+    });
+  });
+  const stop = async () => {
+    if (exited !== undefined) {
+      return;
+    }
+    child.kill('SIGTERM');
+    const killed = await Promise.race([exitedPromise.then(() => true), sleep(10_000).then(() => false)]);
+    if (!killed) {
+      child.kill('SIGKILL');
+      await exitedPromise;
+    }
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== undefined) {
+      throw new Error(`${spec.label} exited (${exited}) before it was healthy:\n${output.text()}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`${spec.label} was not healthy within 60 s:\n${output.text()}`);
+    }
+    await sleep(100);
+  }
+  return { url, stop, output, child };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+type BenchDb = { name: string; url: string };
+
+function dbUrl(name: string): string {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+const createdDbs: string[] = [];
+
+async function createDb(suffix: string): Promise<BenchDb> {
+  const name = `bench_${runId}_${suffix}`;
+  await admin.unsafe(`create database "${name}"`);
+  createdDbs.push(name);
+  return { name, url: dbUrl(name) };
+}
+
+async function dropDbs(): Promise<void> {
+  for (const name of createdDbs.splice(0)) {
+    try {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    } catch (error) {
+      process.stderr.write(`bench: could not drop ${name}: ${(error as Error).message}\n`);
+    }
+  }
+}
+
+type CreatedApp = { publishableKey: string; secretKey: string; application: { id: string; slug: string } };
+
+/**
+ * Adds `count` applications (spread over organizations of 100) with one INSERT ... SELECT.
+ * Keys follow the real formats (md5 hex digits are base62 characters).
+ */
+async function seedApplications(url: string, count: number): Promise<void> {
+  if (count <= 0) {
+    return;
+  }
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const orgs = Math.max(1, Math.ceil(count / 100));
+    await sql`
+      insert into organizations (id, slug, name)
+      select 'ten_' || substr(md5('org' || g), 1, 20), 'bench-org-' || g, 'Bench org ' || g
+      from generate_series(1, ${orgs}::int) g`;
+    await sql`
+      insert into applications
+        (id, tenant_id, slug, name, status, publishable_key, secret_key_hash, secret_key_prefix,
+         redirect_urls, allowed_origins, oauth, is_keyless)
+      select 'app_' || substr(md5('app' || g), 1, 20),
+             'ten_' || substr(md5('org' || ((g - 1) % ${orgs}::int + 1)), 1, 20),
+             'bench-app-' || g,
+             'Bench app ' || g,
+             'active',
+             'pk_live_' || substr(md5('pk' || g), 1, 24),
+             encode(sha256(convert_to(s.secret, 'UTF8')), 'hex'),
+             substr(s.secret, 1, 12),
+             '{}'::text[], '{}'::text[], '{}'::jsonb, false
+      from generate_series(1, ${count}::int) g,
+           lateral (select 'sk_live_' || substr(md5('sk' || g) || md5('sk2' || g), 1, 40) as secret) s`;
+    await sql`analyze organizations`;
+    await sql`analyze applications`;
+  } finally {
+    await sql.end();
+  }
+}
+
+async function publishableKeys(url: string, limit: number): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ publishable_key: string }[]>`
+      select publishable_key from applications where status = 'active' and not is_keyless
+      order by md5(id) limit ${limit}`;
+    return rows.map((r) => r.publishable_key);
+  } finally {
+    await sql.end();
+  }
+}
+
+async function countApplications(url: string): Promise<number> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from applications`;
+    return row?.n ?? 0;
+  } finally {
+    await sql.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+type Load = {
+  /** Short label printed in the table. */
+  label: string;
+  path: string;
+  /** Fixed headers. */
+  headers?: Record<string, string>;
+  /** Rotate X-SVC-Publishable-Key over the target's `rotateKeys`, one per request. */
+  rotate?: boolean;
+};
+
+type Measurement = {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  requests: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationSeconds: number;
+};
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) {
+    return Number.NaN;
+  }
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+function cannon(url: string, load: Load, keys: string[] | undefined, seconds: number, record: boolean): Promise<Measurement> {
+  let index = 0;
+  const requests = keys
+    ? [
+        {
+          method: 'GET' as const,
+          path: load.path,
+          setupRequest: (req: { headers?: Record<string, string> }) => {
+            const key = keys[index++ % keys.length] as string;
+            return { ...req, headers: { ...req.headers, 'x-svc-publishable-key': key } };
+          },
+        },
+      ]
+    : undefined;
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${url}${load.path}`,
+        connections: CONNECTIONS,
+        duration: seconds,
+        headers: load.headers ?? {},
+        requests,
+        timeout: 10,
+      },
+      (error: Error | null, result: autocannon.Result) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        const sorted = Float64Array.from(latencies).sort();
+        const ok = result['2xx'];
+        const durationSeconds = result.duration > 0 ? result.duration : seconds;
+        resolve({
+          rps: ok / durationSeconds,
+          p50: percentile(sorted, 50),
+          p90: percentile(sorted, 90),
+          p99: percentile(sorted, 99),
+          max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN,
+          requests: result.requests.total,
+          ok,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          durationSeconds,
+        });
+      },
+    );
+    if (record) {
+      instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+        latencies.push(responseTime);
+      });
+    }
+  });
+}
+
+async function measure(url: string, load: Load, keys: string[] | undefined): Promise<Measurement> {
+  if (WARMUP > 0) {
+    await cannon(url, load, keys, WARMUP, false);
+  }
+  return cannon(url, load, keys, DURATION, true);
+}
+
+/** One request before the load: the route answers 200 with the expected body. */
+async function checkRoute(url: string, load: Load, keys: string[] | undefined, expect: (body: unknown) => boolean, label: string): Promise<void> {
+  const headers = { ...load.headers, ...(keys ? { 'x-svc-publishable-key': keys[0] as string } : {}) };
+  const res = await fetch(`${url}${load.path}`, { headers });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  if (res.status !== 200 || !expect(body)) {
+    throw new Error(`${label} ${load.path} answered ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+
+type Side = { target: TargetSpec; rounds: Measurement[]; best?: Measurement };
+type Comparison = {
+  scenario: string;
+  load: string;
+  sides: [Side, Side];
+};
+
+function bestOf(rounds: Measurement[]): Measurement {
+  const byRps = [...rounds].sort((a, b) => b.rps - a.rps)[0] as Measurement;
+  const lowestP99 = Math.min(...rounds.map((r) => r.p99));
+  const lowestP50 = Math.min(...rounds.map((r) => r.p50));
+  return { ...byRps, p99: lowestP99, p50: lowestP50 };
+}
+
+/**
+ * Measures every load on two targets, one server process at a time, alternating A, B, A, B.
+ * Each load is checked once for a 200 with the expected body before it is measured.
+ */
+async function compare(
+  scenario: string,
+  targets: [TargetSpec, TargetSpec],
+  loads: { load: Load; expect: (body: unknown) => boolean }[],
+): Promise<Comparison[]> {
+  const comparisons: Comparison[] = loads.map(({ load }) => ({
+    scenario,
+    load: load.label,
+    sides: [
+      { target: targets[0], rounds: [] },
+      { target: targets[1], rounds: [] },
+    ],
+  }));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [sideIndex, target] of targets.entries()) {
+      const running = await startTarget(target);
+      try {
+        for (const [loadIndex, { load, expect }] of loads.entries()) {
+          const keys = load.rotate ? target.rotateKeys : undefined;
+          if (load.rotate && (!keys || keys.length === 0)) {
+            throw new Error(`${target.label}: no keys to rotate over`);
+          }
+          await checkRoute(running.url, load, keys, expect, target.label);
+          const m = await measure(running.url, load, keys);
+          (comparisons[loadIndex] as Comparison).sides[sideIndex]?.rounds.push(m);
+          log(
+            `  ${scenario.padEnd(20)} round ${round} ${target.label.padEnd(22)} ${load.label.padEnd(22)} ` +
+              `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms` +
+              (m.non2xx + m.errors + m.timeouts > 0 ? `  (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''),
+          );
+        }
+      } finally {
+        await running.stop();
+      }
+    }
+  }
+  for (const c of comparisons) {
+    for (const side of c.sides) {
+      side.best = bestOf(side.rounds);
+    }
+  }
+  return comparisons;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function fmt(n: number, digits: number): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
+}
+
+type Verdict = { name: string; pass: boolean; detail: string };
+
+function failures(m: Measurement): number {
+  return m.non2xx + m.errors + m.timeouts;
+}
+
+function printTable(comparisons: Comparison[]): void {
+  const header = [
+    'scenario'.padEnd(20),
+    'target'.padEnd(24),
+    'req/s'.padStart(8),
+    'rounds req/s'.padStart(16),
+    'p50 ms'.padStart(8),
+    'p99 ms'.padStart(8),
+    'max ms'.padStart(8),
+    'non-2xx/err'.padStart(12),
+    'ratio'.padStart(7),
+  ].join(' ');
+  log('');
+  log(header);
+  log('-'.repeat(header.length));
+  for (const c of comparisons) {
+    const [a, b] = c.sides;
+    for (const [i, side] of [a, b].entries()) {
+      const m = side.best as Measurement;
+      const ratio = i === 1 ? `${fmt(m.rps / (a.best as Measurement).rps, 2)}x` : '';
+      log(
+        [
+          (i === 0 ? c.load : '').padEnd(20),
+          side.target.label.padEnd(24),
+          fmt(m.rps, 0).padStart(8),
+          side.rounds.map((r) => fmt(r.rps, 0)).join(' / ').padStart(16),
+          fmt(m.p50, 2).padStart(8),
+          fmt(m.p99, 2).padStart(8),
+          fmt(m.max, 1).padStart(8),
+          String(side.rounds.reduce((s, r) => s + failures(r), 0)).padStart(12),
+          ratio.padStart(7),
+        ].join(' '),
+      );
+    }
+  }
+}
+
+function verdicts(comparisons: Comparison[]): Verdict[] {
+  const out: Verdict[] = [];
+  const find = (load: string) => comparisons.find((c) => c.load === load);
+  const clean = (c: Comparison) => c.sides.every((s) => s.rounds.every((r) => failures(r) === 0 && r.ok > 0));
+  const dirty = (c: Comparison) => (clean(c) ? '' : ' [some requests failed: figures invalid]');
+
+  for (const [load, name, target] of [
+    ['client-config', 'client-config', TARGETS.clientConfigRps],
+    ['backend-application', 'backend-application', TARGETS.backendRps],
+  ] as const) {
+    const c = find(load);
+    if (!c) {
+      continue;
+    }
+    const base = c.sides[0].best as Measurement;
+    const svc = c.sides[1].best as Measurement;
+    const ratio = svc.rps / base.rps;
+    out.push({
+      name: `${name}: svc req/s >= ${target}x baseline`,
+      pass: clean(c) && ratio >= target,
+      detail: `${fmt(svc.rps, 0)} vs ${fmt(base.rps, 0)} req/s = ${fmt(ratio, 2)}x${dirty(c)}`,
+    });
+    out.push({
+      name: `${name}: svc p99 <= baseline p99`,
+      pass: clean(c) && svc.p99 <= base.p99,
+      detail: `${fmt(svc.p99, 2)} ms vs ${fmt(base.p99, 2)} ms${dirty(c)}`,
+    });
+  }
+  const scale = find('scale');
+  if (scale) {
+    const small = scale.sides[0].best as Measurement;
+    const large = scale.sides[1].best as Measurement;
+    const ratio = large.rps / small.rps;
+    const inBand = ratio >= TARGETS.scaleMin && ratio <= TARGETS.scaleMax;
+    out.push({
+      name: `scale: req/s with ${LARGE_APPS.toLocaleString('en-US')} apps >= ${TARGETS.scaleMin}x with ${SMALL_APPS}`,
+      pass: clean(scale) && ratio >= TARGETS.scaleMin,
+      detail: `${fmt(large.rps, 0)} vs ${fmt(small.rps, 0)} req/s = ${fmt(ratio, 2)}x${inBand ? '' : ' (outside 0.9..1.1)'}${dirty(scale)}`,
+    });
+  }
+  const limiter = find('rate-limiter');
+  if (limiter) {
+    const off = limiter.sides[0].best as Measurement;
+    const on = limiter.sides[1].best as Measurement;
+    const ratio = on.rps / off.rps;
+    out.push({
+      name: `rate-limiter: req/s with limiting on >= ${TARGETS.rateLimiterMin}x off`,
+      pass: clean(limiter) && ratio >= TARGETS.rateLimiterMin,
+      detail: `${fmt(on.rps, 0)} vs ${fmt(off.rps, 0)} req/s = ${fmt(ratio, 2)}x (limiter costs ${fmt((1 - ratio) * 100, 1)}%)${dirty(limiter)}`,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const expectClientConfig = (pk?: string) => (body: unknown) => {
+  const b = body as { application?: { publishableKey?: string }; organization?: { slug?: string } };
+  return typeof b?.application?.publishableKey === 'string' && (pk === undefined || b.application.publishableKey === pk) && typeof b.organization?.slug === 'string';
+};
+const expectBackend = (body: unknown) => {
+  const b = body as { ok?: boolean; application?: { secretKeyPrefix?: string } };
+  return b?.ok === true && typeof b.application?.secretKeyPrefix === 'string';
+};
+
+function wanted(scenario: string): boolean {
+  return ONLY.length === 0 || ONLY.includes(scenario);
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  log(`svc bench${SMOKE ? ' (smoke)' : ''}: node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
+  log(
+    `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
+      `best of rounds per side (highest req/s, lowest p50/p99); latency from every response (sub-ms).`,
+  );
+  log('  svc: NODE_ENV=production, LOG_LEVEL=warn, WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).');
+  log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');
+  log('');
+
+  log('setup: creating databases and running migrations ...');
+  const small = await createDb('small');
+  const large = await createDb('large');
+  await Promise.all([runCli(['migrate'], small.url), runCli(['migrate'], large.url)]);
+  const [createdSmall] = await Promise.all([
+    runCli(['apps', 'create', '--org', 'bench', '--name', 'Bench client', '--json'], small.url).then((o) => JSON.parse(o) as CreatedApp),
+    runCli(['apps', 'create', '--org', 'bench', '--name', 'Bench client', '--json'], large.url),
+  ]);
+  const seedStart = Date.now();
+  await Promise.all([seedApplications(small.url, SMALL_APPS - 1), seedApplications(large.url, LARGE_APPS - 1)]);
+  const [smallCount, largeCount] = await Promise.all([countApplications(small.url), countApplications(large.url)]);
+  const smallKeys = await publishableKeys(small.url, SMALL_APPS);
+  const largeKeys = await publishableKeys(large.url, ROTATING_KEYS);
+  log(
+    `setup: ${small.name} has ${smallCount} applications, ${large.name} has ${largeCount.toLocaleString('en-US')} ` +
+      `(seeded in ${((Date.now() - seedStart) / 1000).toFixed(1)} s); known app ${createdSmall.application.slug} ${createdSmall.publishableKey}`,
+  );
+  log('');
+
+  const pk = createdSmall.publishableKey;
+  const baseline: TargetSpec = { label: 'baseline (express+pg)', kind: 'baseline', databaseUrl: small.url };
+  const svc: TargetSpec = { label: 'svc', kind: 'svc', databaseUrl: small.url };
+  const clientConfig: Load = { label: 'client-config', path: '/v1/client/config', headers: { 'x-svc-publishable-key': pk } };
+  const backend: Load = {
+    label: 'backend-application',
+    path: '/v1/backend/application',
+    headers: { authorization: `Bearer ${createdSmall.secretKey}` },
+  };
+
+  const comparisons: Comparison[] = [];
+  const edgeLoads = [
+    ...(wanted('client-config') ? [{ load: clientConfig, expect: expectClientConfig(pk) }] : []),
+    ...(wanted('backend-application') ? [{ load: backend, expect: expectBackend }] : []),
+  ];
+  if (edgeLoads.length > 0) {
+    log('measuring: svc vs baseline (client-config, backend-application)');
+    comparisons.push(...(await compare('edge', [baseline, svc], edgeLoads)));
+  }
+  if (wanted('scale')) {
+    log(`measuring: scale (${SMALL_APPS} apps, rotating ${smallKeys.length} keys vs ${LARGE_APPS} apps, rotating ${largeKeys.length} keys)`);
+    comparisons.push(
+      ...(await compare(
+        'scale',
+        [
+          { label: `svc, ${SMALL_APPS} apps`, kind: 'svc', databaseUrl: small.url, rotateKeys: smallKeys },
+          { label: `svc, ${LARGE_APPS.toLocaleString('en-US')} apps`, kind: 'svc', databaseUrl: large.url, rotateKeys: largeKeys },
+        ],
+        [{ load: { label: 'scale', path: '/v1/client/config', rotate: true }, expect: expectClientConfig() }],
+      )),
+    );
+  }
+  if (wanted('rate-limiter')) {
+    log('measuring: rate limiter (client-config with RATE_LIMIT_ENABLED=false vs true, limits 1e9/min)');
+    comparisons.push(
+      ...(await compare(
+        'rate-limiter',
+        [
+          { label: 'svc, limiter off', kind: 'svc', databaseUrl: small.url, env: { RATE_LIMIT_ENABLED: 'false' } },
+          { label: 'svc, limiter on', kind: 'svc', databaseUrl: small.url, env: { RATE_LIMIT_ENABLED: 'true' } },
+        ],
+        [{ load: { ...clientConfig, label: 'rate-limiter' }, expect: expectClientConfig(pk) }],
+      )),
+    );
+  }
+
+  printTable(comparisons);
+  const results = verdicts(comparisons);
+  log('');
+  log('summary');
+  for (const v of results) {
+    log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
+  }
+  const failed = results.filter((v) => !v.pass);
+  log('');
+  if (failed.length > 0) {
+    log(`!!!!! ${failed.length} of ${results.length} targets FAILED${SMOKE ? ' (smoke mode: figures are not meaningful)' : ''} !!!!!`);
+  } else {
+    log(`all ${results.length} targets passed${SMOKE ? ' (smoke mode: figures are not meaningful)' : ''}`);
+  }
+
+  mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${stamp}${SMOKE ? '-smoke' : ''}.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        startedAt: new Date(started).toISOString(),
+        smoke: SMOKE,
+        machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, platform: process.platform },
+        settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, rounds: ROUNDS, largeApps: LARGE_APPS, smallApps: SMALL_APPS, rotatingKeys: largeKeys.length },
+        targets: TARGETS,
+        comparisons: comparisons.map((c) => ({
+          scenario: c.scenario,
+          load: c.load,
+          ratio: (c.sides[1].best as Measurement).rps / (c.sides[0].best as Measurement).rps,
+          sides: c.sides.map((s) => ({ target: s.target.label, env: s.target.env ?? {}, best: s.best, rounds: s.rounds })),
+        })),
+        verdicts: results,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  log(`results written to ${path.relative(ROOT, file)}${CPU_PROF ? `; CPU profiles in ${path.relative(ROOT, profDir)}` : ''}`);
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+  const crashed = comparisons.some((c) => c.sides.some((s) => s.rounds.some((r) => r.ok === 0 || failures(r) > r.requests * 0.01)));
+  if (SMOKE && crashed) {
+    log('smoke: some measurements had failed requests');
+    return 1;
+  }
+  return 0;
+}
+
+async function cleanup(): Promise<void> {
+  for (const child of children) {
+    child.kill('SIGKILL');
+  }
+  await sleep(children.size > 0 ? 500 : 0);
+  await dropDbs();
+  await admin.end({ timeout: 2 });
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) {
+      return;
+    }
+    interrupted = true;
+    process.stderr.write(`bench: ${signal}, stopping servers and dropping bench databases\n`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+main()
+  .then(async (code) => {
+    await cleanup();
+    process.exit(code);
+  })
+  .catch(async (error) => {
+    process.stderr.write(`bench crashed: ${(error as Error).stack ?? error}\n`);
+    await cleanup();
+    process.exit(SMOKE ? 1 : 2);
+  });

@@ -1,0 +1,19 @@
+import type { Db } from '@svc/db/client';
+import { createApplication, type CreatedApplication } from '../../apps/api/src/modules/applications/service.ts';
+
+let counter = 0;
+
+/** An application (and its organization) with fresh keys; the raw secret is returned once. */
+export async function seedApplication(
+  db: Db,
+  opts: { org?: string; name?: string; status?: 'active' | 'disabled'; redirectUrls?: string[]; allowedOrigins?: string[] } = {},
+): Promise<CreatedApplication> {
+  counter++;
+  return createApplication(db, {
+    organizationSlug: opts.org ?? `org-${counter}-${Math.random().toString(36).slice(2, 8)}`,
+    name: opts.name ?? `App ${counter}`,
+    status: opts.status,
+    redirectUrls: opts.redirectUrls,
+    allowedOrigins: opts.allowedOrigins,
+  });
+}
