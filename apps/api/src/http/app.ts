@@ -54,6 +54,16 @@ export function createHttpApp(services: AppServices): express.Express {
     }),
   );
   app.use(publicCors);
+  // Refuse declared oversize bodies before anything reads them; chunked bodies without a length
+  // are capped by the adapters' maxBodySize with the same code.
+  app.use((req, res, next) => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > MAX_BODY_BYTES) {
+      sendError(req, res, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      return;
+    }
+    next();
+  });
   const limiter = new RateLimiter(services.db, logger);
   app.use(rateLimitMiddleware(limiter, config.rateLimit));
 

@@ -1,0 +1,187 @@
+import net from 'node:net';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../../../../test/support/server.ts';
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Raw HTTP/1.1 exchange, for requests fetch refuses to send (oversized headers). */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (d) => {
+      data += d;
+    });
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
+describe('error model', () => {
+  it.each([
+    ['GET', '/v1/does-not-exist'],
+    ['GET', '/nope'],
+    ['POST', '/v1/does-not-exist'],
+    ['GET', '/trpc/nothing.here'],
+  ])('%s %s answers 404 not_found with a request id', async (method, path) => {
+    const res = await fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as any;
+    const error = body.error?.json ?? body.error;
+    const code = error.code === 'not_found' ? error.code : error.data?.code;
+    expect(code).toBe('not_found');
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('echoes a safe caller request id and replaces an unsafe one', async () => {
+    const ok = await fetch(`${server.url}/v1/nope`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(ok.headers.get('x-request-id')).toBe('trace-123');
+    expect(((await ok.json()) as any).error.requestId).toBe('trace-123');
+    const bad = await fetch(`${server.url}/v1/nope`, { headers: { 'x-request-id': 'x'.repeat(200) } });
+    expect(bad.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('a wrong method on a known route is not a success', async () => {
+    const res = await fetch(`${server.url}/v1/client/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(((await res.json()) as any).error.code).toMatch(/^[a-z_]+$/);
+  });
+
+  it('oversized headers get 431 with our error body', async () => {
+    const { port } = new URL(server.url);
+    const answer = await rawRequest(
+      Number(port),
+      `GET /v1/config HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer.startsWith('HTTP/1.1 431')).toBe(true);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body.error.code).toBe('header_too_large');
+  });
+
+  it('an oversized publishable key header is refused cleanly', async () => {
+    const res = await fetch(`${server.url}/v1/client/config`, { headers: { 'x-svc-publishable-key': `pk_live_${'A'.repeat(8000)}` } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.code).toBe('invalid_publishable_key');
+  });
+
+  it('a request body above the limit gets 413 payload_too_large', async () => {
+    for (const path of ['/trpc/service.config', '/v1/client/config', '/v1/unknown']) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ pad: 'x'.repeat(1_100_000) }),
+      });
+      expect(res.status, path).toBe(413);
+      expect(((await res.json()) as any).error.code).toBe('payload_too_large');
+    }
+  });
+});
+
+describe('security rules', () => {
+  it('CSRF: a cross-site form POST carrying a cookie is refused before any handler', async () => {
+    const res = await fetch(`${server.url}/v1/anything`, {
+      method: 'POST',
+      headers: { cookie: 'svc_session=abc', 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: 'a=1',
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as any).error.code).toBe('csrf_rejected');
+  });
+
+  it('CSRF: JSON from a foreign origin with a cookie is refused', async () => {
+    const res = await fetch(`${server.url}/trpc/anything`, {
+      method: 'POST',
+      headers: { cookie: 'svc_session=abc', 'content-type': 'application/json', origin: 'https://evil.example' },
+      body: '{}',
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as any).error.code).toBe('csrf_rejected');
+  });
+
+  it('CSRF: JSON from our own origin with a cookie passes the guard', async () => {
+    const res = await fetch(`${server.url}/v1/anything`, {
+      method: 'POST',
+      headers: { cookie: 'svc_session=abc', 'content-type': 'application/json', origin: new URL(server.services.config.publicUrl).origin },
+      body: '{}',
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('CSRF: without Origin, only Sec-Fetch-Site same-origin passes', async () => {
+    const cross = await fetch(`${server.url}/v1/anything`, {
+      method: 'POST',
+      headers: { cookie: 'svc_session=abc', 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' },
+      body: '{}',
+    });
+    expect(cross.status).toBe(403);
+    const same = await fetch(`${server.url}/v1/anything`, {
+      method: 'POST',
+      headers: { cookie: 'svc_session=abc', 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+      body: '{}',
+    });
+    expect(same.status).toBe(404);
+  });
+
+  it('sets security headers on every answer', async () => {
+    const res = await fetch(`${server.url}/`);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.headers.get('x-powered-by')).toBeNull();
+  });
+});
+
+describe('OpenAPI document and docs', () => {
+  it('is a valid OpenAPI 3.1 document with our security schemes and a summary on every operation', async () => {
+    const res = await fetch(`${server.url}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as any;
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.components.securitySchemes.publishableKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-SVC-Publishable-Key' });
+    expect(doc.components.securitySchemes.secretKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie' });
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        expect(op.summary, `${method} ${path}`).toBeTruthy();
+      }
+    }
+    expect(doc.paths['/client/config'].get.security).toEqual([{ publishableKey: [] }]);
+    expect(doc.paths['/backend/application'].get.security).toEqual([{ secretKey: [] }]);
+    expect(doc.paths['/config'].get.security).toEqual([]);
+    expect(doc.paths['/setup/agent-context'].get).toBeDefined();
+    // Plain Express routes are documented too.
+    expect(doc.paths['/openapi.json'].get).toBeDefined();
+  });
+
+  it('/docs serves an offline API reference (no external scripts)', async () => {
+    const res = await fetch(`${server.url}/docs`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const scripts = [...html.matchAll(/src="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      expect(src.startsWith('/')).toBe(true);
+      expect((await fetch(`${server.url}${src}`)).status).toBe(200);
+    }
+    expect(html).toContain('swagger-ui');
+  });
+
+  it('landing page and health check answer', async () => {
+    const landing = await fetch(`${server.url}/`);
+    expect(landing.status).toBe(200);
+    expect(await landing.text()).toContain('<h1>svc</h1>');
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+  });
+});
