@@ -5,15 +5,9 @@ import { migrateDatabase } from '@svc/db/migrate';
 import { startEmbeddedPostgres } from '@svc/db/embedded';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
+// The provided context's types are declared beside inject() in support/db.ts.
+import type {} from './support/db.ts';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** URL of a maintenance database on the test server (used to create and drop databases). */
-    adminUrl: string;
-    /** Name of the migrated template database each test file clones. */
-    templateDatabase: string;
-  }
-}
 
 function withDatabase(url: string, database: string): string {
   const u = new URL(url);

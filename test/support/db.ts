@@ -2,6 +2,15 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of a maintenance database on the test server (used to create and drop databases). */
+    adminUrl: string;
+    /** Name of the migrated template database each test file clones. */
+    templateDatabase: string;
+  }
+}
+
 /**
  * A fresh, fully migrated database for the calling test file, cloned from the run's template
  * (CREATE DATABASE ... TEMPLATE copies files: far faster than migrating). Dropped at teardown.

@@ -45,7 +45,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
 
   const authByOperation = new Map<string, AuthKind>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
-    const meta = (procedure as { _def: { meta?: Meta } })._def.meta;
+    const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
     authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
   }
   for (const item of Object.values(doc.paths)) {

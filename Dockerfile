@@ -1,0 +1,10 @@
+# One image for every role: `svc serve`, `svc worker`, `svc migrate`.
+FROM node:20-bookworm-slim
+WORKDIR /app
+RUN npm install -g pnpm@10.34.9
+COPY . .
+RUN pnpm install --frozen-lockfile && pnpm build
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+EXPOSE 3000
+ENTRYPOINT ["node", "--import", "tsx", "apps/api/src/cli.ts"]
+CMD ["serve"]
