@@ -152,6 +152,8 @@ type TargetSpec = {
 
 type Running = { url: string; stop: () => Promise<void>; output: Output; child: ChildProcess };
 
+let profiles = 0;
+
 async function startTarget(spec: TargetSpec): Promise<Running> {
   const port = await freePort();
   const url = `http://${HOST}:${port}`;
@@ -171,7 +173,8 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     RATE_LIMIT_BACKEND_PER_MINUTE: HUGE,
     ...spec.env,
   };
-  const prof = CPU_PROF && spec.kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${spec.label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.cpuprofile`] : [];
+  // One directory per server process: every thread (tsx's loader worker too) writes a profile.
+  const prof = CPU_PROF && spec.kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${spec.label.replace(/[^\w.-]+/g, '_')}-${++profiles}`)}`] : [];
   const script = spec.kind === 'svc' ? [CLI, 'serve'] : ['bench/baseline-server.ts'];
   const child = spawn(process.execPath, [...nodeArgs(prof), ...script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -492,6 +495,13 @@ async function compare(
 // ---------------------------------------------------------------------------------------------
 // Output
 
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+}
+
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
@@ -622,6 +632,7 @@ async function main(): Promise<number> {
   );
   log('  svc: NODE_ENV=production, LOG_LEVEL=warn, WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).');
   log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');
+  log(`  load average at start: ${loadAverage()} (on ${os.cpus().length} cores; anything else running skews the figures)`);
   log('');
 
   log('setup: creating databases and running migrations ...');
@@ -690,6 +701,23 @@ async function main(): Promise<number> {
   }
 
   printTable(comparisons);
+  const noisy = comparisons.flatMap((c) =>
+    c.sides
+      .filter((side) => side.rounds.length > 1)
+      .map((side) => {
+        const rps = side.rounds.map((r) => r.rps);
+        return { what: `${c.load} / ${side.target.label}`, spread: 1 - Math.min(...rps) / Math.max(...rps) };
+      })
+      .filter((n) => n.spread > 0.15),
+  );
+  if (noisy.length > 0) {
+    log('');
+    log(`noise: rounds of the same target disagree by more than 15% (other load on the machine? load average now ${loadAverage()}):`);
+    for (const n of noisy) {
+      log(`  ${n.what}: ${(n.spread * 100).toFixed(0)}%`);
+    }
+    log('  ratios may be off by as much; rerun on a quiet machine or raise BENCH_ROUNDS.');
+  }
   const results = verdicts(comparisons);
   log('');
   log('summary');
@@ -712,6 +740,7 @@ async function main(): Promise<number> {
       {
         startedAt: new Date(started).toISOString(),
         smoke: SMOKE,
+        loadAverageAtEnd: os.loadavg(),
         machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, platform: process.platform },
         settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, rounds: ROUNDS, largeApps: LARGE_APPS, smallApps: SMALL_APPS, rotatingKeys: largeKeys.length },
         targets: TARGETS,

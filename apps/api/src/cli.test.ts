@@ -159,6 +159,32 @@ describe('svc command line', () => {
       }
     });
 
+    it('--name given without a value fails with a one-line message, not a stack trace', async () => {
+      const r = await svc('apps', 'create', '--org', 'acme', '--json', '--name');
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/--name/);
+      expectOneLineError(r.stderr);
+    });
+
+    it('an unknown option fails with a one-line message, not a stack trace', async () => {
+      const r = await svc('apps', 'create', '--org', 'acme', '--name', 'Web App', '--colour', 'blue');
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/--colour/);
+      expectOneLineError(r.stderr);
+    });
+
+    it('an invalid organization slug or a blank name fails with a one-line message', async () => {
+      const upper = await svc('apps', 'create', '--org', 'Not A Slug', '--name', 'Web App');
+      expect(upper.code).not.toBe(0);
+      expectOneLineError(upper.stderr);
+      const blank = await svc('apps', 'create', '--org', 'acme', '--name', '   ');
+      expect(blank.code).not.toBe(0);
+      expect(blank.stderr).toMatch(/name/);
+      expectOneLineError(blank.stderr);
+    });
+
     it('an invalid --status fails with a one-line message', async () => {
       const r = await svc('apps', 'create', '--org', 'acme', '--name', 'X', '--status', 'paused');
       expect(r.code).not.toBe(0);

@@ -56,23 +56,30 @@ async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>['db'])
   }
 }
 
+const APPS_OPTIONS = {
+  org: { type: 'string' },
+  'org-name': { type: 'string' },
+  name: { type: 'string' },
+  status: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const;
+
+/** node:util parseArgs, with its TypeErrors (missing value, unknown option) as one-line errors. */
+function parseAppsArgs(args: string[]) {
+  try {
+    return parseArgs({ args, allowPositionals: true, options: APPS_OPTIONS });
+  } catch (error) {
+    throw new AppError('validation_failed', `${(error as Error).message} (see svc help)`);
+  }
+}
+
 function print(json: boolean, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
 }
 
 async function apps(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      org: { type: 'string' },
-      'org-name': { type: 'string' },
-      name: { type: 'string' },
-      status: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+  const { values, positionals } = parseAppsArgs(rest);
   const json = values.json ?? false;
   if (sub === 'create') {
     if (!values.org || !values.name) {

@@ -13,7 +13,9 @@ import { ApplicationCache } from './modules/applications/cache.ts';
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { service: 'svc' } });
+  // Asynchronous stdout: a synchronous write per request line stalls the event loop under load.
+  // Shutdown flushes it (RunningServer.close).
+  return pino({ level: config.logLevel, base: { service: 'svc' } }, pino.destination({ dest: 1, sync: false }));
 }
 
 /**
@@ -68,6 +70,7 @@ export async function startServer(config: Config, logger = createLogger(config))
       await applications.close();
       await closeDb();
       await database.stop();
+      logger.flush();
     })();
     return closing;
   };

@@ -41,21 +41,30 @@ export function createDatabase(opts: { url: string; max?: number; applicationNam
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
 }
 
-/** Connects once so that an unreachable DATABASE_URL fails at startup, naming the setting. */
-export async function assertReachable(url: string, variable = 'DATABASE_URL'): Promise<void> {
+/**
+ * Connects once so that an unreachable DATABASE_URL fails at startup, naming the setting. A hard
+ * deadline is needed: against a server that accepts and hangs up (not PostgreSQL, a proxy, a
+ * wrong port) postgres.js reconnects forever and its connect_timeout restarts on every attempt.
+ */
+export async function assertReachable(url: string, variable = 'DATABASE_URL', deadlineMs = 10_000): Promise<void> {
   let sql: Sql;
   try {
     sql = postgres(url, { max: 1, connect_timeout: 10, onnotice: () => {} });
   } catch (error) {
     throw new StartupError(`${variable} is not a valid PostgreSQL URL: ${(error as Error).message}`);
   }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no PostgreSQL answer within ${deadlineMs / 1000} s`)), deadlineMs);
+  });
   try {
-    await sql`select 1`;
+    await Promise.race([sql`select 1`, deadline]);
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     const reason = err.code ? `${err.code} ${err.message}` : err.message;
     throw new StartupError(`cannot reach the database at ${variable}=${redactDatabaseUrl(url)}: ${reason}`);
   } finally {
-    await sql.end({ timeout: 1 }).catch(() => {});
+    clearTimeout(timer);
+    await sql.end({ timeout: 0 }).catch(() => {});
   }
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
 import type { NextFunction, Request, Response } from 'express';
@@ -108,9 +109,12 @@ const EXEMPT = new Set(['/healthz']);
 
 function subjectOf(req: Request): { scope: string; subject: string; limitKey: 'public' | 'backend' } {
   const auth = req.headers.authorization;
-  if (BACKEND_PREFIXES.some((p) => req.path.startsWith(p)) && auth?.startsWith('Bearer ')) {
+  const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+  // Only a well-formed key earns its own budget; anything else counts against the client IP, so
+  // a client cannot mint a fresh budget per request by changing a made-up bearer value.
+  if (token && SECRET_KEY_PATTERN.test(token) && BACKEND_PREFIXES.some((p) => req.path.startsWith(p))) {
     // Hash so that no secret is ever stored or logged as a counter key.
-    const digest = createHash('sha256').update(auth.slice(7)).digest('hex').slice(0, 32);
+    const digest = createHash('sha256').update(token).digest('hex').slice(0, 32);
     return { scope: 'backend', subject: digest, limitKey: 'backend' };
   }
   return { scope: 'public', subject: req.ip ?? req.socket.remoteAddress ?? 'unknown', limitKey: 'public' };
