@@ -10,6 +10,7 @@ import { consoleRouter } from './console.ts';
 import { publicCors } from './cors.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
+import { hotRoutes } from './hot-routes.ts';
 import { requestIdOf, sendError } from './errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
@@ -67,6 +68,7 @@ export function createHttpApp(services: AppServices): express.Express {
   const limiter = new RateLimiter(services.db, logger);
   app.use(rateLimitMiddleware(limiter, config.rateLimit));
 
+  app.use(hotRoutes(services));
   app.get('/healthz', async (req, res) => {
     try {
       await services.sql`select 1`;

@@ -185,3 +185,53 @@ describe('OpenAPI document and docs', () => {
     expect(health.status).toBe(200);
   });
 });
+
+describe('hot routes answer exactly like their procedures', () => {
+  const pk = `pk_live_${'P'.repeat(24)}`;
+  const cases: { name: string; query: string; headers?: Record<string, string> }[] = [
+    { name: 'keyless', query: 'keyless=1' },
+    { name: 'missing key', query: '' },
+    { name: 'malformed key', query: 'publishable_key=pk_live_x' },
+    { name: 'unknown key', query: `publishable_key=${pk}` },
+    { name: 'repeated key', query: `publishable_key=${pk}&publishable_key=${pk}` },
+    { name: 'repeated keyless', query: 'keyless=1&keyless=1' },
+    { name: 'bad keyless value with key', query: `keyless=maybe&publishable_key=${pk}` },
+    { name: 'disagreeing header', query: `publishable_key=${pk}`, headers: { 'x-svc-publishable-key': `pk_live_${'Q'.repeat(24)}` } },
+  ];
+
+  function strip(body: any): unknown {
+    // Only the request id and the trpc-to-openapi extras may differ.
+    const { requestId: _r, ...error } = body.error ?? {};
+    return body.error ? { error } : body;
+  }
+
+  it.each(cases)('client config: $name', async ({ query, headers }) => {
+    const hot = await fetch(`${server.url}/v1/client/config?${query}`, { headers });
+    const input = Object.fromEntries(
+      [...new URLSearchParams(query).entries()].reduce((m, [k, v]) => m.set(k, m.has(k) ? [m.get(k), v].flat() : v), new Map<string, unknown>()),
+    );
+    const viaTrpc = await fetch(`${server.url}/trpc/clientConfig.get?input=${encodeURIComponent(JSON.stringify(input))}`, { headers });
+    const hotBody = (await hot.json()) as any;
+    const trpcBody = (await viaTrpc.json()) as any;
+    expect(hot.status).toBe(viaTrpc.status);
+    if (hot.ok) {
+      expect(hotBody).toEqual(trpcBody.result.data);
+    } else {
+      expect(hotBody.error.code).toBe(trpcBody.error.data.code);
+      expect(hotBody.error.message).toBe(trpcBody.error.message);
+      expect(strip(hotBody)).toEqual({ error: { code: trpcBody.error.data.code, message: trpcBody.error.message, ...(hotBody.error.issues ? { issues: hotBody.error.issues } : {}) } });
+    }
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['malformed', 'Bearer nope'],
+    ['unknown', `Bearer sk_live_${'U'.repeat(40)}`],
+  ])('backend application: %s', async (_name, authorization) => {
+    const headers: Record<string, string> = authorization ? { authorization } : {};
+    const hot = await fetch(`${server.url}/v1/backend/application`, { headers });
+    const viaTrpc = await fetch(`${server.url}/trpc/backend.application`, { headers });
+    expect(hot.status).toBe(viaTrpc.status);
+    expect(((await hot.json()) as any).error.code).toBe(((await viaTrpc.json()) as any).error.data.code);
+  });
+});

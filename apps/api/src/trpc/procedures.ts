@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { AppError } from '@svc/contracts/errors';
 import { PUBLISHABLE_KEY_PATTERN, SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
@@ -8,7 +9,7 @@ import { publicProcedure } from './init.ts';
 
 export type ResolvedApplication = { found: ApplicationWithOrganization; keyless: boolean };
 
-export function single(value: unknown, what: string): string | undefined {
+function single(value: unknown, what: string): string | undefined {
   if (value === undefined || value === '') {
     return undefined;
   }
@@ -85,16 +86,25 @@ export async function resolveSecretKey(services: AppServices, authorization: str
   return found;
 }
 
+/** Resolution from the request as sent (before input validation), shared by every path. */
+export function resolvePublishableKeyFromRequest(
+  services: AppServices,
+  headers: IncomingHttpHeaders,
+  raw: { publishable_key?: unknown; keyless?: unknown },
+): Promise<ResolvedApplication> {
+  return resolvePublishableKey(services, {
+    header: headers['x-svc-publishable-key'],
+    query: raw.publishable_key,
+    keyless: single(raw.keyless, 'keyless'),
+  });
+}
+
 /** Procedures authenticated by a publishable key (or keyless=1). */
 export const publishableKeyProcedure = publicProcedure
   .meta({ auth: 'publishableKey' })
   .use(async ({ ctx, getRawInput, next }) => {
     const raw = ((await getRawInput()) ?? {}) as { publishable_key?: unknown; keyless?: unknown };
-    const resolved = await resolvePublishableKey(ctx.services, {
-      header: ctx.req.headers['x-svc-publishable-key'],
-      query: raw.publishable_key,
-      keyless: single(raw.keyless, 'keyless'),
-    });
+    const resolved = await resolvePublishableKeyFromRequest(ctx.services, ctx.req.headers, raw);
     return next({ ctx: { ...ctx, resolved } });
   });
 
