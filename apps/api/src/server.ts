@@ -8,6 +8,8 @@ import type { AppServices } from './context.ts';
 import { resolveDatabase } from './database.ts';
 import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
+import { createEdge } from './http/edge.ts';
+import { createFastLane } from './http/fast-lane.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
@@ -36,8 +38,14 @@ export async function startServer(config: Config, logger = createLogger(config))
     worker = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
   }
 
-  const app = createHttpApp(services);
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, app);
+  const edge = createEdge(services);
+  const app = createHttpApp(services, edge);
+  const fastLane = createFastLane(services, edge);
+  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    if (!fastLane(req, res)) {
+      app(req, res);
+    }
+  });
   // Node answers oversized headers with a bare 431; give it our error body instead.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {

@@ -5,70 +5,24 @@ import type { AppServices, RequestContext } from '../context.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
-import { accessLog } from './access-log.ts';
 import { consoleRouter } from './console.ts';
-import { publicCors } from './cors.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
-import { hotRoutes } from './hot-routes.ts';
+import { type Edge, MAX_BODY_BYTES } from './edge.ts';
 import { requestIdOf, sendError } from './errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
-import { RateLimiter, rateLimitMiddleware } from './rate-limit.ts';
-import { requestId } from './request-id.ts';
-import { securityHeaders } from './security-headers.ts';
-
-/** Request bodies above this are refused with 413 payload_too_large. */
-const MAX_BODY_BYTES = 1_000_000;
-
-function trustProxySetting(value: string | undefined): boolean | number | string {
-  if (value === undefined || value === '' || value === 'false') {
-    return false;
-  }
-  if (value === 'true') {
-    return true;
-  }
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
 
 /** The Express application in ARCHITECTURE.md section 3's middleware order. */
-export function createHttpApp(services: AppServices): express.Express {
+export function createHttpApp(services: AppServices, edge: Edge): express.Express {
   const { config, logger } = services;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', trustProxySetting(config.trustProxy));
 
-  app.use(requestId);
-  app.use(accessLog(logger));
-  app.use(
-    securityHeaders({
-      contentSecurityPolicy: {
-        directives: {
-          'script-src': ["'self'"],
-          'img-src': ["'self'", 'data:'],
-          'connect-src': ["'self'"],
-          // Upgrading subresources breaks a plain-http local install; only on https.
-          'upgrade-insecure-requests': config.publicUrl.startsWith('https:') ? [] : null,
-        },
-      },
-      strictTransportSecurity: config.publicUrl.startsWith('https:'),
-    }),
-  );
-  app.use(publicCors);
-  // Refuse declared oversize bodies before anything reads them; chunked bodies without a length
-  // are capped by the adapters' maxBodySize with the same code.
   app.use((req, res, next) => {
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length > MAX_BODY_BYTES) {
-      sendError(req, res, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
-      return;
-    }
-    next();
+    edge.run(req, res, req.path).then((proceed) => (proceed ? next() : undefined), next);
   });
-  const limiter = new RateLimiter(services.db, logger);
-  app.use(rateLimitMiddleware(limiter, config.rateLimit));
 
-  app.use(hotRoutes(services));
   app.get('/healthz', async (req, res) => {
     try {
       await services.sql`select 1`;

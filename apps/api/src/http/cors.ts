@@ -1,16 +1,16 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Public, credential-free routes that browsers on any origin may call. */
 const PUBLIC_PATHS = new Set(['/v1/client/config', '/v1/config', '/v1/setup/agent-context', '/v1/openapi.json']);
 
 /**
  * CORS for the public routes only. No credentials are allowed, so `*` is safe: these answers are
- * public by design and carry no cookie-authenticated data. Preflights answer 204.
+ * public by design and carry no cookie-authenticated data. Returns true when it answered a
+ * preflight (204) itself.
  */
-export function publicCors(req: Request, res: Response, next: NextFunction): void {
-  if (!PUBLIC_PATHS.has(req.path)) {
-    next();
-    return;
+export function applyPublicCors(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  if (!PUBLIC_PATHS.has(path)) {
+    return false;
   }
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
@@ -19,8 +19,9 @@ export function publicCors(req: Request, res: Response, next: NextFunction): voi
     res.setHeader('Access-Control-Allow-Methods', 'GET, OPTIONS');
     res.setHeader('Access-Control-Allow-Headers', 'x-svc-publishable-key, content-type, x-request-id');
     res.setHeader('Access-Control-Max-Age', '600');
-    res.status(204).end();
-    return;
+    res.statusCode = 204;
+    res.end();
+    return true;
   }
-  next();
+  return false;
 }

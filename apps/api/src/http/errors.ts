@@ -1,11 +1,20 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorCode, statusOf } from '@svc/contracts/errors';
-import type { Request, Response } from 'express';
 
-/** Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429). */
-export function sendError(req: Request, res: Response, code: ErrorCode, message: string): void {
-  res.status(statusOf(code)).json({ error: { code, message, requestId: requestIdOf(req) } });
+/** Writes a JSON answer on a plain Node response (Express responses are Node responses too). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
-export function requestIdOf(req: Request): string {
-  return (req as Request & { id?: string }).id ?? 'unknown';
+/** Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429). */
+export function sendError(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string): void {
+  sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req) } });
+}
+
+export function requestIdOf(req: IncomingMessage): string {
+  return (req as IncomingMessage & { id?: string }).id ?? 'unknown';
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { sendError } from './errors.ts';
 
@@ -107,36 +107,43 @@ const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events'
 /** Never limited: load balancers probe it. */
 const EXEMPT = new Set(['/healthz']);
 
-function subjectOf(req: Request): { scope: string; subject: string; limitKey: 'public' | 'backend' } {
+function subjectOf(req: IncomingMessage, path: string, clientIp: string): { scope: 'public' | 'backend'; subject: string } {
   const auth = req.headers.authorization;
   const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
   // Only a well-formed key earns its own budget; anything else counts against the client IP, so
   // a client cannot mint a fresh budget per request by changing a made-up bearer value.
-  if (token && SECRET_KEY_PATTERN.test(token) && BACKEND_PREFIXES.some((p) => req.path.startsWith(p))) {
+  if (token && SECRET_KEY_PATTERN.test(token) && BACKEND_PREFIXES.some((p) => path.startsWith(p))) {
     // Hash so that no secret is ever stored or logged as a counter key.
     const digest = createHash('sha256').update(token).digest('hex').slice(0, 32);
-    return { scope: 'backend', subject: digest, limitKey: 'backend' };
+    return { scope: 'backend', subject: digest };
   }
-  return { scope: 'public', subject: req.ip ?? req.socket.remoteAddress ?? 'unknown', limitKey: 'public' };
+  return { scope: 'public', subject: clientIp };
 }
 
-/** Express middleware: 429 with Retry-After, RateLimit-Policy and RateLimit headers. */
-export function rateLimitMiddleware(limiter: RateLimiter, settings: RateLimitSettings) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (!settings.enabled || EXEMPT.has(req.path) || req.method === 'OPTIONS') {
-      next();
-      return;
-    }
-    const { scope, subject, limitKey } = subjectOf(req);
-    const limit = limitKey === 'backend' ? settings.backendPerMinute : settings.publicPerMinute;
-    const decision = await limiter.take(`${scope}:${subject}`, limit);
-    res.setHeader('RateLimit-Policy', `"${scope}";q=${limit};w=${WINDOW_SECONDS}`);
-    res.setHeader('RateLimit', `"${scope}";r=${decision.remaining};t=${decision.resetSeconds}`);
-    if (!decision.allowed) {
-      res.setHeader('Retry-After', String(decision.resetSeconds));
-      sendError(req, res, 'rate_limited', `rate limit of ${limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`);
-      return;
-    }
-    next();
-  };
+/**
+ * Counts the request and sets RateLimit-Policy and RateLimit; answers 429 rate_limited with
+ * Retry-After and returns true when the limit is spent.
+ */
+export async function applyRateLimit(
+  limiter: RateLimiter,
+  settings: RateLimitSettings,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  clientIp: string,
+): Promise<boolean> {
+  if (!settings.enabled || EXEMPT.has(path) || req.method === 'OPTIONS') {
+    return false;
+  }
+  const { scope, subject } = subjectOf(req, path, clientIp);
+  const limit = scope === 'backend' ? settings.backendPerMinute : settings.publicPerMinute;
+  const decision = await limiter.take(`${scope}:${subject}`, limit);
+  res.setHeader('RateLimit-Policy', `"${scope}";q=${limit};w=${WINDOW_SECONDS}`);
+  res.setHeader('RateLimit', `"${scope}";r=${decision.remaining};t=${decision.resetSeconds}`);
+  if (!decision.allowed) {
+    res.setHeader('Retry-After', String(decision.resetSeconds));
+    sendError(req, res, 'rate_limited', `rate limit of ${limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`);
+    return true;
+  }
+  return false;
 }

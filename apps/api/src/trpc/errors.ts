@@ -19,6 +19,11 @@ const BY_TRPC_CODE: Partial<Record<TRPCError['code'], ClassifiedError>> = {
   FORBIDDEN: { code: 'forbidden', message: 'Forbidden' },
 };
 
+/** Zod issues as our error body lists them. */
+export function toIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): ClassifiedError['issues'] {
+  return issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message }));
+}
+
 function findAppError(error: unknown): AppError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
@@ -40,7 +45,7 @@ export function classifyError(error: TRPCError): ClassifiedError {
     return {
       code: 'validation_failed',
       message: 'Input validation failed',
-      issues: error.cause.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message })),
+      issues: toIssues(error.cause.issues),
     };
   }
   if (error.code === 'BAD_REQUEST') {

@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import { AppError } from '@svc/contracts/errors';
+import { ZClientConfigRequest } from '@svc/contracts/public-edge';
+import type { AppServices } from '../context.ts';
+import { describeBackendApplication } from '../modules/backend/service.ts';
+import { buildClientConfig } from '../modules/client-config/service.ts';
+import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../trpc/procedures.ts';
+import { toIssues } from '../trpc/errors.ts';
+import type { Edge } from './edge.ts';
+import { requestIdOf, sendError, sendJson } from './errors.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, query: string) => Promise<void>;
+
+/**
+ * The two hottest routes, GET /v1/client/config and GET /v1/backend/application, answered before
+ * Express sees the request. Profiling under load showed Express's per-request setup and router
+ * plus trpc-to-openapi's fetch Request, AbortSignal and tRPC middleware chain costing more CPU
+ * than these routes' own work (they are answered from the application cache). The edge (request
+ * id, log, headers, CORS, rate limit) is the same code the Express app runs; the handlers use the
+ * same input schema, key resolution and response builders as the procedures `clientConfig.get`
+ * and `backend.application`, which stay the documented definitions (OpenAPI, /trpc). A test
+ * asserts both paths answer identically for every outcome.
+ *
+ * Returns a function that takes the request (true) or leaves it to Express (false).
+ */
+export function createFastLane(services: AppServices, edge: Edge): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const routes = new Map<string, Handler>([
+    [
+      '/v1/client/config',
+      async (req, res, rawQuery) => {
+        // querystring.parse is Express 5's default ("simple") parser: repeats become arrays.
+        const query = parseQuery(rawQuery);
+        // Same order as the procedure: key resolution, then input validation.
+        const resolved = await resolvePublishableKeyFromRequest(services, req.headers, query);
+        const input = ZClientConfigRequest.safeParse(query);
+        if (!input.success) {
+          sendJson(res, 400, {
+            error: {
+              code: 'validation_failed',
+              message: 'Input validation failed',
+              requestId: requestIdOf(req),
+              issues: toIssues(input.error.issues),
+            },
+          });
+          return;
+        }
+        sendJson(res, 200, buildClientConfig(services.config, resolved));
+      },
+    ],
+    [
+      '/v1/backend/application',
+      async (req, res) => {
+        const found = await resolveSecretKey(services, req.headers.authorization);
+        sendJson(res, 200, describeBackendApplication(found));
+      },
+    ],
+  ]);
+
+  return (req, res) => {
+    if (req.method !== 'GET') {
+      return false;
+    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const handler = routes.get(path);
+    if (!handler) {
+      return false;
+    }
+    const query = q === -1 ? '' : url.slice(q + 1);
+    edge
+      .run(req, res, path)
+      .then((proceed) => (proceed ? handler(req, res, query) : undefined))
+      .catch((error: unknown) => {
+        if (error instanceof AppError) {
+          sendError(req, res, error.code, error.message);
+          return;
+        }
+        services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
+        if (!res.headersSent) {
+          sendError(req, res, 'internal', 'Internal server error');
+        }
+      });
+    return true;
+  };
+}
