@@ -174,7 +174,10 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     ...spec.env,
   };
   // One directory per server process: every thread (tsx's loader worker too) writes a profile.
-  const prof = CPU_PROF && spec.kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${spec.label.replace(/[^\w.-]+/g, '_')}-${++profiles}`)}`] : [];
+  const prof =
+    CPU_PROF && spec.kind === 'svc'
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${spec.label.replace(/[^\w.-]+/g, '_')}-${++profiles}`)}`]
+      : [];
   const script = spec.kind === 'svc' ? [CLI, 'serve'] : ['bench/baseline-server.ts'];
   const child = spawn(process.execPath, [...nodeArgs(prof), ...script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -412,7 +415,13 @@ async function measure(url: string, load: Load, keys: string[] | undefined): Pro
 }
 
 /** One request before the load: the route answers 200 with the expected body. */
-async function checkRoute(url: string, load: Load, keys: string[] | undefined, expect: (body: unknown) => boolean, label: string): Promise<void> {
+async function checkRoute(
+  url: string,
+  load: Load,
+  keys: string[] | undefined,
+  expect: (body: unknown) => boolean,
+  label: string,
+): Promise<void> {
   const headers = { ...load.headers, ...(keys ? { 'x-svc-publishable-key': keys[0] as string } : {}) };
   const res = await fetch(`${url}${load.path}`, { headers });
   const text = await res.text();
@@ -541,7 +550,10 @@ function printTable(comparisons: Comparison[]): void {
           (i === 0 ? c.load : '').padEnd(20),
           side.target.label.padEnd(24),
           fmt(m.rps, 0).padStart(8),
-          side.rounds.map((r) => fmt(r.rps, 0)).join(' / ').padStart(16),
+          side.rounds
+            .map((r) => fmt(r.rps, 0))
+            .join(' / ')
+            .padStart(16),
           fmt(m.p50, 2).padStart(8),
           fmt(m.p99, 2).padStart(8),
           fmt(m.max, 1).padStart(8),
@@ -612,7 +624,11 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
 
 const expectClientConfig = (pk?: string) => (body: unknown) => {
   const b = body as { application?: { publishableKey?: string }; organization?: { slug?: string } };
-  return typeof b?.application?.publishableKey === 'string' && (pk === undefined || b.application.publishableKey === pk) && typeof b.organization?.slug === 'string';
+  return (
+    typeof b?.application?.publishableKey === 'string' &&
+    (pk === undefined || b.application.publishableKey === pk) &&
+    typeof b.organization?.slug === 'string'
+  );
 };
 const expectBackend = (body: unknown) => {
   const b = body as { ok?: boolean; application?: { secretKeyPrefix?: string } };
@@ -674,7 +690,9 @@ async function main(): Promise<number> {
     comparisons.push(...(await compare('edge', [baseline, svc], edgeLoads)));
   }
   if (wanted('scale')) {
-    log(`measuring: scale (${SMALL_APPS} apps, rotating ${smallKeys.length} keys vs ${LARGE_APPS} apps, rotating ${largeKeys.length} keys)`);
+    log(
+      `measuring: scale (${SMALL_APPS} apps, rotating ${smallKeys.length} keys vs ${LARGE_APPS} apps, rotating ${largeKeys.length} keys)`,
+    );
     comparisons.push(
       ...(await compare(
         'scale',
@@ -742,7 +760,15 @@ async function main(): Promise<number> {
         smoke: SMOKE,
         loadAverageAtEnd: os.loadavg(),
         machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, platform: process.platform },
-        settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, rounds: ROUNDS, largeApps: LARGE_APPS, smallApps: SMALL_APPS, rotatingKeys: largeKeys.length },
+        settings: {
+          connections: CONNECTIONS,
+          warmupSeconds: WARMUP,
+          durationSeconds: DURATION,
+          rounds: ROUNDS,
+          largeApps: LARGE_APPS,
+          smallApps: SMALL_APPS,
+          rotatingKeys: largeKeys.length,
+        },
         targets: TARGETS,
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
@@ -784,7 +810,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }
     interrupted = true;
     process.stderr.write(`bench: ${signal}, stopping servers and dropping bench databases\n`);
-    cleanup().finally(() => process.exit(130));
+    void cleanup().finally(() => process.exit(130));
   });
 }
 

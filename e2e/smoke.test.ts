@@ -88,10 +88,7 @@ if (!hasChromium) {
 
     await page.getByTestId('console-shell').waitFor({ state: 'visible' });
     await page.getByTestId('nav').waitFor({ state: 'visible' });
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual([
-      'Overview',
-      ...NAV_PAGES.map((p) => p.heading),
-    ]);
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Overview', ...NAV_PAGES.map((p) => p.heading)]);
     await page.getByTestId('overview').waitFor({ state: 'visible' });
     const version = page.getByTestId('service-api-version');
     await version.waitFor({ state: 'visible' });
@@ -126,9 +123,7 @@ if (!hasChromium) {
       await saveScreenshot(page, `console-${entry.id}`);
     }
 
-    expect(await page.evaluate(() => (window as unknown as { __svcE2eMarker?: string }).__svcE2eMarker)).toBe(
-      'same-document',
-    );
+    expect(await page.evaluate(() => (window as unknown as { __svcE2eMarker?: string }).__svcE2eMarker)).toBe('same-document');
 
     await page.goBack();
     await page.waitForURL(`${server.url}${CONSOLE}${NAV_PAGES.at(-2)?.path}`);

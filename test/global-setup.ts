@@ -1,13 +1,12 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrateDatabase } from '@svc/db/migrate';
 import { startEmbeddedPostgres } from '@svc/db/embedded';
+import { migrateDatabase } from '@svc/db/migrate';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 // The provided context's types are declared beside inject() in support/db.ts.
 import type {} from './support/db.ts';
-
 
 function withDatabase(url: string, database: string): string {
   const u = new URL(url);

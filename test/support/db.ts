@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { inject } from 'vitest';
 
 declare module 'vitest' {
+  // biome-ignore lint/style/useConsistentTypeDefinitions: module augmentation merges only into an interface.
   export interface ProvidedContext {
     /** URL of a maintenance database on the test server (used to create and drop databases). */
     adminUrl: string;

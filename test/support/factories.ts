@@ -1,5 +1,5 @@
 import type { Db } from '@svc/db/client';
-import { createApplication, type CreatedApplication } from '../../apps/api/src/modules/applications/service.ts';
+import { type CreatedApplication, createApplication } from '../../apps/api/src/modules/applications/service.ts';
 
 let counter = 0;
 

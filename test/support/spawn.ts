@@ -49,7 +49,10 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
   const deadline = Date.now() + 60_000;
   for (;;) {
     const ok = await Promise.race([
-      fetch(`${url}/healthz`).then((r) => r.ok, () => false),
+      fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
       exited,
     ]);
     if (ok) {

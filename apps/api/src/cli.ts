@@ -6,12 +6,7 @@ import { migrateDatabase } from '@svc/db/migrate';
 import { startWorker } from '@svc/jobs/runner';
 import { resolveDatabase } from './database.ts';
 import { ConfigError, loadConfig } from './env.ts';
-import {
-  changeApplicationStatus,
-  createApplication,
-  resolveApplication,
-  rotateApplicationSecret,
-} from './modules/applications/service.ts';
+import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
 import { createLogger, startServer } from './server.ts';
 
 const USAGE = `svc <command>
@@ -90,13 +85,25 @@ async function apps(args: string[]): Promise<void> {
       throw new AppError('validation_failed', '--status must be active or disabled');
     }
     const created = await withDatabase((db) =>
-      createApplication(db, { organizationSlug: values.org as string, organizationName: values['org-name'], name: values.name as string, status }),
+      createApplication(db, {
+        organizationSlug: values.org as string,
+        organizationName: values['org-name'],
+        name: values.name as string,
+        status,
+      }),
     );
     const { application: a, organization: o } = created;
     print(
       json,
       {
-        application: { id: a.id, slug: a.slug, name: a.name, status: a.status, publishableKey: a.publishableKey, secretKeyPrefix: a.secretKeyPrefix },
+        application: {
+          id: a.id,
+          slug: a.slug,
+          name: a.name,
+          status: a.status,
+          publishableKey: a.publishableKey,
+          secretKeyPrefix: a.secretKeyPrefix,
+        },
         organization: { id: o.id, slug: o.slug, name: o.name },
         publishableKey: created.publishableKey,
         secretKey: created.secretKey,

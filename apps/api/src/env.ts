@@ -8,7 +8,12 @@ const bool = (fallback: boolean) =>
     .transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1' || v === 'yes'));
 
 const int = (fallback: number, min = 0) =>
-  z.coerce.number().int().min(min).optional().transform((v) => v ?? fallback);
+  z.coerce
+    .number()
+    .int()
+    .min(min)
+    .optional()
+    .transform((v) => v ?? fallback);
 
 /** Every setting svc reads, parsed once. README's configuration table documents each. */
 const ZEnv = z.object({

@@ -58,7 +58,9 @@ export async function startServer(config: Config, logger = createLogger(config))
         ? { code: 'header_too_large', message: 'request headers exceed 16 KiB', requestId: 'none' }
         : { code: 'malformed_request', message: 'malformed HTTP request', requestId: 'none' },
     });
-    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,6 +1,6 @@
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '@svc/api/router';
 import type { ErrorCode } from '@svc/contracts/errors';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 
 export type SvcClientOptions = {
   /** Where svc runs, e.g. https://auth.example.com (no /trpc suffix). */

@@ -1,24 +1,8 @@
 import { z } from 'zod';
-import {
-  ZKeylessFlag,
-  ZOrganizationSummary,
-  ZProductionSocialMode,
-  ZPublicApplication,
-  ZSocialMode,
-} from './public-edge.ts';
+import { ZKeylessFlag, ZOrganizationSummary, ZProductionSocialMode, ZPublicApplication, ZSocialMode } from './public-edge.ts';
 
 /** Frameworks GET /v1/setup/agent-context knows (SPEC.md 4.2). `rest` is the default. */
-export const SUPPORTED_FRAMEWORKS = [
-  'nextjs',
-  'react',
-  'express',
-  'fastapi',
-  'django',
-  'flask',
-  'laravel',
-  'rails',
-  'rest',
-] as const;
+export const SUPPORTED_FRAMEWORKS = ['nextjs', 'react', 'express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const;
 export type TFramework = (typeof SUPPORTED_FRAMEWORKS)[number];
 
 export const DEFAULT_FRAMEWORK: TFramework = 'rest';
@@ -51,10 +35,7 @@ export const ZAllowlistSource = z
 export const ZAgentEnvVar = z
   .object({
     name: z.string().describe('variable name per the ecosystem convention, e.g. NEXT_PUBLIC_SVC_PUBLISHABLE_KEY'),
-    value: z
-      .string()
-      .nullable()
-      .describe('filled for public values (publishable key, issuer, client id, URLs); always null for secrets'),
+    value: z.string().nullable().describe('filled for public values (publishable key, issuer, client id, URLs); always null for secrets'),
     description: z.string().describe('what it is; for a secret, where to get it'),
     secret: z.boolean(),
     where: z.enum(['server', 'client']).describe('client variables end up in browser bundles'),

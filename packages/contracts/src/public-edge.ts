@@ -18,9 +18,7 @@ export const ZPublicApplication = z
   })
   .meta({ id: 'PublicApplication' });
 
-export const ZOrganizationSummary = z
-  .object({ slug: z.string(), name: z.string() })
-  .meta({ id: 'OrganizationSummary' });
+export const ZOrganizationSummary = z.object({ slug: z.string(), name: z.string() }).meta({ id: 'OrganizationSummary' });
 
 export const ZSocialMode = z.object({
   mode: z.literal('shared_development'),
@@ -33,9 +31,7 @@ export const ZProductionSocialMode = z.object({
   credentialsRequired: z.literal(true),
 });
 
-export const ZOauthBlock = z
-  .object({ sharedDevelopment: ZSocialMode, production: ZProductionSocialMode })
-  .meta({ id: 'OauthBlock' });
+export const ZOauthBlock = z.object({ sharedDevelopment: ZSocialMode, production: ZProductionSocialMode }).meta({ id: 'OauthBlock' });
 
 export const ZClientConfigRequest = z.object({
   publishable_key: ZQueryValue.optional().describe('pk_live_...; or send the X-SVC-Publishable-Key header'),

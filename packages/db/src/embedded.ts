@@ -9,11 +9,7 @@ export type EmbeddedServer = { url: string; stop: () => Promise<void> };
  * Starts the zero-setup PostgreSQL (real binaries from npm) in `dataDir`, creating the cluster
  * on first use and the `database` when missing. Used when DATABASE_URL is unset.
  */
-export async function startEmbeddedPostgres(opts: {
-  dataDir: string;
-  port: number;
-  database?: string;
-}): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; database?: string }): Promise<EmbeddedServer> {
   const database = opts.database ?? 'svc';
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
   const server = new EmbeddedPostgres({

@@ -1,5 +1,5 @@
-import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '@svc/db/client';
+import { sql } from 'drizzle-orm';
 import type { TaskName, TaskPayloads } from './task-names.ts';
 
 export type EnqueueOptions = {

@@ -5,8 +5,8 @@ import { ZClientConfigRequest } from '@svc/contracts/public-edge';
 import type { AppServices } from '../context.ts';
 import { describeBackendApplication } from '../modules/backend/service.ts';
 import { buildClientConfig } from '../modules/client-config/service.ts';
-import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../trpc/procedures.ts';
 import { toIssues } from '../trpc/errors.ts';
+import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../trpc/procedures.ts';
 import type { Edge } from './edge.ts';
 import { requestIdOf, sendError, sendJson } from './errors.ts';
 

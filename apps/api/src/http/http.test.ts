@@ -32,7 +32,11 @@ describe('error model', () => {
     ['POST', '/v1/does-not-exist'],
     ['GET', '/trpc/nothing.here'],
   ])('%s %s answers 404 not_found with a request id', async (method, path) => {
-    const res = await fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: method === 'POST' ? '{}' : undefined,
+    });
     expect(res.status).toBe(404);
     const body = (await res.json()) as any;
     const error = body.error?.json ?? body.error;
@@ -50,7 +54,11 @@ describe('error model', () => {
   });
 
   it('a wrong method on a known route is not a success', async () => {
-    const res = await fetch(`${server.url}/v1/client/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${server.url}/v1/client/config`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(((await res.json()) as any).error.code).toMatch(/^[a-z_]+$/);
   });
@@ -208,7 +216,10 @@ describe('hot routes answer exactly like their procedures', () => {
   it.each(cases)('client config: $name', async ({ query, headers }) => {
     const hot = await fetch(`${server.url}/v1/client/config?${query}`, { headers });
     const input = Object.fromEntries(
-      [...new URLSearchParams(query).entries()].reduce((m, [k, v]) => m.set(k, m.has(k) ? [m.get(k), v].flat() : v), new Map<string, unknown>()),
+      [...new URLSearchParams(query).entries()].reduce(
+        (m, [k, v]) => m.set(k, m.has(k) ? [m.get(k), v].flat() : v),
+        new Map<string, unknown>(),
+      ),
     );
     const viaTrpc = await fetch(`${server.url}/trpc/clientConfig.get?input=${encodeURIComponent(JSON.stringify(input))}`, { headers });
     const hotBody = (await hot.json()) as any;
@@ -219,7 +230,13 @@ describe('hot routes answer exactly like their procedures', () => {
     } else {
       expect(hotBody.error.code).toBe(trpcBody.error.data.code);
       expect(hotBody.error.message).toBe(trpcBody.error.message);
-      expect(strip(hotBody)).toEqual({ error: { code: trpcBody.error.data.code, message: trpcBody.error.message, ...(hotBody.error.issues ? { issues: hotBody.error.issues } : {}) } });
+      expect(strip(hotBody)).toEqual({
+        error: {
+          code: trpcBody.error.data.code,
+          message: trpcBody.error.message,
+          ...(hotBody.error.issues ? { issues: hotBody.error.issues } : {}),
+        },
+      });
     }
   });
 

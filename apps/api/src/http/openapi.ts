@@ -36,7 +36,12 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     baseUrl: `${publicUrl}/v1`,
     docsUrl: `${publicUrl}/docs`,
     securitySchemes: {
-      publishableKey: { type: 'apiKey', in: 'header', name: 'X-SVC-Publishable-Key', description: 'pk_live_... (or query publishable_key)' },
+      publishableKey: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-SVC-Publishable-Key',
+        description: 'pk_live_... (or query publishable_key)',
+      },
       secretKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer sk_live_...' },
       sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Hosted session cookie (HttpOnly)' },
     },

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { sendError } from './errors.ts';
 

@@ -100,13 +100,11 @@ export function resolvePublishableKeyFromRequest(
 }
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
-export const publishableKeyProcedure = publicProcedure
-  .meta({ auth: 'publishableKey' })
-  .use(async ({ ctx, getRawInput, next }) => {
-    const raw = ((await getRawInput()) ?? {}) as { publishable_key?: unknown; keyless?: unknown };
-    const resolved = await resolvePublishableKeyFromRequest(ctx.services, ctx.req.headers, raw);
-    return next({ ctx: { ...ctx, resolved } });
-  });
+export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
+  const raw = ((await getRawInput()) ?? {}) as { publishable_key?: unknown; keyless?: unknown };
+  const resolved = await resolvePublishableKeyFromRequest(ctx.services, ctx.req.headers, raw);
+  return next({ ctx: { ...ctx, resolved } });
+});
 
 /** Procedures authenticated by an application secret key. */
 export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).use(async ({ ctx, next }) => {

@@ -35,11 +35,7 @@ export function ErrorPanel({ error, title = 'Something went wrong', onRetry }: E
         )}
         <dt>Request id</dt>
         <dd>
-          {parsed.requestId ? (
-            <code data-testid="error-request-id">{parsed.requestId}</code>
-          ) : (
-            <span className="muted">not available</span>
-          )}
+          {parsed.requestId ? <code data-testid="error-request-id">{parsed.requestId}</code> : <span className="muted">not available</span>}
         </dd>
       </dl>
       <div className="error-panel__actions">

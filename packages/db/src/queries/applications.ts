@@ -32,10 +32,7 @@ export async function findApplicationByPublishableKey(
   return row;
 }
 
-export async function findApplicationBySecretKeyHash(
-  db: DbOrTx,
-  secretKeyHash: string,
-): Promise<ApplicationWithOrganization | undefined> {
+export async function findApplicationBySecretKeyHash(db: DbOrTx, secretKeyHash: string): Promise<ApplicationWithOrganization | undefined> {
   const [row] = await db
     .select(withOrganization)
     .from(applications)

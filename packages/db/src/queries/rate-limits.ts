@@ -7,10 +7,7 @@ import { rateLimitCounters } from '../schema/rate-limits.ts';
  * the total before its own increment exactly (`total - want`), because the row lock serialises
  * concurrent increments, so the tokens it was granted are `clamp(limit - (total - want), 0, want)`.
  */
-export async function incrementRateLimitCounter(
-  db: DbOrTx,
-  opts: { key: string; windowStart: number; want: number },
-): Promise<number> {
+export async function incrementRateLimitCounter(db: DbOrTx, opts: { key: string; windowStart: number; want: number }): Promise<number> {
   const [row] = await db
     .insert(rateLimitCounters)
     .values({ key: opts.key, windowStart: opts.windowStart, granted: opts.want })

@@ -30,15 +30,9 @@ export const applications = pgTable(
     /** Leading characters of the secret (`sk_live_` + 4), shown to tell keys apart. */
     secretKeyPrefix: text('secret_key_prefix').notNull(),
     /** Exact URLs (or same-origin paths) a hosted sign-in may return to. */
-    redirectUrls: text('redirect_urls')
-      .array()
-      .notNull()
-      .default(sql`'{}'::text[]`),
+    redirectUrls: text('redirect_urls').array().notNull().default(sql`'{}'::text[]`),
     /** Browser origins allowed to call the public API for this application. */
-    allowedOrigins: text('allowed_origins')
-      .array()
-      .notNull()
-      .default(sql`'{}'::text[]`),
+    allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
     oauth: jsonb('oauth').$type<ApplicationOauthSettings>().notNull().default({}),
     /** The one shared keyless-development application (at most one row has it). */
     isKeyless: boolean('is_keyless').notNull().default(false),

@@ -94,11 +94,7 @@ export async function createApplication(
 }
 
 /** Resolves an operator's `<id-or-slug>` to exactly one application, or explains why not. */
-export async function resolveApplication(
-  db: DbOrTx,
-  idOrSlug: string,
-  organizationSlug?: string,
-): Promise<ApplicationWithOrganization> {
+export async function resolveApplication(db: DbOrTx, idOrSlug: string, organizationSlug?: string): Promise<ApplicationWithOrganization> {
   const rows = await findApplicationsByIdOrSlug(db, { idOrSlug, organizationSlug });
   const exact = rows.find((r) => r.application.id === idOrSlug);
   if (exact) {

@@ -2,12 +2,11 @@ import { Writable } from 'node:stream';
 import { ZBackendApplicationResponse } from '@svc/contracts/public-edge';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { seedApplication } from '../../../../../test/support/factories.ts';
-import { startTestServer } from '../../../../../test/support/server.ts';
+import { freePort, type startTestServer, TEST_ENV } from '../../../../../test/support/server.ts';
 import { loadConfig } from '../../env.ts';
 import { startServer } from '../../server.ts';
-import { createTestDatabase } from '../../../../../test/support/db.ts';
-import { freePort, TEST_ENV } from '../../../../../test/support/server.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let logs = '';

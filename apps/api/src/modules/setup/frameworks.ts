@@ -64,12 +64,13 @@ const localSecret = (name: string, how: string): EnvVarSpec => ({
   description: `Secret your app generates itself, not issued by svc: ${how}. Never commit it.`,
 });
 
-const pub = (
-  name: string,
-  value: PublicValue,
-  where: 'server' | 'client',
-  description: string,
-): EnvVarSpec => ({ name, kind: 'public', value, where, description });
+const pub = (name: string, value: PublicValue, where: 'server' | 'client', description: string): EnvVarSpec => ({
+  name,
+  kind: 'public',
+  value,
+  where,
+  description,
+});
 
 /** The server-side variables every backend framework shares. */
 const serverVars = (): EnvVarSpec[] => [
@@ -167,7 +168,10 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     envVars: [
       ...serverVars(),
       redirectVar,
-      localSecret('SESSION_SECRET', 'generate one with `python -c "import secrets; print(secrets.token_urlsafe(32))"`; SessionMiddleware signs its cookie with it'),
+      localSecret(
+        'SESSION_SECRET',
+        'generate one with `python -c "import secrets; print(secrets.token_urlsafe(32))"`; SessionMiddleware signs its cookie with it',
+      ),
     ],
     devOrigin: 'http://localhost:8000',
     callbackPath: '/auth/callback',
@@ -203,7 +207,10 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     envVars: [
       ...serverVars(),
       redirectVar,
-      localSecret('FLASK_SECRET_KEY', 'generate one with `python -c "import secrets; print(secrets.token_hex(32))"`; Flask signs its session cookie with it'),
+      localSecret(
+        'FLASK_SECRET_KEY',
+        'generate one with `python -c "import secrets; print(secrets.token_hex(32))"`; Flask signs its session cookie with it',
+      ),
     ],
     devOrigin: 'http://localhost:5000',
     callbackPath: '/auth/callback',

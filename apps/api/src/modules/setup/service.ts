@@ -44,11 +44,9 @@ export function resolveFramework(raw: string | undefined): TFramework {
     return value;
   }
   const shown = JSON.stringify((raw ?? '').slice(0, 64));
-  throw new AppError(
-    'unsupported_framework',
-    `unsupported framework ${shown}; allowed values: ${SUPPORTED_FRAMEWORKS.join(', ')}`,
-    { allowed: [...SUPPORTED_FRAMEWORKS] },
-  );
+  throw new AppError('unsupported_framework', `unsupported framework ${shown}; allowed values: ${SUPPORTED_FRAMEWORKS.join(', ')}`, {
+    allowed: [...SUPPORTED_FRAMEWORKS],
+  });
 }
 
 function parseHttpUrl(value: string): URL | undefined {
@@ -74,10 +72,7 @@ function pickCallbackUrl(spec: FrameworkSpec, app: AgentContextInput['applicatio
   if (onPath) {
     return onPath.raw;
   }
-  const origin =
-    app.allowedOrigins.map(parseHttpUrl).find((u) => u !== undefined)?.origin ??
-    redirects[0]?.url.origin ??
-    spec.devOrigin;
+  const origin = app.allowedOrigins.map(parseHttpUrl).find((u) => u !== undefined)?.origin ?? redirects[0]?.url.origin ?? spec.devOrigin;
   return `${origin}${spec.callbackPath}`;
 }
 
@@ -190,9 +185,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
       id: spec.id,
       name: spec.name,
       language: spec.language,
-      oidcLibrary: spec.oidcLibrary.url
-        ? { name: spec.oidcLibrary.name, url: spec.oidcLibrary.url }
-        : { name: spec.oidcLibrary.name },
+      oidcLibrary: spec.oidcLibrary.url ? { name: spec.oidcLibrary.name, url: spec.oidcLibrary.url } : { name: spec.oidcLibrary.name },
       installCommand: spec.installCommand,
       envFile: spec.envFile,
       envVars,

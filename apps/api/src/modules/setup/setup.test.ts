@@ -143,24 +143,19 @@ describe('environment variable names follow each ecosystem', () => {
 
   it('react uses VITE_ variables only and carries no secret at all', () => {
     const ctx = buildAgentContext(input({ framework: 'react' }));
-    expect(names('react')).toEqual(
-      expect.arrayContaining(['VITE_SVC_PUBLISHABLE_KEY', 'VITE_SVC_ISSUER', 'VITE_SVC_CLIENT_ID']),
-    );
+    expect(names('react')).toEqual(expect.arrayContaining(['VITE_SVC_PUBLISHABLE_KEY', 'VITE_SVC_ISSUER', 'VITE_SVC_CLIENT_ID']));
     expect(ctx.framework.envVars.every((v) => v.name.startsWith('VITE_') && v.where === 'client' && !v.secret)).toBe(true);
     expect(ctx.javascriptOrigins).toEqual(['http://localhost:5173']);
   });
 
-  it.each(['express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const)(
-    '%s uses SVC_ server variables',
-    (framework) => {
-      expect(names(framework)).toEqual(
-        expect.arrayContaining(['SVC_PUBLISHABLE_KEY', 'SVC_SECRET_KEY', 'SVC_ISSUER', 'SVC_CLIENT_ID', 'SVC_BASE_URL']),
-      );
-      const ctx = buildAgentContext(input({ framework }));
-      expect(ctx.framework.envVars.every((v) => v.where === 'server')).toBe(true);
-      expect(ctx.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY')).toMatchObject({ secret: true, value: null });
-    },
-  );
+  it.each(['express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const)('%s uses SVC_ server variables', (framework) => {
+    expect(names(framework)).toEqual(
+      expect.arrayContaining(['SVC_PUBLISHABLE_KEY', 'SVC_SECRET_KEY', 'SVC_ISSUER', 'SVC_CLIENT_ID', 'SVC_BASE_URL']),
+    );
+    const ctx = buildAgentContext(input({ framework }));
+    expect(ctx.framework.envVars.every((v) => v.where === 'server')).toBe(true);
+    expect(ctx.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY')).toMatchObject({ secret: true, value: null });
+  });
 });
 
 describe('framework selection', () => {
@@ -277,9 +272,7 @@ describe('endpoints, service and oauth', () => {
   });
 
   it('reports shared development and customer-owned production social modes', () => {
-    const ctx = buildAgentContext(
-      input({ application: { ...input().application, oauth: { productionProvider: 'github' } } }),
-    );
+    const ctx = buildAgentContext(input({ application: { ...input().application, oauth: { productionProvider: 'github' } } }));
     expect(ctx.oauth.sharedDevelopment).toEqual({ mode: 'shared_development', provider: 'google', credentialsRequired: false });
     expect(ctx.oauth.production).toEqual({ mode: 'customer_owned', provider: 'github', credentialsRequired: true });
     expect(ctx.oauth.productionNote).toMatch(/customer-owned/);

@@ -5,10 +5,7 @@ export function InvitationsPage() {
   return (
     <div data-testid="page-invitations">
       <PageHeader title="Invitations" description="Pending invitations to this workspace." />
-      <EmptyState
-        capability="invitations"
-        description="Invite people by email, copy one-time invite links and track delivery."
-      />
+      <EmptyState capability="invitations" description="Invite people by email, copy one-time invite links and track delivery." />
     </div>
   );
 }

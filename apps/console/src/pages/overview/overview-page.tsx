@@ -17,11 +17,7 @@ export function OverviewPage() {
         </p>
       )}
       {config.isError && (
-        <ErrorPanel
-          error={config.error}
-          title="Could not load the service configuration"
-          onRetry={() => void config.refetch()}
-        />
+        <ErrorPanel error={config.error} title="Could not load the service configuration" onRetry={() => void config.refetch()} />
       )}
       {config.data && (
         <>
@@ -50,9 +46,7 @@ export function OverviewPage() {
                 </span>
               </p>
               <p className="card__hint">
-                {config.data.keyless.enabled
-                  ? 'Apps can start without a publishable key.'
-                  : 'Every app needs a publishable key.'}
+                {config.data.keyless.enabled ? 'Apps can start without a publishable key.' : 'Every app needs a publishable key.'}
               </p>
             </section>
           </div>
