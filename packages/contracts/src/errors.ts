@@ -35,33 +35,17 @@ export function statusOf(code: ErrorCode): number {
   return ERROR_CODES[code].status;
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
-}
-
 /** The one error type services throw. `message` is shown to callers; never put a secret in it. */
 export class AppError extends Error {
   readonly code: ErrorCode;
-  readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = 'AppError';
     this.code = code;
-    this.details = details;
   }
 
   get status(): number {
     return statusOf(this.code);
   }
 }
-
-/** The body of every error answer. */
-export type TErrorBody = {
-  error: {
-    code: ErrorCode;
-    message: string;
-    requestId: string;
-    issues?: { path: (string | number)[]; message: string }[];
-  };
-};

@@ -50,5 +50,3 @@ export function randomBase62(length: number): string {
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${randomBase62(20)}`;
 }
-
-export const ID_PATTERN = /^[a-z]{2,4}_[0-9A-Za-z]{20}$/;

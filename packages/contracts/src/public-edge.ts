@@ -85,5 +85,3 @@ export const ZServiceConfigResponse = z
   })
   .meta({ id: 'ServiceConfig' });
 export type TServiceConfigResponse = z.infer<typeof ZServiceConfigResponse>;
-
-export const ZHealthResponse = z.object({ status: z.literal('ok') });

@@ -56,7 +56,17 @@ export function createHttpApp(services: AppServices, edge: Edge): express.Expres
     }
   };
 
-  app.use('/trpc', createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES }));
+  // A batch runs one procedure per name; the rate limiter charges one token per name and the
+  // batch size is capped so one request cannot fan out without bound.
+  app.use('/trpc', createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES, maxBatchSize: 20 }));
+  // trpc-to-openapi answers any HEAD with 204 without running the procedure (so without checking
+  // credentials). Run the GET procedure instead; Node omits the body of a HEAD response.
+  app.use('/v1', (req, _res, next) => {
+    if (req.method === 'HEAD') {
+      req.method = 'GET';
+    }
+    next();
+  });
   // trpc-to-openapi never calls next(): an unknown /v1 route gets its NOT_FOUND, which the error
   // formatter turns into our 404 not_found body. It must stay the last /v1 handler.
   app.use(

@@ -6,7 +6,7 @@ const PUBLIC_PATHS = new Set(['/v1/client/config', '/v1/config', '/v1/setup/agen
 /**
  * CORS for the public routes only. No credentials are allowed, so `*` is safe: these answers are
  * public by design and carry no cookie-authenticated data. Returns true when it answered a
- * preflight (204) itself.
+ * preflight (204) itself. `path` is normalized (see edge.ts).
  */
 export function applyPublicCors(req: IncomingMessage, res: ServerResponse, path: string): boolean {
   if (!PUBLIC_PATHS.has(path)) {

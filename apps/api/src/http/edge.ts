@@ -1,15 +1,32 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { AppServices } from '../context.ts';
+import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
 import { logRequest } from './access-log.ts';
 import { clientIpResolver } from './client-ip.ts';
 import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
-import { applyRateLimit, RateLimiter } from './rate-limit.ts';
+import { applyRateLimit, RateLimiter, type RateLimitSubject } from './rate-limit.ts';
 import { assignRequestId } from './request-id.ts';
 import { compileSecurityHeaders } from './security-headers.ts';
 
 /** Request bodies above this are refused with 413 payload_too_large. */
 export const MAX_BODY_BYTES = 1_000_000;
+
+/** Routes authenticated by a backend credential: a known key spends its own budget. */
+const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events', '/trpc/backend.'];
+/** Never limited: load balancers probe it. */
+const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
+
+/**
+ * The path as routing sees it: Express and the OpenAPI adapter match case-insensitively and
+ * ignore one trailing slash, so classification (fast lane, CORS, rate-limit scope) must too, or
+ * `/V1/Client/Config/` would dodge what `/v1/client/config` gets.
+ */
+export function normalizePath(rawPath: string): string {
+  const lower = rawPath.toLowerCase();
+  return lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
+}
 
 /**
  * What every request goes through before any route, in ARCHITECTURE.md section 3's order:
@@ -37,8 +54,36 @@ export function createEdge(services: AppServices): Edge {
   const clientIp = clientIpResolver(config.trustProxy);
   const limiter = new RateLimiter(services.db, logger);
 
+  /**
+   * A well-formed secret key of an existing application spends that application's budget;
+   * anything else, including a made-up key, spends the client IP's, so nobody mints fresh budgets
+   * by inventing keys. A key this process has not seen lately is looked up (and cached) first,
+   * unless the client's IP budget is already spent: then a flood of invented keys costs no
+   * database reads.
+   */
+  async function subjectOf(req: IncomingMessage, path: string): Promise<RateLimitSubject> {
+    // A tRPC batch (`/trpc/a,b,c`) runs one procedure per name: it costs one token each.
+    const cost = path.startsWith('/trpc/') ? path.split(',').length : 1;
+    const ip = clientIp(req);
+    const ipSubject: RateLimitSubject = { scope: 'public', subject: ip, limit: config.rateLimit.publicPerMinute, cost };
+    if (!BACKEND_PREFIXES.some((p) => path.startsWith(p))) {
+      return ipSubject;
+    }
+    const token = parseBearer(req.headers.authorization);
+    if (!token || !SECRET_KEY_PATTERN.test(token)) {
+      return ipSubject;
+    }
+    const hash = sha256Hex(token);
+    let known = services.applications.peekBySecretKeyHash(hash);
+    if (known === undefined && !limiter.isExhausted(`public:${ip}`)) {
+      known = await services.applications.bySecretKeyHash(hash);
+    }
+    return known ? { scope: 'backend', subject: known.application.id, limit: config.rateLimit.backendPerMinute, cost } : ipSubject;
+  }
+
   return {
-    async run(req, res, path) {
+    async run(req, res, rawPath) {
+      const path = normalizePath(rawPath);
       assignRequestId(req, res);
       logRequest(logger, req, res);
       setSecurityHeaders(res);
@@ -51,7 +96,10 @@ export function createEdge(services: AppServices): Edge {
         sendError(req, res, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
         return false;
       }
-      return !(await applyRateLimit(limiter, config.rateLimit, req, res, path, clientIp(req)));
+      if (!config.rateLimit.enabled || RATE_LIMIT_EXEMPT.has(path) || req.method === 'OPTIONS') {
+        return true;
+      }
+      return !(await applyRateLimit(limiter, req, res, await subjectOf(req, path)));
     },
   };
 }

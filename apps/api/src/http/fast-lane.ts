@@ -1,30 +1,54 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { AppError } from '@svc/contracts/errors';
-import { ZClientConfigRequest } from '@svc/contracts/public-edge';
+import { ZBackendApplicationResponse, ZClientConfigRequest, ZClientConfigResponse } from '@svc/contracts/public-edge';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
+import { type ResolvedApplication, resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { describeBackendApplication } from '../modules/backend/service.ts';
 import { buildClientConfig } from '../modules/client-config/service.ts';
 import { toIssues } from '../trpc/errors.ts';
-import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../trpc/procedures.ts';
-import type { Edge } from './edge.ts';
+import { type Edge, normalizePath } from './edge.ts';
 import { requestIdOf, sendError, sendJson } from './errors.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, query: string) => Promise<void>;
 
 /**
- * The two hottest routes, GET /v1/client/config and GET /v1/backend/application, answered before
- * Express sees the request. Profiling under load showed Express's per-request setup and router
- * plus trpc-to-openapi's fetch Request, AbortSignal and tRPC middleware chain costing more CPU
- * than these routes' own work (they are answered from the application cache). The edge (request
- * id, log, headers, CORS, rate limit) is the same code the Express app runs; the handlers use the
- * same input schema, key resolution and response builders as the procedures `clientConfig.get`
- * and `backend.application`, which stay the documented definitions (OpenAPI, /trpc). A test
- * asserts both paths answer identically for every outcome.
+ * The two hottest routes, GET (and HEAD) /v1/client/config and /v1/backend/application, answered
+ * before Express sees the request. Profiling under load showed Express's per-request setup and
+ * router plus trpc-to-openapi's fetch Request, AbortSignal and tRPC middleware chain costing
+ * several times these routes' own work (they are answered from the application cache). The edge
+ * (request id, log, headers, CORS, rate limit) is the same code the Express app runs; the
+ * handlers use the same input schema, key resolution and response builders as the procedures
+ * `clientConfig.get` and `backend.application`, which stay the documented definitions (OpenAPI,
+ * /trpc). Answers pass the same output schemas, once per cached application rather than once
+ * per request. A test asserts both paths answer identically for every outcome.
  *
  * Returns a function that takes the request (true) or leaves it to Express (false).
  */
 export function createFastLane(services: AppServices, edge: Edge): (req: IncomingMessage, res: ServerResponse) => boolean {
+  // Keyed by the cached row object: an invalidation replaces the object, so no stale answer stays.
+  const clientConfigs = new WeakMap<ApplicationWithOrganization, string>();
+  const backendViews = new WeakMap<ApplicationWithOrganization, ReturnType<typeof describeBackendApplication>>();
+
+  function clientConfigJson(resolved: ResolvedApplication): string {
+    let json = clientConfigs.get(resolved.found);
+    if (json === undefined) {
+      json = JSON.stringify(ZClientConfigResponse.parse(buildClientConfig(services.config, resolved)));
+      clientConfigs.set(resolved.found, json);
+    }
+    return json;
+  }
+
+  function backendView(found: ApplicationWithOrganization) {
+    let view = backendViews.get(found);
+    if (view === undefined) {
+      view = ZBackendApplicationResponse.parse(describeBackendApplication(found));
+      backendViews.set(found, view);
+    }
+    return { ...view, checkedAt: new Date().toISOString() };
+  }
+
   const routes = new Map<string, Handler>([
     [
       '/v1/client/config',
@@ -36,41 +60,41 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
         const input = ZClientConfigRequest.safeParse(query);
         if (!input.success) {
           sendJson(res, 400, {
-            error: {
-              code: 'validation_failed',
-              message: 'Input validation failed',
-              requestId: requestIdOf(req),
-              issues: toIssues(input.error.issues),
-            },
+            error: { code: 'validation_failed', message: 'Input validation failed', requestId: requestIdOf(req), issues: toIssues(input.error.issues) },
           });
           return;
         }
-        sendJson(res, 200, buildClientConfig(services.config, resolved));
+        const json = clientConfigJson(resolved);
+        res.statusCode = 200;
+        res.setHeader('Content-Type', 'application/json; charset=utf-8');
+        res.setHeader('Content-Length', Buffer.byteLength(json));
+        res.end(json);
       },
     ],
     [
       '/v1/backend/application',
       async (req, res) => {
         const found = await resolveSecretKey(services, req.headers.authorization);
-        sendJson(res, 200, describeBackendApplication(found));
+        sendJson(res, 200, backendView(found));
       },
     ],
   ]);
 
   return (req, res) => {
-    if (req.method !== 'GET') {
+    // HEAD runs the GET handler; Node sends the headers and drops the body for HEAD requests.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
       return false;
     }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const handler = routes.get(path);
+    const rawPath = q === -1 ? url : url.slice(0, q);
+    const handler = routes.get(normalizePath(rawPath));
     if (!handler) {
       return false;
     }
     const query = q === -1 ? '' : url.slice(q + 1);
     edge
-      .run(req, res, path)
+      .run(req, res, rawPath)
       .then((proceed) => (proceed ? handler(req, res, query) : undefined))
       .catch((error: unknown) => {
         if (error instanceof AppError) {

@@ -252,3 +252,83 @@ describe('hot routes answer exactly like their procedures', () => {
     expect(((await hot.json()) as any).error.code).toBe(((await viaTrpc.json()) as any).error.data.code);
   });
 });
+
+describe('path variants, HEAD and batches get the same treatment', () => {
+  it.each(['/v1/client/config/', '/V1/Client/Config', '/V1/CLIENT/CONFIG/'])('%s is the client config route, with CORS', async (path) => {
+    const res = await fetch(`${server.url}${path}?keyless=1`, { headers: { origin: 'https://app.example.com' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(((await res.json()) as any).keyless).toBe(true);
+  });
+
+  it('HEAD checks credentials like GET and sends no body', async () => {
+    const anonymous = await fetch(`${server.url}/v1/backend/application`, { method: 'HEAD' });
+    expect(anonymous.status).toBe(401);
+    const keyless = await fetch(`${server.url}/v1/client/config?keyless=1`, { method: 'HEAD' });
+    expect(keyless.status).toBe(200);
+    expect(await keyless.text()).toBe('');
+    // Routes behind the OpenAPI adapter too (it would answer 204 without running anything).
+    const config = await fetch(`${server.url}/v1/setup/agent-context?framework=rest`, { method: 'HEAD' });
+    expect(config.status).toBe(400);
+  });
+
+  it('a bearer scheme in any case authenticates', async () => {
+    const { seedApplication } = await import('../../../../test/support/factories.ts');
+    const app = await seedApplication(server.services.db);
+    const res = await fetch(`${server.url}/v1/backend/application`, { headers: { authorization: `bearer ${app.secretKey}` } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('rate-limit scopes', () => {
+  let limited: Awaited<ReturnType<typeof startTestServer>>;
+  beforeAll(async () => {
+    limited = await startTestServer({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: '4', RATE_LIMIT_BACKEND_PER_MINUTE: '50' } });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  /** The fixed window is aligned to the minute; start a test only with time left in it. */
+  async function roomInWindow(seconds: number) {
+    const left = 60 - (Math.floor(Date.now() / 1000) % 60);
+    if (left < seconds) {
+      await new Promise((r) => setTimeout(r, left * 1000 + 200));
+    }
+  }
+
+  it('a known key spends its own backend budget, also through /trpc', async () => {
+    await roomInWindow(10);
+    const { seedApplication } = await import('../../../../test/support/factories.ts');
+    const app = await seedApplication(limited.services.db);
+    const headers = { authorization: `Bearer ${app.secretKey}` };
+    // Not yet cached in this process: looked up first, then charged to the key, not the IP.
+    const rest = await fetch(`${limited.url}/v1/backend/application`, { headers });
+    expect(rest.status).toBe(200);
+    expect(rest.headers.get('ratelimit-policy')).toBe('"backend";q=50;w=60');
+    const viaTrpc = await fetch(`${limited.url}/trpc/backend.application`, { headers });
+    expect(viaTrpc.status).toBe(200);
+    expect(viaTrpc.headers.get('ratelimit-policy')).toBe('"backend";q=50;w=60');
+  });
+
+  it('invented well-formed secret keys spend the client IP budget, not fresh ones', async () => {
+    await roomInWindow(10);
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const fake = `sk_live_${String(i).padStart(40, 'F')}`;
+      const res = await fetch(`${limited.url}/v1/backend/application`, { headers: { authorization: `Bearer ${fake}`, 'x-forwarded-for': `10.0.0.${i}` } });
+      statuses.push(res.status);
+      expect(res.headers.get('ratelimit-policy')).toContain('"public"');
+    }
+    expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(4);
+  });
+
+  it('once the IP budget is spent, an unseen key is not even looked up', async () => {
+    const { seedApplication } = await import('../../../../test/support/factories.ts');
+    const app = await seedApplication(limited.services.db);
+    const res = await fetch(`${limited.url}/v1/backend/application`, { headers: { authorization: `Bearer ${app.secretKey}` } });
+    expect(res.status).toBe(429);
+    expect(limited.services.applications.peekBySecretKeyHash((await import('../modules/applications/keys.ts')).sha256Hex(app.secretKey))).toBeUndefined();
+  });
+});

@@ -32,6 +32,7 @@ const t = initTRPC
       return {
         code: shape.code,
         message: classified.message,
+        requestId,
         data: { code: classified.code, httpStatus: shape.data.httpStatus, requestId, path: shape.data.path },
         error: body,
       };
@@ -39,7 +40,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 
 /** Services throw AppError; this turns it into the TRPCError carrying the right status. */
 const appErrors = t.middleware(async ({ next }) => {
@@ -51,4 +51,3 @@ const appErrors = t.middleware(async ({ next }) => {
 });
 
 export const publicProcedure = t.procedure.use(appErrors);
-export { t as trpc };

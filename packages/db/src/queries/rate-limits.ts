@@ -21,9 +21,6 @@ export async function incrementRateLimitCounter(db: DbOrTx, opts: { key: string;
 
 /** Deletes the counters of windows that started before `beforeWindowStart`; returns how many. */
 export async function pruneRateLimitCounters(db: DbOrTx, beforeWindowStart: number): Promise<number> {
-  const deleted = await db
-    .delete(rateLimitCounters)
-    .where(lt(rateLimitCounters.windowStart, beforeWindowStart))
-    .returning({ key: rateLimitCounters.key });
-  return deleted.length;
+  const result = await db.delete(rateLimitCounters).where(lt(rateLimitCounters.windowStart, beforeWindowStart));
+  return result.count;
 }

@@ -38,7 +38,8 @@ export class ApplicationCache {
   async listen(sql: Sql): Promise<void> {
     const sub = await sql.listen(
       APPLICATION_CHANGED_CHANNEL,
-      (applicationId) => this.invalidateApplication(applicationId),
+      // `*` (an organization changed: renames touch every application of it) drops everything.
+      (applicationId) => (applicationId === '*' ? this.clear() : this.invalidateApplication(applicationId)),
       () => this.clear(),
     );
     this.unlisten = sub.unlisten;
@@ -56,6 +57,15 @@ export class ApplicationCache {
     return this.get(`sk:${secretKeyHash}`, () => findApplicationBySecretKeyHash(this.db, secretKeyHash));
   }
 
+  /**
+   * The cached answer for a secret-key hash without loading it: the application, null for a key
+   * known not to exist, undefined when this process has not looked it up lately.
+   */
+  peekBySecretKeyHash(secretKeyHash: string): ApplicationWithOrganization | null | undefined {
+    const hit = this.entries.get(`sk:${secretKeyHash}`);
+    return hit && hit.expiresAt > Date.now() ? hit.value : undefined;
+  }
+
   /** The keyless-development application; `load` finds or creates it. */
   keyless(load: () => Promise<ApplicationWithOrganization>): Promise<ApplicationWithOrganization | null> {
     return this.get('keyless', load);
@@ -63,6 +73,8 @@ export class ApplicationCache {
 
   invalidateApplication(applicationId: string): void {
     this.generation++;
+    // A load already under way may have read the old row: later callers must not share it.
+    this.inflight.clear();
     const keys = this.keysByApplication.get(applicationId);
     if (keys) {
       for (const key of keys) {
@@ -74,6 +86,7 @@ export class ApplicationCache {
 
   clear(): void {
     this.generation++;
+    this.inflight.clear();
     this.entries.clear();
     this.keysByApplication.clear();
   }

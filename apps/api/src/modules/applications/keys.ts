@@ -25,3 +25,15 @@ export function newSecretKey(): { secretKey: string; secretKeyHash: string; secr
     secretKeyPrefix: secretKey.slice(0, SECRET_KEY_DISPLAY_LENGTH),
   };
 }
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, as RFC 9110
+ * says), or undefined. The one parser used by authentication and the rate limiter alike.
+ */
+export function parseBearer(header: string | undefined): string | undefined {
+  if (!header) {
+    return undefined;
+  }
+  const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
+  return match?.[1];
+}

@@ -13,6 +13,8 @@ import {
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { newPublishableKey, newSecretKey } from './keys.ts';
 
+const KEYLESS_ORGANIZATION_SLUG = 'keyless-development';
+
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
 
 export function slugify(name: string): string {
@@ -51,6 +53,10 @@ export async function createApplication(
 ): Promise<CreatedApplication> {
   if (!SLUG_PATTERN.test(input.organizationSlug)) {
     throw new AppError('validation_failed', 'organization slug must be 1-48 of a-z, 0-9 and inner dashes');
+  }
+  if (input.organizationSlug === KEYLESS_ORGANIZATION_SLUG) {
+    // The keyless workspace is public (anyone may read its config): no customer app belongs there.
+    throw new AppError('validation_failed', `organization slug ${KEYLESS_ORGANIZATION_SLUG} is reserved`);
   }
   const name = input.name.trim();
   if (name.length === 0 || name.length > 100) {
@@ -139,8 +145,6 @@ export async function rotateApplicationSecret(
   }
   return { application: row, secretKey: secret.secretKey };
 }
-
-const KEYLESS_ORGANIZATION_SLUG = 'keyless-development';
 
 /**
  * The shared keyless-development application, created on first use. Concurrent first uses (any

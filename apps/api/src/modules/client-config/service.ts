@@ -1,16 +1,12 @@
 import type { TClientConfigResponse } from '@svc/contracts/public-edge';
 import type { Config } from '../../env.ts';
-import type { ResolvedApplication } from '../../trpc/procedures.ts';
+import type { ResolvedApplication } from '../applications/resolve.ts';
 
 /** The OAuth block of SPEC.md 2.5: shared development credentials, customer-owned in production. */
-export function oauthBlock(config: Config, productionProvider: string | undefined): TClientConfigResponse['oauth'] {
+export function oauthBlock(socialProvider: string, productionProvider: string | undefined): TClientConfigResponse['oauth'] {
   return {
-    sharedDevelopment: { mode: 'shared_development', provider: config.engine.socialProvider, credentialsRequired: false },
-    production: {
-      mode: 'customer_owned',
-      provider: productionProvider ?? config.engine.socialProvider,
-      credentialsRequired: true,
-    },
+    sharedDevelopment: { mode: 'shared_development', provider: socialProvider, credentialsRequired: false },
+    production: { mode: 'customer_owned', provider: productionProvider ?? socialProvider, credentialsRequired: true },
   };
 }
 
@@ -35,7 +31,7 @@ export function buildClientConfig(config: Config, { found, keyless }: ResolvedAp
       afterSignUpUrl: afterSignIn,
     },
     oidc: { issuer: config.engine.issuer, clientId: config.engine.clientId },
-    oauth: oauthBlock(config, application.oauth.productionProvider),
+    oauth: oauthBlock(config.engine.socialProvider, application.oauth.productionProvider),
     keyless,
   };
 }

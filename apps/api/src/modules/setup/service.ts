@@ -7,6 +7,7 @@ import {
   type TFramework,
 } from '@svc/contracts/agent-context';
 import { AppError } from '@svc/contracts/errors';
+import { oauthBlock } from '../client-config/service.ts';
 import { type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue } from './frameworks.ts';
 
 /**
@@ -44,9 +45,7 @@ export function resolveFramework(raw: string | undefined): TFramework {
     return value;
   }
   const shown = JSON.stringify((raw ?? '').slice(0, 64));
-  throw new AppError('unsupported_framework', `unsupported framework ${shown}; allowed values: ${SUPPORTED_FRAMEWORKS.join(', ')}`, {
-    allowed: [...SUPPORTED_FRAMEWORKS],
-  });
+  throw new AppError('unsupported_framework', `unsupported framework ${shown}; allowed values: ${SUPPORTED_FRAMEWORKS.join(', ')}`);
 }
 
 function parseHttpUrl(value: string): URL | undefined {
@@ -136,8 +135,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
   const devProvider = engine.socialProvider;
   const prodProvider = app.oauth.productionProvider ?? engine.socialProvider;
   const oauth = {
-    sharedDevelopment: { mode: 'shared_development' as const, provider: devProvider, credentialsRequired: false as const },
-    production: { mode: 'customer_owned' as const, provider: prodProvider, credentialsRequired: true as const },
+    ...oauthBlock(engine.socialProvider, app.oauth.productionProvider),
     productionNote:
       `Before public launch, customer-owned ${prodProvider} OAuth credentials (your own OAuth client registered with ${prodProvider}) ` +
       `must be configured for this application in the svc console. The shared development ${devProvider} credentials need no OAuth app ` +
