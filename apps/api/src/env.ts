@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 
 const bool = (fallback: boolean) =>
@@ -39,6 +40,8 @@ const ZEnv = z.object({
   /** Social provider of shared development credentials (SPEC.md 2.5). */
   ENGINE_SOCIAL_PROVIDER: z.string().min(1).default('google'),
   APPLICATION_CACHE_TTL_MS: int(60_000),
+  /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
+  SHUTDOWN_TIMEOUT_MS: int(10_000),
 });
 
 export type Config = {
@@ -58,6 +61,7 @@ export type Config = {
   rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number };
   engine: { kind: 'authentik' | 'keycloak' | 'generic'; issuer: string; clientId: string; socialProvider: string };
   applicationCacheTtlMs: number;
+  shutdownTimeoutMs: number;
 };
 
 /** Thrown for a bad setting: the message names the variable and what is wrong. */
@@ -82,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !e.ENGINE_ISSUER) {
     throw new ConfigError('ENGINE_ISSUER is required when NODE_ENV=production');
   }
+  const trustProxy = checkTrustProxy(e.TRUST_PROXY, production);
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   const devEngineIssuer = `http://127.0.0.1:${e.DEV_ENGINE_PORT}/application/o/svc/`;
   return {
@@ -93,7 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy,
     workerEnabled: e.WORKER_ENABLED,
     workerConcurrency: e.WORKER_CONCURRENCY,
     keylessEnabled: e.KEYLESS_ENABLED === undefined ? !production : e.KEYLESS_ENABLED === 'true' || e.KEYLESS_ENABLED === '1',
@@ -109,5 +114,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       socialProvider: e.ENGINE_SOCIAL_PROVIDER,
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
+}
+
+const TRUST_PROXY_FORMS = 'a hop count such as 1, or a comma-separated list of proxy addresses or subnets such as loopback,10.0.0.0/8';
+
+/**
+ * TRUST_PROXY as http/client-ip.ts reads it: unset, empty or `false` (no proxy), `true` (every
+ * hop), a hop count, or a proxy-addr list. A list that proxy-addr cannot compile is a one-line
+ * ConfigError here, not a stack trace from http/client-ip.ts. `true` makes the left-most X-Forwarded-For entry,
+ * which the client writes, the client address, so per-IP limits could be dodged: production
+ * refuses it (server.ts warns about it elsewhere).
+ */
+function checkTrustProxy(value: string | undefined, production: boolean): string | undefined {
+  if (value === undefined || value === '' || value === 'false' || /^\d+$/.test(value)) {
+    return value;
+  }
+  if (value === 'true') {
+    if (production) {
+      throw new ConfigError(
+        `TRUST_PROXY=true is refused when NODE_ENV=production: it trusts every X-Forwarded-For hop, so a client can choose its own IP address and dodge per-IP rate limits; set ${TRUST_PROXY_FORMS}`,
+      );
+    }
+    return value;
+  }
+  try {
+    proxyaddr.compile(value.split(',').map((s) => s.trim()));
+  } catch (error) {
+    throw new ConfigError(`TRUST_PROXY=${value} is invalid (${(error as Error).message}); use false, ${TRUST_PROXY_FORMS}`);
+  }
+  return value;
 }

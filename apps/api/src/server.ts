@@ -1,41 +1,65 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDatabase } from '@svc/db/client';
+import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { startWorker, type WorkerHandle } from '@svc/jobs/runner';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { AppServices } from './context.ts';
 import { resolveDatabase } from './database.ts';
 import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { createEdge } from './http/edge.ts';
 import { createFastLane } from './http/fast-lane.ts';
+import { createLogger, flushLogger } from './logging.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
-export function createLogger(config: Config): Logger {
-  // Asynchronous stdout: a synchronous write per request line stalls the event loop under load.
-  // Shutdown flushes it (RunningServer.close).
-  return pino({ level: config.logLevel, base: { service: 'svc' } }, pino.destination({ dest: 1, sync: false }));
-}
-
 /**
  * `svc serve`: database (embedded when DATABASE_URL is unset), migrations under the advisory
  * lock, the application cache with its LISTEN, the in-process worker unless WORKER_ENABLED=false,
- * and the HTTP server.
+ * and the HTTP server. A startup failure releases whatever was already started before it throws.
  */
 export async function startServer(config: Config, logger = createLogger(config)): Promise<RunningServer> {
+  if (config.trustProxy === 'true') {
+    // env.ts refuses this in production; elsewhere it is allowed, and said once.
+    logger.warn(
+      { setting: 'TRUST_PROXY' },
+      "TRUST_PROXY=true trusts every X-Forwarded-For hop: a client can pick its own IP address and dodge per-IP rate limits; set a hop count (e.g. 1) or the proxies' addresses or subnets instead (production refuses true)",
+    );
+  }
   const database = await resolveDatabase(config);
+  // Undone in reverse order when a later step fails.
+  const started: (() => Promise<void>)[] = [database.stop];
+  try {
+    return await startOn(config, logger, database, started);
+  } catch (error) {
+    for (const stop of started.reverse()) {
+      await stop().catch(() => {});
+    }
+    throw error;
+  }
+}
+
+async function startOn(
+  config: Config,
+  logger: Logger,
+  database: Awaited<ReturnType<typeof resolveDatabase>>,
+  started: (() => Promise<void>)[],
+): Promise<RunningServer> {
   await migrateDatabase(database.url);
   const { db, sql, close: closeDb } = createDatabase({ url: database.url, max: 20, applicationName: 'svc-api' });
+  started.push(closeDb);
   const applications = new ApplicationCache(db, { ttlMs: config.applicationCacheTtlMs });
+  started.push(() => applications.close());
   await applications.listen(sql);
   const services: AppServices = { config, db, sql, logger, applications };
 
   let worker: WorkerHandle | undefined;
   if (config.workerEnabled) {
-    worker = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
+    const running = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
+    started.push(() => running.stop());
+    worker = running;
   }
 
   const edge = createEdge(services);
@@ -63,26 +87,74 @@ export async function startServer(config: Config, logger = createLogger(config))
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const url = config.port === 0 ? `http://${config.host}:${address.port}` : config.publicUrl;
 
+  /**
+   * Stops accepting connections and stops the worker in parallel; whatever is still running after
+   * SHUTDOWN_TIMEOUT_MS is cut off (open connections closed). Then the cache listener, the pool
+   * and the embedded database, and finally the log is flushed. Each step runs even when an
+   * earlier one failed; the failures are logged and reported together.
+   */
+  const shutdown = async () => {
+    const failures: string[] = [];
+    const step = async (name: string, fn: () => Promise<void> | undefined) => {
+      try {
+        await fn();
+      } catch (error) {
+        failures.push(name);
+        logger.error({ err: error }, `shutdown: ${name} failed`);
+      }
+    };
+    const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // A keep-alive connection whose request finishes after close() turns idle: close it too.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs);
+    });
+    const drained = Promise.all([httpClosed, step('worker stop', () => worker?.stop())]).then(() => 'drained' as const);
+    const outcome = await Promise.race([drained, deadline]);
+    clearTimeout(timer);
+    clearInterval(sweep);
+    if (outcome === 'timeout') {
+      logger.warn({ shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown deadline reached: closing open connections');
+      server.closeAllConnections();
+      await httpClosed;
+    }
+    await step('application cache', () => applications.close());
+    await step('database pool', closeDb);
+    await step('embedded database', database.stop);
+    await flushLogger(logger);
+    if (failures.length > 0) {
+      throw new Error(`shutdown incomplete: ${failures.join(', ')} failed (see the log)`);
+    }
+  };
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await worker?.stop();
-      await applications.close();
-      await closeDb();
-      await database.stop();
-      logger.flush();
-    })();
+    closing ??= shutdown();
     return closing;
   };
   return { url, services, close };
+}
+
+/** listen() failures an operator fixes with a setting, as one-line startup errors. */
+function listenError(error: NodeJS.ErrnoException, config: Config): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new StartupError(`port ${config.port} on ${config.host} is already in use (PORT)`);
+    case 'EACCES':
+      return new StartupError(`no permission to listen on port ${config.port} on ${config.host} (PORT; ports below 1024 need privileges)`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`${config.host} is not an address of this machine (HOST)`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError(`cannot resolve ${config.host} (HOST)`);
+    default:
+      return error;
+  }
 }

@@ -60,7 +60,12 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
         const input = ZClientConfigRequest.safeParse(query);
         if (!input.success) {
           sendJson(res, 400, {
-            error: { code: 'validation_failed', message: 'Input validation failed', requestId: requestIdOf(req), issues: toIssues(input.error.issues) },
+            error: {
+              code: 'validation_failed',
+              message: 'Input validation failed',
+              requestId: requestIdOf(req),
+              issues: toIssues(input.error.issues),
+            },
           });
           return;
         }

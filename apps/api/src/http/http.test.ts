@@ -316,7 +316,9 @@ describe('rate-limit scopes', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
       const fake = `sk_live_${String(i).padStart(40, 'F')}`;
-      const res = await fetch(`${limited.url}/v1/backend/application`, { headers: { authorization: `Bearer ${fake}`, 'x-forwarded-for': `10.0.0.${i}` } });
+      const res = await fetch(`${limited.url}/v1/backend/application`, {
+        headers: { authorization: `Bearer ${fake}`, 'x-forwarded-for': `10.0.0.${i}` },
+      });
       statuses.push(res.status);
       expect(res.headers.get('ratelimit-policy')).toContain('"public"');
     }
@@ -329,6 +331,8 @@ describe('rate-limit scopes', () => {
     const app = await seedApplication(limited.services.db);
     const res = await fetch(`${limited.url}/v1/backend/application`, { headers: { authorization: `Bearer ${app.secretKey}` } });
     expect(res.status).toBe(429);
-    expect(limited.services.applications.peekBySecretKeyHash((await import('../modules/applications/keys.ts')).sha256Hex(app.secretKey))).toBeUndefined();
+    expect(
+      limited.services.applications.peekBySecretKeyHash((await import('../modules/applications/keys.ts')).sha256Hex(app.secretKey)),
+    ).toBeUndefined();
   });
 });

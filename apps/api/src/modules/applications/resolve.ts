@@ -101,4 +101,3 @@ export function resolvePublishableKeyFromRequest(
     keyless: single(raw.keyless, 'keyless'),
   });
 }
-

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import { ZBackendApplicationResponse } from '@svc/contracts/public-edge';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { freePort, type startTestServer, TEST_ENV } from '../../../../../test/support/server.ts';
 import { loadConfig } from '../../env.ts';
+import { createLogger } from '../../logging.ts';
 import { startServer } from '../../server.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   const databaseUrl = await createTestDatabase();
   const port = await freePort();
   const config = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'trace', PORT: String(port), DATABASE_URL: databaseUrl });
-  const running = await startServer(config, pino({ level: 'trace' }, sink));
+  const running = await startServer(config, createLogger(config, sink));
   server = { ...running, databaseUrl };
 });
 afterAll(async () => {
