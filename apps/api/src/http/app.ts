@@ -20,7 +20,12 @@ export function createHttpApp(services: AppServices, edge: Edge): express.Expres
   app.disable('x-powered-by');
 
   app.use((req, res, next) => {
-    edge.run(req, res, req.path).then((proceed) => (proceed ? next() : undefined), next);
+    const proceed = edge.run(req, res, req.path);
+    if (proceed instanceof Promise) {
+      proceed.then((go) => (go ? next() : undefined), next);
+    } else if (proceed) {
+      next();
+    }
   });
 
   app.get('/healthz', async (req, res) => {

@@ -8,7 +8,16 @@ import proxyaddr from 'proxy-addr';
 export function clientIpResolver(trustProxy: string | undefined): (req: IncomingMessage) => string {
   let trust: (addr: string, i: number) => boolean;
   if (trustProxy === undefined || trustProxy === '' || trustProxy === 'false') {
-    return (req) => req.socket.remoteAddress ?? 'unknown';
+    // The peer of a keep-alive connection never changes; remoteAddress asks the OS each time.
+    const byConnection = new WeakMap<object, string>();
+    return (req) => {
+      let ip = byConnection.get(req.socket);
+      if (ip === undefined) {
+        ip = req.socket.remoteAddress ?? 'unknown';
+        byConnection.set(req.socket, ip);
+      }
+      return ip;
+    };
   }
   if (trustProxy === 'true') {
     trust = () => true;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
 import { logRequest } from './access-log.ts';
@@ -32,9 +33,10 @@ export function normalizePath(rawPath: string): string {
  * What every request goes through before any route, in ARCHITECTURE.md section 3's order:
  * request id, access log, security headers, CORS (public routes), body-size cap, rate limit.
  * Plain functions over Node's req/res, so the Express app and the hot-route fast lane run the
- * same code. `run` resolves false when it has already answered (preflight, 413, 429).
+ * same code. `run` gives false when it has already answered (preflight, 413, 429); it answers
+ * synchronously unless it must ask the database (a rate-limit lease, an unseen key).
  */
-export type Edge = { run: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> };
+export type Edge = { run: (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean> };
 
 export function createEdge(services: AppServices): Edge {
   const { config, logger } = services;
@@ -61,7 +63,7 @@ export function createEdge(services: AppServices): Edge {
    * unless the client's IP budget is already spent: then a flood of invented keys costs no
    * database reads.
    */
-  async function subjectOf(req: IncomingMessage, path: string): Promise<RateLimitSubject> {
+  function subjectOf(req: IncomingMessage, path: string): RateLimitSubject | Promise<RateLimitSubject> {
     // A tRPC batch (`/trpc/a,b,c`) runs one procedure per name: it costs one token each.
     const cost = path.startsWith('/trpc/') ? path.split(',').length : 1;
     const ip = clientIp(req);
@@ -74,15 +76,17 @@ export function createEdge(services: AppServices): Edge {
       return ipSubject;
     }
     const hash = sha256Hex(token);
-    let known = services.applications.peekBySecretKeyHash(hash);
+    const bySubject = (known: ApplicationWithOrganization | null | undefined): RateLimitSubject =>
+      known ? { scope: 'backend', subject: known.application.id, limit: config.rateLimit.backendPerMinute, cost } : ipSubject;
+    const known = services.applications.peekBySecretKeyHash(hash);
     if (known === undefined && !limiter.isExhausted(`public:${ip}`)) {
-      known = await services.applications.bySecretKeyHash(hash);
+      return services.applications.bySecretKeyHash(hash).then(bySubject);
     }
-    return known ? { scope: 'backend', subject: known.application.id, limit: config.rateLimit.backendPerMinute, cost } : ipSubject;
+    return bySubject(known);
   }
 
   return {
-    async run(req, res, rawPath) {
+    run(req, res, rawPath) {
       const path = normalizePath(rawPath);
       assignRequestId(req, res);
       logRequest(logger, req, res);
@@ -99,7 +103,10 @@ export function createEdge(services: AppServices): Edge {
       if (!config.rateLimit.enabled || RATE_LIMIT_EXEMPT.has(path) || req.method === 'OPTIONS') {
         return true;
       }
-      return !(await applyRateLimit(limiter, req, res, await subjectOf(req, path)));
+      const subject = subjectOf(req, path);
+      const limited =
+        subject instanceof Promise ? subject.then((s) => applyRateLimit(limiter, req, res, s)) : applyRateLimit(limiter, req, res, subject);
+      return limited instanceof Promise ? limited.then((l) => !l) : !limited;
     },
   };
 }

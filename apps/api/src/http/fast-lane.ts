@@ -98,19 +98,26 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
       return false;
     }
     const query = q === -1 ? '' : url.slice(q + 1);
-    edge
-      .run(req, res, rawPath)
-      .then((proceed) => (proceed ? handler(req, res, query) : undefined))
-      .catch((error: unknown) => {
-        if (error instanceof AppError) {
-          sendError(req, res, error.code, error.message);
-          return;
-        }
-        services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
-        if (!res.headersSent) {
-          sendError(req, res, 'internal', 'Internal server error');
-        }
-      });
+    const fail = (error: unknown) => {
+      if (error instanceof AppError) {
+        sendError(req, res, error.code, error.message);
+        return;
+      }
+      services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
+      if (!res.headersSent) {
+        sendError(req, res, 'internal', 'Internal server error');
+      }
+    };
+    try {
+      const proceed = edge.run(req, res, rawPath);
+      if (proceed instanceof Promise) {
+        proceed.then((go) => (go ? handler(req, res, query) : undefined)).catch(fail);
+      } else if (proceed) {
+        handler(req, res, query).catch(fail);
+      }
+    } catch (error) {
+      fail(error);
+    }
     return true;
   };
 }

@@ -6,7 +6,7 @@ import { sendError } from './errors.ts';
 
 const WINDOW_SECONDS = 60;
 /** Largest lease one process takes at once; bounds how many tokens one process may hold idle. */
-const MAX_LEASE = 256;
+const MAX_LEASE = 1024;
 
 type Bucket = {
   /** Tokens leased from the shared counter and not yet spent by this process. */
@@ -55,7 +55,46 @@ export class RateLimiter {
     return windowStart === this.windowStart && (this.buckets.get(key)?.exhausted ?? false);
   }
 
+  /**
+   * Decides at once when this process can (tokens in hand, or the window known to be spent);
+   * undefined when a lease is needed. The hot path takes no promise and no microtask.
+   */
+  takeNow(key: string, limit: number, cost = 1, now = Date.now()): Decision | undefined {
+    const { bucket, windowStart, resetSeconds } = this.bucketFor(key, now);
+    if (bucket.local >= cost) {
+      bucket.local -= cost;
+      // Refill in the background at half a lease left, so a busy key never makes its requests
+      // wait for the database round trip (they would all queue behind one lease).
+      if (!bucket.pending && !bucket.exhausted && bucket.lastLease >= 4 && bucket.local < bucket.lastLease / 2) {
+        bucket.pending = this.lease(key, windowStart, bucket, limit, 0).finally(() => {
+          bucket.pending = undefined;
+        });
+      }
+      return { allowed: true, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
+    }
+    if (bucket.exhausted || cost > limit) {
+      return { allowed: false, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
+    }
+    return undefined;
+  }
+
   async take(key: string, limit: number, cost = 1, now = Date.now()): Promise<Decision> {
+    for (;;) {
+      const decided = this.takeNow(key, limit, cost, now);
+      if (decided) {
+        return decided;
+      }
+      const { bucket, windowStart } = this.bucketFor(key, now);
+      if (!bucket.pending) {
+        bucket.pending = this.lease(key, windowStart, bucket, limit, cost - bucket.local).finally(() => {
+          bucket.pending = undefined;
+        });
+      }
+      await bucket.pending;
+    }
+  }
+
+  private bucketFor(key: string, now: number): { bucket: Bucket; windowStart: number; resetSeconds: number } {
     const nowSeconds = now / 1000;
     const windowStart = Math.floor(nowSeconds / WINDOW_SECONDS) * WINDOW_SECONDS;
     const resetSeconds = Math.max(1, Math.ceil(windowStart + WINDOW_SECONDS - nowSeconds));
@@ -68,22 +107,7 @@ export class RateLimiter {
       bucket = { local: 0, lastTotal: 0, lastLease: 0, share: 1, exhausted: false, pending: undefined };
       this.buckets.set(key, bucket);
     }
-    for (;;) {
-      if (bucket.local >= cost) {
-        bucket.local -= cost;
-        return { allowed: true, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
-      }
-      if (bucket.exhausted || cost > limit) {
-        return { allowed: false, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
-      }
-      if (!bucket.pending) {
-        const current = bucket;
-        current.pending = this.lease(key, windowStart, current, limit, cost - current.local).finally(() => {
-          current.pending = undefined;
-        });
-      }
-      await bucket.pending;
-    }
+    return { bucket, windowStart, resetSeconds };
   }
 
   private async lease(key: string, windowStart: number, bucket: Bucket, limit: number, needed: number): Promise<void> {
@@ -109,7 +133,7 @@ export class RateLimiter {
     bucket.lastTotal = total;
     bucket.lastLease = want;
     bucket.local += granted;
-    if (granted < needed) {
+    if (granted < Math.max(needed, 1)) {
       bucket.exhausted = true;
     }
   }
@@ -122,16 +146,37 @@ export type RateLimitSubject = { scope: 'public' | 'backend'; subject: string; l
 
 /**
  * Counts the request and sets RateLimit-Policy and RateLimit; answers 429 rate_limited with
- * Retry-After and returns true when the limit is spent.
+ * Retry-After and returns true when the limit is spent. Synchronous when the limiter can decide
+ * without the database (almost always).
  */
-export async function applyRateLimit(
+export function applyRateLimit(
   limiter: RateLimiter,
   req: IncomingMessage,
   res: ServerResponse,
-  { scope, subject, limit, cost }: RateLimitSubject,
-): Promise<boolean> {
-  const decision = await limiter.take(`${scope}:${subject}`, limit, cost);
-  res.setHeader('RateLimit-Policy', `"${scope}";q=${limit};w=${WINDOW_SECONDS}`);
+  subject: RateLimitSubject,
+): boolean | Promise<boolean> {
+  const key = `${subject.scope}:${subject.subject}`;
+  const now = limiter.takeNow(key, subject.limit, subject.cost);
+  if (now) {
+    return answer(req, res, subject, now);
+  }
+  return limiter.take(key, subject.limit, subject.cost).then((decision) => answer(req, res, subject, decision));
+}
+
+const policies = new Map<string, string>();
+
+function policyOf(scope: string, limit: number): string {
+  const key = `${scope}:${limit}`;
+  let policy = policies.get(key);
+  if (policy === undefined) {
+    policy = `"${scope}";q=${limit};w=${WINDOW_SECONDS}`;
+    policies.set(key, policy);
+  }
+  return policy;
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, { scope, limit }: RateLimitSubject, decision: Decision): boolean {
+  res.setHeader('RateLimit-Policy', policyOf(scope, limit));
   res.setHeader('RateLimit', `"${scope}";r=${decision.remaining};t=${decision.resetSeconds}`);
   if (!decision.allowed) {
     res.setHeader('Retry-After', String(decision.resetSeconds));
