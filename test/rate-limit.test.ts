@@ -5,6 +5,7 @@ import { createTestDatabase } from './support/db.ts';
 import { seedApplication } from './support/factories.ts';
 import { startTestServer } from './support/server.ts';
 import { type SpawnedServer, spawnServer } from './support/spawn.ts';
+import { roomInWindow, secondsLeftInWindow } from './support/window.ts';
 
 type Reply = { status: number; headers: http.IncomingHttpHeaders; body: string };
 
@@ -46,21 +47,6 @@ function parseRateLimit(reply: Reply): { scope: string; remaining: number; reset
     remaining: Number((m as RegExpExecArray)[2]),
     reset: Number((m as RegExpExecArray)[3]),
   };
-}
-
-function secondsLeftInWindow(): number {
-  return 60 - ((Date.now() / 1000) % 60);
-}
-
-/**
- * The limiter's fixed window is aligned to the minute. Waits for the next window when fewer
- * than `needSeconds` remain, so a test's requests all land in one window.
- */
-async function roomInWindow(needSeconds: number): Promise<void> {
-  const left = secondsLeftInWindow();
-  if (left < needSeconds) {
-    await new Promise((r) => setTimeout(r, left * 1000 + 250));
-  }
 }
 
 function expect429(reply: Reply, limit: number, scope: 'public' | 'backend'): void {

@@ -5,11 +5,52 @@ import { freePort, TEST_ENV } from './server.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(REPO_ROOT, 'apps/api/src/cli.ts');
+const HEALTH_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+/** Keep the tail of a child's output for error messages; a chatty server must not grow memory. */
+const OUTPUT_LIMIT = 64 * 1024;
 
-export type SpawnedServer = { url: string; child: ChildProcess; output: () => string; stop: () => Promise<void> };
+export type SpawnedServer = {
+  /** http://127.0.0.1:<port>, no trailing slash. */
+  url: string;
+  child: ChildProcess;
+  /** stdout + stderr so far (tail), for diagnosing a failed test. */
+  output: () => string;
+  stop: () => Promise<void>;
+};
 
-/** Runs `svc <args>` to completion and returns its exit code and output. */
-export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function svc(args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...TEST_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_LIMIT);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return Object.assign(child, { output: () => output });
+}
+
+function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve(child.exitCode);
+  }
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/**
+ * Runs `svc <args>` to completion and returns its exit code and output. With `deadlineMs` the
+ * process is killed at the deadline (`timedOut`) instead of being waited for forever.
+ */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { deadlineMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean; elapsedMs: number }> {
+  const started = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...TEST_ENV, ...env },
@@ -23,59 +64,62 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
   child.stderr.on('data', (d) => {
     stderr += d;
   });
-  const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? -1)));
-  return { code, stdout, stderr };
+  let timedOut = false;
+  const timer =
+    opts.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }, opts.deadlineMs);
+  const code = await waitForExit(child);
+  clearTimeout(timer);
+  return { code, stdout, stderr, timedOut, elapsedMs: Date.now() - started };
 }
 
-/** A real `svc serve` process; resolves once /healthz answers 200. */
+/** A real `svc serve` process; resolves once GET /healthz answers 200. */
 export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...TEST_ENV, PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
+  const child = svc(['serve'], { PORT: String(port), ...env });
   const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`svc serve exited with ${code}:\n${output}`))),
-  );
-  const deadline = Date.now() + 60_000;
+  const exited = waitForExit(child).then((code) => {
+    throw new Error(`svc serve exited with code ${code} before /healthz answered:\n${child.output()}`);
+  });
+  // Observed below through Promise.race; this keeps a late rejection from being "unhandled".
+  exited.catch(() => {});
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
   for (;;) {
-    const ok = await Promise.race([
-      fetch(`${url}/healthz`).then(
-        (r) => r.ok,
+    const healthy = await Promise.race([
+      fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+        (res) => res.status === 200,
         () => false,
       ),
       exited,
     ]);
-    if (ok) {
+    if (healthy) {
       break;
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`svc serve did not become healthy:\n${output}`);
+      await waitForExit(child);
+      throw new Error(`svc serve did not answer GET /healthz with 200 within ${HEALTH_TIMEOUT_MS / 1000}s:\n${child.output()}`);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  exited.catch(() => {});
   return {
     url,
     child,
-    output: () => output,
+    output: child.output,
     stop: async () => {
-      if (child.exitCode !== null) {
+      if (child.exitCode !== null || child.signalCode !== null) {
         return;
       }
-      const done = new Promise((r) => child.once('exit', r));
+      const done = waitForExit(child);
       child.kill('SIGTERM');
+      // A shutdown that hangs is a bug to see, but it must not hang the run.
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await done;
+      clearTimeout(timer);
     },
   };
 }

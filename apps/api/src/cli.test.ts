@@ -1,42 +1,10 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
-import { startTestServer, TEST_ENV } from '../../../test/support/server.ts';
-import { REPO_ROOT, runCli } from '../../../test/support/spawn.ts';
-
-/** Like runCli, but kills the process at the deadline instead of waiting forever. */
-async function runCliWithDeadline(
-  args: string[],
-  env: Record<string, string>,
-  deadlineMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean; elapsedMs: number }> {
-  const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'apps/api/src/cli.ts'), ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...TEST_ENV, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, deadlineMs);
-  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  return { code, stdout, stderr, timedOut, elapsedMs: Date.now() - started };
-}
+import { startTestServer } from '../../../test/support/server.ts';
+import { runCli } from '../../../test/support/spawn.ts';
 
 async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -337,7 +305,7 @@ describe('svc command line', () => {
       });
       const port = await listen(silent);
       try {
-        const r = await runCliWithDeadline(['migrate'], { DATABASE_URL: `postgres://u:hunter2@127.0.0.1:${port}/x` }, 30_000);
+        const r = await runCli(['migrate'], { DATABASE_URL: `postgres://u:hunter2@127.0.0.1:${port}/x` }, { deadlineMs: 30_000 });
         expect(r.timedOut, `svc migrate still running after 30 s; stderr: ${r.stderr}`).toBe(false);
         expect(r.code).not.toBe(0);
         expect(r.stderr).toContain('DATABASE_URL');
@@ -358,7 +326,7 @@ describe('svc command line', () => {
         const web = http.createServer((_req, res) => res.end('not postgres'));
         const port = await listen(web);
         try {
-          const r = await runCliWithDeadline([command], { DATABASE_URL: `postgres://u:hunter2@127.0.0.1:${port}/x` }, 30_000);
+          const r = await runCli([command], { DATABASE_URL: `postgres://u:hunter2@127.0.0.1:${port}/x` }, { deadlineMs: 30_000 });
           expect(r.timedOut, `svc ${command} still running after 30 s; stderr: ${r.stderr}`).toBe(false);
           expect(r.code).not.toBe(0);
           expect(r.stderr).toContain('DATABASE_URL');

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../test/support/server.ts';
+import { roomInWindow } from '../../../../test/support/window.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 
@@ -288,14 +289,6 @@ describe('rate-limit scopes', () => {
   afterAll(async () => {
     await limited?.close();
   });
-
-  /** The fixed window is aligned to the minute; start a test only with time left in it. */
-  async function roomInWindow(seconds: number) {
-    const left = 60 - (Math.floor(Date.now() / 1000) % 60);
-    if (left < seconds) {
-      await new Promise((r) => setTimeout(r, left * 1000 + 200));
-    }
-  }
 
   it('a known key spends its own backend budget, also through /trpc', async () => {
     await roomInWindow(10);
