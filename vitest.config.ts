@@ -2,14 +2,14 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    // One PostgreSQL for the run (DATABASE_URL's server, else embedded) and a migrated template
-    // database that every test file clones (test/support/db.ts).
-    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         extends: true,
         test: {
           name: 'api',
+          // One PostgreSQL per project run (DATABASE_URL's server, else embedded) and a migrated
+          // template database that every test file clones (test/support/db.ts).
+          globalSetup: ['test/global-setup.ts'],
           include: ['apps/**/*.test.ts', 'packages/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: ['**/node_modules/**', 'apps/console/**'],
           testTimeout: 30_000,
@@ -20,6 +20,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'e2e',
+          globalSetup: ['test/global-setup.ts'],
           include: ['e2e/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
