@@ -1,22 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDatabase } from './support/db.ts';
 import { REPO_ROOT, runCli, type SpawnedServer, spawnServer } from './support/spawn.ts';
 
 const MIGRATION_FILES = readdirSync(path.join(REPO_ROOT, 'packages/db/migrations')).filter((f) => f.endsWith('.sql'));
 
 describe('three svc serve processes started at once on one EMPTY database', () => {
-  const adminUrl = inject('adminUrl');
-  // Named like the run's databases so global teardown drops it even if this file's afterAll does not run.
-  const runId = inject('templateDatabase').replace(/^svc_tpl_/, '');
-  const name = `svc_empty_${randomBytes(4).toString('hex')}_${runId}`;
-  const url = (() => {
-    const u = new URL(adminUrl);
-    u.pathname = `/${name}`;
-    return u.toString();
-  })();
+  const { name, url, adminUrl } = runDatabase('empty');
   let admin: postgres.Sql;
   let db: postgres.Sql;
   let servers: SpawnedServer[] = [];

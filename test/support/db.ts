@@ -17,10 +17,8 @@ declare module 'vitest' {
  * (CREATE DATABASE ... TEMPLATE copies files: far faster than migrating). Dropped at teardown.
  */
 export async function createTestDatabase(): Promise<string> {
-  const adminUrl = inject('adminUrl');
   const template = inject('templateDatabase');
-  const runId = template.replace(/^svc_tpl_/, '');
-  const name = `svc_t_${randomBytes(4).toString('hex')}_${runId}`;
+  const { name, url, adminUrl } = runDatabase('t');
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     for (let attempt = 0; ; attempt++) {
@@ -38,7 +36,19 @@ export async function createTestDatabase(): Promise<string> {
   } finally {
     await admin.end({ timeout: 1 });
   }
+  return url;
+}
+
+/**
+ * A name and URL for a database of this run that a test creates itself (empty, or broken on
+ * purpose). Named like the run's databases, so global teardown drops it even if the test's own
+ * cleanup does not run.
+ */
+export function runDatabase(label: string): { name: string; url: string; adminUrl: string } {
+  const adminUrl = inject('adminUrl');
+  const runId = inject('templateDatabase').replace(/^svc_tpl_/, '');
+  const name = `svc_${label}_${randomBytes(4).toString('hex')}_${runId}`;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  return url.toString();
+  return { name, url: url.toString(), adminUrl };
 }

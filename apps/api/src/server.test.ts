@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { StartupError } from '@svc/db/client';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/db.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, runDatabase } from '../../../test/support/db.ts';
 import { freePort, TEST_ENV } from '../../../test/support/server.ts';
 import { runCli, spawnServer } from '../../../test/support/spawn.ts';
 import { loadConfig } from './env.ts';
@@ -160,15 +159,7 @@ describe('startup errors are one line', () => {
   });
 
   describe('a failing migration', () => {
-    const adminUrl = inject('adminUrl');
-    // Named like the run's databases, so global teardown drops it even if afterAll does not run.
-    const runId = inject('templateDatabase').replace(/^svc_tpl_/, '');
-    const name = `svc_badmig_${randomBytes(4).toString('hex')}_${runId}`;
-    const url = (() => {
-      const u = new URL(adminUrl);
-      u.pathname = `/${name}`;
-      return u.toString();
-    })();
+    const { name, url, adminUrl } = runDatabase('badmig');
     let admin: postgres.Sql;
 
     beforeAll(async () => {
