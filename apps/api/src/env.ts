@@ -40,6 +40,9 @@ const ZEnv = z.object({
   /** Social provider of shared development credentials (SPEC.md 2.5). */
   ENGINE_SOCIAL_PROVIDER: z.string().min(1).default('google'),
   APPLICATION_CACHE_TTL_MS: int(60_000),
+  SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
+  SESSION_ABSOLUTE_TIMEOUT_HOURS: int(24 * 30, 1),
+  PLATFORM_ADMIN_GROUP: z.string().min(1).default('platform-admins'),
   /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
 });
@@ -61,6 +64,10 @@ export type Config = {
   rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number };
   engine: { kind: 'authentik' | 'keycloak' | 'generic'; issuer: string; clientId: string; socialProvider: string };
   applicationCacheTtlMs: number;
+  /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
+  session: { idleMs: number; absoluteMs: number };
+  /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
+  platformAdminGroup: string;
   shutdownTimeoutMs: number;
 };
 
@@ -114,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       socialProvider: e.ENGINE_SOCIAL_PROVIDER,
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+    session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
+    platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
 }

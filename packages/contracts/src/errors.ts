@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   subscription_inactive: { status: 402, trpc: 'PAYMENT_REQUIRED' },
   subscription_limit_exceeded: { status: 402, trpc: 'PAYMENT_REQUIRED' },
   forbidden: { status: 403, trpc: 'FORBIDDEN' },
+  user_suspended: { status: 403, trpc: 'FORBIDDEN' },
   csrf_rejected: { status: 403, trpc: 'FORBIDDEN' },
   keyless_disabled: { status: 403, trpc: 'FORBIDDEN' },
   not_found: { status: 404, trpc: 'NOT_FOUND' },

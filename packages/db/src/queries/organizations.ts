@@ -21,3 +21,12 @@ export async function ensureOrganization(
   }
   return row;
 }
+
+/** Inserts a new organization; undefined when the slug is taken (never returns someone else's). */
+export async function insertOrganization(
+  db: DbOrTx,
+  values: { id: string; slug: string; name: string; kind?: OrganizationRow['kind'] },
+): Promise<OrganizationRow | undefined> {
+  const [row] = await db.insert(organizations).values(values).onConflictDoNothing({ target: organizations.slug }).returning();
+  return row;
+}

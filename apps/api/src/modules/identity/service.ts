@@ -1,0 +1,106 @@
+import { AppError } from '@svc/contracts/errors';
+import { newId, randomBase62 } from '@svc/contracts/ids';
+import type { Db, DbOrTx } from '@svc/db/client';
+import {
+  findUnlinkedUserByEmail,
+  findUserBySubject,
+  insertMembership,
+  insertUser,
+  lockUserForTransaction,
+  type MembershipView,
+  membershipsOfUser,
+  type UserRow,
+  updateUserFromEngine,
+} from '@svc/db/queries/identity';
+import { ensureOrganization, insertOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
+import { slugify } from '../applications/service.ts';
+
+/** What svc takes from a verified ID token (jose checked signature, iss, aud, exp and nonce). */
+export type EngineIdentity = { subject: string; email: string; emailVerified: boolean; name: string; groups: string[] };
+
+export type Workspace = MembershipView['organization'];
+
+export type SignInOutcome = { user: UserRow; workspace: Workspace; isPlatformAdmin: boolean };
+
+export const PLATFORM_ORGANIZATION_SLUG = 'platform';
+
+/**
+ * SPEC.md 1.4: a member of the platform admin group opens the platform workspace; anyone else
+ * gets a tenant workspace on first sign-in, with the org admin role, exactly once however many
+ * callbacks race (a per-user advisory lock serialises them; the second finds the membership).
+ *
+ * A user pre-provisioned by an admin (no engine subject yet) is linked by email only when the
+ * engine says that email is verified: an unverified email would let anyone claim the account.
+ */
+export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: { platformAdminGroup: string }): Promise<SignInOutcome> {
+  const email = identity.email.trim().toLowerCase();
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    let user = await findUserBySubject(tx, identity.subject);
+    if (!user && identity.emailVerified) {
+      user = await findUnlinkedUserByEmail(tx, email);
+    }
+    if (!user) {
+      user = await insertUser(tx, {
+        id: newId('user'),
+        engineSubject: identity.subject,
+        email,
+        emailVerified: identity.emailVerified,
+        name: identity.name,
+        lastSignInAt: now,
+      });
+    }
+    if (user.status === 'suspended') {
+      throw new AppError('user_suspended', 'this account is suspended; ask an administrator of your organization');
+    }
+    user = await updateUserFromEngine(tx, {
+      id: user.id,
+      engineSubject: identity.subject,
+      email,
+      emailVerified: identity.emailVerified,
+      name: identity.name || user.name,
+      at: now,
+    });
+
+    await lockUserForTransaction(tx, user.id);
+    const isPlatformAdmin = identity.groups.includes(opts.platformAdminGroup);
+    if (isPlatformAdmin) {
+      const platform = await ensureOrganization(tx, {
+        id: newId('organization'),
+        slug: PLATFORM_ORGANIZATION_SLUG,
+        name: 'Platform',
+        kind: 'platform',
+      });
+      await insertMembership(tx, { tenantId: platform.id, userId: user.id, roleKey: 'org_admin' });
+      return { user, workspace: { id: platform.id, slug: platform.slug, name: platform.name, kind: 'platform' }, isPlatformAdmin };
+    }
+    const existing = (await membershipsOfUser(tx, user.id)).find((m) => m.organization.kind === 'tenant');
+    if (existing) {
+      return { user, workspace: existing.organization, isPlatformAdmin };
+    }
+    const workspace = await createPersonalWorkspace(tx, email, identity.name);
+    await insertMembership(tx, { tenantId: workspace.id, userId: user.id, roleKey: 'org_admin' });
+    return { user, workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name, kind: 'tenant' }, isPlatformAdmin };
+  });
+}
+
+/**
+ * A new tenant organization for a first sign-in. The slug gets a random suffix (slugs are global,
+ * and guessing one must reveal nobody's workspace); a taken slug is retried, never reused: reusing
+ * it would make the new user an admin of someone else's organization.
+ */
+async function createPersonalWorkspace(tx: DbOrTx, email: string, name: string): Promise<OrganizationRow> {
+  const base = slugify(email.split('@')[0] ?? 'workspace').slice(0, 40);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const created = await insertOrganization(tx, {
+      id: newId('organization'),
+      slug: `${base}-${randomBase62(6).toLowerCase()}`,
+      name: `${name || email}'s workspace`,
+      kind: 'tenant',
+    });
+    if (created) {
+      return created;
+    }
+  }
+  throw new Error('could not find a free workspace slug');
+}

@@ -1,0 +1,94 @@
+import { createDatabase, type Database } from '@svc/db/client';
+import { sessions, users } from '@svc/db/schema/identity';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../../test/support/db.ts';
+import { signInFromEngine } from '../identity/service.ts';
+import { createSession, hashSessionToken, revokeSession, SESSION_REFRESH_INTERVAL_MS, validateSessionToken } from './service.ts';
+
+let database: Database;
+const settings = { idleMs: 24 * 3_600_000, absoluteMs: 7 * 24 * 3_600_000 };
+let n = 0;
+
+beforeAll(async () => {
+  database = createDatabase({ url: await createTestDatabase(), max: 5 });
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+async function signedIn(now = new Date()) {
+  n++;
+  const { user, workspace } = await signInFromEngine(
+    database.db,
+    { subject: `sub-${n}-${Math.random()}`, email: `s${n}@example.com`, emailVerified: true, name: 'S', groups: [] },
+    { platformAdminGroup: 'platform-admins' },
+  );
+  const created = await createSession(
+    database.db,
+    settings,
+    { userId: user.id, activeTenantId: workspace.id, isPlatformAdmin: false },
+    now,
+  );
+  return { user, ...created };
+}
+
+describe('sessions', () => {
+  it('stores only the SHA-256 of the token and validates the token', async () => {
+    const { token, session, user } = await signedIn();
+    expect(token).toMatch(/^[a-z2-7]{32}$/);
+    const [row] = await database.db.select().from(sessions).where(eq(sessions.id, session.id));
+    expect(row?.tokenHash).toBe(hashSessionToken(token));
+    expect(JSON.stringify(row)).not.toContain(token);
+    const valid = await validateSessionToken(database.db, settings, token);
+    expect(valid?.user.id).toBe(user.id);
+    expect(valid?.session.id).toMatch(/^ses_/);
+  });
+
+  it('refuses unknown, malformed and tampered tokens', async () => {
+    const { token } = await signedIn();
+    expect(await validateSessionToken(database.db, settings, 'a'.repeat(32))).toBeNull();
+    expect(await validateSessionToken(database.db, settings, `${token}x`)).toBeNull();
+    expect(await validateSessionToken(database.db, settings, "' or 1=1 --")).toBeNull();
+    expect(await validateSessionToken(database.db, settings, hashSessionToken(token))).toBeNull();
+  });
+
+  it('a check inside the refresh interval writes nothing; after it, the idle expiry slides once', async () => {
+    const start = new Date(Date.now() - 2 * SESSION_REFRESH_INTERVAL_MS);
+    const { token, session } = await signedIn(start);
+    const soon = new Date(start.getTime() + SESSION_REFRESH_INTERVAL_MS / 2);
+    await validateSessionToken(database.db, settings, token, soon);
+    const [unchanged] = await database.db.select().from(sessions).where(eq(sessions.id, session.id));
+    expect(unchanged?.lastSeenAt.getTime()).toBe(start.getTime());
+    const later = new Date(start.getTime() + SESSION_REFRESH_INTERVAL_MS + 1000);
+    await validateSessionToken(database.db, settings, token, later);
+    const [slid] = await database.db.select().from(sessions).where(eq(sessions.id, session.id));
+    expect(slid?.lastSeenAt.getTime()).toBe(later.getTime());
+    expect(slid?.expiresAt.getTime()).toBe(later.getTime() + settings.idleMs);
+  });
+
+  it('ends at the idle timeout and at the absolute timeout however active', async () => {
+    const start = new Date();
+    const { token } = await signedIn(start);
+    expect(await validateSessionToken(database.db, settings, token, new Date(start.getTime() + settings.idleMs + 1))).toBeNull();
+    const active = await signedIn(start);
+    // Used every 20 hours: idle never lapses, but the absolute limit still ends it.
+    let t = start.getTime();
+    while (t + 20 * 3_600_000 < start.getTime() + settings.absoluteMs) {
+      t += 20 * 3_600_000;
+      expect(await validateSessionToken(database.db, settings, active.token, new Date(t))).not.toBeNull();
+    }
+    expect(await validateSessionToken(database.db, settings, active.token, new Date(start.getTime() + settings.absoluteMs + 1))).toBeNull();
+  });
+
+  it('a revoked session fails its next check; a suspended user has no live session', async () => {
+    const { token, session } = await signedIn();
+    expect(await revokeSession(database.db, session.id)).toBe(true);
+    expect(await validateSessionToken(database.db, settings, token)).toBeNull();
+    expect(await revokeSession(database.db, session.id)).toBe(false);
+
+    const other = await signedIn();
+    await database.db.update(users).set({ status: 'suspended' }).where(eq(users.id, other.user.id));
+    expect(await validateSessionToken(database.db, settings, other.token)).toBeNull();
+  });
+});

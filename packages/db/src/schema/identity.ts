@@ -1,0 +1,83 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations } from './organizations.ts';
+
+/**
+ * A person known to svc. The identity engine owns credentials; svc keeps the engine subject it
+ * signed in with, the email and whether the engine marked it verified.
+ */
+export const users = pgTable(
+  'users',
+  {
+    /** `usr_` prefixed id. */
+    id: text('id').primaryKey(),
+    /** The engine's `sub`; null for a user pre-provisioned by an admin and not yet signed in. */
+    engineSubject: text('engine_subject').unique(),
+    /** Lower-cased. */
+    email: text('email').notNull(),
+    /** As the engine last asserted it; only a verified email may link a pre-provisioned user. */
+    emailVerified: boolean('email_verified').notNull().default(false),
+    name: text('name').notNull().default(''),
+    /** A suspended user cannot sign in and their sessions end at once. */
+    status: text('status', { enum: ['active', 'suspended'] })
+      .notNull()
+      .default('active'),
+    lastSignInAt: timestamp('last_sign_in_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [index('users_email_idx').on(t.email)],
+);
+
+/** A user's membership of an organization, with the role key it holds there. */
+export const memberships = pgTable(
+  'memberships',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** `org_admin`, `org_member` or a custom role's key. */
+    roleKey: text('role_key').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('memberships_tenant_user_key').on(t.tenantId, t.userId), index('memberships_user_idx').on(t.userId)],
+);
+
+/**
+ * Hosted sessions (the Lucia guide's design): the cookie holds a random token, this table holds
+ * only its SHA-256. Validation is one indexed read; expiry slides at most once an hour.
+ */
+export const sessions = pgTable(
+  'sessions',
+  {
+    /** `ses_` prefixed id: what admins see and revoke; never the token. */
+    id: text('id').primaryKey(),
+    /** Hex SHA-256 of the cookie token. */
+    tokenHash: text('token_hash').notNull().unique(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The workspace the session opened (a tenant, or the platform workspace). */
+    activeTenantId: text('active_tenant_id').references(() => organizations.id, { onDelete: 'set null' }),
+    /** The engine said the user is in PLATFORM_ADMIN_GROUP at sign-in. */
+    isPlatformAdmin: boolean('is_platform_admin').notNull().default(false),
+    /** Idle expiry: moved forward (at most hourly) while the session is used. */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** Absolute expiry: never moves. */
+    absoluteExpiresAt: timestamp('absolute_expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** Last time the expiry was refreshed: "last seen" to within an hour. */
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('sessions_user_idx').on(t.userId),
+    index('sessions_tenant_created_idx').on(t.activeTenantId, t.createdAt),
+    index('sessions_expires_idx').on(t.expiresAt).where(sql`${t.revokedAt} is null`),
+  ],
+);
