@@ -1,0 +1,161 @@
+import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, type OAuth2Tokens } from 'arctic';
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
+import { z } from 'zod';
+
+/** The parts of the engine's discovery document svc relies on. */
+const ZDiscovery = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.url(),
+  token_endpoint: z.url(),
+  jwks_uri: z.url(),
+  end_session_endpoint: z.url().optional(),
+  userinfo_endpoint: z.url().optional(),
+});
+export type Discovery = z.infer<typeof ZDiscovery>;
+
+export type RelyingPartySettings = {
+  issuer: string;
+  clientId: string;
+  /** Null for a public client (PKCE alone). */
+  clientSecret: string | null;
+  redirectUri: string;
+  scopes: string[];
+  /** The claim that carries group names (Authentik: `groups`). */
+  groupsClaim: string;
+};
+
+/** What svc takes from a verified ID token. */
+export type VerifiedIdentity = { subject: string; email: string; emailVerified: boolean; name: string; groups: string[] };
+
+/** A started authorization: the secrets go into the pending-login cookie, the URL to the browser. */
+export type StartedAuthorization = { url: URL; state: string; nonce: string; codeVerifier: string };
+
+export class OidcError extends Error {
+  override name = 'OidcError';
+}
+
+/**
+ * svc as an OIDC relying party (ARCHITECTURE.md section 6): arctic runs the authorization-code
+ * flow with PKCE (S256); jose verifies the ID token (signature against the engine's JWKS, iss,
+ * aud, exp, and our nonce). arctic only decodes ID tokens: no claim is trusted before jose has
+ * verified it.
+ */
+export class RelyingParty {
+  private discovery: Promise<Discovery> | undefined;
+  private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  private readonly client: OAuth2Client;
+
+  constructor(
+    private readonly settings: RelyingPartySettings,
+    private readonly fetcher: typeof fetch = fetch,
+  ) {
+    this.client = new OAuth2Client(settings.clientId, settings.clientSecret, settings.redirectUri);
+  }
+
+  /** The discovery document, fetched once (a failed fetch is retried on the next call). */
+  discover(): Promise<Discovery> {
+    this.discovery ??= (async () => {
+      const url = `${this.settings.issuer.replace(/\/?$/, '/')}.well-known/openid-configuration`;
+      const res = await this.fetcher(url, { signal: AbortSignal.timeout(10_000) });
+      if (!res.ok) {
+        throw new OidcError(`engine discovery answered ${res.status} at ${url}`);
+      }
+      const doc = ZDiscovery.parse(await res.json());
+      if (doc.issuer !== this.settings.issuer) {
+        throw new OidcError(`engine discovery names issuer ${doc.issuer}, expected ${this.settings.issuer}`);
+      }
+      return doc;
+    })().catch((error: unknown) => {
+      this.discovery = undefined;
+      throw error;
+    });
+    return this.discovery;
+  }
+
+  /** A fresh authorization request: new state, nonce and PKCE verifier every time. */
+  async startAuthorization(): Promise<StartedAuthorization> {
+    const doc = await this.discover();
+    const state = generateState();
+    const nonce = generateState();
+    const codeVerifier = generateCodeVerifier();
+    const url = this.client.createAuthorizationURLWithPKCE(
+      doc.authorization_endpoint,
+      state,
+      CodeChallengeMethod.S256,
+      codeVerifier,
+      this.settings.scopes,
+    );
+    url.searchParams.set('nonce', nonce);
+    return { url, state, nonce, codeVerifier };
+  }
+
+  /**
+   * Exchanges the code (with the PKCE verifier) and verifies the ID token. Throws OidcError for
+   * anything that does not check out; the caller answers the browser without details.
+   */
+  async completeAuthorization(input: {
+    code: string;
+    codeVerifier: string;
+    nonce: string;
+  }): Promise<{ identity: VerifiedIdentity; idToken: string }> {
+    const doc = await this.discover();
+    let tokens: OAuth2Tokens;
+    try {
+      tokens = await this.client.validateAuthorizationCode(doc.token_endpoint, input.code, input.codeVerifier);
+    } catch (error) {
+      throw new OidcError(`token exchange failed: ${(error as Error).message}`);
+    }
+    let idToken: string;
+    try {
+      idToken = tokens.idToken();
+    } catch {
+      throw new OidcError('the engine returned no ID token');
+    }
+    this.jwks ??= createRemoteJWKSet(new URL(doc.jwks_uri));
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(idToken, this.jwks, {
+        issuer: this.settings.issuer,
+        audience: this.settings.clientId,
+        algorithms: ['RS256', 'ES256', 'EdDSA', 'PS256'],
+      }));
+    } catch (error) {
+      throw new OidcError(`ID token rejected: ${(error as Error).message}`);
+    }
+    if (payload.nonce !== input.nonce) {
+      throw new OidcError('ID token nonce does not match this sign-in');
+    }
+    return { identity: this.identityFrom(payload), idToken };
+  }
+
+  /** The engine's end-session URL for logout, when it has one. */
+  async endSessionUrl(opts: { idTokenHint?: string; postLogoutRedirectUri: string }): Promise<URL | undefined> {
+    const doc = await this.discover();
+    if (!doc.end_session_endpoint) {
+      return undefined;
+    }
+    const url = new URL(doc.end_session_endpoint);
+    url.searchParams.set('client_id', this.settings.clientId);
+    url.searchParams.set('post_logout_redirect_uri', opts.postLogoutRedirectUri);
+    if (opts.idTokenHint) {
+      url.searchParams.set('id_token_hint', opts.idTokenHint);
+    }
+    return url;
+  }
+
+  private identityFrom(payload: JWTPayload): VerifiedIdentity {
+    const email = typeof payload.email === 'string' ? payload.email : '';
+    if (!payload.sub || !email) {
+      throw new OidcError('ID token lacks sub or email (request the email scope)');
+    }
+    const rawGroups = payload[this.settings.groupsClaim];
+    const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
+    return {
+      subject: payload.sub,
+      email,
+      emailVerified: payload.email_verified === true,
+      name: typeof payload.name === 'string' ? payload.name : '',
+      groups,
+    };
+  }
+}
