@@ -22,6 +22,8 @@ export const TEST_ENV = {
   WORKER_ENABLED: 'false',
   RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
   RATE_LIMIT_BACKEND_PER_MINUTE: '100000',
+  // Each server starts its own development engine: on a free port, so files can run in parallel.
+  DEV_ENGINE_PORT: '0',
 } as const;
 
 /** A real svc HTTP server in this process, on its own fresh database (or `databaseUrl`). */

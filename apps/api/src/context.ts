@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './env.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
+import type { RelyingParty } from './modules/auth/oidc-client.ts';
 
 /** Long-lived services of one API process, built once at startup. */
 export type AppServices = {
@@ -11,6 +12,8 @@ export type AppServices = {
   sql: Sql;
   logger: Logger;
   applications: ApplicationCache;
+  /** svc as an OIDC relying party of the identity engine. */
+  rp: RelyingParty;
 };
 
 /** What every procedure receives. */

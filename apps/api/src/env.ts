@@ -36,9 +36,17 @@ const ZEnv = z.object({
   ENGINE_KIND: z.enum(['authentik', 'keycloak', 'generic']).default('authentik'),
   ENGINE_ISSUER: z.url().optional(),
   ENGINE_CLIENT_ID: z.string().min(1).default('svc'),
-  DEV_ENGINE_PORT: int(3001, 1),
-  /** Social provider of shared development credentials (SPEC.md 2.5). */
-  ENGINE_SOCIAL_PROVIDER: z.string().min(1).default('google'),
+  DEV_ENGINE_PORT: int(3001),
+  ENGINE_CLIENT_SECRET: z.string().min(1).optional(),
+  ENGINE_SCOPES: z.string().min(1).default('openid email profile'),
+  ENGINE_GROUPS_CLAIM: z.string().min(1).default('groups'),
+  /** Social source slug / identity-provider alias; also the shared-development provider (SPEC.md 2.5). */
+  ENGINE_SOCIAL: z.string().min(1).default('google'),
+  ENGINE_RECOVERY: z.string().min(1).optional(),
+  ENGINE_EMAIL_VERIFICATION: z.string().min(1).optional(),
+  ENGINE_MFA_SETUP: z.string().min(1).optional(),
+  ENGINE_PASSKEY_SETUP: z.string().min(1).optional(),
+  RATE_LIMIT_SIGNIN_PER_MINUTE: int(10, 1),
   APPLICATION_CACHE_TTL_MS: int(60_000),
   SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(24 * 30, 1),
@@ -61,8 +69,19 @@ export type Config = {
   workerEnabled: boolean;
   workerConcurrency: number;
   keylessEnabled: boolean;
-  rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number };
-  engine: { kind: 'authentik' | 'keycloak' | 'generic'; issuer: string; clientId: string; socialProvider: string };
+  rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number; signinPerMinute: number };
+  engine: {
+    kind: 'authentik' | 'keycloak' | 'generic';
+    issuer: string;
+    clientId: string;
+    clientSecret: string | null;
+    scopes: string[];
+    groupsClaim: string;
+    socialProvider: string;
+    overrides: { recovery?: string; email_verification?: string; mfa_setup?: string; passkey_setup?: string };
+    embedded: boolean;
+    devEnginePort: number;
+  };
   applicationCacheTtlMs: number;
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
   session: { idleMs: number; absoluteMs: number };
@@ -110,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     keylessEnabled: e.KEYLESS_ENABLED === undefined ? !production : e.KEYLESS_ENABLED === 'true' || e.KEYLESS_ENABLED === '1',
     rateLimit: {
+      signinPerMinute: e.RATE_LIMIT_SIGNIN_PER_MINUTE,
       enabled: e.RATE_LIMIT_ENABLED,
       publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE,
       backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,
@@ -118,7 +138,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       kind: e.ENGINE_KIND,
       issuer: e.ENGINE_ISSUER ?? devEngineIssuer,
       clientId: e.ENGINE_CLIENT_ID,
-      socialProvider: e.ENGINE_SOCIAL_PROVIDER,
+      socialProvider: e.ENGINE_SOCIAL,
+      clientSecret: e.ENGINE_CLIENT_SECRET ?? null,
+      scopes: e.ENGINE_SCOPES.split(/\s+/).filter(Boolean),
+      groupsClaim: e.ENGINE_GROUPS_CLAIM,
+      overrides: {
+        recovery: e.ENGINE_RECOVERY,
+        email_verification: e.ENGINE_EMAIL_VERIFICATION,
+        mfa_setup: e.ENGINE_MFA_SETUP,
+        passkey_setup: e.ENGINE_PASSKEY_SETUP,
+      },
+      /** Whether svc starts apps/dev-engine itself (ENGINE_ISSUER unset outside production). */
+      embedded: !e.ENGINE_ISSUER,
+      devEnginePort: e.DEV_ENGINE_PORT,
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },

@@ -10,8 +10,10 @@ import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { createEdge } from './http/edge.ts';
 import { createFastLane } from './http/fast-lane.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, flushLogger } from './logging.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
+import { RelyingParty } from './modules/auth/oidc-client.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
@@ -53,7 +55,8 @@ async function startOn(
   const applications = new ApplicationCache(db, { ttlMs: config.applicationCacheTtlMs });
   started.push(() => applications.close());
   await applications.listen(sql);
-  const services: AppServices = { config, db, sql, logger, applications };
+  const engine = await resolveEngine(config, logger, started);
+  const services: AppServices = { config: engine.config, db, sql, logger, applications, rp: engine.rp };
 
   let worker: WorkerHandle | undefined;
   if (config.workerEnabled) {
@@ -62,8 +65,9 @@ async function startOn(
     worker = running;
   }
 
-  const edge = createEdge(services);
-  const app = createHttpApp(services, edge);
+  const limiter = new RateLimiter(db, logger);
+  const edge = createEdge(services, limiter);
+  const app = createHttpApp(services, edge, limiter);
   const fastLane = createFastLane(services, edge);
   const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
     if (!fastLane(req, res)) {
@@ -157,4 +161,50 @@ function listenError(error: NodeJS.ErrnoException, config: Config): Error {
     default:
       return error;
   }
+}
+
+/**
+ * The identity engine: ENGINE_ISSUER's, or (unset, outside production) apps/dev-engine started in
+ * this process with the demo users or DEV_ENGINE_USERS. The relying party talks to either the same
+ * way, over HTTP.
+ */
+async function resolveEngine(
+  config: Config,
+  logger: Logger,
+  started: (() => Promise<void>)[],
+): Promise<{ config: Config; rp: RelyingParty }> {
+  let effective = config;
+  if (config.engine.embedded) {
+    const { startDevEngine } = await import('@svc/dev-engine/engine');
+    const { loadDevUsers } = await import('@svc/dev-engine/users');
+    const users = loadDevUsers(process.env);
+    const devEngine = await startDevEngine({
+      port: config.engine.devEnginePort,
+      users,
+      clients: [
+        {
+          client_id: config.engine.clientId,
+          ...(config.engine.clientSecret ? { client_secret: config.engine.clientSecret } : {}),
+          redirect_uris: [`${config.publicUrl}/auth/callback`],
+          post_logout_redirect_uris: [`${config.publicUrl}/signin`, `${config.publicUrl}/`],
+        },
+      ],
+      socialSources: [config.engine.socialProvider],
+    });
+    started.push(() => devEngine.close());
+    effective = { ...config, engine: { ...config.engine, issuer: devEngine.issuer } };
+    logger.info(
+      { issuer: devEngine.issuer, demoUsers: users.map((u) => ({ email: u.email, password: u.password, groups: u.groups })) },
+      'development identity engine started (set ENGINE_ISSUER to use your own)',
+    );
+  }
+  const rp = new RelyingParty({
+    issuer: effective.engine.issuer,
+    clientId: effective.engine.clientId,
+    clientSecret: effective.engine.clientSecret,
+    redirectUri: `${effective.publicUrl}/auth/callback`,
+    scopes: effective.engine.scopes,
+    groupsClaim: effective.engine.groupsClaim,
+  });
+  return { config: effective, rp };
 }

@@ -3,7 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider, { type ClientMetadata, type Configuration, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+import type { ClientMetadata, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { quietly } from './quiet-provider.ts';
+
+// Loaded inside quietly(): the module warns about the runtime when it is first imported.
+const { default: Provider, interactionPolicy } = await quietly(() => import('oidc-provider'));
+
 import { adminApiRouter } from './admin-api.ts';
 import { safeNextPath } from './next-path.ts';
 import { continuePage, enrollmentPage, errorPage, loginPage, logoutConfirmPage } from './pages.ts';
@@ -255,7 +260,7 @@ export async function startDevEngine(opts: DevEngineOptions): Promise<DevEngine>
     },
   };
 
-  const provider = new Provider(issuer, configuration);
+  const provider = await quietly(() => new Provider(issuer, configuration));
 
   async function signOut(ctx: KoaContextWithOIDC): Promise<void> {
     const { session } = ctx.oidc;

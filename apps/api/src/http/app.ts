@@ -2,6 +2,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
+import { authRouter } from '../modules/auth/routes.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -12,9 +13,10 @@ import { type Edge, MAX_BODY_BYTES } from './edge.ts';
 import { requestIdOf, sendError } from './errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 /** The Express application in ARCHITECTURE.md section 3's middleware order. */
-export function createHttpApp(services: AppServices, edge: Edge): express.Express {
+export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLimiter): express.Express {
   const { config, logger } = services;
   const app = express();
   app.disable('x-powered-by');
@@ -36,7 +38,9 @@ export function createHttpApp(services: AppServices, edge: Edge): express.Expres
       sendError(req, res, 'service_unavailable', 'database unreachable');
     }
   });
-  app.use(pagesRouter());
+  app.use(pagesRouter(services));
+  // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
+  app.use(authRouter(services, limiter));
   app.use('/docs', docsRouter());
   app.use('/auth/console', consoleRouter());
 

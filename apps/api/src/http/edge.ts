@@ -7,7 +7,7 @@ import { logRequest } from './access-log.ts';
 import { clientIpResolver } from './client-ip.ts';
 import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
-import { applyRateLimit, RateLimiter, type RateLimitSubject } from './rate-limit.ts';
+import { applyRateLimit, type RateLimiter, type RateLimitSubject } from './rate-limit.ts';
 import { assignRequestId } from './request-id.ts';
 import { compileSecurityHeaders } from './security-headers.ts';
 
@@ -38,7 +38,7 @@ export function normalizePath(rawPath: string): string {
  */
 export type Edge = { run: (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean> };
 
-export function createEdge(services: AppServices): Edge {
+export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
   const { config, logger } = services;
   const https = config.publicUrl.startsWith('https:');
   const setSecurityHeaders = compileSecurityHeaders({
@@ -47,6 +47,9 @@ export function createEdge(services: AppServices): Edge {
         'script-src': ["'self'"],
         'img-src': ["'self'", 'data:'],
         'connect-src': ["'self'"],
+        // Chrome applies form-action to the redirect after a submit: the hosted sign-in form
+        // goes through /auth/login to the engine.
+        'form-action': ["'self'", new URL(config.engine.issuer).origin],
         // Upgrading subresources breaks a plain-http local install; only on https.
         'upgrade-insecure-requests': https ? [] : null,
       },
@@ -54,7 +57,6 @@ export function createEdge(services: AppServices): Edge {
     strictTransportSecurity: https,
   });
   const clientIp = clientIpResolver(config.trustProxy);
-  const limiter = new RateLimiter(services.db, logger);
 
   /**
    * A well-formed secret key of an existing application spends that application's budget;

@@ -1,4 +1,7 @@
-import { Router } from 'express';
+import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
+import { type Request, type Response, Router } from 'express';
+import type { AppServices } from '../context.ts';
+import { signInPage } from '../modules/auth/pages.ts';
 
 const LANDING = `<!doctype html>
 <html lang="en">
@@ -25,6 +28,7 @@ const LANDING = `<!doctype html>
   <p>Start without an account: <code>GET /v1/client/config?keyless=1</code>.</p>
   <nav>
     <a href="/auth/console/">Open the console</a>
+    <a class="secondary" href="/signin">Sign in</a>
     <a class="secondary" href="/docs">API reference</a>
     <a class="secondary" href="/v1/openapi.json">OpenAPI document</a>
   </nav>
@@ -33,10 +37,28 @@ const LANDING = `<!doctype html>
 </html>`;
 
 /** Hosted pages served as plain HTML (no SPA needed for them). */
-export function pagesRouter(): Router {
+export function pagesRouter(services: AppServices): Router {
   const r = Router();
   r.get('/', (_req, res) => {
     res.type('html').send(LANDING);
   });
+
+  const hosted = (intent: 'signin' | 'signup') => async (req: Request, res: Response) => {
+    const key = typeof req.query.publishable_key === 'string' ? req.query.publishable_key : undefined;
+    const found = key && PUBLISHABLE_KEY_PATTERN.test(key) ? await services.applications.byPublishableKey(key) : null;
+    res.type('html').send(
+      signInPage({
+        intent,
+        appName: found?.application.name,
+        // Passed through as given: /auth/login sanitizes it against the application's allowlist.
+        returnTo: typeof req.query.return_to === 'string' ? req.query.return_to.slice(0, 2048) : undefined,
+        publishableKey: found ? key : undefined,
+        socialProvider: services.config.engine.socialProvider,
+      }),
+    );
+  };
+  // SPEC.md 4.3: /sign-in and /sign-up are compatibility aliases.
+  r.get(['/signin', '/sign-in'], hosted('signin'));
+  r.get(['/signup', '/sign-up'], hosted('signup'));
   return r;
 }

@@ -1,4 +1,6 @@
+import { AppError } from '@svc/contracts/errors';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
+import { sessionOf } from '../modules/auth/routes.ts';
 import { publicProcedure } from './init.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
@@ -12,4 +14,13 @@ export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishable
 export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).use(async ({ ctx, next }) => {
   const found = await resolveSecretKey(ctx.services, ctx.req.headers.authorization);
   return next({ ctx: { ...ctx, application: found } });
+});
+
+/** Procedures for a signed-in browser (the HttpOnly session cookie); anonymous gets 401. */
+export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
+  const current = await sessionOf(ctx.services, ctx.req);
+  if (!current) {
+    throw new AppError('unauthenticated', 'sign in first: no valid session');
+  }
+  return next({ ctx: { ...ctx, session: current.session, user: current.user } });
 });

@@ -1,5 +1,6 @@
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { meRouter } from '../modules/me/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { router } from './init.ts';
@@ -9,6 +10,7 @@ export const appRouter = router({
   clientConfig: clientConfigRouter,
   backend: backendRouter,
   setup: setupRouter,
+  me: meRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -1,0 +1,193 @@
+import type { IncomingMessage } from 'node:http';
+import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
+import { type Request, type Response, Router } from 'express';
+import type { AppServices } from '../../context.ts';
+import type { RateLimiter } from '../../http/rate-limit.ts';
+import { signInFromEngine } from '../identity/service.ts';
+import { createSession, revokeSession, validateSessionToken } from '../sessions/service.ts';
+import { cookieNames, readCookie, setCookie } from './cookies.ts';
+import { type HandOff, handOffUrl } from './engine-presets.ts';
+import { OidcError } from './oidc-client.ts';
+import { hostedPage, messagePage } from './pages.ts';
+import { createPendingLogin, PENDING_LOGIN_TTL_MS, redeemPendingLogin } from './pending-login.ts';
+import { sanitizeReturnTo } from './return-to.ts';
+
+const DEFAULT_RETURN_TO = '/auth/console';
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+function one(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length <= 2048 ? value : undefined;
+}
+
+/** The session behind a request's cookie, or null. One indexed read, no write (see sessions). */
+export function sessionOf(services: AppServices, req: IncomingMessage) {
+  const token = readCookie(req, cookieNames(services.config.publicUrl).session);
+  return token ? validateSessionToken(services.db, services.config.session, token) : Promise.resolve(null);
+}
+
+/**
+ * Hosted sign-in and its engine hand-offs (SPEC.md 4.3, ARCHITECTURE.md section 6). svc never
+ * sees a password: every route here ends at the engine or comes back from it.
+ */
+export function authRouter(services: AppServices, limiter: RateLimiter): Router {
+  const { config, db, rp, logger } = services;
+  const names = cookieNames(config.publicUrl);
+  const r = Router();
+
+  /** A same-origin form or fetch: stops cross-site logout and login CSRF. */
+  function sameOrigin(req: Request): boolean {
+    const origin = req.headers.origin;
+    return origin ? origin === new URL(config.publicUrl).origin : req.headers['sec-fetch-site'] === 'same-origin';
+  }
+
+  async function applicationAllowlist(publishableKey: string | undefined): Promise<{ id: string; redirectUrls: string[] } | null> {
+    if (!publishableKey || !PUBLISHABLE_KEY_PATTERN.test(publishableKey)) {
+      return null;
+    }
+    const found = await services.applications.byPublishableKey(publishableKey);
+    return found && found.application.status === 'active'
+      ? { id: found.application.id, redirectUrls: found.application.redirectUrls }
+      : null;
+  }
+
+  /** Starts a sign-in: fresh state, nonce and PKCE; only an HttpOnly pending-login cookie is set. */
+  async function startHandOff(req: Request, res: Response, handOff: HandOff, loginHint?: string): Promise<void> {
+    const application = await applicationAllowlist(one(req.query.publishable_key));
+    const returnTo = sanitizeReturnTo(one(req.query.return_to), {
+      publicUrl: config.publicUrl,
+      allowlist: application?.redirectUrls,
+      fallback: DEFAULT_RETURN_TO,
+    });
+    const started = await rp.startAuthorization();
+    const handle = await createPendingLogin(db, {
+      state: started.state,
+      nonce: started.nonce,
+      codeVerifier: started.codeVerifier,
+      returnTo,
+      applicationId: application?.id ?? null,
+    });
+    setCookie(res, names, names.pendingLogin, handle, PENDING_LOGIN_TTL_MS / 1000);
+    const target = handOffUrl({
+      kind: config.engine.kind,
+      authorizationUrl: started.url,
+      handOff,
+      loginHint,
+      socialProvider: config.engine.socialProvider,
+      overrides: config.engine.overrides,
+    });
+    res.redirect(303, target.toString());
+  }
+
+  r.get('/auth/login', async (req, res) => {
+    const loginHint = one(req.query.login_hint)?.trim().toLowerCase();
+    if (loginHint !== undefined && loginHint !== '' && !EMAIL.test(loginHint)) {
+      res
+        .status(400)
+        .type('html')
+        .send(messagePage('That does not look like an email address', 'Go back and check it.', '/signin'));
+      return;
+    }
+    if (loginHint) {
+      // Credential stuffing goes through here: a tight budget per email, shared by all processes.
+      const decision = await limiter.take(`signin:${loginHint}`, config.rateLimit.signinPerMinute);
+      if (!decision.allowed) {
+        res.setHeader('Retry-After', String(decision.resetSeconds));
+        res
+          .status(429)
+          .type('html')
+          .send(messagePage('Too many sign-in attempts', `Try again in ${decision.resetSeconds} seconds.`, '/signin'));
+        return;
+      }
+    }
+    const handOff: HandOff = req.query.method === 'social' ? 'social' : req.query.intent === 'signup' ? 'signup' : 'password';
+    await startHandOff(req, res, handOff, loginHint || undefined);
+  });
+
+  r.get('/auth/callback', async (req, res) => {
+    const handle = readCookie(req, names.pendingLogin);
+    setCookie(res, names, names.pendingLogin, '', 0);
+    const fail = (reason: string) => {
+      logger.info({ reason }, 'sign-in callback refused');
+      res
+        .status(400)
+        .type('html')
+        .send(messagePage('Sign-in could not be completed', 'It may have expired or been opened twice. Please start again.', '/signin'));
+    };
+    if (!handle) {
+      fail('no pending-login cookie');
+      return;
+    }
+    // Consumed before anything else: a replayed or reordered callback finds nothing.
+    const pending = await redeemPendingLogin(db, handle);
+    if (!pending) {
+      fail('unknown, used or expired pending login');
+      return;
+    }
+    const state = one(req.query.state);
+    const code = one(req.query.code);
+    if (!state || state !== pending.state) {
+      fail('state mismatch');
+      return;
+    }
+    if (!code) {
+      fail(`engine answered ${one(req.query.error) ?? 'without a code'}`);
+      return;
+    }
+    try {
+      const { identity } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
+      const outcome = await signInFromEngine(db, identity, { platformAdminGroup: config.platformAdminGroup });
+      const { token } = await createSession(db, config.session, {
+        userId: outcome.user.id,
+        activeTenantId: outcome.workspace.id,
+        isPlatformAdmin: outcome.isPlatformAdmin,
+        ipAddress: req.socket.remoteAddress,
+        userAgent: one(req.headers['user-agent']),
+      });
+      setCookie(res, names, names.session, token, config.session.absoluteMs / 1000);
+      res.redirect(303, pending.returnTo);
+    } catch (error) {
+      if (error instanceof OidcError) {
+        fail(error.message);
+        return;
+      }
+      if ((error as { code?: string }).code === 'user_suspended') {
+        res
+          .status(403)
+          .type('html')
+          .send(messagePage('This account is suspended', 'Ask an administrator of your organization.', '/'));
+        return;
+      }
+      throw error;
+    }
+  });
+
+  r.get('/auth/logout', (_req, res) => {
+    res
+      .type('html')
+      .send(
+        hostedPage(
+          'Sign out',
+          '<h1>Sign out?</h1><form method="post" action="/auth/logout"><button type="submit" data-testid="confirm-logout">Sign out</button></form>',
+        ),
+      );
+  });
+
+  r.post('/auth/logout', async (req, res) => {
+    if (!sameOrigin(req)) {
+      res
+        .status(403)
+        .type('html')
+        .send(messagePage('Sign-out refused', 'Sign out from svc itself.', '/auth/logout'));
+      return;
+    }
+    const current = await sessionOf(services, req);
+    if (current) {
+      await revokeSession(db, current.session.id);
+    }
+    setCookie(res, names, names.session, '', 0);
+    const engineLogout = await rp.endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin` }).catch(() => undefined);
+    res.redirect(303, engineLogout?.toString() ?? '/signin');
+  });
+
+  return r;
+}
