@@ -82,6 +82,15 @@ export const ZServiceConfigResponse = z
     clientConfigUrl: z.url().describe('new integrations read GET /v1/client/config'),
     keyless: z.object({ enabled: z.boolean() }),
     engine: z.object({ kind: z.string(), issuer: z.url() }),
+    /** SPEC.md 2.6: hand-off routes of svc for what the engine owns. */
+    account: z.object({
+      engine: z.string(),
+      recoveryUrl: z.url(),
+      recoveryConfigured: z.boolean(),
+      emailVerificationUrl: z.url().nullable(),
+      mfaSetupUrl: z.url(),
+      passkeySetupUrl: z.url(),
+    }),
   })
   .meta({ id: 'ServiceConfig' });
 export type TServiceConfigResponse = z.infer<typeof ZServiceConfigResponse>;

@@ -155,3 +155,34 @@ describe('attacks on the callback and the session', () => {
     }
   });
 });
+
+describe('account hand-offs', () => {
+  it('/v1/config carries the account block pointing at svc hand-off routes', async () => {
+    const body = (await (await fetch(`${server.url}/v1/config`)).json()) as any;
+    expect(body.account).toEqual({
+      engine: 'authentik',
+      recoveryUrl: `${server.services.config.publicUrl}/auth/recovery`,
+      recoveryConfigured: true,
+      emailVerificationUrl: `${server.services.config.publicUrl}/auth/verify-email`,
+      mfaSetupUrl: `${server.services.config.publicUrl}/auth/mfa`,
+      passkeySetupUrl: `${server.services.config.publicUrl}/auth/passkeys`,
+    });
+  });
+
+  it.each([
+    ['/auth/recovery', 'default-recovery-flow'],
+    ['/auth/verify-email', 'default-source-email-verification'],
+    ['/auth/mfa', 'default-authenticator-totp-setup'],
+    ['/auth/passkeys', 'default-authenticator-webauthn-setup'],
+  ])('%s hands off to the engine flow and comes back through a fresh authorization', async (path, flow) => {
+    const jar = new CookieJar();
+    const res = await jar.fetch(`${server.url}${path}?return_to=${encodeURIComponent('//evil.example')}`);
+    expect(res.status).toBe(303);
+    const target = new URL(res.headers.get('location') ?? '');
+    expect(target.pathname).toBe(`/if/flow/${flow}/`);
+    const next = target.searchParams.get('next') as string;
+    expect(next.startsWith('/application/o/authorize/?')).toBe(true);
+    expect(new URL(next, target).searchParams.get('code_challenge_method')).toBe('S256');
+    expect(res.headers.get('set-cookie')).toMatch(/svc_pending_login=/);
+  });
+});

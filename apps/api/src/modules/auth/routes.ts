@@ -103,6 +103,20 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     await startHandOff(req, res, handOff, loginHint || undefined);
   });
 
+  // Account hand-offs (SPEC.md 1.2): the engine runs recovery, verification, MFA and passkey
+  // setup; svc only starts a fresh authorization so the user comes back signed in, to return_to.
+  const ACCOUNT_HAND_OFFS: [string, HandOff][] = [
+    ['/auth/recovery', 'recovery'],
+    ['/auth/verify-email', 'email_verification'],
+    ['/auth/mfa', 'mfa_setup'],
+    ['/auth/passkeys', 'passkey_setup'],
+  ];
+  for (const [path, handOff] of ACCOUNT_HAND_OFFS) {
+    r.get(path, async (req, res) => {
+      await startHandOff(req, res, handOff);
+    });
+  }
+
   r.get('/auth/callback', async (req, res) => {
     const handle = readCookie(req, names.pendingLogin);
     setCookie(res, names, names.pendingLogin, '', 0);

@@ -11,5 +11,15 @@ export function describeService(config: Config): TServiceConfigResponse {
     clientConfigUrl: `${config.publicUrl}/v1/client/config`,
     keyless: { enabled: config.keylessEnabled },
     engine: { kind: config.engine.kind, issuer: config.engine.issuer },
+    account: {
+      engine: config.engine.kind,
+      recoveryUrl: `${config.publicUrl}/auth/recovery`,
+      // Authentik and Keycloak have recovery built in; a generic engine needs ENGINE_RECOVERY.
+      recoveryConfigured: config.engine.kind !== 'generic' || Boolean(config.engine.overrides.recovery),
+      emailVerificationUrl:
+        config.engine.kind !== 'generic' || config.engine.overrides.email_verification ? `${config.publicUrl}/auth/verify-email` : null,
+      mfaSetupUrl: `${config.publicUrl}/auth/mfa`,
+      passkeySetupUrl: `${config.publicUrl}/auth/passkeys`,
+    },
   };
 }
