@@ -1,6 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
-import { sessionOf } from '../modules/auth/routes.ts';
+import { sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */

@@ -1,11 +1,11 @@
-import type { IncomingMessage } from 'node:http';
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession, revokeSession, validateSessionToken } from '../sessions/service.ts';
+import { createSession, revokeSession } from '../sessions/service.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
+import { sessionOf } from './current-session.ts';
 import { type HandOff, handOffUrl } from './engine-presets.ts';
 import { OidcError } from './oidc-client.ts';
 import { hostedPage, messagePage } from './pages.ts';
@@ -17,12 +17,6 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 function one(value: unknown): string | undefined {
   return typeof value === 'string' && value.length <= 2048 ? value : undefined;
-}
-
-/** The session behind a request's cookie, or null. One indexed read, no write (see sessions). */
-export function sessionOf(services: AppServices, req: IncomingMessage) {
-  const token = readCookie(req, cookieNames(services.config.publicUrl).session);
-  return token ? validateSessionToken(services.db, services.config.session, token) : Promise.resolve(null);
 }
 
 /**
