@@ -164,6 +164,21 @@ describe('packages/jobs against real PostgreSQL', () => {
     expect(rec.failed()).toEqual([]);
   });
 
+  it('the pending-login prune deletes expired sign-ins and keeps live ones', async () => {
+    await database.sql`
+      insert into pending_logins (handle_hash, state, nonce, code_verifier, return_to, expires_at) values
+        ('expired', 's', 'n', 'v', '/', now() - interval '1 minute'),
+        ('live', 's', 'n', 'v', '/', now() + interval '5 minutes')`;
+    await database.db.transaction(async (tx) => {
+      await enqueueJob(tx, 'maintenance:prune_pending_logins', {});
+    });
+    const [job] = await jobs();
+    await start(recordingLogger().logger);
+    await waitFor(async () => (await jobsByIds([job?.id as string])).length === 0, 5_000, 'the pending-login prune');
+    const left = await database.sql<{ handle_hash: string }[]>`select handle_hash from pending_logins`;
+    expect(left.map((r) => r.handle_hash)).toEqual(['live']);
+  });
+
   it('a job with a run_at in the future is not run early', async () => {
     const now = currentWindowStart();
     await database.sql`insert into rate_limit_counters (key, window_start, granted) values ('public:old', ${now - 3_600}, 1)`;

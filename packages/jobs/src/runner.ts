@@ -1,6 +1,7 @@
 import type { Db } from '@svc/db/client';
 import { Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import type { TaskName } from './task-names.ts';
+import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 
 export type JobLogger = {
@@ -15,10 +16,14 @@ type SvcTask = (payload: unknown, ctx: JobContext) => Promise<void>;
 
 const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
+  'maintenance:prune_pending_logins': prunePendingLogins,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
-const CRONTAB = `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`;
+const CRONTAB = [
+  `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`,
+  '*/10 * * * * maintenance:prune_pending_logins ?max=1',
+].join('\n');
 
 export type WorkerHandle = { stop: () => Promise<void>; runner: Runner };
 

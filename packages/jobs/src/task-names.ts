@@ -6,6 +6,8 @@ export const ZTaskPayloads = {
     /** Keep windows newer than this many seconds. */
     keepSeconds: z.number().int().positive().default(120),
   }),
+  /** Sign-ins started and never finished (abandoned, bots, stuffing) would otherwise pile up. */
+  'maintenance:prune_pending_logins': z.object({}),
 } as const;
 
 export type TaskName = keyof typeof ZTaskPayloads;

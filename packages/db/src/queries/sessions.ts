@@ -45,13 +45,3 @@ export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date
     .returning({ id: sessions.id });
   return rows.length === 1;
 }
-
-/** Revokes every live session of a user (sign-out everywhere, suspension); returns how many. */
-export async function revokeUserSessions(db: DbOrTx, opts: { userId: string; at: Date }): Promise<number> {
-  const rows = await db
-    .update(sessions)
-    .set({ revokedAt: opts.at })
-    .where(and(eq(sessions.userId, opts.userId), isNull(sessions.revokedAt)))
-    .returning({ id: sessions.id });
-  return rows.length;
-}
