@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from './errors.ts';
 
@@ -10,6 +11,16 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Origin (or, without Origin, Sec-Fetch-Site same-origin). Requests without a cookie (backend
  * keys) are not subject to CSRF and pass.
  */
+/**
+ * The request comes from one of our origins: its Origin header says so, or (browsers that send
+ * none) Sec-Fetch-Site says same-origin. The one origin rule for every cookie-authenticated
+ * state change, including the hosted logout form.
+ */
+export function fromAllowedOrigin(req: IncomingMessage, allowedOrigins: ReadonlySet<string>): boolean {
+  const origin = req.headers.origin;
+  return origin ? allowedOrigins.has(origin) : req.headers['sec-fetch-site'] === 'same-origin';
+}
+
 export function csrfGuard(allowedOrigins: ReadonlySet<string>) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (SAFE_METHODS.has(req.method) || !req.headers.cookie) {
@@ -21,10 +32,7 @@ export function csrfGuard(allowedOrigins: ReadonlySet<string>) {
       sendError(req, res, 'csrf_rejected', 'cookie-authenticated mutations must send content-type application/json');
       return;
     }
-    const origin = req.headers.origin;
-    const fetchSite = req.headers['sec-fetch-site'];
-    const allowed = origin ? allowedOrigins.has(origin) : fetchSite === 'same-origin';
-    if (!allowed) {
+    if (!fromAllowedOrigin(req, allowedOrigins)) {
       sendError(req, res, 'csrf_rejected', 'cross-site request refused');
       return;
     }

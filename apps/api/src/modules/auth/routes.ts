@@ -1,6 +1,7 @@
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
+import { fromAllowedOrigin } from '../../http/csrf.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import { signInFromEngine } from '../identity/service.ts';
 import { createSession, revokeSession } from '../sessions/service.ts';
@@ -28,11 +29,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   const names = cookieNames(config.publicUrl);
   const r = Router();
 
-  /** A same-origin form or fetch: stops cross-site logout and login CSRF. */
-  function sameOrigin(req: Request): boolean {
-    const origin = req.headers.origin;
-    return origin ? origin === new URL(config.publicUrl).origin : req.headers['sec-fetch-site'] === 'same-origin';
-  }
+  const ownOrigin = new Set([new URL(config.publicUrl).origin]);
 
   async function applicationAllowlist(publishableKey: string | undefined): Promise<{ id: string; redirectUrls: string[] } | null> {
     if (!publishableKey || !PUBLISHABLE_KEY_PATTERN.test(publishableKey)) {
@@ -181,7 +178,8 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   });
 
   r.post('/auth/logout', async (req, res) => {
-    if (!sameOrigin(req)) {
+    // A form POST from any site would carry our cookie: only our own pages may sign out.
+    if (!fromAllowedOrigin(req, ownOrigin)) {
       res
         .status(403)
         .type('html')
