@@ -14,6 +14,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, flushLogger } from './logging.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
+import { SessionLookup } from './modules/sessions/service.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
@@ -56,7 +57,8 @@ async function startOn(
   started.push(() => applications.close());
   await applications.listen(sql);
   const engine = await resolveEngine(config, logger, started);
-  const services: AppServices = { config: engine.config, db, sql, logger, applications, rp: engine.rp };
+  const sessions = new SessionLookup(db, engine.config.session);
+  const services: AppServices = { config: engine.config, db, sql, logger, applications, sessions, rp: engine.rp };
 
   let worker: WorkerHandle | undefined;
   if (config.workerEnabled) {
@@ -178,9 +180,11 @@ async function resolveEngine(
     const { startDevEngine } = await import('@svc/dev-engine/engine');
     const { loadDevUsers } = await import('@svc/dev-engine/users');
     const users = loadDevUsers(process.env);
+    const admin = config.engine.admin;
     const devEngine = await startDevEngine({
       port: config.engine.devEnginePort,
       users,
+      ...(admin?.devEngine ? { adminToken: admin.token } : {}),
       clients: [
         {
           client_id: config.engine.clientId,
@@ -192,7 +196,15 @@ async function resolveEngine(
       socialSources: [config.engine.socialProvider],
     });
     started.push(() => devEngine.close());
-    effective = { ...config, engine: { ...config.engine, issuer: devEngine.issuer } };
+    effective = {
+      ...config,
+      engine: {
+        ...config.engine,
+        issuer: devEngine.issuer,
+        // The platform engine proxy's default: this dev engine's admin API, on the port it got.
+        admin: admin?.devEngine ? { ...admin, url: `${devEngine.url}/api/v3/` } : admin,
+      },
+    };
     logger.info(
       { issuer: devEngine.issuer, demoUsers: users.map((u) => ({ email: u.email, password: u.password, groups: u.groups })) },
       'development identity engine started (set ENGINE_ISSUER to use your own)',

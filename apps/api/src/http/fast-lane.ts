@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { AppError } from '@svc/contracts/errors';
+import { ZMeResponse } from '@svc/contracts/me';
 import { ZBackendApplicationResponse, ZClientConfigRequest, ZClientConfigResponse } from '@svc/contracts/public-edge';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
 import { type ResolvedApplication, resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
+import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { describeBackendApplication } from '../modules/backend/service.ts';
 import { buildClientConfig } from '../modules/client-config/service.ts';
+import { describeMe } from '../modules/me/service.ts';
 import { toIssues } from '../trpc/errors.ts';
 import { type Edge, normalizePath } from './edge.ts';
 import { requestIdOf, sendError, sendJson } from './errors.ts';
@@ -14,14 +17,14 @@ import { requestIdOf, sendError, sendJson } from './errors.ts';
 type Handler = (req: IncomingMessage, res: ServerResponse, query: string) => Promise<void>;
 
 /**
- * The two hottest routes, GET (and HEAD) /v1/client/config and /v1/backend/application, answered
- * before Express sees the request. Profiling under load showed Express's per-request setup and
+ * The hottest routes, GET (and HEAD) /v1/client/config, /v1/backend/application and /v1/me,
+ * answered before Express sees the request. Profiling under load showed Express's per-request setup and
  * router plus trpc-to-openapi's fetch Request, AbortSignal and tRPC middleware chain costing
  * several times these routes' own work (they are answered from the application cache). The edge
  * (request id, log, headers, CORS, rate limit) is the same code the Express app runs; the
- * handlers use the same input schema, key resolution and response builders as the procedures
- * `clientConfig.get` and `backend.application`, which stay the documented definitions (OpenAPI,
- * /trpc). Answers pass the same output schemas, once per cached application rather than once
+ * handlers use the same input schema, key resolution, session check and response builders as
+ * the procedures `clientConfig.get`, `backend.application` and `me.get`, which stay the
+ * documented definitions (OpenAPI, /trpc). Answers pass the same output schemas, once per cached application rather than once
  * per request. A test asserts both paths answer identically for every outcome.
  *
  * Returns a function that takes the request (true) or leaves it to Express (false).
@@ -81,6 +84,16 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
       async (req, res) => {
         const found = await resolveSecretKey(services, req.headers.authorization);
         sendJson(res, 200, backendView(found));
+      },
+    ],
+    [
+      '/v1/me',
+      async (req, res) => {
+        const current = await sessionOf(services, req);
+        if (!current) {
+          throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
+        }
+        sendJson(res, 200, ZMeResponse.parse(describeMe(current)));
       },
     ],
   ]);

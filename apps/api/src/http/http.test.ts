@@ -252,6 +252,37 @@ describe('hot routes answer exactly like their procedures', () => {
     expect(hot.status).toBe(viaTrpc.status);
     expect(((await hot.json()) as any).error.code).toBe(((await viaTrpc.json()) as any).error.data.code);
   });
+
+  it('me: anonymous, a malformed, an unknown and a live session cookie', async () => {
+    const { signInFromEngine } = await import('../modules/identity/service.ts');
+    const { createSession } = await import('../modules/sessions/service.ts');
+    const { user, workspace, isPlatformAdmin } = await signInFromEngine(
+      server.services.db,
+      { subject: `me-${Date.now()}`, email: `me-${Date.now()}@example.com`, emailVerified: true, name: 'Me', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    const { token } = await createSession(server.services.db, server.services.config.session, {
+      userId: user.id,
+      activeTenantId: workspace.id,
+      isPlatformAdmin,
+    });
+    for (const cookie of [undefined, 'svc_session=nope', `svc_session=${'a'.repeat(32)}`, `svc_session=${token}`]) {
+      const headers: Record<string, string> = cookie ? { cookie } : {};
+      const hot = await fetch(`${server.url}/v1/me`, { headers });
+      const viaTrpc = await fetch(`${server.url}/trpc/me.get`, { headers });
+      expect(hot.status, cookie).toBe(viaTrpc.status);
+      const hotBody = (await hot.json()) as any;
+      const trpcBody = (await viaTrpc.json()) as any;
+      if (cookie?.endsWith(token)) {
+        expect(hot.status).toBe(200);
+        expect(hotBody).toEqual(trpcBody.result.data);
+        expect(hotBody.activeWorkspace).toMatchObject({ id: workspace.id, kind: 'tenant' });
+      } else {
+        expect(hot.status).toBe(401);
+        expect(strip(hotBody)).toEqual({ error: { code: trpcBody.error.data.code, message: trpcBody.error.message } });
+      }
+    }
+  });
 });
 
 describe('path variants, HEAD and batches get the same treatment', () => {

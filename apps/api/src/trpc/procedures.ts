@@ -1,6 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
-import { sessionOf } from '../modules/auth/current-session.ts';
+import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
@@ -20,7 +20,7 @@ export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).us
 export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
   const current = await sessionOf(ctx.services, ctx.req);
   if (!current) {
-    throw new AppError('unauthenticated', 'sign in first: no valid session');
+    throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
   }
-  return next({ ctx: { ...ctx, session: current.session, user: current.user } });
+  return next({ ctx: { ...ctx, current, session: current.session, user: current.user } });
 });

@@ -1,13 +1,27 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
-import { sessions, users } from '../schema/identity.ts';
+import { memberships, sessions, users } from '../schema/identity.ts';
+import { organizations } from '../schema/organizations.ts';
+import type { MembershipView } from './identity.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type NewSessionRow = typeof sessions.$inferInsert;
 export type SessionWithUser = {
   session: SessionRow;
   user: { id: string; email: string; name: string; status: 'active' | 'suspended' };
+  /** The user's memberships, oldest first: every authorization decision starts from these. */
+  memberships: MembershipView[];
 };
+
+/** Memberships as one JSON array per user, built inside the session read (no second round trip). */
+const membershipsOfSessionUser = sql<MembershipView[]>`coalesce((
+  select json_agg(json_build_object(
+    'organization', json_build_object('id', ${organizations.id}, 'slug', ${organizations.slug}, 'name', ${organizations.name}, 'kind', ${organizations.kind}),
+    'roleKey', ${memberships.roleKey}
+  ) order by ${memberships.createdAt}, ${memberships.tenantId})
+  from ${memberships} join ${organizations} on ${organizations.id} = ${memberships.tenantId}
+  where ${memberships.userId} = ${users.id}
+), '[]'::json)`;
 
 export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<SessionRow> {
   const [row] = await db.insert(sessions).values(values).returning();
@@ -17,18 +31,21 @@ export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<
   return row;
 }
 
-/** The one indexed read a session check costs: the session by token hash, with its user. */
-export async function findSessionByTokenHash(db: DbOrTx, tokenHash: string): Promise<SessionWithUser | undefined> {
-  const [row] = await db
+/**
+ * The one indexed read a session check costs: sessions by token hash, each with its user and the
+ * user's memberships. Takes many hashes so concurrent checks can share one round trip.
+ */
+export async function findSessionsByTokenHashes(db: DbOrTx, tokenHashes: string[]): Promise<Map<string, SessionWithUser>> {
+  const rows = await db
     .select({
       session: sessions,
       user: { id: users.id, email: users.email, name: users.name, status: users.status },
+      memberships: membershipsOfSessionUser,
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(eq(sessions.tokenHash, tokenHash))
-    .limit(1);
-  return row;
+    .where(tokenHashes.length === 1 ? eq(sessions.tokenHash, tokenHashes[0] as string) : inArray(sessions.tokenHash, tokenHashes));
+  return new Map(rows.map((row) => [row.session.tokenHash, row]));
 }
 
 /** Slides the idle expiry; callers do it at most once an hour per session. */

@@ -9,5 +9,5 @@ export const meRouter = router({
     .meta({ openapi: { method: 'GET', path: '/me', tags: ['session'], summary: 'The signed-in user, memberships and active workspace' } })
     .input(z.void())
     .output(ZMeResponse)
-    .query(({ ctx }) => describeMe(ctx.services.db, { session: ctx.session, user: ctx.user })),
+    .query(({ ctx }) => describeMe(ctx.current)),
 });

@@ -1,10 +1,8 @@
 import type { TMeResponse } from '@svc/contracts/me';
-import type { DbOrTx } from '@svc/db/client';
-import { membershipsOfUser } from '@svc/db/queries/identity';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 
-export async function describeMe(db: DbOrTx, { session, user }: SessionWithUser): Promise<TMeResponse> {
-  const memberships = await membershipsOfUser(db, user.id);
+/** GET /v1/me, from what the session check already read: no further query. */
+export function describeMe({ session, user, memberships }: SessionWithUser): TMeResponse {
   const active = memberships.find((m) => m.organization.id === session.activeTenantId)?.organization;
   return {
     user: { id: user.id, email: user.email, name: user.name },

@@ -3,7 +3,7 @@ import { sha256 } from '@oslojs/crypto/sha2';
 import { encodeBase32LowerCaseNoPadding, encodeHexLowerCase } from '@oslojs/encoding';
 import { newId } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
-import { findSessionByTokenHash, insertSession, revokeSessionById, type SessionWithUser, touchSession } from '@svc/db/queries/sessions';
+import { findSessionsByTokenHashes, insertSession, revokeSessionById, type SessionWithUser, touchSession } from '@svc/db/queries/sessions';
 
 /** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
 export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
@@ -44,6 +44,9 @@ export async function createSession(
   return { token, session };
 }
 
+/** Finds sessions by token hash; the default reads one at a time, a SessionLookup batches. */
+export type FindSession = (tokenHash: string) => Promise<SessionWithUser | undefined>;
+
 /**
  * The live session a cookie token stands for, or null (unknown, revoked, idle or absolutely
  * expired, or its user suspended). One indexed read; a write only when the idle expiry is due to
@@ -54,25 +57,90 @@ export async function validateSessionToken(
   settings: SessionSettings,
   token: string,
   now = new Date(),
+  find: FindSession = async (hash) => (await findSessionsByTokenHashes(db, [hash])).get(hash),
 ): Promise<SessionWithUser | null> {
   if (!/^[a-z2-7]{32}$/.test(token)) {
     return null;
   }
-  const found = await findSessionByTokenHash(db, hashSessionToken(token));
+  const found = await find(hashSessionToken(token));
   if (!found) {
     return null;
   }
-  const { session, user } = found;
+  const { session } = found;
   const t = now.getTime();
-  if (session.revokedAt || user.status !== 'active' || session.expiresAt.getTime() <= t || session.absoluteExpiresAt.getTime() <= t) {
+  if (session.revokedAt || found.user.status !== 'active' || session.expiresAt.getTime() <= t || session.absoluteExpiresAt.getTime() <= t) {
     return null;
   }
   if (t - session.lastSeenAt.getTime() >= SESSION_REFRESH_INTERVAL_MS) {
     const expiresAt = new Date(Math.min(t + settings.idleMs, session.absoluteExpiresAt.getTime()));
     await touchSession(db, { id: session.id, expiresAt, lastSeenAt: now });
-    return { session: { ...session, expiresAt, lastSeenAt: now }, user };
+    return { ...found, session: { ...session, expiresAt, lastSeenAt: now } };
   }
   return found;
+}
+
+/** Most token hashes one batched read carries. */
+const MAX_BATCH = 100;
+
+/**
+ * Session reads of one process, batched: the checks that arrive while the event loop is busy
+ * share one indexed read (`token_hash = any(...)`) on the next turn instead of a round trip
+ * each. Every check still reads the database after its request arrived, so a revocation
+ * committed by any process is seen by the next request everywhere; nothing is cached.
+ */
+export class SessionLookup {
+  #queue = new Map<string, { resolve: (found: SessionWithUser | undefined) => void; reject: (error: unknown) => void }[]>();
+  #scheduled = false;
+
+  constructor(
+    private readonly db: DbOrTx,
+    private readonly settings: SessionSettings,
+  ) {}
+
+  /** See validateSessionToken. */
+  validate(token: string, now = new Date()): Promise<SessionWithUser | null> {
+    return validateSessionToken(this.db, this.settings, token, now, this.find);
+  }
+
+  readonly find: FindSession = (tokenHash) =>
+    new Promise((resolve, reject) => {
+      const waiting = this.#queue.get(tokenHash);
+      if (waiting) {
+        waiting.push({ resolve, reject });
+      } else {
+        this.#queue.set(tokenHash, [{ resolve, reject }]);
+      }
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(this.#flush);
+      }
+    });
+
+  #flush = (): void => {
+    this.#scheduled = false;
+    const queue = this.#queue;
+    this.#queue = new Map();
+    const hashes = [...queue.keys()];
+    for (let i = 0; i < hashes.length; i += MAX_BATCH) {
+      const batch = hashes.slice(i, i + MAX_BATCH);
+      findSessionsByTokenHashes(this.db, batch).then(
+        (found) => {
+          for (const hash of batch) {
+            for (const waiter of queue.get(hash) ?? []) {
+              waiter.resolve(found.get(hash));
+            }
+          }
+        },
+        (error: unknown) => {
+          for (const hash of batch) {
+            for (const waiter of queue.get(hash) ?? []) {
+              waiter.reject(error);
+            }
+          }
+        },
+      );
+    }
+  };
 }
 
 /** Ends a session at once for every API process (each check reads the row). */

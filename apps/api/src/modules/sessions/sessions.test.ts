@@ -1,10 +1,18 @@
 import { createDatabase, type Database } from '@svc/db/client';
 import { sessions, users } from '@svc/db/schema/identity';
 import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession, hashSessionToken, revokeSession, SESSION_REFRESH_INTERVAL_MS, validateSessionToken } from './service.ts';
+import {
+  createSession,
+  hashSessionToken,
+  revokeSession,
+  SESSION_REFRESH_INTERVAL_MS,
+  SessionLookup,
+  validateSessionToken,
+} from './service.ts';
 
 let database: Database;
 const settings = { idleMs: 24 * 3_600_000, absoluteMs: 7 * 24 * 3_600_000 };
@@ -90,5 +98,78 @@ describe('sessions', () => {
     const other = await signedIn();
     await database.db.update(users).set({ status: 'suspended' }).where(eq(users.id, other.user.id));
     expect(await validateSessionToken(database.db, settings, other.token)).toBeNull();
+  });
+
+  it('a check returns the user with every membership in the same read', async () => {
+    const { token, user } = await signedIn();
+    const valid = await validateSessionToken(database.db, settings, token);
+    expect(valid?.user).toMatchObject({ id: user.id, status: 'active' });
+    expect(valid?.memberships).toEqual([
+      {
+        organization: { id: expect.stringMatching(/^ten_/), slug: expect.any(String), name: expect.any(String), kind: 'tenant' },
+        roleKey: 'org_admin',
+      },
+    ]);
+    expect(valid?.memberships[0]?.organization.id).toBe(valid?.session.activeTenantId);
+  });
+});
+
+describe('SessionLookup', () => {
+  /** A drizzle instance on the same pool that counts the session reads it sends. */
+  function countingLookup() {
+    const reads: unknown[][] = [];
+    const db = drizzle(database.sql, {
+      casing: 'snake_case',
+      logger: {
+        logQuery: (query, params) => {
+          if (query.includes('"token_hash"')) {
+            reads.push(params);
+          }
+        },
+      },
+    });
+    return { lookup: new SessionLookup(db, settings), reads };
+  }
+
+  it('concurrent checks share one indexed read, and each gets its own answer', async () => {
+    const a = await signedIn();
+    const b = await signedIn();
+    const { lookup, reads } = countingLookup();
+    const [ra, rb, ra2, unknown, malformed] = await Promise.all([
+      lookup.validate(a.token),
+      lookup.validate(b.token),
+      lookup.validate(a.token),
+      lookup.validate('a'.repeat(32)),
+      lookup.validate('nope'),
+    ]);
+    expect(ra?.user.id).toBe(a.user.id);
+    expect(ra2?.session.id).toBe(a.session.id);
+    expect(rb?.user.id).toBe(b.user.id);
+    expect(unknown).toBeNull();
+    expect(malformed).toBeNull();
+    expect(reads).toHaveLength(1);
+    // Three distinct well-formed tokens; the repeated one is asked for once.
+    expect(reads[0]).toHaveLength(3);
+  });
+
+  it('reads again for every check: a revocation is seen by the very next one', async () => {
+    const { token, session } = await signedIn();
+    const { lookup, reads } = countingLookup();
+    expect(await lookup.validate(token)).not.toBeNull();
+    await revokeSession(database.db, session.id);
+    expect(await lookup.validate(token)).toBeNull();
+    expect(reads).toHaveLength(2);
+  });
+
+  it('a failed read rejects every check that shared it', async () => {
+    const a = await signedIn();
+    const broken = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', max: 1 });
+    try {
+      const lookup = new SessionLookup(broken.db, settings);
+      const results = await Promise.allSettled([lookup.validate(a.token), lookup.validate(`${'b'.repeat(32)}`)]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    } finally {
+      await broken.close();
+    }
   });
 });
