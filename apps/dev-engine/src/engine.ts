@@ -371,6 +371,11 @@ export async function startDevEngine(opts: DevEngineOptions): Promise<DevEngine>
     const flow = req.params.flow;
     if (flow === AUTHENTICATION_FLOW || flow === ENROLLMENT_FLOW) {
       const interaction = await pendingInteraction(next);
+      if (!interaction && flow === ENROLLMENT_FLOW && next.startsWith(`${AUTHORIZE_PATH}?`)) {
+        // Authentik-style sign-up (`?next=/application/o/authorize/?...`, svc's preset): enrol within that authorization.
+        res.redirect(303, `${next}&prompt=create`);
+        return;
+      }
       if (!interaction) {
         res.status(400).type('html').send(errorPage('No pending authorization: start again from the application.'));
         return;
