@@ -2,6 +2,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
+import { accountRouter } from '../modules/account/routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
@@ -42,7 +43,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));
   app.use('/docs', docsRouter());
-  app.use('/auth/console', consoleRouter());
+  app.use('/auth/console', consoleRouter(services));
+  app.use(accountRouter(services));
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', (_req, res) => {

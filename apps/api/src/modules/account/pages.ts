@@ -1,0 +1,49 @@
+import type { TMeResponse } from '@svc/contracts/me';
+import { escapeHtml, hostedPage } from '../auth/pages.ts';
+
+/** The engine's account flows (SPEC.md 1.2), each a svc hand-off route that comes back here. */
+const ACCOUNT_LINKS = [
+  { href: '/auth/recovery', label: 'Change or reset your password', testId: 'account-recovery' },
+  { href: '/auth/verify-email', label: 'Verify your email', testId: 'account-verify-email' },
+  { href: '/auth/mfa', label: 'Set up two-factor authentication', testId: 'account-mfa' },
+  { href: '/auth/passkeys', label: 'Register a passkey', testId: 'account-passkeys' },
+] as const;
+
+const RETURN_HERE = `return_to=${encodeURIComponent('/user')}`;
+
+const STYLE = `<style>main{max-width:560px}dl{display:grid;grid-template-columns:max-content 1fr;gap:.4rem 1.25rem;margin:0 0 1.25rem}
+dt{color:#5b6275}dd{margin:0;min-width:0;overflow-wrap:anywhere}h2{font-size:1rem;margin:1.5rem 0 .5rem}ul{margin:0;padding-left:1.2rem}
+li{margin:.25rem 0}.badge{display:inline-block;padding:1px 8px;border-radius:999px;background:#edf1ff;color:#3b5bdb;font-size:.85rem;font-weight:600}</style>`;
+
+/**
+ * /user: who is signed in, where, and the way to every account flow. Every value that came from
+ * the engine or a user (name, email, workspace and organization names) is escaped.
+ */
+export function accountPage(me: TMeResponse): string {
+  const workspace = me.activeWorkspace
+    ? `<span data-testid="account-workspace">${escapeHtml(me.activeWorkspace.name)}</span> <span class="muted" data-testid="account-workspace-kind">(${me.activeWorkspace.kind} workspace)</span>`
+    : '<span class="muted" data-testid="account-workspace">none</span>';
+  const memberships = me.memberships.length
+    ? `<ul data-testid="account-memberships">${me.memberships
+        .map(
+          (m) =>
+            `<li>${escapeHtml(m.organization.name)} <span class="muted">(${escapeHtml(m.organization.slug)}, ${escapeHtml(m.roleKey)})</span></li>`,
+        )
+        .join('')}</ul>`
+    : '<p class="muted" data-testid="account-memberships">No organization memberships.</p>';
+  const links = ACCOUNT_LINKS.map((l) => `<li><a href="${l.href}?${RETURN_HERE}" data-testid="${l.testId}">${l.label}</a></li>`).join('');
+  return hostedPage(
+    'Your account',
+    `${STYLE}<h1 data-testid="hosted-heading">Your account</h1>
+<dl>
+<dt>Name</dt><dd data-testid="account-name">${escapeHtml(me.user.name)}</dd>
+<dt>Email</dt><dd data-testid="account-email">${escapeHtml(me.user.email)}</dd>
+<dt>Workspace</dt><dd>${workspace}</dd>
+<dt>Platform admin</dt><dd data-testid="account-platform-admin">${me.isPlatformAdmin ? '<span class="badge">Yes</span>' : 'No'}</dd>
+</dl>
+<h2>Memberships</h2>${memberships}
+<h2>Security</h2><p class="muted">These open the identity provider; you come back here afterwards.</p><ul>${links}</ul>
+<a class="button" href="/auth/console/" data-testid="account-console">Open the console</a>
+<form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="sign-out">Sign out</button></form>`,
+  );
+}

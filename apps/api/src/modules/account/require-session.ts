@@ -1,0 +1,29 @@
+import type { SessionWithUser } from '@svc/db/queries/sessions';
+import type { Request, Response } from 'express';
+import type { AppServices } from '../../context.ts';
+import { sessionOf } from '../auth/current-session.ts';
+
+/** Longer return addresses are refused by the sanitizer anyway (return-to.ts); keep the path then. */
+const MAX_RETURN_TO = 2048;
+
+/** Hosted sign-in, coming back to `returnTo` (a same-origin path; /auth/login sanitizes it again). */
+export function signInLocation(returnTo: string): string {
+  return `/signin?return_to=${encodeURIComponent(returnTo)}`;
+}
+
+/**
+ * The session behind a protected hosted page (SPEC.md 4.3: /auth/console, /user). Anonymous
+ * requests (no cookie, or an unknown, revoked or expired session) are answered here with a 303 to
+ * hosted sign-in that returns to the page and query asked for, and get null.
+ */
+export async function pageSessionOrSignIn(services: AppServices, req: Request, res: Response): Promise<SessionWithUser | null> {
+  const current = await sessionOf(services, req);
+  if (current) {
+    return current;
+  }
+  const asked = req.originalUrl.length <= MAX_RETURN_TO ? req.originalUrl : (req.originalUrl.split('?')[0] ?? '/');
+  // Never cached: the same URL answers differently once the browser has a session.
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(303, signInLocation(asked));
+  return null;
+}

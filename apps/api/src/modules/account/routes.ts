@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import type { AppServices } from '../../context.ts';
+import { describeMe } from '../me/service.ts';
+import { accountPage } from './pages.ts';
+import { pageSessionOrSignIn } from './require-session.ts';
+
+/** /user (SPEC.md 4.3): the hosted account page; anonymous requests go to hosted sign-in. */
+export function accountRouter(services: AppServices): Router {
+  const r = Router();
+  r.get('/user', async (req, res) => {
+    const current = await pageSessionOrSignIn(services, req, res);
+    if (!current) {
+      return;
+    }
+    const me = describeMe(current);
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('html').send(accountPage(me));
+  });
+  return r;
+}
