@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
@@ -46,6 +47,17 @@ const ZEnv = z.object({
   ENGINE_EMAIL_VERIFICATION: z.string().min(1).optional(),
   ENGINE_MFA_SETUP: z.string().min(1).optional(),
   ENGINE_PASSKEY_SETUP: z.string().min(1).optional(),
+  /** The engine's admin API base (Authentik: https://<host>/api/v3/), for /v1/platform/engine/*. */
+  ENGINE_ADMIN_API_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://auth.example.com/api/v3/' })
+    .optional(),
+  /** Bearer token for that API. A secret: it is never logged nor sent anywhere but to that URL. */
+  ENGINE_ADMIN_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]+$/, 'must be one token of printable ASCII characters (no spaces or line breaks)')
+    .optional(),
+  /** How long the engine proxy waits for the engine's admin API. */
+  ENGINE_ADMIN_TIMEOUT_MS: int(10_000, 1),
   RATE_LIMIT_SIGNIN_PER_MINUTE: int(10, 1),
   APPLICATION_CACHE_TTL_MS: int(60_000),
   SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
@@ -81,6 +93,11 @@ export type Config = {
     overrides: { recovery?: string; email_verification?: string; mfa_setup?: string; passkey_setup?: string };
     embedded: boolean;
     devEnginePort: number;
+    /**
+     * The engine's admin API behind `/v1/platform/engine/*`, or null (not configured: the proxy
+     * answers 503). `token` is a secret: never log `config.engine.admin` (or the config).
+     */
+    admin: EngineAdminApi | null;
   };
   applicationCacheTtlMs: number;
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
@@ -88,6 +105,17 @@ export type Config = {
   /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
   platformAdminGroup: string;
   shutdownTimeoutMs: number;
+};
+
+/** The engine's admin API as the platform engine proxy calls it. */
+export type EngineAdminApi = {
+  /** Base URL ending in `/`, e.g. https://auth.example.com/api/v3/. */
+  url: string;
+  /** Bearer token (ENGINE_ADMIN_TOKEN): server-side only. */
+  token: string;
+  timeoutMs: number;
+  /** The in-process dev engine's admin API (server.ts fills in the port it listens on). */
+  devEngine: boolean;
 };
 
 /** Thrown for a bad setting: the message names the variable and what is wrong. */
@@ -151,12 +179,50 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       /** Whether svc starts apps/dev-engine itself (ENGINE_ISSUER unset outside production). */
       embedded: !e.ENGINE_ISSUER,
       devEnginePort: e.DEV_ENGINE_PORT,
+      admin: engineAdminApi(e),
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
+}
+
+/**
+ * ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN go together. With the dev engine in this process
+ * (ENGINE_ISSUER unset) and no URL, the proxy talks to the dev engine's own admin API with
+ * ENGINE_ADMIN_TOKEN or a fresh random token (server.ts starts the dev engine with it).
+ */
+function engineAdminApi(e: z.infer<typeof ZEnv>): EngineAdminApi | null {
+  const embedded = !e.ENGINE_ISSUER;
+  if (!e.ENGINE_ADMIN_API_URL) {
+    if (embedded) {
+      return {
+        url: `http://127.0.0.1:${e.DEV_ENGINE_PORT}/api/v3/`,
+        token: e.ENGINE_ADMIN_TOKEN ?? `dev-engine-${randomBytes(24).toString('base64url')}`,
+        timeoutMs: e.ENGINE_ADMIN_TIMEOUT_MS,
+        devEngine: true,
+      };
+    }
+    if (e.ENGINE_ADMIN_TOKEN) {
+      throw new ConfigError(
+        'ENGINE_ADMIN_API_URL is required when ENGINE_ADMIN_TOKEN is set (the engine admin API base, such as https://auth.example.com/api/v3/)',
+      );
+    }
+    return null;
+  }
+  const url = new URL(e.ENGINE_ADMIN_API_URL);
+  // fetch refuses credentials in a URL, and a query or fragment would be dropped from every call.
+  if (url.username || url.password || url.search || url.hash) {
+    throw new ConfigError('ENGINE_ADMIN_API_URL must not carry credentials, a query or a fragment (the token goes in ENGINE_ADMIN_TOKEN)');
+  }
+  if (!e.ENGINE_ADMIN_TOKEN) {
+    throw new ConfigError('ENGINE_ADMIN_TOKEN is required when ENGINE_ADMIN_API_URL is set');
+  }
+  if (!url.pathname.endsWith('/')) {
+    url.pathname += '/';
+  }
+  return { url: url.href, token: e.ENGINE_ADMIN_TOKEN, timeoutMs: e.ENGINE_ADMIN_TIMEOUT_MS, devEngine: false };
 }
 
 const TRUST_PROXY_FORMS = 'a hop count such as 1, or a comma-separated list of proxy addresses or subnets such as loopback,10.0.0.0/8';

@@ -27,7 +27,13 @@ export const ERROR_CODES = {
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
+  /** The identity engine could not be reached (connection refused, DNS, TLS). */
+  engine_unreachable: { status: 502, trpc: 'BAD_GATEWAY' },
+  /** The identity engine answered something svc cannot relay (not JSON, too large, a redirect, our token refused). */
+  engine_bad_response: { status: 502, trpc: 'BAD_GATEWAY' },
   service_unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE' },
+  /** The identity engine did not answer in time. */
+  engine_timeout: { status: 504, trpc: 'GATEWAY_TIMEOUT' },
 } as const satisfies Record<string, { status: number; trpc: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
