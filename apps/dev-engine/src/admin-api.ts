@@ -129,10 +129,11 @@ export function adminApiRouter(opts: { users: UserStore; adminToken: string }): 
     res.status(201).json(serializeUser(user));
   });
 
-  router.get('/core/groups/', (req, res) => {
+  /** Authentik's group serializer; a group exists while a user is in it. */
+  const listGroups = () => {
     const all = users.list();
     const names = [...new Set(all.flatMap((u) => u.groups))].sort();
-    const groups = names.map((name) => ({
+    return names.map((name) => ({
       pk: groupPk(name),
       num_pk: names.indexOf(name) + 1,
       name,
@@ -141,7 +142,19 @@ export function adminApiRouter(opts: { users: UserStore; adminToken: string }): 
       attributes: {},
       users: all.filter((u) => u.groups.includes(name)).map((u) => u.pk),
     }));
-    res.json(paginate(req, groups));
+  };
+
+  router.get('/core/groups/', (req, res) => {
+    res.json(paginate(req, listGroups()));
+  });
+
+  router.get('/core/groups/:pk/', (req, res) => {
+    const group = listGroups().find((g) => g.pk === req.params.pk);
+    if (!group) {
+      res.status(404).json({ detail: 'Not found.' });
+      return;
+    }
+    res.json(group);
   });
 
   router.use((_req, res) => {

@@ -439,8 +439,19 @@ describe('admin API', () => {
     const { claims } = await signIn(new CookieJar(), 'made@example.com', 'made-password');
     expect(claims.groups).toEqual(['ops']);
 
-    const groups = (await (await api('/core/groups/')).json()) as { results: { name: string }[] };
+    const groups = (await (await api('/core/groups/')).json()) as {
+      pagination: { count: number };
+      results: { pk: string; name: string }[];
+    };
     expect(groups.results.map((g) => g.name)).toEqual(expect.arrayContaining(['platform-admins', 'ops']));
+    expect(groups.pagination.count).toBe(groups.results.length);
+
+    const ops = groups.results.find((g) => g.name === 'ops');
+    expect(ops?.pk).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
+    const one = await api(`/core/groups/${ops?.pk}/`);
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual(ops);
+    expect((await api('/core/groups/00000000-0000-4000-a000-000000000000/')).status).toBe(404);
   });
 });
 
