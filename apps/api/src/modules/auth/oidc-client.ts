@@ -37,7 +37,7 @@ export class OidcError extends Error {
 /**
  * svc as an OIDC relying party (ARCHITECTURE.md section 6): arctic runs the authorization-code
  * flow with PKCE (S256); jose verifies the ID token (signature against the engine's JWKS, iss,
- * aud, exp, and our nonce). arctic only decodes ID tokens: no claim is trusted before jose has
+ * aud, exp, and our nonce; azp when present or when there are several audiences). arctic only decodes ID tokens: no claim is trusted before jose has
  * verified it.
  */
 export class RelyingParty {
@@ -118,9 +118,19 @@ export class RelyingParty {
         issuer: this.settings.issuer,
         audience: this.settings.clientId,
         algorithms: ['RS256', 'ES256', 'EdDSA', 'PS256'],
+        // exp is REQUIRED in an ID token (OIDC Core 2); jose checks it only when present, so a
+        // token without one would never expire.
+        requiredClaims: ['exp'],
       }));
     } catch (error) {
       throw new OidcError(`ID token rejected: ${(error as Error).message}`);
+    }
+    // OIDC Core 3.1.3.7: jose checks only that svc is among the audiences. A token for several
+    // audiences, or one naming an authorized party, must be authorized for svc: otherwise a token
+    // issued to another client that merely lists svc too would sign someone in here.
+    const severalAudiences = Array.isArray(payload.aud) && payload.aud.length > 1;
+    if ((severalAudiences || payload.azp !== undefined) && payload.azp !== this.settings.clientId) {
+      throw new OidcError('ID token rejected: it is authorized for another client (azp)');
     }
     if (payload.nonce !== input.nonce) {
       throw new OidcError('ID token nonce does not match this sign-in');
