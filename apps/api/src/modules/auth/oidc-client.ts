@@ -37,8 +37,8 @@ export class OidcError extends Error {
 /**
  * svc as an OIDC relying party (ARCHITECTURE.md section 6): arctic runs the authorization-code
  * flow with PKCE (S256); jose verifies the ID token (signature against the engine's JWKS, iss,
- * aud, exp, and our nonce; azp when present or when there are several audiences). arctic only decodes ID tokens: no claim is trusted before jose has
- * verified it.
+ * aud, exp), then we check azp (when present or when there are several audiences) and our
+ * nonce. arctic only decodes ID tokens: no claim is trusted before jose has verified it.
  */
 export class RelyingParty {
   private discovery: Promise<Discovery> | undefined;
