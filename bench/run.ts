@@ -14,12 +14,13 @@
  * BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 2), BENCH_LARGE_APPS (default 100000),
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter (subset of scenarios).
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me (subset of scenarios).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -52,6 +53,8 @@ const ROUNDS = SMOKE ? 1 : Math.max(1, numberSetting('BENCH_ROUNDS', 2));
 const LARGE_APPS = Math.max(20, numberSetting('BENCH_LARGE_APPS', SMOKE ? 2_000 : 100_000));
 const SMALL_APPS = 10;
 const ROTATING_KEYS = Math.min(1_000, LARGE_APPS);
+/** Signed-in users whose sessions the `me` scenario spreads its requests over. */
+const SESSIONS = SMOKE ? 50 : 1_000;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -65,6 +68,7 @@ const TARGETS = {
   scaleMin: 0.9,
   scaleMax: 1.1,
   rateLimiterMin: 0.85,
+  meMin: 0.8,
 };
 
 const adminHost = new URL(ADMIN_URL).hostname;
@@ -146,7 +150,7 @@ type TargetSpec = {
   kind: 'svc' | 'baseline';
   databaseUrl: string;
   env?: Record<string, string>;
-  /** Publishable keys a `rotate` load spreads its requests over, in turn. */
+  /** Values (publishable keys, session cookies) a `rotate` load spreads its requests over, in turn. */
   rotateKeys?: string[];
 };
 
@@ -294,6 +298,40 @@ async function seedApplications(url: string, count: number): Promise<void> {
   }
 }
 
+/**
+ * `count` signed-in users of the bench organization, each with a live session, the way a sign-in
+ * leaves them (user, org_admin membership, session row holding the token's SHA-256). Returns the
+ * session cookies.
+ */
+async function seedSessions(url: string, count: number): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const tokens = Array.from({ length: count }, (_, i) => createHash('sha256').update(`bench-session-${runId}-${i}`).digest('hex'));
+    // Session tokens are 32 base32 characters: hex digits a-f and 2-7 are in that alphabet.
+    const cookies = tokens.map((t) => t.replace(/[0189]/g, '2').slice(0, 32));
+    const [org] = await sql<{ id: string }[]>`select id from organizations where slug = 'bench'`;
+    if (!org) {
+      throw new Error('bench organization missing');
+    }
+    await sql`
+      insert into users (id, engine_subject, email, email_verified, name)
+      select 'usr_bench' || g, 'bench-sub-' || g, 'bench' || g || '@example.com', true, 'Bench user ' || g
+      from generate_series(1, ${count}::int) g`;
+    await sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${org.id}, 'usr_bench' || g, 'org_admin' from generate_series(1, ${count}::int) g`;
+    await sql`
+      insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
+      select 'ses_bench' || c.n, encode(sha256(convert_to(c.token, 'UTF8')), 'hex'), 'usr_bench' || c.n, ${org.id},
+             now() + interval '1 day', now() + interval '7 days', now()
+      from unnest(${cookies}::text[]) with ordinality as c(token, n)`;
+    await sql`analyze sessions`;
+    return cookies.map((token) => `svc_session=${token}`);
+  } finally {
+    await sql.end();
+  }
+}
+
 async function publishableKeys(url: string, limit: number): Promise<string[]> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
@@ -325,8 +363,9 @@ type Load = {
   path: string;
   /** Fixed headers. */
   headers?: Record<string, string>;
-  /** Rotate X-SVC-Publishable-Key over the target's `rotateKeys`, one per request. */
+  /** Rotate a header (default X-SVC-Publishable-Key) over the target's `rotateKeys`, one per request. */
   rotate?: boolean;
+  rotateHeader?: string;
 };
 
 type Measurement = {
@@ -360,7 +399,7 @@ function cannon(url: string, load: Load, keys: string[] | undefined, seconds: nu
           path: load.path,
           setupRequest: (req: { headers?: Record<string, string> }) => {
             const key = keys[index++ % keys.length] as string;
-            return { ...req, headers: { ...req.headers, 'x-svc-publishable-key': key } };
+            return { ...req, headers: { ...req.headers, [load.rotateHeader ?? 'x-svc-publishable-key']: key } };
           },
         },
       ]
@@ -422,7 +461,7 @@ async function checkRoute(
   expect: (body: unknown) => boolean,
   label: string,
 ): Promise<void> {
-  const headers = { ...load.headers, ...(keys ? { 'x-svc-publishable-key': keys[0] as string } : {}) };
+  const headers = { ...load.headers, ...(keys ? { [load.rotateHeader ?? 'x-svc-publishable-key']: keys[0] as string } : {}) };
   const res = await fetch(`${url}${load.path}`, { headers });
   const text = await res.text();
   let body: unknown;
@@ -499,6 +538,49 @@ async function compare(
     }
   }
   return comparisons;
+}
+
+/**
+ * Two routes of one server, side by side: each round starts the target once and measures A then
+ * B on it (B then A on even rounds), so both see the same process, database and machine state.
+ */
+async function compareRoutes(
+  scenario: string,
+  target: TargetSpec,
+  routes: [{ load: Load; expect: (body: unknown) => boolean }, { load: Load; expect: (body: unknown) => boolean }],
+): Promise<Comparison> {
+  const comparison: Comparison = {
+    scenario,
+    load: scenario,
+    sides: [
+      { target: { ...target, label: routes[0].load.label }, rounds: [] },
+      { target: { ...target, label: routes[1].load.label }, rounds: [] },
+    ],
+  };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const running = await startTarget(target);
+    try {
+      const order = round % 2 === 1 ? [0, 1] : [1, 0];
+      for (const sideIndex of order) {
+        const { load, expect } = routes[sideIndex] as (typeof routes)[number];
+        const keys = load.rotate ? target.rotateKeys : undefined;
+        await checkRoute(running.url, load, keys, expect, target.label);
+        const m = await measure(running.url, load, keys);
+        comparison.sides[sideIndex]?.rounds.push(m);
+        log(
+          `  ${scenario.padEnd(20)} round ${round} ${load.label.padEnd(45)} ` +
+            `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms` +
+            (m.non2xx + m.errors + m.timeouts > 0 ? `  (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''),
+        );
+      }
+    } finally {
+      await running.stop();
+    }
+  }
+  for (const side of comparison.sides) {
+    side.best = bestOf(side.rounds);
+  }
+  return comparison;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,6 +687,17 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
       detail: `${fmt(large.rps, 0)} vs ${fmt(small.rps, 0)} req/s = ${fmt(ratio, 2)}x${inBand ? '' : ' (outside 0.9..1.1)'}${dirty(scale)}`,
     });
   }
+  const me = find('me');
+  if (me) {
+    const backend = me.sides[0].best as Measurement;
+    const session = me.sides[1].best as Measurement;
+    const ratio = session.rps / backend.rps;
+    out.push({
+      name: `me: GET /v1/me req/s >= ${TARGETS.meMin}x /v1/backend/application`,
+      pass: clean(me) && ratio >= TARGETS.meMin,
+      detail: `${fmt(session.rps, 0)} vs ${fmt(backend.rps, 0)} req/s = ${fmt(ratio, 2)}x${dirty(me)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -633,6 +726,11 @@ const expectClientConfig = (pk?: string) => (body: unknown) => {
 const expectBackend = (body: unknown) => {
   const b = body as { ok?: boolean; application?: { secretKeyPrefix?: string } };
   return b?.ok === true && typeof b.application?.secretKeyPrefix === 'string';
+};
+
+const expectMe = (body: unknown) => {
+  const b = body as { user?: { email?: string }; activeWorkspace?: { slug?: string } };
+  return typeof b?.user?.email === 'string' && b.activeWorkspace?.slug === 'bench';
 };
 
 function wanted(scenario: string): boolean {
@@ -702,6 +800,16 @@ async function main(): Promise<number> {
         ],
         [{ load: { label: 'scale', path: '/v1/client/config', rotate: true }, expect: expectClientConfig() }],
       )),
+    );
+  }
+  if (wanted('me')) {
+    const cookies = await seedSessions(small.url, SESSIONS);
+    log(`measuring: GET /v1/me (${cookies.length} sessions in turn) vs GET /v1/backend/application, same server`);
+    comparisons.push(
+      await compareRoutes('me', { ...svc, rotateKeys: cookies }, [
+        { load: { ...backend, label: 'GET /v1/backend/application' }, expect: expectBackend },
+        { load: { label: 'GET /v1/me (session cookie)', path: '/v1/me', rotate: true, rotateHeader: 'cookie' }, expect: expectMe },
+      ]),
     );
   }
   if (wanted('rate-limiter')) {

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { memberships, sessions, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
@@ -33,10 +33,12 @@ export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<
 
 /**
  * The one indexed read a session check costs: sessions by token hash, each with its user and the
- * user's memberships. Takes many hashes so concurrent checks can share one round trip.
+ * user's memberships. Takes many hashes so concurrent checks can share one round trip. Prepared
+ * once per database handle (a named statement per connection): unprepared, PostgreSQL would plan
+ * the membership subquery again on every call, which costs more than running it.
  */
-export async function findSessionsByTokenHashes(db: DbOrTx, tokenHashes: string[]): Promise<Map<string, SessionWithUser>> {
-  const rows = await db
+export function prepareFindSessions(db: DbOrTx): (tokenHashes: string[]) => Promise<Map<string, SessionWithUser>> {
+  const query = db
     .select({
       session: sessions,
       user: { id: users.id, email: users.email, name: users.name, status: users.status },
@@ -44,8 +46,12 @@ export async function findSessionsByTokenHashes(db: DbOrTx, tokenHashes: string[
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(tokenHashes.length === 1 ? eq(sessions.tokenHash, tokenHashes[0] as string) : inArray(sessions.tokenHash, tokenHashes));
-  return new Map(rows.map((row) => [row.session.tokenHash, row]));
+    .where(sql`${sessions.tokenHash} = any(${sql.placeholder('tokenHashes')}::text[])`)
+    .prepare('svc_find_sessions');
+  return async (tokenHashes) => {
+    const rows = await query.execute({ tokenHashes });
+    return new Map(rows.map((row) => [row.session.tokenHash, row]));
+  };
 }
 
 /** Slides the idle expiry; callers do it at most once an hour per session. */

@@ -3,7 +3,7 @@ import { sha256 } from '@oslojs/crypto/sha2';
 import { encodeBase32LowerCaseNoPadding, encodeHexLowerCase } from '@oslojs/encoding';
 import { newId } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
-import { findSessionsByTokenHashes, insertSession, revokeSessionById, type SessionWithUser, touchSession } from '@svc/db/queries/sessions';
+import { insertSession, prepareFindSessions, revokeSessionById, type SessionWithUser, touchSession } from '@svc/db/queries/sessions';
 
 /** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
 export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
@@ -57,7 +57,7 @@ export async function validateSessionToken(
   settings: SessionSettings,
   token: string,
   now = new Date(),
-  find: FindSession = async (hash) => (await findSessionsByTokenHashes(db, [hash])).get(hash),
+  find: FindSession = async (hash) => (await prepareFindSessions(db)([hash])).get(hash),
 ): Promise<SessionWithUser | null> {
   if (!/^[a-z2-7]{32}$/.test(token)) {
     return null;
@@ -91,11 +91,14 @@ const MAX_BATCH = 100;
 export class SessionLookup {
   #queue = new Map<string, { resolve: (found: SessionWithUser | undefined) => void; reject: (error: unknown) => void }[]>();
   #scheduled = false;
+  readonly #findMany: ReturnType<typeof prepareFindSessions>;
 
   constructor(
     private readonly db: DbOrTx,
     private readonly settings: SessionSettings,
-  ) {}
+  ) {
+    this.#findMany = prepareFindSessions(db);
+  }
 
   /** See validateSessionToken. */
   validate(token: string, now = new Date()): Promise<SessionWithUser | null> {
@@ -123,7 +126,7 @@ export class SessionLookup {
     const hashes = [...queue.keys()];
     for (let i = 0; i < hashes.length; i += MAX_BATCH) {
       const batch = hashes.slice(i, i + MAX_BATCH);
-      findSessionsByTokenHashes(this.db, batch).then(
+      this.#findMany(batch).then(
         (found) => {
           for (const hash of batch) {
             for (const waiter of queue.get(hash) ?? []) {

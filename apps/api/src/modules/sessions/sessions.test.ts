@@ -148,8 +148,8 @@ describe('SessionLookup', () => {
     expect(unknown).toBeNull();
     expect(malformed).toBeNull();
     expect(reads).toHaveLength(1);
-    // Three distinct well-formed tokens; the repeated one is asked for once.
-    expect(reads[0]).toHaveLength(3);
+    // One array parameter: three distinct well-formed tokens; the repeated one is asked for once.
+    expect(reads[0]?.[0]).toHaveLength(3);
   });
 
   it('reads again for every check: a revocation is seen by the very next one', async () => {
