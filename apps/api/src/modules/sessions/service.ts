@@ -81,16 +81,22 @@ export async function validateSessionToken(
 
 /** Most token hashes one batched read carries. */
 const MAX_BATCH = 100;
+/** Reads one process keeps in flight; checks arriving meanwhile wait for the next batch. */
+const MAX_IN_FLIGHT = 2;
+
+type Waiter = { resolve: (found: SessionWithUser | undefined) => void; reject: (error: unknown) => void };
 
 /**
- * Session reads of one process, batched: the checks that arrive while the event loop is busy
- * share one indexed read (`token_hash = any(...)`) on the next turn instead of a round trip
- * each. Every check still reads the database after its request arrived, so a revocation
- * committed by any process is seen by the next request everywhere; nothing is cached.
+ * Session reads of one process, batched: checks share one indexed read (`token_hash = any(...)`)
+ * instead of a round trip each. At most MAX_IN_FLIGHT reads run at once; the checks that arrive
+ * while they do are gathered into the next one, so the busier the process, the bigger and fewer
+ * the reads. Every check is answered by a read that started after its request arrived, so a
+ * revocation committed by any process is seen by the next request everywhere; nothing is cached.
  */
 export class SessionLookup {
-  #queue = new Map<string, { resolve: (found: SessionWithUser | undefined) => void; reject: (error: unknown) => void }[]>();
+  #queue = new Map<string, Waiter[]>();
   #scheduled = false;
+  #inFlight = 0;
   readonly #findMany: ReturnType<typeof prepareFindSessions>;
 
   constructor(
@@ -113,7 +119,8 @@ export class SessionLookup {
       } else {
         this.#queue.set(tokenHash, [{ resolve, reject }]);
       }
-      if (!this.#scheduled) {
+      if (!this.#scheduled && this.#inFlight < MAX_IN_FLIGHT) {
+        // The next turn of the event loop: checks of requests read in this one join the batch.
         this.#scheduled = true;
         setImmediate(this.#flush);
       }
@@ -121,27 +128,37 @@ export class SessionLookup {
 
   #flush = (): void => {
     this.#scheduled = false;
-    const queue = this.#queue;
-    this.#queue = new Map();
-    const hashes = [...queue.keys()];
-    for (let i = 0; i < hashes.length; i += MAX_BATCH) {
-      const batch = hashes.slice(i, i + MAX_BATCH);
-      this.#findMany(batch).then(
-        (found) => {
-          for (const hash of batch) {
-            for (const waiter of queue.get(hash) ?? []) {
-              waiter.resolve(found.get(hash));
+    while (this.#queue.size > 0 && this.#inFlight < MAX_IN_FLIGHT) {
+      const batch = new Map<string, Waiter[]>();
+      for (const [hash, waiters] of this.#queue) {
+        if (batch.size === MAX_BATCH) {
+          break;
+        }
+        batch.set(hash, waiters);
+        this.#queue.delete(hash);
+      }
+      this.#inFlight++;
+      this.#findMany([...batch.keys()])
+        .then(
+          (found) => {
+            for (const [hash, waiters] of batch) {
+              for (const waiter of waiters) {
+                waiter.resolve(found.get(hash));
+              }
             }
-          }
-        },
-        (error: unknown) => {
-          for (const hash of batch) {
-            for (const waiter of queue.get(hash) ?? []) {
-              waiter.reject(error);
+          },
+          (error: unknown) => {
+            for (const waiters of batch.values()) {
+              for (const waiter of waiters) {
+                waiter.reject(error);
+              }
             }
-          }
-        },
-      );
+          },
+        )
+        .finally(() => {
+          this.#inFlight--;
+          this.#flush();
+        });
     }
   };
 }
