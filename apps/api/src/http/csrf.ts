@@ -17,7 +17,10 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * state change, including the hosted logout form.
  */
 export function fromAllowedOrigin(req: IncomingMessage, allowedOrigins: ReadonlySet<string>): boolean {
-  const origin = req.headers.origin;
+  // Under our Referrer-Policy (no-referrer) browsers send `Origin: null` even on same-origin form
+  // POSTs. An opaque origin proves nothing either way, so Sec-Fetch-Site decides (a sandboxed or
+  // cross-site page says cross-site).
+  const origin = req.headers.origin === 'null' ? undefined : req.headers.origin;
   return origin ? allowedOrigins.has(origin) : req.headers['sec-fetch-site'] === 'same-origin';
 }
 

@@ -198,6 +198,23 @@ describe('ended sessions', () => {
     await expectSignInRedirect(await fetch(`${server.url}/user`, { headers: { cookie }, redirect: 'manual' }), '/user');
   });
 
+  it('the logout form works as a browser sends it (Origin: null under no-referrer); a cross-site one does not', async () => {
+    const jar = new CookieJar();
+    await signInUser(jar);
+    const crossSite = await jar.fetch(`${server.url}/auth/logout`, {
+      method: 'POST',
+      headers: { origin: 'null', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+    expect((await jar.fetch(`${server.url}/user`)).status).toBe(200);
+    const out = await jar.fetch(`${server.url}/auth/logout`, {
+      method: 'POST',
+      headers: { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    });
+    expect(out.status).toBe(303);
+    await expectSignInRedirect(await jar.fetch(`${server.url}/user`), '/user');
+  });
+
   it('an expired session redirects like no session', async () => {
     const jar = new CookieJar();
     await signInUser(jar);
