@@ -1,10 +1,11 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useState } from 'react';
 import { createBrowserRouter } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
 import { ConsoleLayout } from './layout/console-layout.tsx';
 import { RootError, RouteError } from './layout/route-error.tsx';
-import { isRetryable } from './lib/errors.ts';
+import { isRetryable, parseError } from './lib/errors.ts';
+import { redirectToSignIn } from './lib/session.ts';
 import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
 import { ApplicationsPage } from './pages/applications/applications-page.tsx';
 import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
@@ -51,8 +52,17 @@ const router = createBrowserRouter(
   { basename: BASENAME },
 );
 
+/** Any call answered `unauthenticated`: the session ended while the page was open. */
+function onApiError(error: unknown) {
+  if (parseError(error).code === 'unauthenticated') {
+    redirectToSignIn();
+  }
+}
+
 function makeQueryClient() {
   return new QueryClient({
+    queryCache: new QueryCache({ onError: onApiError }),
+    mutationCache: new MutationCache({ onError: onApiError }),
     defaultOptions: {
       queries: {
         staleTime: 30_000,

@@ -1,5 +1,5 @@
 import type { AppRouter } from '@svc/api/router';
-import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 
 /**
@@ -8,16 +8,23 @@ import { createTRPCContext } from '@trpc/tanstack-react-query';
  */
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
+/** Sent with the cookie: the api serves this bundle, so every call is same-origin. */
+const sameOriginFetch: typeof fetch = (input, init) => fetch(input, { ...init, credentials: 'include' });
+
 /**
  * Same-origin `/trpc`: the api serves this bundle, so the session cookie travels with every call.
  * Plain JSON (no transformer) so `/trpc` and `/v1` return the same shapes.
+ *
+ * The header's session check (`me.get`) goes alone: it is the call whose 401 sends the browser
+ * to sign-in, so it neither waits for nor shares a (207 multi-status) batch with page data.
  */
 export function makeTRPCClient() {
   return createTRPCClient<AppRouter>({
     links: [
-      httpBatchLink({
-        url: '/trpc',
-        fetch: (input, init) => fetch(input, { ...init, credentials: 'include' }),
+      splitLink({
+        condition: (op) => op.path === 'me.get',
+        true: httpLink({ url: '/trpc', fetch: sameOriginFetch }),
+        false: httpBatchLink({ url: '/trpc', fetch: sameOriginFetch }),
       }),
     ],
   });

@@ -1,4 +1,5 @@
 import { type ParsedError, parseError } from '../lib/errors.ts';
+import { signInHref } from '../lib/session.ts';
 
 type ErrorPanelProps = {
   /** Anything thrown or returned as an error; it is parsed here, once. */
@@ -7,11 +8,6 @@ type ErrorPanelProps = {
   /** Offered as a "Try again" button when given. */
   onRetry?: () => void;
 };
-
-function signInHref(): string {
-  const returnTo = `${window.location.pathname}${window.location.search}`;
-  return `/signin?return_to=${encodeURIComponent(returnTo)}`;
-}
 
 /** Shows code, message and request id of a failure, the same way everywhere in the console. */
 export function ErrorPanel({ error, title = 'Something went wrong', onRetry }: ErrorPanelProps) {

@@ -1,5 +1,6 @@
 import { Link, NavLink, Outlet, useNavigation } from 'react-router';
 import { NAV_ITEMS } from './nav-items.ts';
+import { SessionBar } from './session-bar.tsx';
 
 /** Header, left navigation and the routed page. Route errors render inside <Outlet> (app.tsx). */
 export function ConsoleLayout() {
@@ -15,6 +16,7 @@ export function ConsoleLayout() {
         </Link>
         <div className="shell__header-links">
           <a href="/docs">API docs</a>
+          <SessionBar />
         </div>
       </header>
       <nav className="shell__nav" aria-label="Console" data-testid="nav">

@@ -1,0 +1,67 @@
+import { useQuery } from '@tanstack/react-query';
+import { parseError } from '../lib/errors.ts';
+import { useTRPC } from '../trpc.ts';
+
+/**
+ * Who is signed in and in which workspace, from the live `me.get` query, and the way out. An
+ * `unauthenticated` answer (the session ended while the page was open) is handled once for every
+ * query in app.tsx: the browser goes to hosted sign-in.
+ */
+export function SessionBar() {
+  const trpc = useTRPC();
+  // Re-checked whenever the tab regains focus: signing out in another tab is noticed here.
+  const me = useQuery(trpc.me.get.queryOptions(undefined, { staleTime: 0, refetchOnWindowFocus: true }));
+  const failure = me.isError ? parseError(me.error) : undefined;
+
+  return (
+    <div className="session" data-testid="session">
+      {me.isPending && (
+        <span className="muted" data-testid="session-loading">
+          Loading your account…
+        </span>
+      )}
+      {failure && failure.code !== 'unauthenticated' && (
+        <span className="session__error" data-testid="session-error" title={failure.message}>
+          Account unavailable (<code>{failure.code}</code>)
+        </span>
+      )}
+      {me.data && (
+        <>
+          <span className="session__workspace" data-testid="workspace">
+            {me.data.activeWorkspace ? (
+              <>
+                <span className="session__workspace-name" data-testid="workspace-name">
+                  {me.data.activeWorkspace.name}
+                </span>
+                <span className="session__kind" data-testid="workspace-kind">
+                  {me.data.activeWorkspace.kind}
+                </span>
+              </>
+            ) : (
+              <span className="muted" data-testid="workspace-name">
+                No workspace
+              </span>
+            )}
+          </span>
+          {me.data.isPlatformAdmin && (
+            <span className="badge" data-testid="platform-admin-badge">
+              Platform admin
+            </span>
+          )}
+          <a className="session__who" href="/user" data-testid="whoami" title="Your account">
+            <span className="session__name" data-testid="whoami-name">
+              {me.data.user.name}
+            </span>
+            <span className="session__email" data-testid="whoami-email">
+              {me.data.user.email}
+            </span>
+          </a>
+        </>
+      )}
+      {/* The confirmation page POSTs /auth/logout from our own origin (the api checks it). */}
+      <a className="button" href="/auth/logout" data-testid="sign-out">
+        Sign out
+      </a>
+    </div>
+  );
+}
