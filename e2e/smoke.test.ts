@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
 const CONSOLE = '/auth/console';
 
@@ -46,6 +47,8 @@ if (!hasChromium) {
     page.on('pageerror', (error) => {
       pageErrors.push(error.stack ?? error.message);
     });
+    // The console is for signed-in users only (SPEC.md 4.3): every test below shares this session.
+    await signInAt(page, server.url, `${CONSOLE}/`, DEMO_USER);
   });
 
   afterAll(async () => {
@@ -98,6 +101,9 @@ if (!hasChromium) {
     expect(await page.getByTestId('service-openapi-link').getAttribute('href')).toMatch(/\/v1\/openapi\.json$/);
     expect(await page.getByTestId('nav-overview').getAttribute('aria-current')).toBe('page');
     expect(await page.getByTestId('error-panel').count()).toBe(0);
+    // The header knows who is signed in (me.get over /trpc).
+    await page.getByTestId('whoami').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('whoami-email').textContent()).toBe(DEMO_USER.email);
 
     await saveScreenshot(page, 'console-overview');
     expectNoPageErrors();
