@@ -1,4 +1,5 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { ENGINE_PROXY_ALLOWLIST, MAX_ENGINE_QUERY_CHARS, openApiTemplate } from '../modules/platform/engine-allowlist.ts';
 import type { AuthKind, Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 
@@ -11,8 +12,52 @@ const SECURITY: Record<Exclude<AuthKind, 'none'>, Record<string, string[]>> = {
 type Operation = { operationId?: string; security?: Record<string, string[]>[]; summary?: string };
 type PathItem = Record<string, Operation>;
 
+const ENGINE_PARAM_SCHEMAS = {
+  int: { type: 'integer', minimum: 1 },
+  uuid: { type: 'string', format: 'uuid' },
+  slug: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+} as const;
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': {} } });
+
+/**
+ * `/v1/platform/engine/*` (modules/platform/engine-proxy.ts): one GET per allowlisted engine
+ * admin API path, so the document lists exactly what the proxy forwards.
+ */
+function enginePaths(): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const route of ENGINE_PROXY_ALLOWLIST) {
+    const { path, params } = openApiTemplate(route);
+    paths[`/platform/engine/${path}`] = {
+      get: {
+        operationId: `platform-engine-${path
+          .replace(/[{}]/g, '')
+          .replace(/\/+$/, '')
+          .replace(/[^A-Za-z0-9]+/g, '-')}`,
+        summary: route.summary,
+        description: `Platform admins only. Forwarded to the engine's admin API (ENGINE_ADMIN_API_URL) with svc's server-side token; the query string (at most ${MAX_ENGINE_QUERY_CHARS} characters) is passed on, the caller's cookies and Authorization are not. The engine's status and JSON body are relayed (an engine error answers our error body plus 'engine', the engine's own). Paths not in this document answer 404 not_found.`,
+        tags: ['platform'],
+        security: [{ sessionCookie: [] }],
+        parameters: params.map((p) => ({ name: p.name, in: 'path', required: true, schema: ENGINE_PARAM_SCHEMAS[p.kind] })),
+        responses: {
+          '200': { description: "The engine's answer (Authentik lists: { pagination, results })", content: { 'application/json': {} } },
+          '400': errorResponse('validation_failed: query string too long'),
+          '401': errorResponse('unauthenticated: no valid session'),
+          '403': errorResponse('forbidden: not a platform admin (the same answer for every path)'),
+          '404': errorResponse('not_found: not allowlisted, or the engine has no such record'),
+          '502': errorResponse('engine_unreachable or engine_bad_response'),
+          '503': errorResponse('service_unavailable: ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN are not set'),
+          '504': errorResponse('engine_timeout: no answer within ENGINE_ADMIN_TIMEOUT_MS'),
+        },
+      },
+    };
+  }
+  return paths;
+}
+
 /** Routes served by plain Express under /v1 (they cannot be procedures); documented here. */
 const EXPRESS_PATHS = {
+  ...enginePaths(),
   '/openapi.json': {
     get: {
       operationId: 'openapi-document',
@@ -56,7 +101,10 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   for (const item of Object.values(doc.paths)) {
     for (const operation of Object.values(item)) {
       const auth = operation.operationId ? authByOperation.get(operation.operationId) : undefined;
-      if (auth === undefined || auth === 'none') {
+      if (auth === undefined) {
+        // Plain Express routes state their own security (public when they do not).
+        operation.security ??= [];
+      } else if (auth === 'none') {
         operation.security = [];
       } else {
         operation.security = [SECURITY[auth]];
