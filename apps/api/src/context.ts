@@ -1,7 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import type { Db, Sql } from '@svc/db/client';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './env.ts';
+import type { ApiKeyUsage } from './modules/access/principal.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
 import type { SessionLookup } from './modules/sessions/service.ts';
@@ -15,6 +17,10 @@ export type AppServices = {
   applications: ApplicationCache;
   /** Batched session reads (one indexed read per check, shared by concurrent checks). */
   sessions: SessionLookup;
+  /** Tenant API keys' last-used times, written in batches. */
+  apiKeyUsage: ApiKeyUsage;
+  /** The client address under TRUST_PROXY (rate limits, audit entries, sessions). */
+  clientIp: (req: IncomingMessage) => string;
   /** svc as an OIDC relying party of the identity engine. */
   rp: RelyingParty;
 };

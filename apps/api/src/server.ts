@@ -8,10 +8,12 @@ import type { AppServices } from './context.ts';
 import { resolveDatabase } from './database.ts';
 import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
+import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
 import { createFastLane } from './http/fast-lane.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, flushLogger } from './logging.ts';
+import { ApiKeyUsage } from './modules/access/principal.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { SessionLookup } from './modules/sessions/service.ts';
@@ -58,7 +60,18 @@ async function startOn(
   await applications.listen(sql);
   const engine = await resolveEngine(config, logger, started);
   const sessions = new SessionLookup(db, engine.config.session);
-  const services: AppServices = { config: engine.config, db, sql, logger, applications, sessions, rp: engine.rp };
+  const apiKeyUsage = new ApiKeyUsage(db, 60_000, (error) => logger.warn({ err: error }, 'could not record API key use'));
+  const services: AppServices = {
+    config: engine.config,
+    db,
+    sql,
+    logger,
+    applications,
+    sessions,
+    apiKeyUsage,
+    clientIp: clientIpResolver(config.trustProxy),
+    rp: engine.rp,
+  };
 
   let worker: WorkerHandle | undefined;
   if (config.workerEnabled) {
@@ -132,6 +145,7 @@ async function startOn(
       server.closeAllConnections();
       await httpClosed;
     }
+    await step('API key last-used times', () => apiKeyUsage.close());
     await step('application cache', () => applications.close());
     await step('database pool', closeDb);
     await step('embedded database', database.stop);

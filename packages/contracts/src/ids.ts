@@ -8,6 +8,8 @@ export const ID_PREFIXES = {
   user: 'usr',
   session: 'ses',
   invitation: 'inv',
+  role: 'rol',
+  auditLog: 'aud',
   apiKey: 'key',
   webhookEndpoint: 'wh',
   webhookDelivery: 'whd',
@@ -49,4 +51,13 @@ export function randomBase62(length: number): string {
 
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${randomBase62(20)}`;
+}
+
+/** A zod-free check that an id has the prefix of its kind and the shape newId gives it. */
+export function isIdOf(kind: IdKind, value: string): boolean {
+  return (
+    value.length === ID_PREFIXES[kind].length + 21 &&
+    value.startsWith(`${ID_PREFIXES[kind]}_`) &&
+    /^[0-9A-Za-z]{20}$/.test(value.slice(-20))
+  );
 }

@@ -5,13 +5,6 @@ import { sendError } from './errors.ts';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Stops cross-site request forgery on cookie-authenticated mutations: a browser sends our
- * session cookie with a form POST from any site, so a mutation that carries a cookie must be JSON
- * (a cross-site form cannot send application/json without a preflight) and come from an allowed
- * Origin (or, without Origin, Sec-Fetch-Site same-origin). Requests without a cookie (backend
- * keys) are not subject to CSRF and pass.
- */
-/**
  * The request comes from one of our origins: its Origin header says so, or (browsers that send
  * none) Sec-Fetch-Site says same-origin. The one origin rule for every cookie-authenticated
  * state change, including the hosted logout form.
@@ -24,6 +17,13 @@ export function fromAllowedOrigin(req: IncomingMessage, allowedOrigins: Readonly
   return origin ? allowedOrigins.has(origin) : req.headers['sec-fetch-site'] === 'same-origin';
 }
 
+/**
+ * Stops cross-site request forgery on cookie-authenticated mutations: a browser sends our
+ * session cookie with a form POST from any site, so a mutation that carries a cookie must be JSON
+ * (a cross-site form cannot send application/json without a preflight) and come from an allowed
+ * Origin (or, without Origin, Sec-Fetch-Site same-origin). Requests without a cookie (backend
+ * keys) are not subject to CSRF and pass.
+ */
 export function csrfGuard(allowedOrigins: ReadonlySet<string>) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (SAFE_METHODS.has(req.method) || !req.headers.cookie) {

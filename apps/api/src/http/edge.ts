@@ -4,7 +4,6 @@ import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
 import { logRequest } from './access-log.ts';
-import { clientIpResolver } from './client-ip.ts';
 import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
 import { applyRateLimit, type RateLimiter, type RateLimitSubject } from './rate-limit.ts';
@@ -56,7 +55,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     },
     strictTransportSecurity: https,
   });
-  const clientIp = clientIpResolver(config.trustProxy);
+  const { clientIp } = services;
 
   /**
    * A well-formed secret key of an existing application spends that application's budget;

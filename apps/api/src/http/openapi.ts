@@ -3,10 +3,12 @@ import { ENGINE_PROXY_ALLOWLIST, MAX_ENGINE_QUERY_CHARS, openApiTemplate } from 
 import type { AuthKind, Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 
-const SECURITY: Record<Exclude<AuthKind, 'none'>, Record<string, string[]>> = {
-  publishableKey: { publishableKey: [] },
-  secretKey: { secretKey: [] },
-  session: { sessionCookie: [] },
+/** Alternatives: any one of the listed requirements authenticates the operation. */
+const SECURITY: Record<Exclude<AuthKind, 'none'>, Record<string, string[]>[]> = {
+  publishableKey: [{ publishableKey: [] }],
+  secretKey: [{ secretKey: [] }],
+  session: [{ sessionCookie: [] }],
+  sessionOrApiKey: [{ sessionCookie: [] }, { secretKey: [] }],
 };
 
 type Operation = { operationId?: string; security?: Record<string, string[]>[]; summary?: string };
@@ -107,7 +109,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       } else if (auth === 'none') {
         operation.security = [];
       } else {
-        operation.security = [SECURITY[auth]];
+        operation.security = SECURITY[auth];
       }
     }
   }

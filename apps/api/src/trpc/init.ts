@@ -5,7 +5,7 @@ import type { RequestContext } from '../context.ts';
 import { classifyError, toTrpcError } from './errors.ts';
 
 /** How an operation authenticates; drives its OpenAPI `security` and the docs. */
-export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session';
+export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session' | 'sessionOrApiKey';
 export type Meta = OpenApiMeta & { auth?: AuthKind };
 
 /**

@@ -1,4 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
+import { requestMetaOf } from '../modules/access/audit.ts';
+import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
@@ -23,4 +25,25 @@ export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(as
     throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
   }
   return next({ ctx: { ...ctx, current, session: current.session, user: current.user } });
+});
+
+/**
+ * Control-plane procedures (SPEC.md 4.4, 4.5): a session cookie, or a tenant API key as
+ * `Authorization: Bearer sk_live_...`; anonymous gets 401. What the caller may do in which
+ * organization is decided per procedure by `authorize` (modules/access).
+ */
+export const controlProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
+  const principal = await principalOf(ctx.services, ctx.req);
+  if (!principal) {
+    throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
+  }
+  return next({ ctx: { ...ctx, principal, request: requestMetaOf(ctx.req, ctx.services.clientIp, ctx.requestId) } });
+});
+
+/** Control-plane procedures only a signed-in person may call (an API key gets 403). */
+export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
+  if (ctx.principal.kind !== 'user') {
+    throw new AppError('forbidden', 'this route needs a signed-in user; API keys cannot call it');
+  }
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
 });

@@ -4,6 +4,11 @@ import { organizations } from '../schema/organizations.ts';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 
+export async function findOrganizationById(db: DbOrTx, id: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+  return row;
+}
+
 export async function findOrganizationBySlug(db: DbOrTx, slug: string): Promise<OrganizationRow | undefined> {
   const [row] = await db.select().from(organizations).where(eq(organizations.slug, slug)).limit(1);
   return row;

@@ -36,7 +36,7 @@ export const applications = pgTable(
     oauth: jsonb('oauth').$type<ApplicationOauthSettings>().notNull().default({}),
     /** The one shared keyless-development application (at most one row has it). */
     isKeyless: boolean('is_keyless').notNull().default(false),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [

@@ -23,7 +23,7 @@ export const users = pgTable(
       .notNull()
       .default('active'),
     lastSignInAt: timestamp('last_sign_in_at', { withTimezone: true, mode: 'date' }),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [index('users_email_idx').on(t.email)],
@@ -41,7 +41,7 @@ export const memberships = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     /** `org_admin`, `org_member` or a custom role's key. */
     roleKey: text('role_key').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('memberships_tenant_user_key').on(t.tenantId, t.userId), index('memberships_user_idx').on(t.userId)],
 );
@@ -73,7 +73,7 @@ export const sessions = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     ipAddress: text('ip_address'),
     userAgent: text('user_agent'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
     index('sessions_user_idx').on(t.userId),

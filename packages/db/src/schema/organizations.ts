@@ -11,6 +11,6 @@ export const organizations = pgTable('organizations', {
   kind: text('kind', { enum: ['tenant', 'platform', 'keyless'] })
     .notNull()
     .default('tenant'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });

@@ -145,7 +145,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
         userId: outcome.user.id,
         activeTenantId: outcome.workspace.id,
         isPlatformAdmin: outcome.isPlatformAdmin,
-        ipAddress: req.socket.remoteAddress,
+        ipAddress: services.clientIp(req),
         userAgent: one(req.headers['user-agent']),
       });
       setCookie(res, names, names.session, token, config.session.absoluteMs / 1000);

@@ -1,0 +1,200 @@
+import type { IncomingMessage } from 'node:http';
+import { newId } from '@svc/contracts/ids';
+import { decodeCursor, encodeCursor } from '@svc/db/pagination';
+import { apiKeys } from '@svc/db/schema/api-keys';
+import { auditLogs } from '@svc/db/schema/audit-logs';
+import { roles } from '@svc/db/schema/roles';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedApplication } from '../../../../../test/support/factories.ts';
+import { startTestServer } from '../../../../../test/support/server.ts';
+import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { recordAudit, redact } from './audit.ts';
+import { authorize } from './authorize.ts';
+import { type Principal, principalOf } from './principal.ts';
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** A bare request carrying these headers, as principalOf reads it. */
+function request(headers: Record<string, string>): IncomingMessage {
+  return { headers } as unknown as IncomingMessage;
+}
+
+async function principalWithCookie(cookie: string): Promise<Principal> {
+  const principal = await principalOf(server.services, request({ cookie }));
+  if (!principal) {
+    throw new Error('no principal');
+  }
+  return principal;
+}
+
+function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  return promise.then(
+    () => undefined,
+    (error: { code?: string }) => error.code,
+  );
+}
+
+describe('authorize', () => {
+  it('members get their role permissions; outsiders learn nothing (404), members without the permission get 403', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_admin' })).cookie);
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie);
+    const outsider = await principalWithCookie((await seedSignedIn(db)).cookie);
+
+    const access = await authorize(db, admin, { organization: { id: org.id }, permission: 'users.manage', adminOnly: true });
+    expect(access.organization.id).toBe(org.id);
+    expect(access.isOrgAdmin).toBe(true);
+    expect(await codeOf(authorize(db, member, { organization: { slug: org.slug }, permission: 'tenant.read' }))).toBeUndefined();
+    expect(await codeOf(authorize(db, member, { organization: { slug: org.slug }, permission: 'users.read' }))).toBe('forbidden');
+    // An outsider cannot tell an organization that exists from one that does not.
+    expect(await codeOf(authorize(db, outsider, { organization: { id: org.id }, permission: 'tenant.read' }))).toBe('not_found');
+    expect(await codeOf(authorize(db, outsider, { organization: { id: newId('organization') }, permission: 'tenant.read' }))).toBe(
+      'not_found',
+    );
+    expect(await codeOf(authorize(db, outsider, { organization: { slug: org.slug }, permission: 'users.manage' }))).toBe('not_found');
+  });
+
+  it('a custom role grants exactly its permissions, and adminOnly still needs org_admin', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    await db
+      .insert(roles)
+      .values({ id: newId('role'), tenantId: org.id, key: 'support', name: 'Support', permissions: ['users.manage', 'users.read'] });
+    const support = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'support' })).cookie);
+    expect(await codeOf(authorize(db, support, { organization: { id: org.id }, permission: 'users.read' }))).toBeUndefined();
+    expect(await codeOf(authorize(db, support, { organization: { id: org.id }, permission: 'tenant.read' }))).toBe('forbidden');
+    expect(await codeOf(authorize(db, support, { organization: { id: org.id }, permission: 'users.manage', adminOnly: true }))).toBe(
+      'forbidden',
+    );
+  });
+
+  it('platform admins act in every tenant organization; nobody acts in the keyless workspace', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const platform = await principalWithCookie((await seedSignedIn(db, { platformAdmin: true })).cookie);
+    const access = await authorize(db, platform, { organization: { id: org.id }, permission: 'tenant.delete', adminOnly: true });
+    expect(access.isOrgAdmin).toBe(true);
+    const keyless = await fetch(`${server.url}/v1/client/config?keyless=1`).then((r) => r.json() as Promise<any>);
+    expect(await codeOf(authorize(db, platform, { organization: { slug: keyless.organization.slug }, permission: 'tenant.read' }))).toBe(
+      'not_found',
+    );
+  });
+
+  it('without an organization named, a user acts in the session workspace', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie);
+    const access = await authorize(db, member, { organization: {}, permission: 'tenant.read' });
+    expect(access.organization.id).toBe(org.id);
+  });
+});
+
+describe('tenant API keys', () => {
+  it('authenticate as their organization, within their scopes', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const other = await seedOrganization(db);
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read'] });
+    const principal = await principalOf(server.services, request({ authorization: key.authorization }));
+    expect(principal).toMatchObject({ kind: 'api_key', apiKey: { tenantId: org.id, scopes: ['users.read'] } });
+    const p = principal as Principal;
+    expect((await authorize(db, p, { organization: {}, permission: 'users.read' })).organization.id).toBe(org.id);
+    expect(await codeOf(authorize(db, p, { organization: { id: org.id }, permission: 'users.manage' }))).toBe('forbidden');
+    expect(await codeOf(authorize(db, p, { organization: { id: other.id }, permission: 'users.read' }))).toBe('not_found');
+  });
+
+  it('a revoked, expired, unknown or malformed key is 401; an application secret key is pointed elsewhere', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const revoked = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read'], revoked: true });
+    const expired = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read'], expiresAt: new Date(Date.now() - 1000) });
+    const app = await seedApplication(db);
+    const attempt = (authorization: string) => codeOf(principalOf(server.services, request({ authorization })));
+    expect(await attempt(revoked.authorization)).toBe('invalid_secret_key');
+    expect(await attempt(expired.authorization)).toBe('invalid_secret_key');
+    expect(await attempt(`Bearer sk_live_${'x'.repeat(40)}`)).toBe('invalid_secret_key');
+    expect(await attempt('Bearer nope')).toBe('invalid_secret_key');
+    expect(await attempt('Basic abc')).toBe('invalid_secret_key');
+    expect(await attempt(`Bearer ${app.secretKey}`)).toBe('forbidden');
+  });
+
+  it('a bad Authorization header is refused even beside a valid session cookie', async () => {
+    const signedIn = await seedSignedIn(server.services.db);
+    const code = await codeOf(principalOf(server.services, request({ cookie: signedIn.cookie, authorization: 'Bearer nope' })));
+    expect(code).toBe('invalid_secret_key');
+  });
+
+  it('last use is recorded in a batch, not per request, and never moves backwards', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read'] });
+    await principalOf(server.services, request({ authorization: key.authorization }));
+    const [before] = await db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
+    expect(before?.lastUsedAt).toBeNull();
+    await server.services.apiKeyUsage.flush();
+    const [after] = await db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
+    expect(after?.lastUsedAt).toBeInstanceOf(Date);
+    server.services.apiKeyUsage.note(key.id, new Date(0));
+    await server.services.apiKeyUsage.flush();
+    const [still] = await db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
+    expect(still?.lastUsedAt?.getTime()).toBe(after?.lastUsedAt?.getTime());
+  });
+});
+
+describe('audit log', () => {
+  it('is append-only: UPDATE, DELETE and TRUNCATE are refused by the database', async () => {
+    const db = server.services.db;
+    await recordAudit(
+      db,
+      null,
+      { ipAddress: '127.0.0.1', userAgent: 'test', requestId: 'req_x' },
+      {
+        tenantId: null,
+        action: 'test.created',
+        target: { type: 'test', id: null },
+      },
+    );
+    const refused = { cause: { message: expect.stringMatching(/append-only/) } };
+    await expect(db.update(auditLogs).set({ action: 'test.rewritten' })).rejects.toMatchObject(refused);
+    await expect(db.delete(auditLogs)).rejects.toMatchObject(refused);
+    await expect(db.execute(sql`truncate audit_logs`)).rejects.toMatchObject(refused);
+    const [count] = await db.select({ n: sql<number>`count(*)::int` }).from(auditLogs).where(eq(auditLogs.action, 'test.created'));
+    expect(count?.n).toBeGreaterThan(0);
+  });
+
+  it('summaries never carry secrets, whatever a caller puts in them', () => {
+    const secret = `sk_live_${'A'.repeat(40)}`;
+    const out = JSON.stringify(
+      redact({
+        name: 'ok',
+        secretKey: secret,
+        nested: { token: 'abc', note: `leaked ${secret} and whsec_${'b'.repeat(32)}`, passwordHash: 'x' },
+        list: [{ authorization: 'Bearer x' }],
+      }),
+    );
+    expect(out).not.toContain(secret);
+    expect(out).not.toContain('whsec_bbbb');
+    expect(out).not.toContain('abc');
+    expect(out).toContain('"name":"ok"');
+  });
+});
+
+describe('cursors', () => {
+  it('round-trip, and refuse a malformed cursor or one from another list', () => {
+    const last = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: 'aud_x' };
+    const cursor = encodeCursor('audit:ten_a', last);
+    expect(decodeCursor('audit:ten_a', cursor)).toEqual(last);
+    expect(() => decodeCursor('audit:ten_b', cursor)).toThrow(/another list/);
+    expect(() => decodeCursor('audit:ten_a', 'not-a-cursor')).toThrow(/malformed/);
+    expect(() => decodeCursor('audit:ten_a', Buffer.from('["audit:ten_a","yesterday","x"]').toString('base64url'))).toThrow(/malformed/);
+  });
+});

@@ -1,0 +1,83 @@
+import type { IncomingMessage } from 'node:http';
+import { newId } from '@svc/contracts/ids';
+import type { DbOrTx } from '@svc/db/client';
+import { insertAuditLog } from '@svc/db/queries/audit-logs';
+import type { Principal } from './principal.ts';
+
+/** Where a mutation came from, for its audit entry. */
+export type RequestMeta = { ipAddress: string | null; userAgent: string | null; requestId: string };
+
+export type AuditEntry = {
+  /** The organization acted on (null for platform-level actions). */
+  tenantId: string | null;
+  /** `resource.verb`, the event catalog's names where one exists (API.md). */
+  action: string;
+  target: { type: string; id: string | null };
+  /** What changed, in safe terms; redacted again on the way in. */
+  summary?: Record<string, unknown>;
+};
+
+const SECRET_NAME = /secret|token|password|hash|cookie|cipher|authorization|credential/i;
+const SECRET_VALUE = /\b(sk_live_|whsec_)[0-9A-Za-z]+/g;
+
+/**
+ * Defence in depth for audit summaries (ARCHITECTURE.md section 7): fields named like secrets are
+ * replaced, secret-shaped values are masked wherever they appear, strings are capped.
+ */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 4) {
+    return '[truncated]';
+  }
+  if (typeof value === 'string') {
+    return value.replace(SECRET_VALUE, '$1[redacted]').slice(0, 500);
+  }
+  if (Array.isArray(value)) {
+    return value.slice(0, 50).map((v) => redact(v, depth + 1));
+  }
+  if (value && typeof value === 'object') {
+    if (value instanceof Date) {
+      return value.toISOString();
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value).slice(0, 50)) {
+      out[k] = SECRET_NAME.test(k) ? '[redacted]' : redact(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+function actorOf(principal: Principal | null): {
+  actorType: 'user' | 'api_key' | 'system';
+  actorId: string | null;
+  actorLabel: string | null;
+} {
+  if (!principal) {
+    return { actorType: 'system', actorId: null, actorLabel: null };
+  }
+  return principal.kind === 'user'
+    ? { actorType: 'user', actorId: principal.user.id, actorLabel: principal.user.email }
+    : { actorType: 'api_key', actorId: principal.apiKey.id, actorLabel: principal.apiKey.name };
+}
+
+/** Appends the audit entry of a mutation; call it inside the mutation's transaction. */
+export async function recordAudit(tx: DbOrTx, principal: Principal | null, request: RequestMeta, entry: AuditEntry): Promise<void> {
+  await insertAuditLog(tx, {
+    id: newId('auditLog'),
+    tenantId: entry.tenantId,
+    ...actorOf(principal),
+    action: entry.action,
+    targetType: entry.target.type,
+    targetId: entry.target.id,
+    ipAddress: request.ipAddress?.slice(0, 64) ?? null,
+    userAgent: request.userAgent?.slice(0, 512) ?? null,
+    requestId: request.requestId.slice(0, 128),
+    summary: redact(entry.summary ?? {}) as Record<string, unknown>,
+  });
+}
+
+/** The request facts an audit entry keeps. */
+export function requestMetaOf(req: IncomingMessage, clientIp: (req: IncomingMessage) => string, requestId: string): RequestMeta {
+  const ua = req.headers['user-agent'];
+  return { ipAddress: clientIp(req), userAgent: typeof ua === 'string' ? ua : null, requestId };
+}

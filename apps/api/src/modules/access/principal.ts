@@ -1,0 +1,102 @@
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '@svc/contracts/errors';
+import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
+import type { Permission } from '@svc/contracts/permissions';
+import type { DbOrTx } from '@svc/db/client';
+import { prepareFindApiKeyBySecretHash, recordApiKeysUsed } from '@svc/db/queries/api-keys';
+import type { SessionWithUser } from '@svc/db/queries/sessions';
+import type { AppServices } from '../../context.ts';
+import { parseBearer, sha256Hex } from '../applications/keys.ts';
+import { sessionOf } from '../auth/current-session.ts';
+
+/** A signed-in browser: the session, its user and the user's memberships. */
+export type UserPrincipal = { kind: 'user' } & SessionWithUser;
+
+/** A backend service holding a tenant API key: one organization, the key's scopes. */
+export type ApiKeyPrincipal = {
+  kind: 'api_key';
+  apiKey: { id: string; tenantId: string; name: string; scopes: Permission[] };
+};
+
+/** Who is calling a control-plane route. */
+export type Principal = UserPrincipal | ApiKeyPrincipal;
+
+/**
+ * Keeps tenant API keys' last-used times without a write per request: uses are noted in memory
+ * and written in one statement per interval (and at shutdown).
+ */
+export class ApiKeyUsage {
+  #pending = new Map<string, Date>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: DbOrTx,
+    private readonly intervalMs = 60_000,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  note(keyId: string, at = new Date()): void {
+    this.#pending.set(keyId, at);
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.flush().catch(this.onError);
+    }, this.intervalMs).unref();
+  }
+
+  async flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = new Map();
+    await recordApiKeysUsed(this.db, batch);
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+  }
+}
+
+const finders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyBySecretHash>>();
+
+/** The live tenant API key behind a bearer secret; 401 for an unknown, revoked or expired one. */
+export async function apiKeyPrincipal(services: AppServices, token: string, now = new Date()): Promise<ApiKeyPrincipal> {
+  if (!SECRET_KEY_PATTERN.test(token)) {
+    throw new AppError('invalid_secret_key', 'the API key is malformed (expected Authorization: Bearer sk_live_...)');
+  }
+  let find = finders.get(services.db);
+  if (!find) {
+    find = prepareFindApiKeyBySecretHash(services.db);
+    finders.set(services.db, find);
+  }
+  const key = await find(sha256Hex(token));
+  if (!key) {
+    const application = await services.applications.bySecretKeyHash(sha256Hex(token));
+    if (application) {
+      throw new AppError('forbidden', 'an application secret key only calls backend routes; use a tenant API key here');
+    }
+    throw new AppError('invalid_secret_key', 'no live API key has this secret');
+  }
+  if (key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) {
+    throw new AppError('invalid_secret_key', key.revokedAt ? 'this API key was revoked' : 'this API key has expired');
+  }
+  services.apiKeyUsage.note(key.id, now);
+  return { kind: 'api_key', apiKey: { id: key.id, tenantId: key.tenantId, name: key.name, scopes: key.scopes as Permission[] } };
+}
+
+/**
+ * The caller of a control-plane route: a bearer API key when an Authorization header is sent
+ * (a bad one is refused, never ignored in favour of a cookie), else the session cookie. Null for
+ * an anonymous request.
+ */
+export async function principalOf(services: AppServices, req: IncomingMessage): Promise<Principal | null> {
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined) {
+    const token = parseBearer(authorization);
+    if (!token) {
+      throw new AppError('invalid_secret_key', 'send the API key as Authorization: Bearer sk_live_...');
+    }
+    return apiKeyPrincipal(services, token);
+  }
+  const current = await sessionOf(services, req);
+  return current ? { kind: 'user', ...current } : null;
+}

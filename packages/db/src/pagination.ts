@@ -1,0 +1,64 @@
+import { AppError } from '@svc/contracts/errors';
+import { type AnyColumn, and, or, type SQL, sql } from 'drizzle-orm';
+
+/**
+ * Keyset pagination (API.md lists: newest first, `{ data, nextCursor }`). A cursor names the
+ * last row of a page by (created_at, id) and the list it came from; the next page is the rows
+ * strictly after it, found through an index on (…, created_at desc, id desc), so page 100 costs
+ * what page 1 costs. The `scope` (organization and filters) is inside the cursor: a cursor
+ * replayed against another list or other filters is refused, never silently misapplied.
+ */
+export type Cursor = { createdAt: Date; id: string };
+
+export function encodeCursor(scope: string, last: Cursor): string {
+  return Buffer.from(JSON.stringify([scope, last.createdAt.toISOString(), last.id])).toString('base64url');
+}
+
+export function decodeCursor(scope: string, raw: string | undefined): Cursor | undefined {
+  if (raw === undefined) {
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw new AppError('validation_failed', 'cursor is malformed: start again from the first page');
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 3 ||
+    typeof parsed[0] !== 'string' ||
+    typeof parsed[1] !== 'string' ||
+    typeof parsed[2] !== 'string' ||
+    Number.isNaN(Date.parse(parsed[1]))
+  ) {
+    throw new AppError('validation_failed', 'cursor is malformed: start again from the first page');
+  }
+  if (parsed[0] !== scope) {
+    throw new AppError('validation_failed', 'cursor belongs to another list or other filters: start again from the first page');
+  }
+  return { createdAt: new Date(parsed[1]), id: parsed[2] };
+}
+
+/** `(created_at, id) < (cursor)`: the rows after the cursor, newest first. */
+export function afterCursor(createdAt: AnyColumn, id: AnyColumn, cursor: Cursor | undefined): SQL | undefined {
+  if (!cursor) {
+    return undefined;
+  }
+  // Row comparison keeps one index range scan; the OR form is what planners expand it to.
+  return or(sql`${createdAt} < ${cursor.createdAt}`, and(sql`${createdAt} = ${cursor.createdAt}`, sql`${id} < ${cursor.id}`));
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page: the extra row only says there is a next page.
+ */
+export function toPage<T extends { createdAt: Date; id: string }, U>(
+  scope: string,
+  rows: T[],
+  limit: number,
+  map: (row: T) => U,
+): { data: U[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { data: page.map(map), nextCursor: rows.length > limit && last ? encodeCursor(scope, last) : null };
+}

@@ -1,0 +1,42 @@
+import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+/** Who acted, as an audit entry records it. */
+export type AuditActorType = 'user' | 'api_key' | 'system';
+
+/**
+ * The append-only audit log: one row per mutation, written in the mutation's transaction. A
+ * trigger refuses UPDATE and DELETE (migration 0006). `tenant_id` is kept without a foreign key
+ * so that entries outlive a deleted organization (its deletion is itself an entry).
+ */
+export const auditLogs = pgTable(
+  'audit_logs',
+  {
+    /** `aud_` prefixed id. */
+    id: text('id').primaryKey(),
+    /** The organization acted on; null for platform-level actions. */
+    tenantId: text('tenant_id'),
+    actorType: text('actor_type', { enum: ['user', 'api_key', 'system'] }).notNull(),
+    /** `usr_...` or `key_...`; null for the system. */
+    actorId: text('actor_id'),
+    /** The actor's email or key name at the time, for reading without joins. */
+    actorLabel: text('actor_label'),
+    /** `resource.verb`, e.g. `invitation.created`. */
+    action: text('action').notNull(),
+    targetType: text('target_type').notNull(),
+    targetId: text('target_id'),
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    requestId: text('request_id'),
+    /** A redacted summary of the change: never a secret, token, hash or cookie. */
+    summary: jsonb('summary').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    // Keyset pagination (created_at, id) newest first, per organization and with each filter.
+    index('audit_logs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    index('audit_logs_created_idx').on(t.createdAt.desc(), t.id.desc()),
+    index('audit_logs_tenant_action_created_idx').on(t.tenantId, t.action, t.createdAt.desc(), t.id.desc()),
+    index('audit_logs_tenant_actor_created_idx').on(t.tenantId, t.actorId, t.createdAt.desc(), t.id.desc()),
+    index('audit_logs_tenant_target_created_idx').on(t.tenantId, t.targetId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
