@@ -3,6 +3,7 @@ import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
+import { tenantsRouter } from '../modules/tenants/router.ts';
 import { router } from './init.ts';
 
 export const appRouter = router({
@@ -11,6 +12,7 @@ export const appRouter = router({
   backend: backendRouter,
   setup: setupRouter,
   me: meRouter,
+  tenants: tenantsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

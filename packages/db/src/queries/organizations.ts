@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { organizations } from '../schema/organizations.ts';
 
@@ -33,5 +33,38 @@ export async function insertOrganization(
   values: { id: string; slug: string; name: string; kind?: OrganizationRow['kind'] },
 ): Promise<OrganizationRow | undefined> {
   const [row] = await db.insert(organizations).values(values).onConflictDoNothing({ target: organizations.slug }).returning();
+  return row;
+}
+
+/**
+ * Renames or re-slugs an organization; undefined when another organization has the slug (the
+ * unique index decides, so two racing updates cannot both win).
+ */
+export async function updateOrganization(
+  db: DbOrTx,
+  opts: { id: string; name?: string; slug?: string },
+): Promise<OrganizationRow | undefined> {
+  const [row] = await db
+    .update(organizations)
+    .set({
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
+      ...(opts.slug !== undefined ? { slug: opts.slug } : {}),
+      updatedAt: sql`now()`,
+    })
+    .where(
+      and(
+        eq(organizations.id, opts.id),
+        opts.slug !== undefined
+          ? sql`not exists (select 1 from ${organizations} o2 where o2.slug = ${opts.slug} and o2.id <> ${opts.id})`
+          : undefined,
+      ),
+    )
+    .returning()
+    .catch((error: { cause?: { code?: string } }) => {
+      if (error.cause?.code === '23505') {
+        return [];
+      }
+      throw error;
+    });
   return row;
 }

@@ -1,0 +1,52 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../apps/api/src/http/openapi.ts';
+import type { MatrixRoute } from './support/auth-matrix.ts';
+
+/**
+ * Every signed-in operation of the OpenAPI document must be in some domain's authorization
+ * matrix (`apps/api/src/modules/<domain>/<domain>.matrix.ts`), or be listed here with the reason
+ * the matrix does not apply. A new route without a matrix entry fails this test.
+ */
+const EXEMPT: Record<string, string> = {
+  'GET /v1/me': 'not organization-scoped: any live session may read itself (auth-flow tests)',
+  'GET /v1/tenants': "lists the caller's own organizations: nothing to be outside of (tenants tests)",
+  'POST /v1/tenants': 'creates an organization: the caller becomes its admin (tenants tests)',
+  'GET /v1/permissions': 'the public catalog for any signed-in caller (tenants tests)',
+  'POST /v1/invitations/accept': 'authorized by the invitation token, not a membership (invitations tests)',
+};
+
+const MODULES = path.resolve(import.meta.dirname, '../apps/api/src/modules');
+
+async function matrixRoutes(): Promise<MatrixRoute[]> {
+  const routes: MatrixRoute[] = [];
+  for (const domain of readdirSync(MODULES)) {
+    for (const file of readdirSync(path.join(MODULES, domain)).filter((f) => f.endsWith('.matrix.ts'))) {
+      const module = (await import(path.join(MODULES, domain, file))) as { MATRIX?: MatrixRoute[] };
+      routes.push(...(module.MATRIX ?? []));
+    }
+  }
+  return routes;
+}
+
+describe('authorization matrix coverage', () => {
+  it('covers every signed-in operation of the OpenAPI document', async () => {
+    const doc = buildOpenApiDocument('http://svc.test') as {
+      paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+    };
+    const covered = new Set((await matrixRoutes()).map((r) => `${r.method} ${r.template}`));
+    const missing: string[] = [];
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const signedIn = operation.security?.some((s) => 'sessionCookie' in s) ?? false;
+        const name = `${method.toUpperCase()} /v1${p}`;
+        if (!signedIn || p.startsWith('/platform/engine/') || EXEMPT[name] || covered.has(name)) {
+          continue;
+        }
+        missing.push(name);
+      }
+    }
+    expect(missing, 'operations without an authorization-matrix entry').toEqual([]);
+  });
+});

@@ -1,0 +1,175 @@
+import { newId } from '@svc/contracts/ids';
+import { PERMISSIONS, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
+import type { OrganizationRow } from '@svc/db/queries/organizations';
+import { roles } from '@svc/db/schema/roles';
+import { describe, expect, it } from 'vitest';
+import { revokeSession } from '../../apps/api/src/modules/sessions/service.ts';
+import type { RunningServer } from '../../apps/api/src/server.ts';
+import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from './tenancy.ts';
+
+/**
+ * The shared authorization matrix (issue "Authorization matrix"; unkey's runCommonRouteTests):
+ * every control-plane route is run as each kind of caller and must answer
+ *
+ *   anonymous                          401
+ *   revoked session / revoked API key  401
+ *   user of another organization       404 (for any id of this one: existence is not disclosed)
+ *   member lacking the permission      403
+ *   org_member on a mutation           403
+ *   API key outside its scopes         403 (or 403 for routes API keys may not call at all)
+ *   org admin, platform admin, API key with the scope: allowed
+ *
+ * A domain declares its routes in `<domain>.matrix.ts` (a `MATRIX: MatrixRoute[]` export) and
+ * runs `describeAuthMatrix` over them; test/auth-matrix-coverage.test.ts fails when a
+ * control-plane operation of the OpenAPI document has no entry anywhere.
+ */
+export type MatrixFixture = {
+  /** The organization every route acts on. */
+  org: OrganizationRow;
+  /** Its org admin (the caller of `prepare`). */
+  admin: SignedIn;
+  server: RunningServer;
+};
+
+export type MatrixRoute = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** The OpenAPI path template, e.g. `/v1/tenants/{id}/api-keys` (coverage matches on it). */
+  template: string;
+  /** The permission the route checks. */
+  permission: Permission;
+  /** Changes state: org_member gets 403 (SPEC.md 5.2). */
+  mutation: boolean;
+  /** Tenant API keys may call it (with the permission in scope). */
+  apiKey: boolean;
+  /**
+   * Builds the concrete request for one caller: the path (ids of `fixture.org`'s resources,
+   * created here when the route consumes them, e.g. a revoke) and the JSON body.
+   */
+  prepare: (fixture: MatrixFixture) => Promise<{ path: string; body?: unknown }>;
+  /** Status an allowed caller gets (default: any 2xx). */
+  okStatus?: number;
+};
+
+type Caller = { name: string; headers: () => Record<string, string>; expect: (route: MatrixRoute) => number | 'ok' };
+
+async function send(server: RunningServer, route: MatrixRoute, req: { path: string; body?: unknown }, headers: Record<string, string>) {
+  const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+  const res = await fetch(`${server.url}${req.path}`, {
+    method: route.method,
+    headers: {
+      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      origin: server.services.config.publicUrl.replace(/\/$/, ''),
+      ...headers,
+    },
+    body: hasBody ? JSON.stringify(req.body ?? {}) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, text };
+}
+
+/** Runs every route of `routes` as every kind of caller. `getServer` is read when tests run. */
+export function describeAuthMatrix(name: string, getServer: () => RunningServer, routes: MatrixRoute[]): void {
+  describe(`authorization matrix: ${name}`, () => {
+    let fixture: MatrixFixture;
+    let callers: Caller[];
+    let ready: Promise<void> | undefined;
+
+    async function setUp(): Promise<void> {
+      const server = getServer();
+      const db = server.services.db;
+      const org = await seedOrganization(db);
+      const other = await seedOrganization(db);
+      const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+      fixture = { org, admin, server };
+      const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+      // A custom role with nothing: lacks every permission.
+      await db.insert(roles).values({ id: newId('role'), tenantId: org.id, key: 'nothing', name: 'Nothing', permissions: [] });
+      const powerless = await seedSignedIn(db, { organization: org, roleKey: 'nothing' });
+      const outsider = await seedSignedIn(db, { organization: other, roleKey: 'org_admin' });
+      const platform = await seedSignedIn(db, { platformAdmin: true });
+      const revokedUser = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+      await revokeSession(db, revokedUser.sessionId);
+      const keys = new Map<Permission, { all: string; without: string }>();
+      for (const permission of new Set(routes.map((r) => r.permission))) {
+        const all = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+        const without = await seedApiKey(db, { tenantId: org.id, scopes: PERMISSIONS.filter((p) => p !== permission) });
+        keys.set(permission, { all: all.authorization, without: without.authorization });
+      }
+      const revokedKey = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS], revoked: true });
+      const otherKey = await seedApiKey(db, { tenantId: other.id, scopes: [...PERMISSIONS] });
+      const cookie = (s: SignedIn) => () => ({ cookie: s.cookie });
+      callers = [
+        { name: 'anonymous', headers: () => ({}), expect: () => 401 },
+        { name: 'revoked session', headers: cookie(revokedUser), expect: () => 401 },
+        { name: 'revoked API key', headers: () => ({ authorization: revokedKey.authorization }), expect: () => 401 },
+        { name: 'user of another organization', headers: cookie(outsider), expect: () => 404 },
+        {
+          name: 'API key of another organization',
+          headers: () => ({ authorization: otherKey.authorization }),
+          expect: (r) => (r.apiKey ? 404 : 403),
+        },
+        { name: 'member lacking the permission', headers: cookie(powerless), expect: () => 403 },
+        {
+          name: 'org_member',
+          headers: cookie(member),
+          expect: (r) => (r.mutation || !SYSTEM_MEMBER.has(r.permission) ? 403 : 'ok'),
+        },
+        {
+          name: 'API key without the scope',
+          headers: () => ({ authorization: keys.get(currentPermission)?.without ?? '' }),
+          expect: () => 403,
+        },
+        {
+          name: 'API key with the scope',
+          headers: () => ({ authorization: keys.get(currentPermission)?.all ?? '' }),
+          expect: (r) => (r.apiKey ? 'ok' : 403),
+        },
+        { name: 'org admin', headers: cookie(admin), expect: () => 'ok' },
+        { name: 'platform admin', headers: cookie(platform), expect: () => 'ok' },
+      ];
+    }
+
+    let currentPermission: Permission = 'tenant.read';
+    const callerNames = [
+      'anonymous',
+      'revoked session',
+      'revoked API key',
+      'user of another organization',
+      'API key of another organization',
+      'member lacking the permission',
+      'org_member',
+      'API key without the scope',
+      'API key with the scope',
+      'org admin',
+      'platform admin',
+    ];
+
+    for (const route of routes) {
+      it.each(callerNames)(`${route.method} ${route.template} as %s`, async (callerName) => {
+        ready ??= setUp();
+        await ready;
+        currentPermission = route.permission;
+        const caller = callers.find((c) => c.name === callerName) as Caller;
+        const req = await route.prepare(fixture);
+        const { status, text } = await send(fixture.server, route, req, caller.headers());
+        const expected = caller.expect(route);
+        if (expected === 'ok') {
+          if (route.okStatus !== undefined) {
+            expect(status, text).toBe(route.okStatus);
+          } else {
+            expect(status >= 200 && status < 300, `${status} ${text}`).toBe(true);
+          }
+        } else {
+          expect(status, text).toBe(expected);
+          // Refusals never echo anything of the organization to an outsider.
+          if (expected === 404) {
+            expect(text).not.toContain(fixture.org.name);
+          }
+        }
+      });
+    }
+  });
+}
+
+/** What org_member holds (API.md): reads of these pass for a member. */
+const SYSTEM_MEMBER = new Set<Permission>(SYSTEM_ROLES.org_member.permissions);
