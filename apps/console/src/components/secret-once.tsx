@@ -1,0 +1,36 @@
+import { useState } from 'react';
+
+type SecretOnceProps = {
+  /** What it is: "Secret key", "Invite link". */
+  label: string;
+  value: string;
+  testId?: string;
+};
+
+/** A secret the api returns once: shown in full with a copy button and a plain warning. */
+export function SecretOnce({ label, value, testId = 'secret-once' }: SecretOnceProps) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="secret-once" data-testid={testId}>
+      <p className="secret-once__label">
+        {label} <span className="muted">(shown once: copy it now, svc keeps only a hash)</span>
+      </p>
+      <div className="secret-once__row">
+        <code className="secret-once__value" data-testid={`${testId}-value`}>
+          {value}
+        </code>
+        <button
+          type="button"
+          className="button"
+          data-testid={`${testId}-copy`}
+          onClick={async () => {
+            await navigator.clipboard?.writeText(value).catch(() => undefined);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+    </div>
+  );
+}
