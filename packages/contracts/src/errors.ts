@@ -24,6 +24,23 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE' },
   unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE' },
   rate_limited: { status: 429, trpc: 'TOO_MANY_REQUESTS' },
+  /** Roles: a custom role's key is taken in the organization, or is a system role's key. */
+  role_key_taken: { status: 409, trpc: 'CONFLICT' },
+  /** Roles: org_admin and org_member are built in and cannot be changed. */
+  system_role_immutable: { status: 409, trpc: 'CONFLICT' },
+  /** A role key that is neither a system role nor a custom role of the organization. */
+  unknown_role: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Invitations: no invitation has this token (or id, within the organization). */
+  invitation_not_found: { status: 404, trpc: 'NOT_FOUND' },
+  invitation_expired: { status: 409, trpc: 'CONFLICT' },
+  invitation_revoked: { status: 409, trpc: 'CONFLICT' },
+  invitation_already_accepted: { status: 409, trpc: 'CONFLICT' },
+  /** The organization already has a pending invitation for this email (revoke it first). */
+  invitation_already_pending: { status: 409, trpc: 'CONFLICT' },
+  /** The invitation is for another email, or the signed-in user's email is not verified. */
+  invitation_email_mismatch: { status: 403, trpc: 'FORBIDDEN' },
+  /** The user accepting an invitation is already a member of its organization. */
+  already_member: { status: 409, trpc: 'CONFLICT' },
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
