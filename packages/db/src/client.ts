@@ -1,7 +1,8 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 
-export type Db = PostgresJsDatabase;
+/** The query builder, with its postgres.js client (`$client`) for the few hand-written hot reads. */
+export type Db = PostgresJsDatabase & { $client: postgres.Sql };
 /** A transaction handle; queries accept `Db | Tx` so callers choose the transaction. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
