@@ -76,6 +76,15 @@ describe('hosted sign-in through the engine', () => {
     expect(body.memberships).toEqual([expect.objectContaining({ roleKey: 'org_admin' })]);
   });
 
+  it('sign-up carries the typed email to the engine enrollment form', async () => {
+    const jar = new CookieJar();
+    const started = await jar.fetch(`${server.url}/auth/login?intent=signup&login_hint=Fresh.Person@Example.com`);
+    expect(started.status).toBe(303);
+    const page = await jar.follow(new URL(started.headers.get('location') ?? '').href, atCallback);
+    expect(new URL(page.url).pathname).toBe('/if/flow/default-enrollment-flow/');
+    expect(await page.res.text()).toContain('value="fresh.person@example.com"');
+  });
+
   it('social sign-in signs in the engine social identity', async () => {
     const jar = new CookieJar();
     const callback = await toCallback(jar, 'method=social', '');

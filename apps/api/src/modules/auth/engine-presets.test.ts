@@ -38,6 +38,15 @@ describe('Authentik preset', () => {
     expect(url.searchParams.get('login_hint')).toBeNull();
   });
 
+  it('signup: the email typed on /signup rides inside next, so the enrollment form starts filled in', () => {
+    const url = build('authentik', 'signup', { loginHint: 'ada@example.com' });
+    expect(url.searchParams.get('login_hint')).toBeNull();
+    expect(new URL(url.searchParams.get('next') as string, 'https://x').searchParams.get('login_hint')).toBe('ada@example.com');
+    // Other hand-offs never carry it.
+    const recovery = build('authentik', 'recovery', { loginHint: 'ada@example.com' });
+    expect(new URL(recovery.searchParams.get('next') as string, 'https://x').searchParams.get('login_hint')).toBeNull();
+  });
+
   it('flow slugs and full URLs can be overridden per installation', () => {
     expect(build('authentik', 'recovery', { overrides: { recovery: 'acme-recovery' } }).pathname).toBe('/if/flow/acme-recovery/');
     expect(build('authentik', 'social', { overrides: { social: 'github' } }).pathname).toBe('/source/oauth/login/github/');
@@ -73,6 +82,8 @@ describe('generic preset', () => {
   it('uses only standard parameters and configured URLs', () => {
     expect(build('generic', 'password', { loginHint: 'a@b.c' }).searchParams.get('login_hint')).toBe('a@b.c');
     expect(build('generic', 'signup').searchParams.get('prompt')).toBe('create');
+    expect(build('generic', 'signup', { loginHint: 'a@b.c' }).searchParams.get('login_hint')).toBe('a@b.c');
+    expect(build('keycloak', 'signup', { loginHint: 'a@b.c' }).searchParams.get('login_hint')).toBe('a@b.c');
     const recovery = build('generic', 'recovery', { overrides: { recovery: 'https://idp.example.com/reset' } });
     expect(recovery.origin + recovery.pathname).toBe('https://idp.example.com/reset');
     expect(() => build('generic', 'mfa_setup')).toThrow(/no mfa setup flow/);

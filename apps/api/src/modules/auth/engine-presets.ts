@@ -66,12 +66,15 @@ function isUrl(value: string): boolean {
  */
 export function handOffUrl(input: HandOffInput): URL {
   const { kind, authorizationUrl: auth, handOff, overrides = {} } = input;
-  const loginHint = handOff === 'password' ? input.loginHint?.trim() || undefined : undefined;
-  const relativeAuthorize = `${auth.pathname}${auth.search}`;
+  // The email typed on /signin or /signup travels as login_hint, so the engine's login or
+  // enrollment form starts filled in; other hand-offs never carry it.
+  const loginHint = handOff === 'password' || handOff === 'signup' ? input.loginHint?.trim() || undefined : undefined;
+  const hinted = withParams(auth, { login_hint: loginHint });
+  const relativeAuthorize = `${hinted.pathname}${hinted.search}`;
 
   if (kind === 'authentik') {
     if (handOff === 'password') {
-      return withParams(auth, { login_hint: loginHint });
+      return hinted;
     }
     const override = overrides[handOff];
     if (override && isUrl(override)) {
@@ -87,11 +90,11 @@ export function handOffUrl(input: HandOffInput): URL {
   if (kind === 'keycloak') {
     switch (handOff) {
       case 'password':
-        return withParams(auth, { login_hint: loginHint });
+        return hinted;
       case 'social':
         return withParams(auth, { kc_idp_hint: overrides.social ?? input.socialProvider });
       case 'signup':
-        return withParams(auth, { prompt: 'create' });
+        return withParams(hinted, { prompt: 'create' });
       default:
         return withParams(auth, { kc_action: KEYCLOAK_ACTIONS[handOff] });
     }
@@ -100,9 +103,9 @@ export function handOffUrl(input: HandOffInput): URL {
   // Generic OIDC: only what the protocol defines, plus configured URLs.
   switch (handOff) {
     case 'password':
-      return withParams(auth, { login_hint: loginHint });
+      return hinted;
     case 'signup':
-      return withParams(auth, { prompt: 'create' });
+      return withParams(hinted, { prompt: 'create' });
     case 'social':
       return overrides.social && isUrl(overrides.social) ? withParams(new URL(overrides.social), { next: relativeAuthorize }) : auth;
     default: {
