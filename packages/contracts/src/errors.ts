@@ -41,6 +41,10 @@ export const ERROR_CODES = {
   invitation_email_mismatch: { status: 403, trpc: 'FORBIDDEN' },
   /** The user accepting an invitation is already a member of its organization. */
   already_member: { status: 409, trpc: 'CONFLICT' },
+  /** Users: the change would leave the organization without an active org_admin. */
+  last_org_admin: { status: 409, trpc: 'CONFLICT' },
+  /** Users: the user also belongs to another organization, so only a platform admin may change their name or status. */
+  user_shared: { status: 409, trpc: 'CONFLICT' },
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
