@@ -1,3 +1,4 @@
+import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
@@ -13,6 +14,7 @@ export const appRouter = router({
   setup: setupRouter,
   me: meRouter,
   tenants: tenantsRouter,
+  auditLogs: auditLogsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -1,0 +1,15 @@
+import type { MatrixRoute } from '../../../../../test/support/auth-matrix.ts';
+
+export const MATRIX: MatrixRoute[] = [
+  {
+    method: 'GET',
+    template: '/v1/audit-logs',
+    permission: 'audit.read',
+    mutation: false,
+    apiKey: true,
+    // Named by slug: the outsider and the other organization's key must get 404 for it, and a
+    // platform admin (whose active workspace is the platform) reads it by name.
+    prepare: async ({ org }) => ({ path: `/v1/audit-logs?organization_slug=${org.slug}` }),
+    okStatus: 200,
+  },
+];

@@ -1,0 +1,21 @@
+import { ZAuditLogPage, ZListAuditLogsRequest } from '@svc/contracts/audit-logs';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { listAuditLogs } from './service.ts';
+
+export const auditLogsRouter = router({
+  list: controlProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/audit-logs',
+        tags: ['audit-logs'],
+        summary: 'Read the audit log of an organization, newest first',
+        description:
+          "Needs audit.read. organization_slug selects the organization (default: the active workspace, or the API key's). Filters: action (exact, or resource.*), actor (usr_... or key_...), target (an id), from (inclusive) and to (exclusive), ISO 8601. A cursor only continues the list (organization and filters) it came from.",
+      },
+    })
+    .input(ZListAuditLogsRequest)
+    .output(ZAuditLogPage)
+    .query(({ ctx, input }) => listAuditLogs(ctx.services.db, ctx.principal, input)),
+});

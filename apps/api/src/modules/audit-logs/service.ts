@@ -1,0 +1,73 @@
+import { parseAuditActionFilter, type TAuditLogEntry, type TAuditLogPage, type TListAuditLogsRequest } from '@svc/contracts/audit-logs';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { type AuditLogFilter, type AuditLogRow, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
+import { authorize } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+
+export function toAuditLogEntry(row: AuditLogRow): TAuditLogEntry {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    actor: { type: row.actorType, id: row.actorId, label: row.actorLabel },
+    action: row.action,
+    target: { type: row.targetType, id: row.targetId },
+    ipAddress: row.ipAddress,
+    userAgent: row.userAgent,
+    requestId: row.requestId,
+    summary: row.summary,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * An ISO instant as the millisecond svc stores times at, rounded up when it is finer (Date
+ * truncates): `from` and `to` then select exactly the entries the caller's instant does.
+ */
+export function instantOf(iso: string): Date {
+  const at = new Date(iso);
+  const fraction = /\.\d{3}(\d+)/.exec(iso)?.[1];
+  return fraction !== undefined && /[1-9]/.test(fraction) ? new Date(at.getTime() + 1) : at;
+}
+
+/**
+ * GET /v1/audit-logs: one page of an organization's log, newest first (audit.read).
+ *
+ * The organization is `organization_slug`, else the session's active workspace (an API key:
+ * its own). Org admins hold audit.read in their organizations, platform admins in all of them.
+ * The platform workspace's log, read by a platform admin, also holds the platform-level
+ * entries (tenant_id null); nobody else ever sees those. Other organizations' entries never
+ * appear: the organization is on every statement.
+ */
+export async function listAuditLogs(db: Db, principal: Principal, input: TListAuditLogsRequest): Promise<TAuditLogPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: input.organization_slug !== undefined ? { slug: input.organization_slug } : {},
+    permission: 'audit.read',
+  });
+  const from = input.from !== undefined ? instantOf(input.from) : undefined;
+  const to = input.to !== undefined ? instantOf(input.to) : undefined;
+  const filter: AuditLogFilter = {
+    tenantId: organization.id,
+    includePlatformLevel: organization.kind === 'platform' && principal.kind === 'user' && principal.session.isPlatformAdmin,
+    ...(input.action !== undefined ? parseAuditActionFilter(input.action) : {}),
+    actorId: input.actor,
+    targetId: input.target,
+    from,
+    to,
+  };
+  // The list a cursor belongs to: validated values never contain `|`. `limit` is left out, so
+  // a client may change the page size between pages.
+  const scope = [
+    'audit_logs',
+    organization.id,
+    filter.includePlatformLevel ? 'platform' : '',
+    input.action ?? '',
+    input.actor ?? '',
+    input.target ?? '',
+    from?.toISOString() ?? '',
+    to?.toISOString() ?? '',
+  ].join('|');
+  const after = decodeCursor(scope, input.cursor);
+  const rows = await listAuditLogRows(db, { filter, after, limit: input.limit + 1 });
+  return toPage(scope, rows, input.limit, toAuditLogEntry);
+}
