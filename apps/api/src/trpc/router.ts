@@ -2,6 +2,7 @@ import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
+import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
@@ -14,6 +15,7 @@ export const appRouter = router({
   setup: setupRouter,
   me: meRouter,
   tenants: tenantsRouter,
+  roles: rolesRouter,
   auditLogs: auditLogsRouter,
 });
 

@@ -1,0 +1,29 @@
+import { ZCreateRoleRequest, ZListRolesRequest, ZRole, ZRolePage, ZUpdateRoleRequest } from '@svc/contracts/roles';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { createRole, listRoles, updateRole } from './service.ts';
+
+export const rolesRouter = router({
+  list: controlProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/roles', tags: ['roles'], summary: 'List the system roles and the custom roles of an organization' },
+    })
+    .input(ZListRolesRequest)
+    .output(ZRolePage)
+    .query(({ ctx, input }) => listRoles(ctx.services.db, ctx.principal, input)),
+  create: controlProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/roles', tags: ['roles'], summary: 'Create a custom role from the permission catalog' },
+      successStatus: 201,
+    })
+    .input(ZCreateRoleRequest)
+    .output(ZRole)
+    .mutation(({ ctx, input }) => createRole(ctx.services.db, ctx.principal, ctx.request, input)),
+  update: controlProcedure
+    .meta({
+      openapi: { method: 'PATCH', path: '/roles/{id}', tags: ['roles'], summary: 'Rename a custom role or replace its permissions' },
+    })
+    .input(ZUpdateRoleRequest)
+    .output(ZRole)
+    .mutation(({ ctx, input }) => updateRole(ctx.services.db, ctx.principal, ctx.request, input)),
+});

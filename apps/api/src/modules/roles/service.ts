@@ -1,0 +1,139 @@
+import { AppError } from '@svc/contracts/errors';
+import { newId } from '@svc/contracts/ids';
+import { isSystemRole, PERMISSIONS, type Permission, SYSTEM_ROLES, type SystemRoleKey } from '@svc/contracts/permissions';
+import {
+  SYSTEM_ROLE_IDS,
+  type TCreateRoleRequest,
+  type TListRolesRequest,
+  type TRole,
+  type TUpdateRoleRequest,
+} from '@svc/contracts/roles';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { findRoleById, insertRole, listRoles as listRoleRows, type RoleRow, updateRole as updateRoleRow } from '@svc/db/queries/roles';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+
+const KNOWN = new Set<string>(PERMISSIONS);
+
+function systemRole(key: SystemRoleKey): TRole {
+  const role = SYSTEM_ROLES[key];
+  return {
+    id: SYSTEM_ROLE_IDS[key],
+    key,
+    name: role.name,
+    permissions: [...role.permissions].sort(),
+    system: true,
+    createdAt: null,
+    updatedAt: null,
+  };
+}
+
+export function toRole(row: RoleRow): TRole {
+  return {
+    id: row.id,
+    key: row.key,
+    name: row.name,
+    // Names never leave the catalog (API.md); a stray one would fail the answer's schema.
+    permissions: row.permissions.filter((p): p is Permission => KNOWN.has(p)),
+    system: false,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * A role may only grant what its author holds: an org admin holds everything, a tenant API key
+ * only its scopes, so a key with `roles.manage` cannot mint a role above itself.
+ */
+export function assertGrantable(access: Access, permissions: readonly string[]): void {
+  const beyond = permissions.filter((p) => !access.permissions.has(p as Permission));
+  if (beyond.length > 0) {
+    throw new AppError('forbidden', `you cannot grant permissions you do not hold: ${beyond.join(', ')}`);
+  }
+}
+
+/** GET /v1/roles: the two system roles first (first page only), then custom roles newest first. */
+export async function listRoles(
+  db: Db,
+  principal: Principal,
+  input: TListRolesRequest,
+): Promise<{ data: TRole[]; nextCursor: string | null }> {
+  const { organization } = await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'roles.read' });
+  const scope = `roles:${organization.id}`;
+  const after = decodeCursor(scope, input.cursor);
+  const rows = await listRoleRows(db, { tenantId: organization.id, after, limit: input.limit + 1 });
+  const page = toPage(scope, rows, input.limit, toRole);
+  return { data: after ? page.data : [systemRole('org_admin'), systemRole('org_member'), ...page.data], nextCursor: page.nextCursor };
+}
+
+/** POST /v1/roles: a custom role (409 role_key_taken for a taken or a system key). */
+export async function createRole(db: Db, principal: Principal, request: RequestMeta, input: TCreateRoleRequest): Promise<TRole> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'roles.manage',
+    adminOnly: true,
+  });
+  if (isSystemRole(input.key)) {
+    throw new AppError('role_key_taken', `${input.key} is a system role`);
+  }
+  assertGrantable(access, input.permissions);
+  return db.transaction(async (tx) => {
+    const row = await insertRole(tx, {
+      id: newId('role'),
+      tenantId: access.organization.id,
+      key: input.key,
+      name: input.name,
+      permissions: input.permissions,
+    });
+    if (!row) {
+      throw new AppError('role_key_taken', `the organization already has a role ${input.key}`);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'role.created',
+      target: { type: 'role', id: row.id },
+      summary: { key: row.key, name: row.name, permissions: row.permissions },
+    });
+    return toRole(row);
+  });
+}
+
+/** PATCH /v1/roles/{id}: rename a custom role or replace its permissions; system roles never change. */
+export async function updateRole(db: Db, principal: Principal, request: RequestMeta, input: TUpdateRoleRequest): Promise<TRole> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'roles.manage',
+    adminOnly: true,
+  });
+  if (input.id === SYSTEM_ROLE_IDS.org_admin || input.id === SYSTEM_ROLE_IDS.org_member) {
+    throw new AppError('system_role_immutable', 'org_admin and org_member are built in and cannot be changed; create a custom role');
+  }
+  if (input.permissions) {
+    assertGrantable(access, input.permissions);
+  }
+  return db.transaction(async (tx) => {
+    const before = await findRoleById(tx, { tenantId: access.organization.id, id: input.id });
+    const row = before
+      ? await updateRoleRow(tx, { tenantId: access.organization.id, id: input.id, name: input.name, permissions: input.permissions })
+      : undefined;
+    // Within the authorized organization only: another organization's role id is simply not here.
+    if (!before || !row) {
+      throw new AppError('not_found', 'role not found');
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'role.updated',
+      target: { type: 'role', id: row.id },
+      summary: {
+        key: row.key,
+        changes: {
+          ...(input.name !== undefined ? { name: { from: before.name, to: row.name } } : {}),
+          ...(input.permissions !== undefined ? { permissions: { from: before.permissions, to: row.permissions } } : {}),
+        },
+      },
+    });
+    return toRole(row);
+  });
+}
