@@ -1,5 +1,5 @@
 import { AppError } from '@svc/contracts/errors';
-import { type AnyColumn, and, or, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, eq, lt, or, type SQL } from 'drizzle-orm';
 
 /**
  * Keyset pagination (API.md lists: newest first, `{ data, nextCursor }`). A cursor names the
@@ -46,7 +46,9 @@ export function afterCursor(createdAt: AnyColumn, id: AnyColumn, cursor: Cursor 
     return undefined;
   }
   // Row comparison keeps one index range scan; the OR form is what planners expand it to.
-  return or(sql`${createdAt} < ${cursor.createdAt}`, and(sql`${createdAt} = ${cursor.createdAt}`, sql`${id} < ${cursor.id}`));
+  // lt/eq bind through the column's own encoder: a bare Date in `sql` reaches postgres.js
+  // unencoded (drizzle turns its date serializer off) and the query fails.
+  return or(lt(createdAt, cursor.createdAt), and(eq(createdAt, cursor.createdAt), lt(id, cursor.id)));
 }
 
 /**
