@@ -57,7 +57,8 @@ async function send(server: RunningServer, route: MatrixRoute, req: { path: stri
   const res = await fetch(`${server.url}${req.path}`, {
     method: route.method,
     headers: {
-      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      // API.md: every cookie-authenticated mutation, DELETE included, is sent as JSON.
+      ...(route.method !== 'GET' ? { 'content-type': 'application/json' } : {}),
       origin: server.services.config.publicUrl.replace(/\/$/, ''),
       ...headers,
     },
