@@ -6,7 +6,7 @@ import { accountRouter } from '../modules/account/routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
-import { errorRequestIds } from '../trpc/init.ts';
+import { errorRequestIds, type Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
@@ -16,6 +16,12 @@ import { requestIdOf, sendError } from './errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
+
+/** A procedure's `successStatus` meta (201 for creates), else 200. */
+function successStatusOf(path: string | undefined): number {
+  const procedure = path === undefined ? undefined : (appRouter._def.procedures as Record<string, unknown>)[path];
+  return (procedure as { _def?: { meta?: Meta } } | undefined)?._def?.meta?.successStatus ?? 200;
+}
 
 /** The Express application in ARCHITECTURE.md section 3's middleware order. */
 export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLimiter): express.Express {
@@ -89,9 +95,9 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       createContext,
       onError,
       maxBodySize: MAX_BODY_BYTES,
-      responseMeta: ({ errors }) => {
+      responseMeta: ({ errors, paths }) => {
         const [first] = errors;
-        return first ? { status: statusOfError(first), headers: {} } : { headers: {} };
+        return first ? { status: statusOfError(first), headers: {} } : { status: successStatusOf(paths?.[0]), headers: {} };
       },
     }),
   );

@@ -11,7 +11,7 @@ const SECURITY: Record<Exclude<AuthKind, 'none'>, Record<string, string[]>[]> = 
   sessionOrApiKey: [{ sessionCookie: [] }, { secretKey: [] }],
 };
 
-type Operation = { operationId?: string; security?: Record<string, string[]>[]; summary?: string };
+type Operation = { operationId?: string; security?: Record<string, string[]>[]; summary?: string; responses?: Record<string, unknown> };
 type PathItem = Record<string, Operation>;
 
 const ENGINE_PARAM_SCHEMAS = {
@@ -96,12 +96,22 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   }) as unknown as { paths: Record<string, PathItem> };
 
   const authByOperation = new Map<string, AuthKind>();
+  const statusByOperation = new Map<string, number>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
     const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
     authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
+    if (meta?.successStatus) {
+      statusByOperation.set(path.replace(/\./g, '-'), meta.successStatus);
+    }
   }
   for (const item of Object.values(doc.paths)) {
     for (const operation of Object.values(item)) {
+      // trpc-to-openapi documents every success as 200; creates answer their own status.
+      const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
+      if (status && operation.responses?.['200']) {
+        const { '200': ok, ...rest } = operation.responses;
+        operation.responses = { [String(status)]: ok, ...rest };
+      }
       const auth = operation.operationId ? authByOperation.get(operation.operationId) : undefined;
       if (auth === undefined) {
         // Plain Express routes state their own security (public when they do not).

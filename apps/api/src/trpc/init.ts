@@ -6,7 +6,11 @@ import { classifyError, toTrpcError } from './errors.ts';
 
 /** How an operation authenticates; drives its OpenAPI `security` and the docs. */
 export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session' | 'sessionOrApiKey';
-export type Meta = OpenApiMeta & { auth?: AuthKind };
+export type Meta = OpenApiMeta & {
+  auth?: AuthKind;
+  /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (API.md). */
+  successStatus?: 201 | 202;
+};
 
 /**
  * Request ids of errors raised before a context exists (body parsing, content type): the
