@@ -1,4 +1,5 @@
 import { auditLogsRouter } from '../modules/audit-logs/router.ts';
+import { apiKeysRouter } from '../modules/api-keys/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
@@ -15,6 +16,7 @@ export const appRouter = router({
   setup: setupRouter,
   me: meRouter,
   tenants: tenantsRouter,
+  apiKeys: apiKeysRouter,
   roles: rolesRouter,
   auditLogs: auditLogsRouter,
 });

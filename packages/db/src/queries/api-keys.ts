@@ -1,5 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -36,5 +37,67 @@ export async function findApiKey(db: DbOrTx, opts: { tenantId: string; id: strin
     .from(apiKeys)
     .where(and(eq(apiKeys.tenantId, opts.tenantId), eq(apiKeys.id, opts.id)))
     .limit(1);
+  return row;
+}
+
+/**
+ * The organization an API key belongs to, by an id from the request (the `{id}`-only routes):
+ * the one read without a tenant predicate, because it is how the tenant is learnt. The caller
+ * authorizes against that tenant before reading or changing anything of the key.
+ */
+export async function findApiKeyTenant(db: DbOrTx, opts: { untrustedId: string }): Promise<string | undefined> {
+  const [row] = await db.select({ tenantId: apiKeys.tenantId }).from(apiKeys).where(eq(apiKeys.id, opts.untrustedId)).limit(1);
+  return row?.tenantId;
+}
+
+/** One page of an organization's keys, newest first (`limit + 1` rows: the extra says "more"). */
+export async function listApiKeys(db: DbOrTx, opts: { tenantId: string; limit: number; cursor?: Cursor }): Promise<ApiKeyRow[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, opts.tenantId), afterCursor(apiKeys.createdAt, apiKeys.id, opts.cursor)))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(opts.limit + 1);
+}
+
+export async function insertApiKey(db: DbOrTx, values: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
+  const [row] = await db.insert(apiKeys).values(values).returning();
+  if (!row) {
+    throw new Error('api key insert returned nothing');
+  }
+  return row;
+}
+
+/**
+ * Replaces the secret of a live key (not revoked, not expired at `now`); undefined when there is
+ * no such live key. The old hash is overwritten in the same statement, so the old secret stops
+ * authenticating with this commit.
+ */
+export async function rotateApiKeySecret(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; secretHash: string; secretPrefix: string; now: Date },
+): Promise<ApiKeyRow | undefined> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ secretHash: opts.secretHash, secretPrefix: opts.secretPrefix, rotatedAt: opts.now })
+    .where(
+      and(
+        eq(apiKeys.tenantId, opts.tenantId),
+        eq(apiKeys.id, opts.id),
+        isNull(apiKeys.revokedAt),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, opts.now)),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/** Marks a key revoked; undefined when it is unknown or already revoked (the first time stays). */
+export async function revokeApiKey(db: DbOrTx, opts: { tenantId: string; id: string; now: Date }): Promise<ApiKeyRow | undefined> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: opts.now })
+    .where(and(eq(apiKeys.tenantId, opts.tenantId), eq(apiKeys.id, opts.id), isNull(apiKeys.revokedAt)))
+    .returning();
   return row;
 }

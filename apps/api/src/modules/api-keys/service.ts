@@ -1,0 +1,200 @@
+import type {
+  TApiKey,
+  TApiKeyActionRequest,
+  TApiKeyPage,
+  TApiKeyStatus,
+  TApiKeyWithSecret,
+  TCreateApiKeyRequest,
+  TListApiKeysRequest,
+} from '@svc/contracts/api-keys';
+import { AppError } from '@svc/contracts/errors';
+import { newId } from '@svc/contracts/ids';
+import type { Permission } from '@svc/contracts/permissions';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import {
+  type ApiKeyRow,
+  findApiKey,
+  findApiKeyTenant,
+  insertApiKey,
+  listApiKeys as listApiKeyRows,
+  revokeApiKey as revokeApiKeyRow,
+  rotateApiKeySecret,
+} from '@svc/db/queries/api-keys';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize } from '../access/authorize.ts';
+import type { Principal, UserPrincipal } from '../access/principal.ts';
+import { newSecretKey } from '../applications/keys.ts';
+
+const KEY_NOT_FOUND = 'API key not found';
+
+export function statusOf(row: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = new Date()): TApiKeyStatus {
+  if (row.revokedAt) {
+    return 'revoked';
+  }
+  return row.expiresAt && row.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active';
+}
+
+/** The safe view of a key row: never the hash (SPEC.md 2.7, 5.5). */
+export function toApiKey(row: ApiKeyRow, now = new Date()): TApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    secretPrefix: row.secretPrefix,
+    status: statusOf(row, now),
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+    rotatedAt: row.rotatedAt?.toISOString() ?? null,
+    createdBy: row.createdByUserId,
+  };
+}
+
+/**
+ * A caller may only hand out what it holds: a custom role with api_keys.manage but without,
+ * say, users.manage must not mint (or rotate, and so obtain) a key that can manage users.
+ */
+function requireHeld(access: Access, scopes: readonly string[], verb: string): void {
+  const missing = scopes.filter((s) => !access.permissions.has(s as Permission));
+  if (missing.length > 0) {
+    throw new AppError('forbidden', `you cannot ${verb} a key with scopes you do not hold: ${missing.join(', ')}`);
+  }
+}
+
+/**
+ * The `{id}`-only routes: the key names its organization, which is then authorized. A key of an
+ * organization the caller cannot see answers exactly like an unknown id (same code, same
+ * message), so ids of other tenants cannot be probed.
+ */
+async function authorizeKey(
+  db: Db,
+  principal: Principal,
+  untrustedId: string,
+  permission: Permission,
+): Promise<{ access: Access; key: ApiKeyRow }> {
+  const tenantId = await findApiKeyTenant(db, { untrustedId });
+  if (!tenantId) {
+    throw new AppError('not_found', KEY_NOT_FOUND);
+  }
+  let access: Access;
+  try {
+    access = await authorize(db, principal, { organization: { id: tenantId }, permission });
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') {
+      throw new AppError('not_found', KEY_NOT_FOUND);
+    }
+    throw error;
+  }
+  const key = await findApiKey(db, { tenantId: access.organization.id, id: untrustedId });
+  if (!key) {
+    // Deleted between the two reads.
+    throw new AppError('not_found', KEY_NOT_FOUND);
+  }
+  return { access, key };
+}
+
+export async function listApiKeys(db: Db, principal: Principal, input: TListApiKeysRequest): Promise<TApiKeyPage> {
+  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'api_keys.read' });
+  const scope = `api_keys:${organization.id}`;
+  const cursor = decodeCursor(scope, input.cursor);
+  const rows = await listApiKeyRows(db, { tenantId: organization.id, limit: input.limit, cursor });
+  const now = new Date();
+  return toPage(scope, rows, input.limit, (row) => toApiKey(row, now));
+}
+
+/** Creates a key; its raw secret is in this answer and nowhere else, ever. Session callers only. */
+export async function createApiKey(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  input: TCreateApiKeyRequest,
+): Promise<TApiKeyWithSecret> {
+  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'api_keys.manage' });
+  requireHeld(access, input.scopes, 'create');
+  const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
+  return db.transaction(async (tx) => {
+    const row = await insertApiKey(tx, {
+      id: newId('apiKey'),
+      tenantId: access.organization.id,
+      name: input.name,
+      scopes: input.scopes,
+      secretHash: secretKeyHash,
+      secretPrefix: secretKeyPrefix,
+      createdByUserId: principal.user.id,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'api_key.created',
+      target: { type: 'api_key', id: row.id },
+      summary: { name: row.name, scopes: row.scopes, expiresAt: row.expiresAt },
+    });
+    return { apiKey: toApiKey(row), secretKey };
+  });
+}
+
+/**
+ * A new secret for a live key, shown once; the old one stops authenticating when this commits
+ * (every request reads the key row, on every process). A revoked or expired key: 409.
+ */
+export async function rotateApiKey(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  input: TApiKeyActionRequest,
+): Promise<TApiKeyWithSecret> {
+  const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
+  requireHeld(access, key.scopes, 'rotate');
+  const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const row = await rotateApiKeySecret(tx, {
+      tenantId: access.organization.id,
+      id: key.id,
+      secretHash: secretKeyHash,
+      secretPrefix: secretKeyPrefix,
+      now,
+    });
+    if (!row) {
+      const current = await findApiKey(tx, { tenantId: access.organization.id, id: key.id });
+      const status = current ? statusOf(current, now) : 'revoked';
+      throw new AppError('conflict', `this API key is ${status}: create a new key instead`);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'api_key.rotated',
+      target: { type: 'api_key', id: row.id },
+      summary: { name: row.name },
+    });
+    return { apiKey: toApiKey(row, now), secretKey };
+  });
+}
+
+/**
+ * Revokes a key: its next request is 401 on every process. Idempotent: revoking a revoked key
+ * answers the key as it is (the first revocation time) and writes nothing, so a retried call
+ * after a lost answer is safe.
+ */
+export async function revokeApiKey(db: Db, principal: Principal, request: RequestMeta, input: TApiKeyActionRequest): Promise<TApiKey> {
+  const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const row = await revokeApiKeyRow(tx, { tenantId: access.organization.id, id: key.id, now });
+    if (!row) {
+      const current = await findApiKey(tx, { tenantId: access.organization.id, id: key.id });
+      if (!current) {
+        throw new AppError('not_found', KEY_NOT_FOUND);
+      }
+      return toApiKey(current, now);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'api_key.revoked',
+      target: { type: 'api_key', id: row.id },
+      summary: { name: row.name },
+    });
+    return toApiKey(row, now);
+  });
+}
