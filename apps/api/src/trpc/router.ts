@@ -1,5 +1,6 @@
 import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { apiKeysRouter } from '../modules/api-keys/router.ts';
+import { applicationsRouter } from '../modules/applications/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
@@ -19,6 +20,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   roles: rolesRouter,
   auditLogs: auditLogsRouter,
+  applications: applicationsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -1,5 +1,6 @@
-import { and, eq, or } from 'drizzle-orm';
+import { and, desc, eq, or } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { afterCursor, type Cursor } from '../pagination.ts';
 import { applications } from '../schema/applications.ts';
 import { organizations } from '../schema/organizations.ts';
 
@@ -95,6 +96,78 @@ export async function setApplicationSecret(
     .update(applications)
     .set({ secretKeyHash: opts.secretKeyHash, secretKeyPrefix: opts.secretKeyPrefix, updatedAt: new Date() })
     .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id)))
+    .returning();
+  return row;
+}
+
+// Control-plane reads and writes (the /v1/applications routes). Every statement carries the
+// tenant predicate, and the keyless development application is never among the rows.
+
+/**
+ * The tenant an application id claims to belong to, for authorizing a route on `/applications/{id}`
+ * before anything of the application is read. The answer is untrusted until `authorize` accepted
+ * the caller in that tenant; undefined for an unknown id or the keyless application.
+ */
+export async function findApplicationTenantId(db: DbOrTx, opts: { id: string }): Promise<string | undefined> {
+  const [row] = await db
+    .select({ tenantId: applications.tenantId })
+    .from(applications)
+    .where(and(eq(applications.id, opts.id), eq(applications.isKeyless, false)))
+    .limit(1);
+  return row?.tenantId;
+}
+
+export async function findApplication(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<ApplicationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id), eq(applications.isKeyless, false)))
+    .limit(1);
+  return row;
+}
+
+/** One page (plus one row, which only says there is a next page), newest first. */
+export async function listApplications(
+  db: DbOrTx,
+  opts: { tenantId: string; status?: ApplicationRow['status']; cursor?: Cursor; limit: number },
+): Promise<ApplicationRow[]> {
+  return db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        eq(applications.tenantId, opts.tenantId),
+        eq(applications.isKeyless, false),
+        opts.status ? eq(applications.status, opts.status) : undefined,
+        afterCursor(applications.createdAt, applications.id, opts.cursor),
+      ),
+    )
+    .orderBy(desc(applications.createdAt), desc(applications.id))
+    .limit(opts.limit + 1);
+}
+
+/** Changes the given settings (undefined leaves a field as it is); the row after, or undefined. */
+export async function updateApplicationSettings(
+  db: DbOrTx,
+  opts: {
+    tenantId: string;
+    id: string;
+    name?: string;
+    redirectUrls?: string[];
+    allowedOrigins?: string[];
+    oauth?: ApplicationRow['oauth'];
+  },
+): Promise<ApplicationRow | undefined> {
+  const [row] = await db
+    .update(applications)
+    .set({
+      name: opts.name,
+      redirectUrls: opts.redirectUrls,
+      allowedOrigins: opts.allowedOrigins,
+      oauth: opts.oauth,
+      updatedAt: new Date(),
+    })
+    .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id), eq(applications.isKeyless, false)))
     .returning();
   return row;
 }

@@ -1,16 +1,36 @@
+import type {
+  TApplication,
+  TApplicationPage,
+  TApplicationRef,
+  TApplicationWithSecret,
+  TCreateApplicationRequest,
+  TListApplicationsRequest,
+  TSetApplicationStatusRequest,
+  TUpdateApplicationRequest,
+} from '@svc/contracts/applications';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
+import type { Permission } from '@svc/contracts/permissions';
 import type { Db, DbOrTx } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
   type ApplicationRow,
   type ApplicationWithOrganization,
+  findApplication,
   findApplicationsByIdOrSlug,
+  findApplicationTenantId,
   findKeylessApplication,
   insertApplication,
+  listApplications,
   setApplicationSecret,
   setApplicationStatus,
+  updateApplicationSettings,
 } from '@svc/db/queries/applications';
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+import type { ApplicationCache } from './cache.ts';
 import { newPublishableKey, newSecretKey } from './keys.ts';
 
 const KEYLESS_ORGANIZATION_SLUG = 'keyless-development';
@@ -68,35 +88,66 @@ export async function createApplication(
       slug: input.organizationSlug,
       name: input.organizationName ?? input.organizationSlug,
     });
-    const base = slugify(name);
-    for (let attempt = 1; attempt <= 50; attempt++) {
-      const slug = attempt === 1 ? base : `${base.slice(0, 44)}-${attempt}`;
-      const publishableKey = newPublishableKey();
-      const secret = newSecretKey();
-      const id = newId('application');
-      const inserted = await insertApplication(tx, {
-        id,
-        tenantId: organization.id,
-        slug,
-        name,
-        status: input.status ?? 'active',
-        publishableKey,
-        secretKeyHash: secret.secretKeyHash,
-        secretKeyPrefix: secret.secretKeyPrefix,
-        redirectUrls: input.redirectUrls ?? [],
-        allowedOrigins: input.allowedOrigins ?? [],
-      });
-      if (inserted) {
-        const rows = await findApplicationsByIdOrSlug(tx, { idOrSlug: id });
-        const row = rows[0];
-        if (!row) {
-          throw new Error('inserted application not found');
-        }
-        return { application: row.application, organization, publishableKey, secretKey: secret.secretKey };
-      }
-    }
-    throw new AppError('conflict', `could not find a free slug for ${name}`);
+    const created = await insertWithFreshKeys(tx, {
+      tenantId: organization.id,
+      name,
+      status: input.status,
+      redirectUrls: input.redirectUrls,
+      allowedOrigins: input.allowedOrigins,
+    });
+    return { ...created, organization };
   });
+}
+
+/**
+ * Inserts an application of `tenantId` with a fresh publishable key and secret key. With `slug`
+ * that exact slug (409 when the organization has it); without, the name's slug, suffixed -2,
+ * -3, ... when taken.
+ */
+async function insertWithFreshKeys(
+  tx: DbOrTx,
+  input: {
+    tenantId: string;
+    name: string;
+    slug?: string;
+    status?: ApplicationRow['status'];
+    redirectUrls?: string[];
+    allowedOrigins?: string[];
+    oauth?: ApplicationRow['oauth'];
+  },
+): Promise<{ application: ApplicationRow; publishableKey: string; secretKey: string }> {
+  const base = input.slug ?? slugify(input.name);
+  const attempts = input.slug === undefined ? 50 : 1;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const slug = attempt === 1 ? base : `${base.slice(0, 44)}-${attempt}`;
+    const publishableKey = newPublishableKey();
+    const secret = newSecretKey();
+    const id = newId('application');
+    const inserted = await insertApplication(tx, {
+      id,
+      tenantId: input.tenantId,
+      slug,
+      name: input.name,
+      status: input.status ?? 'active',
+      publishableKey,
+      secretKeyHash: secret.secretKeyHash,
+      secretKeyPrefix: secret.secretKeyPrefix,
+      redirectUrls: input.redirectUrls ?? [],
+      allowedOrigins: input.allowedOrigins ?? [],
+      oauth: input.oauth ?? {},
+    });
+    if (inserted) {
+      const application = await findApplication(tx, { tenantId: input.tenantId, id });
+      if (!application) {
+        throw new Error('inserted application not found');
+      }
+      return { application, publishableKey, secretKey: secret.secretKey };
+    }
+  }
+  throw new AppError(
+    'conflict',
+    input.slug === undefined ? `could not find a free slug for ${input.name}` : `the slug ${input.slug} is taken in this organization`,
+  );
 }
 
 /** Resolves an operator's `<id-or-slug>` to exactly one application, or explains why not. */
@@ -117,7 +168,7 @@ export async function resolveApplication(db: DbOrTx, idOrSlug: string, organizat
 }
 
 export async function changeApplicationStatus(
-  db: Db,
+  db: DbOrTx,
   target: ApplicationWithOrganization,
   status: ApplicationRow['status'],
 ): Promise<ApplicationRow> {
@@ -130,7 +181,7 @@ export async function changeApplicationStatus(
 
 /** Replaces the secret key; the old one stops working at once (row update + NOTIFY). */
 export async function rotateApplicationSecret(
-  db: Db,
+  db: DbOrTx,
   target: ApplicationWithOrganization,
 ): Promise<{ application: ApplicationRow; secretKey: string }> {
   const secret = newSecretKey();
@@ -180,4 +231,214 @@ export async function getOrCreateKeylessApplication(db: Db): Promise<Application
     throw new Error('keyless application missing after creation');
   }
   return created;
+}
+
+// Control plane (/v1/applications): every function authorizes first, every mutation writes one
+// audit entry in its own transaction, and nothing returned carries the secret key's hash.
+
+const NOT_FOUND = 'application not found';
+
+/**
+ * What a mutation that changes a cached application needs: it drops this process's cached copy
+ * itself before answering (deterministic for the caller's next request here); other processes
+ * drop theirs when the row's change notification arrives.
+ */
+type CacheAndDb = { db: Db; applications: Pick<ApplicationCache, 'invalidateApplication'> };
+
+/** The API view of an application (never the secret key or its hash). */
+export function toApplication(row: ApplicationRow): TApplication {
+  if (row.isKeyless) {
+    throw new Error('the keyless development application is never shown');
+  }
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    status: row.status,
+    publishableKey: row.publishableKey,
+    secretKeyPrefix: row.secretKeyPrefix,
+    redirectUrls: row.redirectUrls,
+    allowedOrigins: row.allowedOrigins,
+    oauth: { productionProvider: row.oauth.productionProvider ?? null },
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function oauthSettings(input: TCreateApplicationRequest['oauth']): ApplicationRow['oauth'] {
+  return input?.productionProvider ? { productionProvider: input.productionProvider } : {};
+}
+
+/**
+ * Authorizes a route on one application and loads it. The organization is the one named by
+ * `organization_slug`, else the one the id claims (untrusted until `authorize` accepts the caller
+ * there). An unknown id, an id of an organization the caller cannot see, an id outside the named
+ * organization and the keyless application all answer the same 404.
+ */
+async function authorizeApplication(
+  db: DbOrTx,
+  principal: Principal,
+  ref: TApplicationRef,
+  permission: Permission,
+): Promise<{ access: Access; application: ApplicationRow }> {
+  let organization: UntrustedOrganizationRef;
+  if (ref.organization_slug !== undefined) {
+    organization = { slug: ref.organization_slug };
+  } else {
+    const untrustedTenantId = await findApplicationTenantId(db, { id: ref.id });
+    if (untrustedTenantId === undefined) {
+      throw new AppError('not_found', NOT_FOUND);
+    }
+    organization = { id: untrustedTenantId };
+  }
+  let access: Access;
+  try {
+    access = await authorize(db, principal, { organization, permission });
+  } catch (error) {
+    // Same message as an unknown id: which organization an id belongs to is not disclosed.
+    if (error instanceof AppError && error.code === 'not_found') {
+      throw new AppError('not_found', NOT_FOUND);
+    }
+    throw error;
+  }
+  const application = await findApplication(db, { tenantId: access.organization.id, id: ref.id });
+  if (!application) {
+    throw new AppError('not_found', NOT_FOUND);
+  }
+  return { access, application };
+}
+
+export async function listApplicationsOf(db: Db, principal: Principal, input: TListApplicationsRequest): Promise<TApplicationPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'applications.read',
+  });
+  const scope = `applications:${organization.id}:${input.status ?? '*'}`;
+  const rows = await listApplications(db, {
+    tenantId: organization.id,
+    status: input.status,
+    cursor: decodeCursor(scope, input.cursor),
+    limit: input.limit,
+  });
+  return toPage(scope, rows, input.limit, toApplication);
+}
+
+export async function getApplication(db: Db, principal: Principal, input: TApplicationRef): Promise<TApplication> {
+  const { application } = await authorizeApplication(db, principal, input, 'applications.read');
+  return toApplication(application);
+}
+
+/** Creates an application with fresh keys; the secret key is in the answer this once. */
+export async function createApplicationFor(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TCreateApplicationRequest,
+): Promise<TApplicationWithSecret> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'applications.manage',
+  });
+  return db.transaction(async (tx) => {
+    const created = await insertWithFreshKeys(tx, {
+      tenantId: organization.id,
+      name: input.name,
+      slug: input.slug,
+      redirectUrls: input.redirectUrls,
+      allowedOrigins: input.allowedOrigins,
+      oauth: oauthSettings(input.oauth),
+    });
+    const { application } = created;
+    await recordAudit(tx, principal, request, {
+      tenantId: organization.id,
+      action: 'application.created',
+      target: { type: 'application', id: application.id },
+      summary: {
+        name: application.name,
+        slug: application.slug,
+        publishableKey: application.publishableKey,
+        redirectUrls: application.redirectUrls,
+        allowedOrigins: application.allowedOrigins,
+        oauth: application.oauth,
+      },
+    });
+    return { application: toApplication(application), secretKey: created.secretKey };
+  });
+}
+
+/** Changes name, allowlists or the production OAuth provider; lists are replaced whole. */
+export async function updateApplication(
+  services: CacheAndDb,
+  principal: Principal,
+  request: RequestMeta,
+  input: TUpdateApplicationRequest,
+): Promise<TApplication> {
+  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const changes = {
+    name: input.name,
+    redirectUrls: input.redirectUrls,
+    allowedOrigins: input.allowedOrigins,
+    oauth: input.oauth === undefined ? undefined : oauthSettings(input.oauth),
+  };
+  const result = await services.db.transaction(async (tx) => {
+    // The update fires the change notification: every process drops its cached copy, so hosted
+    // sign-in checks return_to against the new allowlist at once.
+    const updated = await updateApplicationSettings(tx, { tenantId: access.organization.id, id: application.id, ...changes });
+    if (!updated) {
+      throw new AppError('not_found', NOT_FOUND);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'application.updated',
+      target: { type: 'application', id: application.id },
+      summary: { changes },
+    });
+    return toApplication(updated);
+  });
+  services.applications.invalidateApplication(result.id);
+  return result;
+}
+
+/** Enables or disables an application; public and backend routes follow on every process at once. */
+export async function setApplicationStatusFor(
+  services: CacheAndDb,
+  principal: Principal,
+  request: RequestMeta,
+  input: TSetApplicationStatusRequest,
+): Promise<TApplication> {
+  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const result = await services.db.transaction(async (tx) => {
+    const updated = await changeApplicationStatus(tx, { application, organization: access.organization }, input.status);
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'application.updated',
+      target: { type: 'application', id: application.id },
+      summary: { changes: { status: input.status }, previous: { status: application.status } },
+    });
+    return toApplication(updated);
+  });
+  services.applications.invalidateApplication(result.id);
+  return result;
+}
+
+/** A new secret key, shown once; the old one is refused on every process from the commit on. */
+export async function rotateApplicationSecretFor(
+  services: CacheAndDb,
+  principal: Principal,
+  request: RequestMeta,
+  input: TApplicationRef,
+): Promise<TApplicationWithSecret> {
+  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const result = await services.db.transaction(async (tx) => {
+    const rotated = await rotateApplicationSecret(tx, { application, organization: access.organization });
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'application.secret_rotated',
+      target: { type: 'application', id: application.id },
+      summary: { rotated: 'secret key' },
+    });
+    return { application: toApplication(rotated.application), secretKey: rotated.secretKey };
+  });
+  services.applications.invalidateApplication(result.application.id);
+  return result;
 }

@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
+
+/**
+ * Applications (projects) of an organization: what publishable and secret keys identify, with
+ * the redirect and origin allowlists hosted sign-in and the setup context use (SPEC.md 2.1, 2.7).
+ */
+
+/** `app_` + 20 base62: an application id. Anything else is a 400, never a lookup. */
+export const ZApplicationId = z.string().regex(/^app_[0-9A-Za-z]{20}$/, 'expected an application id (app_...)');
+
+export const ZApplicationStatus = z.enum(['active', 'disabled']);
+export type TApplicationStatus = z.infer<typeof ZApplicationStatus>;
+
+/** At most this many redirect URLs, and this many origins, per application. */
+export const MAX_ALLOWLIST_ENTRIES = 50;
+const MAX_URL_LENGTH = 2048;
+
+/**
+ * Plain http is only for a developer's own machine: anywhere else a network attacker could read
+ * the code or token the browser carries back.
+ */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const UNSAFE_CHARACTERS = /[\u0000-\u0020\u007f\\]/;
+
+type Checked = { value: string } | { error: string };
+
+function parseAbsolute(value: string): URL | undefined {
+  if (!/^https?:\/\//i.test(value)) {
+    return undefined;
+  }
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function plainHttpRefused(url: URL): boolean {
+  return url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname);
+}
+
+/**
+ * A redirect allowlist entry: an absolute http(s) URL (http only for localhost, 127.0.0.1 and
+ * [::1]) without credentials or fragment, or a same-origin path (`/after-sign-in`). Returns the
+ * form it is stored and compared in (WHATWG-serialized, as return_to checks parse it).
+ */
+export function checkRedirectUrl(raw: string): Checked {
+  const value = raw.trim();
+  if (value.length === 0 || value.length > MAX_URL_LENGTH) {
+    return { error: `a redirect URL is 1-${MAX_URL_LENGTH} characters` };
+  }
+  if (UNSAFE_CHARACTERS.test(value)) {
+    return { error: `${value}: spaces, control characters and backslashes are not allowed` };
+  }
+  if (value.includes('#')) {
+    return { error: `${value}: a redirect URL may not have a fragment (#...)` };
+  }
+  if (value.startsWith('/')) {
+    // `//host` is another origin to a browser: only single-slash paths are same-origin.
+    if (value.startsWith('//')) {
+      return { error: `${value}: a path must start with a single /` };
+    }
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(value);
+    } catch {
+      return { error: `${value}: malformed percent-encoding` };
+    }
+    // `/%2F%2Fevil` decodes to `//evil`: refused like its plain form.
+    if (decoded.startsWith('//') || UNSAFE_CHARACTERS.test(decoded.replaceAll(' ', ''))) {
+      return { error: `${value}: not a same-origin path` };
+    }
+    const base = new URL('https://svc.invalid');
+    const parsed = new URL(value, base);
+    if (parsed.origin !== base.origin) {
+      return { error: `${value}: not a same-origin path` };
+    }
+    return { value: `${parsed.pathname}${parsed.search}` };
+  }
+  const url = parseAbsolute(value);
+  if (!url || url.hostname === '') {
+    return { error: `${value}: expected an absolute http(s) URL or a path starting with /` };
+  }
+  if (url.username || url.password) {
+    return { error: `${value}: a redirect URL may not carry credentials` };
+  }
+  if (plainHttpRefused(url)) {
+    return { error: `${value}: use https (plain http is only allowed for localhost and 127.0.0.1)` };
+  }
+  return { value: url.href };
+}
+
+/**
+ * An origin allowlist entry: exactly `scheme://host[:port]` as browsers send it in Origin
+ * (lower-case, no default port, no path or trailing slash), https or loopback http.
+ */
+export function checkAllowedOrigin(raw: string): Checked {
+  const value = raw.trim();
+  if (value.length === 0 || value.length > MAX_URL_LENGTH) {
+    return { error: `an origin is 1-${MAX_URL_LENGTH} characters` };
+  }
+  const url = UNSAFE_CHARACTERS.test(value) ? undefined : parseAbsolute(value);
+  if (!url || url.hostname === '') {
+    return { error: `${value}: expected an origin such as https://app.example.com` };
+  }
+  if (url.origin !== value) {
+    return { error: `${value}: an origin is exactly scheme://host[:port]; write ${url.origin}` };
+  }
+  if (plainHttpRefused(url)) {
+    return { error: `${value}: use https (plain http is only allowed for localhost and 127.0.0.1)` };
+  }
+  return { value: url.origin };
+}
+
+function allowlist(check: (raw: string) => Checked, what: string) {
+  return z
+    .array(z.string().max(MAX_URL_LENGTH + 64))
+    .max(MAX_ALLOWLIST_ENTRIES, `at most ${MAX_ALLOWLIST_ENTRIES} ${what}`)
+    .transform((values, ctx) => {
+      const out: string[] = [];
+      values.forEach((raw, index) => {
+        const checked = check(raw);
+        if ('error' in checked) {
+          ctx.addIssue({ code: 'custom', message: checked.error, path: [index] });
+        } else if (!out.includes(checked.value)) {
+          // Duplicates (also after normalization) are dropped, first occurrence kept.
+          out.push(checked.value);
+        }
+      });
+      return out;
+    });
+}
+
+/** Redirect URL allowlist: normalized, deduplicated, at most 50. */
+export const ZRedirectUrls = allowlist(checkRedirectUrl, 'redirect URLs').describe(
+  'Exact URLs (https; http only for localhost/127.0.0.1; no fragment or credentials) or same-origin paths a hosted sign-in may return to. Replaces the whole list; duplicates are removed.',
+);
+/** Origin allowlist: `scheme://host[:port]`, deduplicated, at most 50. */
+export const ZAllowedOrigins = allowlist(checkAllowedOrigin, 'origins').describe(
+  'Browser origins (scheme://host[:port] exactly) of the application: listed in the setup context as JavaScript origins to configure. Replaces the whole list; duplicates are removed.',
+);
+
+/** A social provider id at the engine (Authentik source slug, Keycloak alias): `google`, `github`. */
+export const ZProviderId = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'a provider id is 1-64 lower-case letters, digits, ".", "_" or "-" (e.g. google)');
+
+export const ZApplicationOauthInput = z
+  .object({
+    productionProvider: ZProviderId.nullable().describe(
+      'provider used in production with your own OAuth credentials; null falls back to the shared development provider',
+    ),
+  })
+  .strict();
+
+export const ZApplication = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    status: ZApplicationStatus,
+    publishableKey: z.string().describe('pk_live_...: public, identifies the application to browsers'),
+    secretKeyPrefix: z.string().describe('leading characters of the secret key, to tell keys apart; never the secret'),
+    redirectUrls: z.array(z.string()),
+    allowedOrigins: z.array(z.string()),
+    oauth: z.object({ productionProvider: z.string().nullable() }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Application' });
+export type TApplication = z.infer<typeof ZApplication>;
+
+const organizationSlug = ZSlug.optional().describe(
+  "the organization; default: the session's active workspace or the API key's organization",
+);
+
+export const ZListApplicationsRequest = ZListQuery.extend({
+  organization_slug: organizationSlug,
+  status: ZApplicationStatus.optional(),
+});
+export type TListApplicationsRequest = z.infer<typeof ZListApplicationsRequest>;
+
+export const ZApplicationPage = ZPage(ZApplication).meta({ id: 'ApplicationPage' });
+export type TApplicationPage = z.infer<typeof ZApplicationPage>;
+
+export const ZCreateApplicationRequest = z.object({
+  organization_slug: organizationSlug,
+  name: ZName,
+  slug: ZSlug.optional().describe('unique in the organization; default: from the name (suffixed -2, -3, ... when taken)'),
+  redirectUrls: ZRedirectUrls.optional(),
+  allowedOrigins: ZAllowedOrigins.optional(),
+  oauth: ZApplicationOauthInput.optional(),
+});
+export type TCreateApplicationRequest = z.infer<typeof ZCreateApplicationRequest>;
+
+/** The secret key is shown here once, beside the application (API.md). */
+export const ZApplicationWithSecret = z
+  .object({
+    application: ZApplication,
+    secretKey: z.string().describe('sk_live_...: shown once; svc keeps only its SHA-256'),
+  })
+  .meta({ id: 'ApplicationWithSecret' });
+export type TApplicationWithSecret = z.infer<typeof ZApplicationWithSecret>;
+
+/** Routes on one application: the id, and optionally the organization it must be in. */
+export const ZApplicationRef = z.object({ id: ZApplicationId, organization_slug: organizationSlug });
+export type TApplicationRef = z.infer<typeof ZApplicationRef>;
+
+export const ZUpdateApplicationRequest = ZApplicationRef.extend({
+  name: ZName.optional(),
+  redirectUrls: ZRedirectUrls.optional(),
+  allowedOrigins: ZAllowedOrigins.optional(),
+  oauth: ZApplicationOauthInput.optional(),
+}).refine((v) => v.name !== undefined || v.redirectUrls !== undefined || v.allowedOrigins !== undefined || v.oauth !== undefined, {
+  message: 'send name, redirectUrls, allowedOrigins or oauth',
+});
+export type TUpdateApplicationRequest = z.infer<typeof ZUpdateApplicationRequest>;
+
+export const ZSetApplicationStatusRequest = ZApplicationRef.extend({ status: ZApplicationStatus });
+export type TSetApplicationStatusRequest = z.infer<typeof ZSetApplicationStatusRequest>;
