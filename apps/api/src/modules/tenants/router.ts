@@ -1,9 +1,51 @@
-import { ZGetTenantRequest, ZTenant, ZUpdateTenantRequest } from '@svc/contracts/tenants';
+import { ZPermissionCatalog } from '@svc/contracts/permissions';
+import {
+  ZCheckPermissionRequest,
+  ZCheckPermissionResponse,
+  ZCreateTenantRequest,
+  ZDeleteTenantRequest,
+  ZDeleteTenantResponse,
+  ZGetTenantRequest,
+  ZListTenantMembersRequest,
+  ZListTenantsRequest,
+  ZTenant,
+  ZTenantMemberPage,
+  ZTenantPage,
+  ZUpdateTenantRequest,
+} from '@svc/contracts/tenants';
+import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { getTenant, updateTenant } from './service.ts';
+import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
+import {
+  checkPermission,
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listPermissions,
+  listTenantMembers,
+  listTenants,
+  updateTenant,
+} from './service.ts';
 
 export const tenantsRouter = router({
+  list: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/tenants', tags: ['tenants'], summary: "The caller's organizations" } })
+    .input(ZListTenantsRequest)
+    .output(ZTenantPage)
+    .query(({ ctx, input }) => listTenants(ctx.services.db, ctx.principal, input)),
+  create: userControlProcedure
+    .meta({
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/tenants',
+        tags: ['tenants'],
+        summary: 'Create an organization (the caller becomes its org admin)',
+      },
+    })
+    .input(ZCreateTenantRequest)
+    .output(ZTenant)
+    .mutation(({ ctx, input }) => createTenant(ctx.services.db, ctx.principal, ctx.request, input)),
   get: controlProcedure
     .meta({ openapi: { method: 'GET', path: '/tenants/{id}', tags: ['tenants'], summary: 'Read an organization' } })
     .input(ZGetTenantRequest)
@@ -14,4 +56,39 @@ export const tenantsRouter = router({
     .input(ZUpdateTenantRequest)
     .output(ZTenant)
     .mutation(({ ctx, input }) => updateTenant(ctx.services.db, ctx.principal, ctx.request, input)),
+  delete: userControlProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/tenants/{id}', tags: ['tenants'], summary: 'Delete an organization and everything it owns' },
+    })
+    .input(ZDeleteTenantRequest)
+    .output(ZDeleteTenantResponse)
+    .mutation(({ ctx, input }) => deleteTenant(ctx.services.db, ctx.principal, ctx.request, input)),
+  member: router({
+    list: controlProcedure
+      .meta({
+        openapi: { method: 'GET', path: '/tenants/{id}/members', tags: ['tenants'], summary: "An organization's members and roles" },
+      })
+      .input(ZListTenantMembersRequest)
+      .output(ZTenantMemberPage)
+      .query(({ ctx, input }) => listTenantMembers(ctx.services.db, ctx.principal, input)),
+  }),
+  permission: router({
+    list: controlProcedure
+      .meta({ openapi: { method: 'GET', path: '/permissions', tags: ['permissions'], summary: 'The permission catalog' } })
+      .input(z.void())
+      .output(ZPermissionCatalog)
+      .query(() => listPermissions()),
+    check: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/tenants/{id}/permissions/check',
+          tags: ['permissions'],
+          summary: 'Whether the caller holds a permission in an organization',
+        },
+      })
+      .input(ZCheckPermissionRequest)
+      .output(ZCheckPermissionResponse)
+      .query(({ ctx, input }) => checkPermission(ctx.services.db, ctx.principal, input)),
+  }),
 });

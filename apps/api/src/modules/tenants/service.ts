@@ -1,10 +1,41 @@
 import { AppError } from '@svc/contracts/errors';
-import type { TTenant, TUpdateTenantRequest } from '@svc/contracts/tenants';
-import type { Db } from '@svc/db/client';
-import { type OrganizationRow, updateOrganization } from '@svc/db/queries/organizations';
+import { newId, randomBase62 } from '@svc/contracts/ids';
+import { PERMISSION_CATALOG } from '@svc/contracts/permissions';
+import type {
+  TCheckPermissionRequest,
+  TCheckPermissionResponse,
+  TCreateTenantRequest,
+  TDeleteTenantResponse,
+  TListTenantMembersRequest,
+  TListTenantsRequest,
+  TPermissionCatalog,
+  TTenant,
+  TTenantMemberPage,
+  TTenantPage,
+  TUpdateTenantRequest,
+} from '@svc/contracts/tenants';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { insertMembership } from '@svc/db/queries/identity';
+import { insertOrganization, type OrganizationRow, updateOrganization } from '@svc/db/queries/organizations';
+import {
+  deleteTenantOrganization,
+  listMembers,
+  listOrganizations,
+  moveSessionsOutOf,
+  type OrganizationListFilter,
+} from '@svc/db/queries/tenants';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Principal, UserPrincipal } from '../access/principal.ts';
+import { PLATFORM_ORGANIZATION_SLUG } from '../identity/service.ts';
+
+/**
+ * Slugs svc itself looks organizations up by. A tenant holding one would be found in their
+ * place: a tenant named `platform` created before the first platform admin signs in would
+ * receive every platform admin as its member. (`keyless-development`: modules/applications.)
+ */
+const RESERVED_SLUGS: ReadonlySet<string> = new Set([PLATFORM_ORGANIZATION_SLUG, 'keyless-development']);
 
 export function toTenant(row: OrganizationRow): TTenant {
   if (row.kind === 'keyless') {
@@ -20,14 +51,110 @@ export function toTenant(row: OrganizationRow): TTenant {
   };
 }
 
+/**
+ * The caller's organizations, newest first: a user's memberships, every organization for a
+ * platform admin, a tenant API key's own (with `tenant.read` in its scopes).
+ */
+export async function listTenants(db: Db, principal: Principal, input: TListTenantsRequest): Promise<TTenantPage> {
+  let filter: OrganizationListFilter;
+  let scope: string;
+  if (principal.kind === 'api_key') {
+    const access = await authorize(db, principal, { organization: {}, permission: 'tenant.read' });
+    filter = { kind: 'one', tenantId: access.organization.id };
+    scope = `tenants:key:${access.organization.id}`;
+  } else if (principal.session.isPlatformAdmin) {
+    filter = { kind: 'all' };
+    scope = 'tenants:all';
+  } else {
+    filter = { kind: 'member', userId: principal.user.id };
+    scope = `tenants:member:${principal.user.id}`;
+  }
+  const cursor = decodeCursor(scope, input.cursor);
+  const rows = await listOrganizations(db, { filter, cursor, limit: input.limit });
+  return toPage(scope, rows, input.limit, toTenant);
+}
+
 export async function getTenant(db: Db, principal: Principal, input: { id: string }): Promise<TTenant> {
   const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
   return toTenant(organization);
 }
 
-/** Renames an organization or changes its slug (409 when the slug is taken). */
+function refuseReserved(slug: string): void {
+  if (RESERVED_SLUGS.has(slug)) {
+    throw new AppError('conflict', `the slug ${slug} is reserved`);
+  }
+}
+
+/** A slug from a display name: ASCII letters and digits joined by single hyphens, 2-41 characters. */
+export function slugFromName(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    // NFKD splits "é" into "e" and a combining accent: keep the letter, drop the accent.
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 41)
+    .replace(/-+$/g, '');
+  return slug.length >= 2 ? slug : `org${slug ? `-${slug}` : ''}`;
+}
+
+/**
+ * Inserts the organization under the slug derived from its name, or, when that one is taken
+ * or reserved, under the slug plus a random suffix. A taken slug is never reused: that would
+ * make the caller an admin of someone else's organization.
+ */
+async function insertWithDerivedSlug(tx: DbOrTx, name: string): Promise<OrganizationRow> {
+  const base = slugFromName(name);
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const slug = attempt === 0 ? base : `${base}-${randomBase62(6).toLowerCase()}`;
+    if (RESERVED_SLUGS.has(slug)) {
+      continue;
+    }
+    const created = await insertOrganization(tx, { id: newId('organization'), slug, name, kind: 'tenant' });
+    if (created) {
+      return created;
+    }
+  }
+  throw new Error('could not find a free organization slug');
+}
+
+/** Creates a tenant organization; the signed-in creator becomes its org_admin (409 for a taken slug). */
+export async function createTenant(db: Db, principal: UserPrincipal, request: RequestMeta, input: TCreateTenantRequest): Promise<TTenant> {
+  if (input.slug !== undefined) {
+    refuseReserved(input.slug);
+  }
+  return db.transaction(async (tx) => {
+    let created: OrganizationRow | undefined;
+    if (input.slug === undefined) {
+      created = await insertWithDerivedSlug(tx, input.name);
+    } else {
+      created = await insertOrganization(tx, { id: newId('organization'), slug: input.slug, name: input.name, kind: 'tenant' });
+      if (!created) {
+        throw new AppError('conflict', `the slug ${input.slug} is taken`);
+      }
+    }
+    await insertMembership(tx, { tenantId: created.id, userId: principal.user.id, roleKey: 'org_admin' });
+    await recordAudit(tx, principal, request, {
+      tenantId: created.id,
+      action: 'tenant.created',
+      target: { type: 'tenant', id: created.id },
+      summary: { name: created.name, slug: created.slug },
+    });
+    return toTenant(created);
+  });
+}
+
+/** Renames an organization or changes its slug (409 when the slug is taken or reserved). */
 export async function updateTenant(db: Db, principal: Principal, request: RequestMeta, input: TUpdateTenantRequest): Promise<TTenant> {
   const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.update' });
+  if (input.slug !== undefined && input.slug !== access.organization.slug) {
+    // Sign-in finds the platform workspace by its slug: renamed, a second one would appear.
+    if (access.organization.kind === 'platform') {
+      throw new AppError('conflict', 'the slug of the platform workspace cannot change');
+    }
+    refuseReserved(input.slug);
+  }
   return db.transaction(async (tx) => {
     const updated = await updateOrganization(tx, { id: access.organization.id, name: input.name, slug: input.slug });
     if (!updated) {
@@ -41,4 +168,65 @@ export async function updateTenant(db: Db, principal: Principal, request: Reques
     });
     return toTenant(updated);
   });
+}
+
+/**
+ * Deletes a tenant organization and everything it owns (org admins and platform admins; never
+ * the platform workspace). Sessions that were in it move to another of their user's
+ * organizations, so deleting the organization you are in leaves you signed in elsewhere. The
+ * audit entry outlives the organization (audit_logs.tenant_id has no foreign key).
+ */
+export async function deleteTenant(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  input: { id: string },
+): Promise<TDeleteTenantResponse> {
+  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.delete', adminOnly: true });
+  const { organization } = access;
+  if (organization.kind !== 'tenant') {
+    throw new AppError('conflict', 'the platform workspace cannot be deleted');
+  }
+  return db.transaction(async (tx) => {
+    await recordAudit(tx, principal, request, {
+      tenantId: organization.id,
+      action: 'tenant.deleted',
+      target: { type: 'tenant', id: organization.id },
+      summary: { name: organization.name, slug: organization.slug },
+    });
+    await moveSessionsOutOf(tx, { tenantId: organization.id });
+    // Another request may have deleted it since authorize read it: then there is nothing to delete.
+    if (!(await deleteTenantOrganization(tx, { tenantId: organization.id }))) {
+      throw new AppError('not_found', 'organization not found');
+    }
+    return { id: organization.id, deleted: true };
+  });
+}
+
+/** An organization's members with their role keys, newest first. */
+export async function listTenantMembers(db: Db, principal: Principal, input: TListTenantMembersRequest): Promise<TTenantMemberPage> {
+  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'members.read' });
+  const scope = `members:${organization.id}`;
+  const cursor = decodeCursor(scope, input.cursor);
+  const rows = await listMembers(db, { tenantId: organization.id, cursor, limit: input.limit });
+  return toPage(
+    scope,
+    rows.map((row) => ({ ...row, id: row.userId })),
+    input.limit,
+    (row) => ({ userId: row.userId, email: row.email, name: row.name, roleKey: row.roleKey, joinedAt: row.createdAt.toISOString() }),
+  );
+}
+
+/** GET /v1/permissions: the catalog every role and API-key scope draws from. */
+export function listPermissions(): TPermissionCatalog {
+  return { data: PERMISSION_CATALOG };
+}
+
+/**
+ * Whether the caller holds `permission` in the organization: its role's permissions for a user
+ * (all for a platform admin), its scopes for an API key. Asking needs `tenant.read` there.
+ */
+export async function checkPermission(db: Db, principal: Principal, input: TCheckPermissionRequest): Promise<TCheckPermissionResponse> {
+  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
+  return { permission: input.permission, allowed: access.permissions.has(input.permission) };
 }
