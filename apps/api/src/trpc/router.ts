@@ -4,10 +4,12 @@ import { applicationsRouter } from '../modules/applications/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { meRouter } from '../modules/me/router.ts';
+import { orgSessionsRouter } from '../modules/org-sessions/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
+import { usersRouter } from '../modules/users/router.ts';
 import { router } from './init.ts';
 
 export const appRouter = router({
@@ -21,6 +23,8 @@ export const appRouter = router({
   roles: rolesRouter,
   auditLogs: auditLogsRouter,
   applications: applicationsRouter,
+  users: usersRouter,
+  sessions: orgSessionsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -1,0 +1,26 @@
+import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { controlProcedureWithQuerySlug } from '../invitations/query-slug.ts';
+import { listSessions, revokeSession } from './service.ts';
+
+/** An organization's sign-in sessions (the cookie-session core is modules/sessions). */
+export const orgSessionsRouter = router({
+  list: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/sessions', tags: ['sessions'], summary: "List the sessions of an organization's members" } })
+    .input(ZListSessionsRequest)
+    .output(ZSessionPage)
+    .query(({ ctx, input }) => listSessions(ctx.services.db, ctx.principal, input)),
+  revoke: controlProcedureWithQuerySlug
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/sessions/{id}/revoke',
+        tags: ['sessions'],
+        summary: 'Revoke a session: its next request fails on every API process',
+      },
+    })
+    .input(ZRevokeSessionRequest)
+    .output(ZSession)
+    .mutation(({ ctx, input }) => revokeSession(ctx.services.db, ctx.principal, ctx.request, input)),
+});

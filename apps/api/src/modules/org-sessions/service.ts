@@ -1,0 +1,92 @@
+import { AppError } from '@svc/contracts/errors';
+import type { TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionPage } from '@svc/contracts/sessions';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { findOrgSession, listOrgSessions, type OrgSessionRow, revokeOrgSession } from '@svc/db/queries/org-sessions';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+import { deviceLabel } from './device.ts';
+
+function organizationRef(slug: string | undefined): UntrustedOrganizationRef {
+  return slug === undefined ? {} : { slug };
+}
+
+function statusOf(row: OrgSessionRow, now: Date): TSession['status'] {
+  if (row.revokedAt) {
+    return 'revoked';
+  }
+  const t = now.getTime();
+  return row.expiresAt.getTime() <= t || row.absoluteExpiresAt.getTime() <= t ? 'expired' : 'active';
+}
+
+function toSession(row: OrgSessionRow, principal: Principal, now: Date): TSession {
+  return {
+    id: row.id,
+    user: { id: row.userId, email: row.userEmail, name: row.userName },
+    status: statusOf(row, now),
+    device: deviceLabel(row.userAgent),
+    userAgent: row.userAgent,
+    ipAddress: row.ipAddress,
+    createdAt: row.createdAt.toISOString(),
+    lastSeenAt: row.lastSeenAt.toISOString(),
+    // The idle expiry never passes the absolute one.
+    expiresAt: new Date(Math.min(row.expiresAt.getTime(), row.absoluteExpiresAt.getTime())).toISOString(),
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    current: principal.kind === 'user' && principal.session.id === row.id,
+  };
+}
+
+/**
+ * GET /v1/sessions: sessions active in the organization whose user is a member of it, newest
+ * first; live ones only unless `state=all`.
+ */
+export async function listSessions(db: Db, principal: Principal, input: TListSessionsRequest, now = new Date()): Promise<TSessionPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'sessions.read',
+  });
+  const scope = JSON.stringify(['sessions', organization.id, input.state, input.user_id ?? null]);
+  const after = decodeCursor(scope, input.cursor);
+  const rows = await listOrgSessions(db, {
+    tenantId: organization.id,
+    onlyLive: input.state === 'active',
+    ...(input.user_id !== undefined ? { userId: input.user_id } : {}),
+    now,
+    ...(after ? { after } : {}),
+    limit: input.limit + 1,
+  });
+  return toPage(scope, rows, input.limit, (row) => toSession(row, principal, now));
+}
+
+/**
+ * POST /v1/sessions/{id}/revoke: ends a session of the organization. Each API process reads the
+ * session row on every request (modules/sessions), so its next request fails everywhere at once.
+ * A session of another organization is a 404; revoking a revoked one answers it unchanged (no
+ * second audit entry).
+ */
+export async function revokeSession(db: Db, principal: Principal, request: RequestMeta, input: TRevokeSessionRequest): Promise<TSession> {
+  const { organization } = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'sessions.revoke',
+    adminOnly: true,
+  });
+  const tenantId = organization.id;
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const found = await findOrgSession(tx, { tenantId, id: input.id });
+    if (!found) {
+      throw new AppError('not_found', 'session not found');
+    }
+    if (await revokeOrgSession(tx, { tenantId, id: input.id, at: now })) {
+      await recordAudit(tx, principal, request, {
+        tenantId,
+        action: 'session.revoked',
+        target: { type: 'session', id: input.id },
+        summary: { userId: found.userId, email: found.userEmail, device: deviceLabel(found.userAgent) },
+      });
+      return toSession({ ...found, revokedAt: now }, principal, now);
+    }
+    return toSession(found, principal, now);
+  });
+}

@@ -1,0 +1,39 @@
+import { ZCreateUserRequest, ZListUsersRequest, ZUpdateUserRequest, ZUser, ZUserPage } from '@svc/contracts/users';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { createUser, listUsers, updateUser } from './service.ts';
+
+export const usersRouter = router({
+  list: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/users', tags: ['users'], summary: "List an organization's users (its members)" } })
+    .input(ZListUsersRequest)
+    .output(ZUserPage)
+    .query(({ ctx, input }) => listUsers(ctx.services.db, ctx.principal, input)),
+  create: controlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/users',
+        tags: ['users'],
+        summary: 'Pre-provision a user in the organization (and in the engine when its admin API is configured)',
+      },
+      successStatus: 201,
+    })
+    .input(ZCreateUserRequest)
+    .output(ZUser)
+    .mutation(({ ctx, input }) =>
+      createUser({ db: ctx.services.db, engineAdmin: ctx.services.config.engine.admin }, ctx.principal, ctx.request, input),
+    ),
+  update: controlProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/users/{id}',
+        tags: ['users'],
+        summary: "Change a user's name or role, suspend or reactivate them",
+      },
+    })
+    .input(ZUpdateUserRequest)
+    .output(ZUser)
+    .mutation(({ ctx, input }) => updateUser(ctx.services.db, ctx.principal, ctx.request, input)),
+});

@@ -1,0 +1,627 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { newId } from '@svc/contracts/ids';
+import type { TUser, TUserPage } from '@svc/contracts/users';
+import { auditLogs } from '@svc/db/schema/audit-logs';
+import { memberships, sessions, users } from '@svc/db/schema/identity';
+import { roles } from '@svc/db/schema/roles';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
+import { startTestServer } from '../../../../../test/support/server.ts';
+import { type SignedIn, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import type { EngineAdminApi } from '../../env.ts';
+import type { Principal } from '../access/principal.ts';
+import { signInFromEngine } from '../identity/service.ts';
+import { createSession } from '../sessions/service.ts';
+import { createUser } from './service.ts';
+import { MATRIX } from './users.matrix.ts';
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let n = 0;
+const unique = () => `${++n}-${Math.random().toString(36).slice(2, 8)}`;
+const REQUEST = { ipAddress: '127.0.0.1', userAgent: 'users.test', requestId: 'req_users_test' };
+const SESSION = { idleMs: 3_600_000, absoluteMs: 7_200_000 };
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function call(method: string, path: string, opts: { cookie?: string; body?: unknown } = {}) {
+  return fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      ...(opts.cookie ? { cookie: opts.cookie } : {}),
+      ...(opts.body !== undefined ? { 'content-type': 'application/json', origin: server.services.config.publicUrl } : {}),
+    },
+    body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+  });
+}
+
+async function errorCode(res: Response): Promise<string> {
+  return ((await res.json()) as { error: { code: string } }).error.code;
+}
+
+/** An organization with its (only) org admin signed in. */
+async function orgWithAdmin() {
+  const db = server.services.db;
+  const org = await seedOrganization(db);
+  const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+  return { org, admin };
+}
+
+async function principalOf(signedIn: SignedIn): Promise<Principal> {
+  const found = await server.services.sessions.validate(signedIn.token);
+  if (!found) {
+    throw new Error('seeded session is not live');
+  }
+  return { kind: 'user', ...found };
+}
+
+function engineAdmin(): EngineAdminApi {
+  const admin = server.services.config.engine.admin;
+  if (!admin) {
+    throw new Error('the test server has the dev engine admin API');
+  }
+  return admin;
+}
+
+/** Reads the dev engine's admin API the way svc does. */
+async function engineUsersByEmail(email: string): Promise<{ uid: string; email: string }[]> {
+  const admin = engineAdmin();
+  const res = await fetch(new URL(`core/users/?email=${encodeURIComponent(email)}`, admin.url), {
+    headers: { authorization: `Bearer ${admin.token}` },
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { results: { uid: string; email: string }[] }).results;
+}
+
+async function auditEntries(tenantId: string, action: string) {
+  return server.services.db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.tenantId, tenantId), eq(auditLogs.action, action)));
+}
+
+describeAuthMatrix('users', () => server, MATRIX);
+
+describe('GET /v1/users', () => {
+  it('lists the members as users, newest first, in cursor pages; filters by status and email prefix', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const other = await orgWithAdmin();
+    const created: TUser[] = [];
+    for (const email of ['ann@acme.test', 'bob@acme.test', 'a_b@acme.test']) {
+      const res = await call('POST', '/v1/users', {
+        cookie: admin.cookie,
+        body: { organization_slug: org.slug, email, name: email.split('@')[0] },
+      });
+      expect(res.status).toBe(201);
+      created.push((await res.json()) as TUser);
+    }
+    await db
+      .update(users)
+      .set({ status: 'suspended' })
+      .where(eq(users.id, created[1]?.id ?? ''));
+
+    const first = await call('GET', `/v1/users?organization_slug=${org.slug}&limit=2`, { cookie: admin.cookie });
+    expect(first.status).toBe(200);
+    const page1 = (await first.json()) as TUserPage;
+    expect(page1.data.map((u) => u.email)).toEqual(['a_b@acme.test', 'bob@acme.test']);
+    expect(page1.data[0]).toMatchObject({ name: 'a_b', status: 'active', roleKey: 'org_member', emailVerified: false, lastSignInAt: null });
+    expect(page1.nextCursor).toEqual(expect.any(String));
+    const page2 = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&limit=2&cursor=${page1.nextCursor}`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    // The admin joined first: the last page ends with them. Nobody of the other organization shows.
+    expect(page2.data.map((u) => u.email)).toEqual(['ann@acme.test', admin.user.email]);
+    expect(page2.nextCursor).toBeNull();
+    expect(JSON.stringify([page1, page2])).not.toContain(other.admin.user.email);
+
+    const suspended = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&status=suspended`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(suspended.data.map((u) => u.email)).toEqual(['bob@acme.test']);
+    // The prefix is matched literally: `_` is not a wildcard, case does not matter.
+    const prefixed = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&email=A_`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(prefixed.data.map((u) => u.email)).toEqual(['a_b@acme.test']);
+    const percent = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&email=%25`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(percent.data).toEqual([]);
+  });
+
+  it('refuses a malformed cursor and a cursor of other filters (400); an unknown organization is a 404', async () => {
+    const { org, admin } = await orgWithAdmin();
+    for (let i = 0; i < 2; i++) {
+      await call('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email: `page-${unique()}@acme.test` } });
+    }
+    const page = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&limit=1`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(page.nextCursor).toEqual(expect.any(String));
+    const stale = await call('GET', `/v1/users?organization_slug=${org.slug}&limit=1&status=active&cursor=${page.nextCursor}`, {
+      cookie: admin.cookie,
+    });
+    expect(stale.status).toBe(400);
+    expect(await errorCode(stale)).toBe('validation_failed');
+    const malformed = await call('GET', `/v1/users?organization_slug=${org.slug}&cursor=not-a-cursor`, { cookie: admin.cookie });
+    expect(malformed.status).toBe(400);
+    for (const query of ['limit=0', 'limit=201', 'status=banned', `email=${'x'.repeat(255)}`]) {
+      expect((await call('GET', `/v1/users?organization_slug=${org.slug}&${query}`, { cookie: admin.cookie })).status, query).toBe(400);
+    }
+    const unknown = await call('GET', '/v1/users?organization_slug=no-such-org-here', { cookie: admin.cookie });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe('POST /v1/users', () => {
+  it('pre-provisions a user (201): in the engine, linked to its engine subject, a member with the role, one audit entry', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    await db.insert(roles).values({ id: newId('role'), tenantId: org.id, key: 'support', name: 'Support', permissions: ['users.read'] });
+    const email = `New.Person-${unique()}@Acme.test`;
+    const res = await call('POST', '/v1/users', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email, name: 'New Person', roleKey: 'support' },
+    });
+    expect(res.status).toBe(201);
+    const user = (await res.json()) as TUser;
+    expect(user).toMatchObject({
+      email: email.toLowerCase(),
+      name: 'New Person',
+      roleKey: 'support',
+      status: 'active',
+      lastSignInAt: null,
+    });
+    expect(user.id).toMatch(/^usr_/);
+
+    const inEngine = await engineUsersByEmail(email.toLowerCase());
+    expect(inEngine).toHaveLength(1);
+    const [row] = await db.select().from(users).where(eq(users.id, user.id));
+    expect(row?.engineSubject).toBe(inEngine[0]?.uid);
+
+    const entries = await auditEntries(org.id, 'user.created');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      actorType: 'user',
+      actorId: admin.user.id,
+      targetType: 'user',
+      targetId: user.id,
+      requestId: expect.any(String),
+    });
+    expect(entries[0]?.summary).toMatchObject({
+      email: email.toLowerCase(),
+      roleKey: 'support',
+      engineAccount: 'created',
+      linkedToEngine: true,
+    });
+  });
+
+  it('refuses malformed emails, oversized names, unknown roles (400) and an existing member (409 already_member)', async () => {
+    const { org, admin } = await orgWithAdmin();
+    const other = await orgWithAdmin();
+    await server.services.db
+      .insert(roles)
+      .values({ id: newId('role'), tenantId: other.org.id, key: 'elsewhere', name: 'Elsewhere', permissions: [] });
+    const bodies: [unknown, string][] = [
+      [{ organization_slug: org.slug }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: 'not-an-email' }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: 'a@b' }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: `${'x'.repeat(250)}@acme.test` }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: `ok-${unique()}@acme.test`, name: 'x'.repeat(101) }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: `ok-${unique()}@acme.test`, name: 'a\u0000b' }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: `ok-${unique()}@acme.test`, roleKey: 'Not A Key' }, 'validation_failed'],
+      [{ organization_slug: org.slug, email: `ok-${unique()}@acme.test`, roleKey: 'no_such_role' }, 'unknown_role'],
+      // Another organization's custom role does not exist here.
+      [{ organization_slug: org.slug, email: `ok-${unique()}@acme.test`, roleKey: 'elsewhere' }, 'unknown_role'],
+    ];
+    for (const [body, code] of bodies) {
+      const res = await call('POST', '/v1/users', { cookie: admin.cookie, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(await errorCode(res)).toBe(code);
+    }
+    const again = await call('POST', '/v1/users', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email: admin.user.email.toUpperCase() },
+    });
+    expect(again.status).toBe(409);
+    expect(await errorCode(again)).toBe('already_member');
+    const email = `twice-${unique()}@acme.test`;
+    expect((await call('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email } })).status).toBe(201);
+    const twice = await call('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email } });
+    expect(twice.status).toBe(409);
+    expect(await errorCode(twice)).toBe('already_member');
+    // Nothing of the refused requests was written.
+    expect(await auditEntries(org.id, 'user.created')).toHaveLength(1);
+  });
+
+  it('two organizations pre-provisioning one email share one user, until someone signs in with it unverified', async () => {
+    const a = await orgWithAdmin();
+    const b = await orgWithAdmin();
+    const email = `shared-${unique()}@acme.test`;
+    const ua = (await (
+      await call('POST', '/v1/users', { cookie: a.admin.cookie, body: { organization_slug: a.org.slug, email } })
+    ).json()) as TUser;
+    const ub = (await (
+      await call('POST', '/v1/users', { cookie: b.admin.cookie, body: { organization_slug: b.org.slug, email } })
+    ).json()) as TUser;
+    expect(ub.id).toBe(ua.id);
+    const rows = await server.services.db.select().from(memberships).where(eq(memberships.userId, ua.id));
+    expect(rows.map((r) => r.tenantId).sort()).toEqual([a.org.id, b.org.id].sort());
+
+    // Once someone has signed in with that engine account and the engine does not vouch for the
+    // email, a third organization's user is not handed to them: a separate pre-provisioned user.
+    const [account] = await engineUsersByEmail(email);
+    const db = server.services.db;
+    await signInFromEngine(
+      db,
+      { subject: account?.uid ?? '', email, emailVerified: false, name: 'Signed in', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    const c = await orgWithAdmin();
+    const uc = (await (
+      await call('POST', '/v1/users', { cookie: c.admin.cookie, body: { organization_slug: c.org.slug, email } })
+    ).json()) as TUser;
+    expect(uc.id).not.toBe(ua.id);
+    const [placeholder] = await db.select().from(users).where(eq(users.id, uc.id));
+    expect(placeholder?.engineSubject).toBeNull();
+  });
+
+  it('an engine failure (unreachable, error answer, timeout) writes nothing in svc', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const principal = await principalOf(admin);
+    const failing = http.createServer((req, res) => {
+      if (req.url?.includes('slow')) {
+        return; // never answers
+      }
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('Traceback: engine internals');
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const port = (failing.address() as AddressInfo).port;
+    try {
+      const cases: [EngineAdminApi, string][] = [
+        [{ url: 'http://127.0.0.1:9/api/v3/', token: 't', timeoutMs: 2_000, devEngine: false }, 'engine_unreachable'],
+        [{ url: `http://127.0.0.1:${port}/api/v3/`, token: 't', timeoutMs: 2_000, devEngine: false }, 'engine_bad_response'],
+        [{ url: `http://127.0.0.1:${port}/slow/api/v3/`, token: 't', timeoutMs: 200, devEngine: false }, 'engine_timeout'],
+      ];
+      for (const [engine, code] of cases) {
+        const email = `engine-down-${unique()}@acme.test`;
+        const failure = await createUser({ db, engineAdmin: engine }, principal, REQUEST, { organization_slug: org.slug, email }).catch(
+          (e: unknown) => e,
+        );
+        expect(failure).toMatchObject({ code });
+        expect((failure as Error).message).not.toContain('Traceback');
+        expect(await db.select().from(users).where(eq(users.email, email))).toEqual([]);
+      }
+      expect(await auditEntries(org.id, 'user.created')).toEqual([]);
+      expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(1);
+    } finally {
+      failing.closeAllConnections();
+      await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
+  it('without an engine admin API: a user with no engine subject, linked later only by an engine-verified email', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const principal = await principalOf(admin);
+    const email = `placeholder-${unique()}@acme.test`;
+    const created = await createUser({ db, engineAdmin: null }, principal, REQUEST, {
+      organization_slug: org.slug,
+      email,
+      roleKey: 'org_admin',
+    });
+    const [row] = await db.select().from(users).where(eq(users.id, created.id));
+    expect(row?.engineSubject).toBeNull();
+
+    // Someone signs up at the engine with this address but has not verified it: no link.
+    const claimer = await signInFromEngine(
+      db,
+      { subject: `sub-claim-${unique()}`, email, emailVerified: false, name: 'Claimer', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    expect(claimer.user.id).not.toBe(created.id);
+    expect(claimer.workspace.id).not.toBe(org.id);
+    expect(
+      await db
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, claimer.user.id))),
+    ).toEqual([]);
+    const [still] = await db.select().from(users).where(eq(users.id, created.id));
+    expect(still?.engineSubject).toBeNull();
+
+    // The owner of the mailbox signs in with the email verified: the pre-provisioned user is theirs.
+    const subject = `sub-owner-${unique()}`;
+    const owner = await signInFromEngine(
+      db,
+      { subject, email: email.toUpperCase(), emailVerified: true, name: 'Owner', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    expect(owner.user.id).toBe(created.id);
+    expect(owner.user.engineSubject).toBe(subject);
+    expect(owner.workspace.id).toBe(org.id);
+  });
+
+  it('a person who signed in before with an unverified email gets the pre-provisioned memberships once the engine verifies it', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const principal = await principalOf(admin);
+    const email = `late-verify-${unique()}@acme.test`;
+    const subject = `sub-late-${unique()}`;
+    const identity = { subject, email, name: 'Late', groups: [] };
+    const before = await signInFromEngine(db, { ...identity, emailVerified: false }, { platformAdminGroup: 'platform-admins' });
+    const created = await createUser({ db, engineAdmin: null }, principal, REQUEST, {
+      organization_slug: org.slug,
+      email,
+      roleKey: 'org_admin',
+    });
+    // An unverified user is never picked as the one to add: a placeholder is created instead.
+    expect(created.id).not.toBe(before.user.id);
+    const unverified = await signInFromEngine(db, { ...identity, emailVerified: false }, { platformAdminGroup: 'platform-admins' });
+    expect(unverified.user.id).toBe(before.user.id);
+    expect(
+      await db
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, before.user.id))),
+    ).toEqual([]);
+
+    await signInFromEngine(db, { ...identity, emailVerified: true }, { platformAdminGroup: 'platform-admins' });
+    const [membership] = await db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, before.user.id)));
+    expect(membership?.roleKey).toBe('org_admin');
+    expect(await db.select().from(users).where(eq(users.id, created.id))).toEqual([]);
+  });
+
+  it('an existing engine account whose email is not verified is not trusted as the user; one svc created is', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const engine = engineAdmin();
+    const email = `engine-existing-${unique()}@acme.test`;
+    const made = await fetch(new URL('core/users/', engine.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${engine.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ username: email, email, name: 'Signed up elsewhere' }),
+    });
+    expect(made.status).toBe(201);
+    const squatter = ((await made.json()) as { uid: string }).uid;
+
+    const res = await call('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email } });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as TUser;
+    const [row] = await db.select().from(users).where(eq(users.id, created.id));
+    expect(row?.engineSubject).toBeNull();
+    expect(await engineUsersByEmail(email)).toHaveLength(1);
+    const [entry] = await auditEntries(org.id, 'user.created');
+    expect(entry?.summary).toMatchObject({ engineAccount: 'existing', linkedToEngine: false });
+    const signedIn = await signInFromEngine(
+      db,
+      { subject: squatter, email, emailVerified: false, name: 'Squatter', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    expect(signedIn.user.id).not.toBe(created.id);
+    expect(signedIn.workspace.id).not.toBe(org.id);
+
+    // An account svc created itself is linked by its subject at the first sign-in.
+    const fresh = `engine-fresh-${unique()}@acme.test`;
+    const freshUser = (await (
+      await call('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email: fresh } })
+    ).json()) as TUser;
+    const [account] = await engineUsersByEmail(fresh);
+    const linked = await signInFromEngine(
+      db,
+      { subject: account?.uid ?? '', email: fresh, emailVerified: false, name: 'Fresh', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    expect(linked.user.id).toBe(freshUser.id);
+    expect(linked.workspace.id).toBe(org.id);
+  });
+});
+
+describe('PATCH /v1/users/{id}', () => {
+  async function member(orgSlug: string, cookie: string, roleKey = 'org_member'): Promise<TUser> {
+    const res = await call('POST', '/v1/users', {
+      cookie,
+      body: { organization_slug: orgSlug, email: `member-${unique()}@acme.test`, roleKey },
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as TUser;
+  }
+
+  it('changes name and role with one user.updated entry; bad input is 400; a foreign or unknown id is 404', async () => {
+    const { org, admin } = await orgWithAdmin();
+    const other = await orgWithAdmin();
+    const user = await member(org.slug, admin.cookie);
+    const res = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, name: 'Renamed', roleKey: 'org_admin' },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: user.id, name: 'Renamed', roleKey: 'org_admin', status: 'active' });
+    const entries = await auditEntries(org.id, 'user.updated');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ actorId: admin.user.id, targetId: user.id });
+    expect(entries[0]?.summary).toEqual({
+      changes: { name: { from: '', to: 'Renamed' }, roleKey: { from: 'org_member', to: 'org_admin' } },
+    });
+
+    const bad: unknown[] = [
+      { organization_slug: org.slug },
+      { organization_slug: org.slug, name: '' },
+      { organization_slug: org.slug, name: 'x'.repeat(101) },
+      { organization_slug: org.slug, status: 'banned' },
+      { organization_slug: org.slug, roleKey: 'BAD KEY' },
+    ];
+    for (const body of bad) {
+      expect((await call('PATCH', `/v1/users/${user.id}`, { cookie: admin.cookie, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    const unknownRole = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, roleKey: 'nope' },
+    });
+    expect(unknownRole.status).toBe(400);
+    expect(await errorCode(unknownRole)).toBe('unknown_role');
+    const wrongPrefix = await call('PATCH', `/v1/users/ses_00000000000000000000`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, name: 'x' },
+    });
+    expect(wrongPrefix.status).toBe(400);
+    // Another organization's user, addressed through this organization: not found, untouched.
+    const foreign = await call('PATCH', `/v1/users/${other.admin.user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, roleKey: 'org_member' },
+    });
+    expect(foreign.status).toBe(404);
+    expect(await errorCode(foreign)).toBe('not_found');
+    const unknown = await call('PATCH', '/v1/users/usr_00000000000000000000', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, name: 'x' },
+    });
+    expect(unknown.status).toBe(404);
+    const [kept] = await server.services.db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, other.org.id), eq(memberships.userId, other.admin.user.id)));
+    expect(kept?.roleKey).toBe('org_admin');
+  });
+
+  it('refuses to demote or suspend the last active org admin (409 last_org_admin); fine once another admin exists', async () => {
+    const { org, admin } = await orgWithAdmin();
+    for (const body of [{ roleKey: 'org_member' }, { status: 'suspended' }]) {
+      const res = await call('PATCH', `/v1/users/${admin.user.id}`, {
+        cookie: admin.cookie,
+        body: { organization_slug: org.slug, ...body },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(409);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('last_org_admin');
+      expect(error.message).toContain('last active org admin');
+    }
+    // A suspended org_admin does not count as the one who stays.
+    const dormant = await member(org.slug, admin.cookie, 'org_admin');
+    await server.services.db.update(users).set({ status: 'suspended' }).where(eq(users.id, dormant.id));
+    const still = await call('PATCH', `/v1/users/${admin.user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, roleKey: 'org_member' },
+    });
+    expect(still.status).toBe(409);
+
+    await member(org.slug, admin.cookie, 'org_admin');
+    const demoted = await call('PATCH', `/v1/users/${admin.user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, roleKey: 'org_member' },
+    });
+    expect(demoted.status).toBe(200);
+    expect(((await demoted.json()) as TUser).roleKey).toBe('org_member');
+  });
+
+  it('two admins demoting each other at once: exactly one succeeds, the organization keeps an admin', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const a = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const b = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const [ra, rb] = await Promise.all([
+      call('PATCH', `/v1/users/${b.user.id}`, { cookie: a.cookie, body: { organization_slug: org.slug, roleKey: 'org_member' } }),
+      call('PATCH', `/v1/users/${a.user.id}`, { cookie: b.cookie, body: { organization_slug: org.slug, roleKey: 'org_member' } }),
+    ]);
+    expect([ra.status, rb.status].sort()).toEqual([200, 409]);
+    const admins = await db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.roleKey, 'org_admin')));
+    expect(admins).toHaveLength(1);
+  });
+
+  it("suspending ends all the user's sessions in the same transaction: their next request is 401; they cannot sign in", async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const user = await member(org.slug, admin.cookie);
+    const [account] = await engineUsersByEmail(user.email);
+    const identity = { subject: account?.uid ?? '', email: user.email, emailVerified: false, name: 'Sue', groups: [] };
+    const outcome = await signInFromEngine(db, identity, { platformAdminGroup: 'platform-admins' });
+    expect(outcome.user.id).toBe(user.id);
+    const cookies: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { token } = await createSession(db, SESSION, { userId: user.id, activeTenantId: org.id, isPlatformAdmin: false });
+      cookies.push(`svc_session=${token}`);
+    }
+    for (const cookie of cookies) {
+      expect((await call('GET', '/v1/me', { cookie })).status).toBe(200);
+    }
+
+    const res = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, status: 'suspended' },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as TUser).status).toBe('suspended');
+    for (const cookie of cookies) {
+      const me = await call('GET', '/v1/me', { cookie });
+      expect(me.status).toBe(401);
+      expect(await errorCode(me)).toBe('unauthenticated');
+    }
+    const rows = await db.select().from(sessions).where(eq(sessions.userId, user.id));
+    expect(rows).toHaveLength(2);
+    expect(rows.every((r) => r.revokedAt !== null)).toBe(true);
+    const [entry] = await auditEntries(org.id, 'user.updated');
+    expect(entry?.summary).toEqual({ changes: { status: { from: 'active', to: 'suspended' } }, sessionsEnded: 2 });
+    await expect(signInFromEngine(db, identity, { platformAdminGroup: 'platform-admins' })).rejects.toMatchObject({
+      code: 'user_suspended',
+    });
+
+    // Reactivated: they may sign in again; the ended sessions stay ended.
+    const back = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, status: 'active' },
+    });
+    expect(((await back.json()) as TUser).status).toBe('active');
+    expect((await call('GET', '/v1/me', { cookie: cookies[0] })).status).toBe(401);
+    expect((await signInFromEngine(db, identity, { platformAdminGroup: 'platform-admins' })).user.id).toBe(user.id);
+  });
+
+  it('name and status of a user who is also in another organization with other members: 409 user_shared, except for a platform admin', async () => {
+    const db = server.services.db;
+    const a = await orgWithAdmin();
+    const b = await orgWithAdmin();
+    // Signed in before (a workspace of their own, which does not count), then a member of a and b.
+    const person = await seedSignedIn(db, { organization: a.org, roleKey: 'org_member' });
+    const own = await call('PATCH', `/v1/users/${person.user.id}`, {
+      cookie: a.admin.cookie,
+      body: { organization_slug: a.org.slug, name: 'Only here' },
+    });
+    expect(own.status).toBe(200);
+    await db.insert(memberships).values({ tenantId: b.org.id, userId: person.user.id, roleKey: 'org_member' });
+    for (const body of [{ name: 'Renamed by a' }, { status: 'suspended' }]) {
+      const res = await call('PATCH', `/v1/users/${person.user.id}`, {
+        cookie: a.admin.cookie,
+        body: { organization_slug: a.org.slug, ...body },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(409);
+      expect(await errorCode(res)).toBe('user_shared');
+    }
+    expect((await call('GET', '/v1/me', { cookie: person.cookie })).status).toBe(200);
+    // The role here is this organization's own business.
+    const role = await call('PATCH', `/v1/users/${person.user.id}`, {
+      cookie: a.admin.cookie,
+      body: { organization_slug: a.org.slug, roleKey: 'org_admin' },
+    });
+    expect(role.status).toBe(200);
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const byPlatform = await call('PATCH', `/v1/users/${person.user.id}`, {
+      cookie: platform.cookie,
+      body: { organization_slug: a.org.slug, status: 'suspended' },
+    });
+    expect(byPlatform.status).toBe(200);
+    expect((await call('GET', '/v1/me', { cookie: person.cookie })).status).toBe(401);
+  });
+});

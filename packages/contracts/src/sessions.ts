@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { ZListQuery, ZPage, ZSlug } from './lists.ts';
+import { ZUserId } from './users.ts';
+
+/** `ses_` + 20 base62: a session id (what admins see and revoke; never the cookie token). */
+export const ZSessionId = z.string().regex(/^ses_[0-9A-Za-z]{20}$/, 'expected a session id (ses_...)');
+
+export const ZSessionStatus = z.enum(['active', 'revoked', 'expired']).meta({ id: 'SessionStatus' });
+export type TSessionStatus = z.infer<typeof ZSessionStatus>;
+
+/** A hosted sign-in session of a member, in the organization it is active in (GET /v1/sessions). */
+export const ZSession = z
+  .object({
+    id: z.string(),
+    user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+    status: ZSessionStatus,
+    /** A short label from the user agent, e.g. "Chrome on macOS". */
+    device: z.string(),
+    userAgent: z.string().nullable(),
+    ipAddress: z.string().nullable(),
+    createdAt: z.string(),
+    /** When the session was last used, to within an hour (its expiry slides at most hourly). */
+    lastSeenAt: z.string(),
+    expiresAt: z.string(),
+    revokedAt: z.string().nullable(),
+    /** The caller's own session. */
+    current: z.boolean(),
+  })
+  .meta({ id: 'Session' });
+export type TSession = z.infer<typeof ZSession>;
+
+export const ZSessionPage = ZPage(ZSession).meta({ id: 'SessionPage' });
+export type TSessionPage = z.infer<typeof ZSessionPage>;
+
+/** GET /v1/sessions?organization_slug=&state=&user_id=&limit=&cursor= */
+export const ZListSessionsRequest = ZListQuery.extend({
+  organization_slug: ZSlug.optional(),
+  /** `active` (default): live sessions only; `all`: revoked and expired ones too. */
+  state: z.enum(['active', 'all']).default('active'),
+  /** One member's sessions. */
+  user_id: ZUserId.optional(),
+});
+export type TListSessionsRequest = z.infer<typeof ZListSessionsRequest>;
+
+/**
+ * POST /v1/sessions/{id}/revoke?organization_slug=: `organization_slug` in the query (as SPEC.md
+ * writes it) or in the JSON body.
+ */
+export const ZRevokeSessionRequest = z.object({ id: ZSessionId, organization_slug: ZSlug.optional() });
+export type TRevokeSessionRequest = z.infer<typeof ZRevokeSessionRequest>;

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { ZEmail, ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
+import { ZRoleKey } from './permissions.ts';
+
+/** `usr_` + 20 base62: a user id. Anything else is a 400, never a lookup. */
+export const ZUserId = z.string().regex(/^usr_[0-9A-Za-z]{20}$/, 'expected a user id (usr_...)');
+
+/** A suspended user cannot sign in, and their sessions end the moment they are suspended. */
+export const ZUserStatus = z.enum(['active', 'suspended']).meta({ id: 'UserStatus' });
+export type TUserStatus = z.infer<typeof ZUserStatus>;
+
+/** A member of an organization, as its admins see them (GET /v1/users). */
+export const ZUser = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    /** The identity engine said this email is verified (at the user's last sign-in). */
+    emailVerified: z.boolean(),
+    status: ZUserStatus,
+    /** The role the user holds in this organization. */
+    roleKey: z.string(),
+    /** Null until the first sign-in (a pre-provisioned user). */
+    lastSignInAt: z.string().nullable(),
+    createdAt: z.string(),
+    /** When the user became a member of this organization (the list's order, newest first). */
+    joinedAt: z.string(),
+  })
+  .meta({ id: 'User' });
+export type TUser = z.infer<typeof ZUser>;
+
+export const ZUserPage = ZPage(ZUser).meta({ id: 'UserPage' });
+export type TUserPage = z.infer<typeof ZUserPage>;
+
+/** GET /v1/users?organization_slug=&status=&email=&limit=&cursor= */
+export const ZListUsersRequest = ZListQuery.extend({
+  /** The organization; without it, the session's active workspace (or the API key's organization). */
+  organization_slug: ZSlug.optional(),
+  status: ZUserStatus.optional(),
+  /** Users whose email starts with this (case-insensitive). */
+  email: z.string().trim().toLowerCase().min(1).max(254).optional(),
+});
+export type TListUsersRequest = z.infer<typeof ZListUsersRequest>;
+
+/**
+ * POST /v1/users: pre-provisions a user in the organization. `roleKey` defaults to org_member and
+ * must be a system role or one of the organization's custom roles.
+ */
+export const ZCreateUserRequest = z.object({
+  organization_slug: ZSlug.optional(),
+  email: ZEmail,
+  name: ZName.optional(),
+  roleKey: ZRoleKey.optional(),
+});
+export type TCreateUserRequest = z.infer<typeof ZCreateUserRequest>;
+
+/** PATCH /v1/users/{id}: the name, the role in this organization, or suspend / reactivate. */
+export const ZUpdateUserRequest = z
+  .object({
+    id: ZUserId,
+    organization_slug: ZSlug.optional(),
+    name: ZName.optional(),
+    roleKey: ZRoleKey.optional(),
+    status: ZUserStatus.optional(),
+  })
+  .refine((v) => v.name !== undefined || v.roleKey !== undefined || v.status !== undefined, {
+    message: 'send name, roleKey or status',
+  });
+export type TUpdateUserRequest = z.infer<typeof ZUpdateUserRequest>;

@@ -1,0 +1,104 @@
+import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+import type { Cursor } from '../pagination.ts';
+import { memberships, sessions, users } from '../schema/identity.ts';
+
+/**
+ * Sessions as an organization's admins see them: the sessions active in the organization
+ * (`active_tenant_id`) whose user is a member of it. Both are the tenant predicate of every
+ * statement here, so a session of another organization is never listed, found or revoked.
+ * Never the token hash.
+ */
+export type OrgSessionRow = {
+  id: string;
+  userId: string;
+  userEmail: string;
+  userName: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  absoluteExpiresAt: Date;
+  revokedAt: Date | null;
+};
+
+const orgSessionColumns = {
+  id: sessions.id,
+  userId: sessions.userId,
+  userEmail: users.email,
+  userName: users.name,
+  ipAddress: sessions.ipAddress,
+  userAgent: sessions.userAgent,
+  createdAt: sessions.createdAt,
+  lastSeenAt: sessions.lastSeenAt,
+  expiresAt: sessions.expiresAt,
+  absoluteExpiresAt: sessions.absoluteExpiresAt,
+  revokedAt: sessions.revokedAt,
+};
+
+function inOrganization(tenantId: string): SQL | undefined {
+  return and(
+    eq(sessions.activeTenantId, tenantId),
+    sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${tenantId} and ${memberships.userId} = ${sessions.userId})`,
+  );
+}
+
+/** The session is usable at `now`: not revoked, neither idle- nor absolutely expired. */
+function live(now: Date): SQL | undefined {
+  const at = now.toISOString();
+  return and(
+    isNull(sessions.revokedAt),
+    sql`${sessions.expiresAt} > ${at}::timestamptz`,
+    sql`${sessions.absoluteExpiresAt} > ${at}::timestamptz`,
+  );
+}
+
+/**
+ * One page of an organization's sessions, newest first (index sessions_tenant_created_idx): at
+ * most `limit` rows strictly after `after`. `onlyLive` leaves out revoked and expired ones.
+ */
+export async function listOrgSessions(
+  db: DbOrTx,
+  opts: { tenantId: string; onlyLive: boolean; userId?: string; now: Date; after?: Cursor; limit: number },
+): Promise<OrgSessionRow[]> {
+  return db
+    .select(orgSessionColumns)
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(
+        inOrganization(opts.tenantId),
+        opts.onlyLive ? live(opts.now) : undefined,
+        opts.userId !== undefined ? eq(sessions.userId, opts.userId) : undefined,
+        opts.after
+          ? sql`(${sessions.createdAt}, ${sessions.id}) < (${opts.after.createdAt.toISOString()}::timestamptz, ${opts.after.id})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(sessions.createdAt), desc(sessions.id))
+    .limit(opts.limit);
+}
+
+export async function findOrgSession(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<OrgSessionRow | undefined> {
+  const [row] = await db
+    .select(orgSessionColumns)
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(eq(sessions.id, opts.id), inOrganization(opts.tenantId)))
+    .limit(1);
+  return row;
+}
+
+/**
+ * Revokes one session of the organization; false when it was already revoked (or is not the
+ * organization's). Every API process reads the row on each request, so it ends everywhere at once.
+ */
+export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<boolean> {
+  const rows = await db
+    .update(sessions)
+    .set({ revokedAt: opts.at })
+    .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt), inOrganization(opts.tenantId)))
+    .returning({ id: sessions.id });
+  return rows.length === 1;
+}
