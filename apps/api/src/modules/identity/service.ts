@@ -13,6 +13,7 @@ import {
   updateUserFromEngine,
 } from '@svc/db/queries/identity';
 import { ensureOrganization, insertOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
+import { adoptPreProvisionedUsers, lockEmail } from '@svc/db/queries/users';
 import { slugify } from '../applications/service.ts';
 
 /** What svc takes from a verified ID token (jose checked signature, iss, aud, exp and nonce). */
@@ -31,11 +32,18 @@ export const PLATFORM_ORGANIZATION_SLUG = 'platform';
  *
  * A user pre-provisioned by an admin (no engine subject yet) is linked by email only when the
  * engine says that email is verified: an unverified email would let anyone claim the account.
+ * (A user created in the engine by POST /v1/users already carries its engine subject and is
+ * found by it.) A person who already had a user of their own gets the pre-provisioned user's
+ * memberships, again only once the engine says the email is verified.
  */
 export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: { platformAdminGroup: string }): Promise<SignInOutcome> {
   const email = identity.email.trim().toLowerCase();
   const now = new Date();
   return db.transaction(async (tx) => {
+    if (identity.emailVerified) {
+      // Placeholders of this email are linked or folded in below: not while an admin adds one.
+      await lockEmail(tx, email);
+    }
     let user = await findUserBySubject(tx, identity.subject);
     if (!user && identity.emailVerified) {
       user = await findUnlinkedUserByEmail(tx, email);
@@ -61,6 +69,11 @@ export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: {
       name: identity.name || user.name,
       at: now,
     });
+    if (identity.emailVerified) {
+      // Pre-provisioned while this person already had a user (signed in with the email not yet
+      // verified): now that the engine vouches for the email, their memberships come over.
+      await adoptPreProvisionedUsers(tx, { userId: user.id, email });
+    }
 
     await lockUserForTransaction(tx, user.id);
     const isPlatformAdmin = identity.groups.includes(opts.platformAdminGroup);
