@@ -1,0 +1,76 @@
+import { createDatabase, type Database } from '@svc/db/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../../test/support/db.ts';
+import { type SpawnedServer, spawnServer } from '../../../../../test/support/spawn.ts';
+import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { createSession } from '../sessions/service.ts';
+
+/**
+ * An admin's revocation or suspension must hold on every API process at once (ARCHITECTURE.md
+ * section 1: nothing of one process is needed by another): two real `svc serve` processes on one
+ * database, the admin acts on A, and the very next request on B is refused, with no wait or retry.
+ */
+describe('revoking and suspending from the admin API hold on every API process at once', () => {
+  let a: SpawnedServer;
+  let b: SpawnedServer;
+  let database: Database;
+
+  beforeAll(async () => {
+    const databaseUrl = await createTestDatabase();
+    [a, b] = await Promise.all([spawnServer({ DATABASE_URL: databaseUrl }), spawnServer({ DATABASE_URL: databaseUrl })]);
+    database = createDatabase({ url: databaseUrl, max: 2, applicationName: 'svc-test-admin' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await database?.close();
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  const me = (s: SpawnedServer, cookie: string) => fetch(`${s.url}/v1/me`, { headers: { cookie } });
+
+  function adminCall(method: 'POST' | 'PATCH', path: string, cookie: string, body: unknown) {
+    return fetch(`${a.url}${path}`, {
+      method,
+      headers: { cookie, origin: a.url, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  it('POST /v1/sessions/{id}/revoke on A: the very next request with that cookie is 401 on B', async () => {
+    const org = await seedOrganization(database.db);
+    const admin = await seedSignedIn(database.db, { organization: org, roleKey: 'org_admin' });
+    const member = await seedSignedIn(database.db, { organization: org, roleKey: 'org_member' });
+    expect((await me(b, member.cookie)).status).toBe(200);
+    expect((await me(a, member.cookie)).status).toBe(200);
+
+    const res = await adminCall('POST', `/v1/sessions/${member.sessionId}/revoke?organization_slug=${org.slug}`, admin.cookie, {});
+    expect(res.status, await res.clone().text()).toBe(200);
+    const onB = await me(b, member.cookie);
+    expect(onB.status).toBe(401);
+    expect(((await onB.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
+    expect((await me(a, member.cookie)).status).toBe(401);
+    expect((await me(b, admin.cookie)).status).toBe(200);
+  });
+
+  it("PATCH /v1/users/{id} status suspended on A: every one of the user's sessions is 401 on B", async () => {
+    const org = await seedOrganization(database.db);
+    const admin = await seedSignedIn(database.db, { organization: org, roleKey: 'org_admin' });
+    const member = await seedSignedIn(database.db, { organization: org, roleKey: 'org_member' });
+    const second = await createSession(
+      database.db,
+      { idleMs: 3_600_000, absoluteMs: 7_200_000 },
+      { userId: member.user.id, activeTenantId: member.ownWorkspace.id, isPlatformAdmin: false },
+    );
+    const cookies = [member.cookie, `svc_session=${second.token}`];
+    for (const cookie of cookies) {
+      expect((await me(b, cookie)).status).toBe(200);
+    }
+
+    const res = await adminCall('PATCH', `/v1/users/${member.user.id}`, admin.cookie, { organization_slug: org.slug, status: 'suspended' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    for (const cookie of cookies) {
+      expect((await me(b, cookie)).status).toBe(401);
+      expect((await me(a, cookie)).status).toBe(401);
+    }
+  });
+});
