@@ -1,5 +1,5 @@
-import type { TAuditLogEntry, TAuditLogPage } from '@svc/contracts/audit-logs';
-import { newId } from '@svc/contracts/ids';
+import { type TAuditLogEntry, type TAuditLogPage, ZAuditActorFilter, ZAuditTargetFilter } from '@svc/contracts/audit-logs';
+import { ID_PREFIXES, type IdKind, newId } from '@svc/contracts/ids';
 import { insertAuditLog } from '@svc/db/queries/audit-logs';
 import { findOrganizationBySlug } from '@svc/db/queries/organizations';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,15 @@ async function orgWithAdmin() {
   const admin = await seedSignedIn(server.services.db, { organization: org, roleKey: 'org_admin' });
   return { org, admin, cookie: { cookie: admin.cookie } };
 }
+
+describe('audit-log filter schemas', () => {
+  it('agree with the id table: every kind is a target, users and API keys are actors', () => {
+    for (const kind of Object.keys(ID_PREFIXES) as IdKind[]) {
+      expect(ZAuditTargetFilter.safeParse(newId(kind)).success, kind).toBe(true);
+      expect(ZAuditActorFilter.safeParse(newId(kind)).success, kind).toBe(kind === 'user' || kind === 'apiKey');
+    }
+  });
+});
 
 describe('GET /v1/audit-logs', () => {
   it('shows a real mutation as its entry: actor, action, target, request facts and the summary', async () => {
