@@ -59,6 +59,16 @@ const ZEnv = z.object({
   /** How long the engine proxy waits for the engine's admin API. */
   ENGINE_ADMIN_TIMEOUT_MS: int(10_000, 1),
   RATE_LIMIT_SIGNIN_PER_MINUTE: int(10, 1),
+  /** Invitations created per email address per minute, across all organizations. */
+  RATE_LIMIT_INVITATIONS_PER_MINUTE: int(5, 1),
+  /** How long an invite link stays valid: 1 hour to 1 year. */
+  INVITATION_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .optional()
+    .transform((v) => v ?? 24 * 7),
   APPLICATION_CACHE_TTL_MS: int(60_000),
   SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(24 * 30, 1),
@@ -81,7 +91,16 @@ export type Config = {
   workerEnabled: boolean;
   workerConcurrency: number;
   keylessEnabled: boolean;
-  rateLimit: { enabled: boolean; publicPerMinute: number; backendPerMinute: number; signinPerMinute: number };
+  rateLimit: {
+    enabled: boolean;
+    publicPerMinute: number;
+    backendPerMinute: number;
+    signinPerMinute: number;
+    /** Invitations per email per minute (ARCHITECTURE.md 7: tight per email on invitation sends). */
+    invitationsPerMinute: number;
+  };
+  /** How long an invitation can be accepted after it is created (ms). */
+  invitationTtlMs: number;
   engine: {
     kind: 'authentik' | 'keycloak' | 'generic';
     issuer: string;
@@ -158,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keylessEnabled: e.KEYLESS_ENABLED === undefined ? !production : e.KEYLESS_ENABLED === 'true' || e.KEYLESS_ENABLED === '1',
     rateLimit: {
       signinPerMinute: e.RATE_LIMIT_SIGNIN_PER_MINUTE,
+      invitationsPerMinute: e.RATE_LIMIT_INVITATIONS_PER_MINUTE,
       enabled: e.RATE_LIMIT_ENABLED,
       publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE,
       backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,
@@ -182,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       admin: engineAdminApi(e),
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+    invitationTtlMs: e.INVITATION_TTL_HOURS * 3_600_000,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

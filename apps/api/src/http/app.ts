@@ -4,6 +4,7 @@ import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
 import { accountRouter } from '../modules/account/routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
+import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds, type Meta } from '../trpc/init.ts';
@@ -52,6 +53,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use('/docs', docsRouter());
   app.use('/auth/console', consoleRouter(services));
   app.use(accountRouter(services));
+  // Before the CSRF guard: accepting is a same-origin form POST that checks its origin itself.
+  app.use(invitationPagesRouter(services));
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', (_req, res) => {

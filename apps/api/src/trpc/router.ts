@@ -3,6 +3,7 @@ import { apiKeysRouter } from '../modules/api-keys/router.ts';
 import { applicationsRouter } from '../modules/applications/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { invitationsRouter } from '../modules/invitations/router.ts';
 import { meRouter } from '../modules/me/router.ts';
 import { orgSessionsRouter } from '../modules/org-sessions/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
@@ -21,6 +22,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   apiKeys: apiKeysRouter,
   roles: rolesRouter,
+  invitations: invitationsRouter,
   auditLogs: auditLogsRouter,
   applications: applicationsRouter,
   users: usersRouter,

@@ -1,0 +1,44 @@
+import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import type { InvitationPreview } from './service.ts';
+
+const RETURN_HERE = `return_to=${encodeURIComponent('/invitations/accept')}`;
+
+/** Anonymous: the invitation is kept (in a cookie) while the invitee signs in or signs up. */
+export function invitationSignInPage(): string {
+  return hostedPage(
+    'You have an invitation',
+    `<h1 data-testid="hosted-heading">You have an invitation</h1>
+<p>Sign in, or create an account, to see and accept it.</p>
+<a class="button" href="/signin?${RETURN_HERE}" data-testid="invitation-sign-in">Sign in</a>
+<a class="button secondary" href="/signup?${RETURN_HERE}" data-testid="invitation-sign-up">Create an account</a>`,
+  );
+}
+
+/** Signed in: what accepting does, an Accept button (a same-origin form POST) and a way out. */
+export function invitationAcceptPage(preview: InvitationPreview, signedInAs: string): string {
+  return hostedPage(
+    `Join ${preview.organization.name}`,
+    `<h1 data-testid="hosted-heading">Join <span data-testid="invitation-organization">${escapeHtml(preview.organization.name)}</span></h1>
+<p>You were invited as <strong data-testid="invitation-role">${escapeHtml(preview.roleName)}</strong>
+<span class="muted">(${escapeHtml(preview.roleKey)})</span>.</p>
+<p class="muted">Signed in as <span data-testid="invitation-signed-in-as">${escapeHtml(signedInAs)}</span>.</p>
+<form method="post" action="/invitations/accept"><button type="submit" data-testid="accept-invitation">Accept invitation</button></form>
+<form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="invitation-sign-out">Not you? Sign out</button></form>`,
+  );
+}
+
+/** Why the invitation cannot be accepted, with the error code (as every svc error carries one). */
+export function invitationErrorPage(code: string, message: string): string {
+  const link =
+    code === 'invitation_email_mismatch'
+      ? `<form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="invitation-sign-out">Sign out and use another account</button></form>
+<a class="button secondary" href="/auth/verify-email?${RETURN_HERE}" data-testid="invitation-verify-email">Verify your email</a>`
+      : '';
+  return hostedPage(
+    'Invitation',
+    `<h1 data-testid="hosted-heading">This invitation cannot be accepted</h1>
+<p data-testid="invitation-error-message">${escapeHtml(message)}</p>
+<p class="muted">Code: <code data-testid="invitation-error-code">${escapeHtml(code)}</code></p>
+${link}<a class="button" href="/auth/console/" data-testid="invitation-console">Open the console</a>`,
+  );
+}

@@ -1,0 +1,67 @@
+import {
+  ZAcceptInvitationRequest,
+  ZAcceptInvitationResponse,
+  ZCreateInvitationRequest,
+  ZCreateInvitationResponse,
+  ZInvitation,
+  ZInvitationPage,
+  ZListInvitationsRequest,
+  ZRevokeInvitationRequest,
+} from '@svc/contracts/invitations';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
+import { controlProcedureWithQuerySlug } from './query-slug.ts';
+import { invitationSendLimit } from './send-limit.ts';
+import { acceptInvitation, createInvitation, listInvitations, revokeInvitation } from './service.ts';
+
+export const invitationsRouter = router({
+  list: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/invitations', tags: ['invitations'], summary: "List an organization's invitations" } })
+    .input(ZListInvitationsRequest)
+    .output(ZInvitationPage)
+    .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.principal, input)),
+  create: controlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/invitations',
+        tags: ['invitations'],
+        summary: 'Invite an email address; the token and invite link are returned this once',
+      },
+      successStatus: 201,
+    })
+    .input(ZCreateInvitationRequest)
+    .output(ZCreateInvitationResponse)
+    .mutation(({ ctx, input }) =>
+      createInvitation(
+        ctx.services.db,
+        {
+          publicUrl: ctx.services.config.publicUrl,
+          ttlMs: ctx.services.config.invitationTtlMs,
+          throttle: invitationSendLimit(ctx.services, ctx.res),
+        },
+        ctx.principal,
+        ctx.request,
+        input,
+      ),
+    ),
+  revoke: controlProcedureWithQuerySlug
+    .meta({
+      openapi: { method: 'POST', path: '/invitations/{id}/revoke', tags: ['invitations'], summary: 'Revoke a pending invitation' },
+    })
+    .input(ZRevokeInvitationRequest)
+    .output(ZInvitation)
+    .mutation(({ ctx, input }) => revokeInvitation(ctx.services.db, ctx.principal, ctx.request, input)),
+  accept: userControlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/invitations/accept',
+        tags: ['invitations'],
+        summary: 'Accept an invitation as the signed-in user',
+      },
+    })
+    .input(ZAcceptInvitationRequest)
+    .output(ZAcceptInvitationResponse)
+    .mutation(({ ctx, input }) => acceptInvitation(ctx.services.db, ctx.principal, ctx.request, input)),
+});

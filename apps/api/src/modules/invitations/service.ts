@@ -1,0 +1,313 @@
+import { AppError } from '@svc/contracts/errors';
+import { newId, randomBase62 } from '@svc/contracts/ids';
+import {
+  INVITATION_TOKEN_PREFIX,
+  INVITATION_TOKEN_RANDOM_LENGTH,
+  type TAcceptInvitationResponse,
+  type TCreateInvitationRequest,
+  type TCreateInvitationResponse,
+  type TInvitation,
+  type TListInvitationsRequest,
+  type TRevokeInvitationRequest,
+} from '@svc/contracts/invitations';
+import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { findUserById } from '@svc/db/queries/identity';
+import {
+  addMember,
+  findInvitationById,
+  findInvitationByTokenHash,
+  findPendingInvitationByEmail,
+  type InvitationRow,
+  insertInvitation,
+  invitationStatus,
+  isMember,
+  listInvitations as listInvitationRows,
+  lockInvitationEmail,
+  markInvitationAccepted,
+  openWorkspaceInSession,
+  revokeInvitation as revokeInvitationRow,
+} from '@svc/db/queries/invitations';
+import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/organizations';
+import { findRoleByKey } from '@svc/db/queries/roles';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { authorize } from '../access/authorize.ts';
+import type { Principal, UserPrincipal } from '../access/principal.ts';
+import { sha256Hex } from '../applications/keys.ts';
+import { assertGrantable } from '../roles/service.ts';
+
+/** What creating an invitation needs besides the database. */
+export type InvitationSettings = {
+  /** Where browsers reach svc: the invite link is `${publicUrl}/invitations/accept?token=...`. */
+  publicUrl: string;
+  ttlMs: number;
+  /**
+   * Spends one of the email's invitation sends (ARCHITECTURE.md 7), throwing `rate_limited` when
+   * none is left. Called after authorization and the duplicate check, so refused requests spend
+   * nobody's budget.
+   */
+  throttle: (email: string) => Promise<void>;
+};
+
+export function toInvitation(row: InvitationRow, now = new Date()): TInvitation {
+  return {
+    id: row.id,
+    email: row.email,
+    roleKey: row.roleKey,
+    status: invitationStatus(row, now),
+    requireEmailMatch: row.requireEmailMatch,
+    invitedByUserId: row.invitedByUserId,
+    expiresAt: row.expiresAt.toISOString(),
+    acceptedAt: row.acceptedAt?.toISOString() ?? null,
+    acceptedByUserId: row.acceptedByUserId,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function inviteLinkOf(publicUrl: string, token: string): string {
+  return `${publicUrl}/invitations/accept?token=${encodeURIComponent(token)}`;
+}
+
+/** The role's display name and permissions, or undefined when the organization has no such role. */
+async function roleOf(db: DbOrTx, tenantId: string, roleKey: string): Promise<{ name: string; permissions: string[] } | undefined> {
+  if (isSystemRole(roleKey)) {
+    return SYSTEM_ROLES[roleKey];
+  }
+  return findRoleByKey(db, { tenantId, key: roleKey });
+}
+
+/**
+ * POST /v1/invitations. The role is checked now (a system role or one of the organization's
+ * custom roles, and nothing the caller could not grant). One pending invitation per email and
+ * organization: a second is 409 `invitation_already_pending` (revoke the first to send a new
+ * link), since silently replacing it would kill a link the invitee may be about to use.
+ */
+export async function createInvitation(
+  db: Db,
+  settings: InvitationSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TCreateInvitationRequest,
+  now = new Date(),
+): Promise<TCreateInvitationResponse> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'invitations.manage',
+    adminOnly: true,
+  });
+  const tenantId = access.organization.id;
+  const role = await roleOf(db, tenantId, input.roleKey);
+  if (!role) {
+    throw new AppError('unknown_role', `the organization has no role ${input.roleKey}`);
+  }
+  // An API key with invitations.manage must not hand out a role above its own scopes.
+  assertGrantable(access, role.permissions);
+
+  const token = INVITATION_TOKEN_PREFIX + randomBase62(INVITATION_TOKEN_RANDOM_LENGTH);
+  return db.transaction(async (tx) => {
+    await lockInvitationEmail(tx, { tenantId, email: input.email });
+    if (await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now })) {
+      throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; revoke it to send a new link`);
+    }
+    // Counted once the invitation will be created: a refused duplicate sends nothing.
+    await settings.throttle(input.email);
+    const row = await insertInvitation(tx, {
+      id: newId('invitation'),
+      tenantId,
+      email: input.email,
+      roleKey: input.roleKey,
+      tokenHash: sha256Hex(token),
+      requireEmailMatch: input.requireEmailMatch,
+      invitedByUserId: principal.kind === 'user' ? principal.user.id : null,
+      expiresAt: new Date(now.getTime() + settings.ttlMs),
+      createdAt: now,
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'invitation.created',
+      target: { type: 'invitation', id: row.id },
+      summary: { email: row.email, roleKey: row.roleKey, requireEmailMatch: row.requireEmailMatch, expiresAt: row.expiresAt },
+    });
+    return { invitation: toInvitation(row, now), invitationToken: token, inviteLink: inviteLinkOf(settings.publicUrl, token) };
+  });
+}
+
+/** GET /v1/invitations: newest first, optionally of one status; never a token or its hash. */
+export async function listInvitations(
+  db: Db,
+  principal: Principal,
+  input: TListInvitationsRequest,
+  now = new Date(),
+): Promise<{ data: TInvitation[]; nextCursor: string | null }> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'invitations.read',
+  });
+  const scope = `invitations:${organization.id}:${input.status ?? 'all'}`;
+  const after = decodeCursor(scope, input.cursor);
+  const rows = await listInvitationRows(db, { tenantId: organization.id, status: input.status, now, after, limit: input.limit + 1 });
+  return toPage(scope, rows, input.limit, (row) => toInvitation(row, now));
+}
+
+/** The refusal for an invitation that can no longer be used, or undefined while it is pending. */
+function unusable(row: InvitationRow, now: Date): AppError | undefined {
+  switch (invitationStatus(row, now)) {
+    case 'revoked':
+      return new AppError('invitation_revoked', 'this invitation was revoked; ask for a new one');
+    case 'accepted':
+      return new AppError('invitation_already_accepted', 'this invitation has already been accepted');
+    case 'expired':
+      return new AppError('invitation_expired', 'this invitation has expired; ask for a new one');
+    case 'pending':
+      return undefined;
+  }
+}
+
+/** POST /v1/invitations/{id}/revoke: a pending (or expired) invitation; its link stops working. */
+export async function revokeInvitation(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TRevokeInvitationRequest,
+  now = new Date(),
+): Promise<TInvitation> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'invitations.manage',
+    adminOnly: true,
+  });
+  const tenantId = access.organization.id;
+  return db.transaction(async (tx) => {
+    const row = await findInvitationById(tx, { tenantId, id: input.id, forUpdate: true });
+    if (!row) {
+      throw new AppError('invitation_not_found', 'invitation not found');
+    }
+    const status = invitationStatus(row, now);
+    if (status === 'revoked' || status === 'accepted') {
+      throw unusable(row, now) as AppError;
+    }
+    const revoked = await revokeInvitationRow(tx, { tenantId, id: row.id, at: now });
+    if (!revoked) {
+      throw new Error('a locked invitation changed under its lock');
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'invitation.revoked',
+      target: { type: 'invitation', id: row.id },
+      summary: { email: row.email, roleKey: row.roleKey, wasExpired: status === 'expired' },
+    });
+    return toInvitation(revoked, now);
+  });
+}
+
+/** Who the invitation is for may accept it: the same verified email, unless the admin waived that. */
+async function checkInvitee(db: DbOrTx, row: InvitationRow, principal: UserPrincipal): Promise<void> {
+  if (!row.requireEmailMatch) {
+    return;
+  }
+  // The engine's word on the email, as of the last sign-in (never an unverified claim).
+  const user = await findUserById(db, principal.user.id);
+  if (!user || user.email !== row.email) {
+    throw new AppError('invitation_email_mismatch', 'this invitation is for another email address; sign in with the invited one');
+  }
+  if (!user.emailVerified) {
+    throw new AppError('invitation_email_mismatch', 'verify your email address with the identity provider, then accept again');
+  }
+}
+
+export type InvitationPreview = {
+  organization: Pick<OrganizationRow, 'id' | 'slug' | 'name'>;
+  email: string;
+  roleKey: string;
+  roleName: string;
+};
+
+/**
+ * What the hosted accept page shows before the user confirms: the same checks as accepting,
+ * without changing anything. Throws the error accepting would answer.
+ */
+export async function previewInvitation(db: Db, principal: UserPrincipal, token: string, now = new Date()): Promise<InvitationPreview> {
+  const row = await findInvitationByTokenHash(db, { tokenHash: sha256Hex(token) });
+  if (!row) {
+    throw new AppError('invitation_not_found', 'this invite link is not valid');
+  }
+  const refusal = unusable(row, now);
+  if (refusal) {
+    throw refusal;
+  }
+  await checkInvitee(db, row, principal);
+  if (await isMember(db, { tenantId: row.tenantId, userId: principal.user.id })) {
+    throw new AppError('already_member', 'you are already a member of this organization');
+  }
+  const organization = await findOrganizationById(db, row.tenantId);
+  if (!organization) {
+    throw new AppError('invitation_not_found', 'this invite link is not valid');
+  }
+  const role = await roleOf(db, row.tenantId, row.roleKey);
+  return {
+    organization: { id: organization.id, slug: organization.slug, name: organization.name },
+    email: row.email,
+    roleKey: row.roleKey,
+    roleName: role?.name ?? row.roleKey,
+  };
+}
+
+/**
+ * POST /v1/invitations/accept (and the hosted accept page). The invitation row is locked first,
+ * so of two racing accepts one adds the member and the other finds it accepted. The member, the
+ * accepted mark and both audit entries commit together. `openWorkspace` (the hosted page) also
+ * opens the organization in the accepting session, so the console lands there.
+ */
+export async function acceptInvitation(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  input: { token: string },
+  opts: { openWorkspace?: boolean; now?: Date } = {},
+): Promise<TAcceptInvitationResponse> {
+  const now = opts.now ?? new Date();
+  return db.transaction(async (tx) => {
+    const row = await findInvitationByTokenHash(tx, { tokenHash: sha256Hex(input.token), forUpdate: true });
+    if (!row) {
+      throw new AppError('invitation_not_found', 'this invite link is not valid');
+    }
+    const refusal = unusable(row, now);
+    if (refusal) {
+      throw refusal;
+    }
+    await checkInvitee(tx, row, principal);
+    const organization = await findOrganizationById(tx, row.tenantId);
+    if (!organization) {
+      throw new AppError('invitation_not_found', 'this invite link is not valid');
+    }
+    if (!(await addMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
+      throw new AppError('already_member', 'you are already a member of this organization');
+    }
+    const accepted = await markInvitationAccepted(tx, { tenantId: row.tenantId, id: row.id, userId: principal.user.id, at: now });
+    if (!accepted) {
+      throw new Error('a locked invitation changed under its lock');
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'invitation.accepted',
+      target: { type: 'invitation', id: row.id },
+      summary: { email: row.email, roleKey: row.roleKey, userId: principal.user.id },
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'member.added',
+      target: { type: 'user', id: principal.user.id },
+      summary: { roleKey: row.roleKey, via: 'invitation', invitationId: row.id },
+    });
+    if (opts.openWorkspace) {
+      await openWorkspaceInSession(tx, { sessionId: principal.session.id, userId: principal.user.id, tenantId: row.tenantId });
+    }
+    return {
+      invitation: toInvitation(accepted, now),
+      organization: { id: organization.id, slug: organization.slug, name: organization.name },
+      roleKey: row.roleKey,
+    };
+  });
+}

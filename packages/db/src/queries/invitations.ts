@@ -1,0 +1,180 @@
+import { and, desc, eq, gt, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+import type { Cursor } from '../pagination.ts';
+import { memberships, sessions } from '../schema/identity.ts';
+import { invitations } from '../schema/invitations.ts';
+
+export type InvitationRow = typeof invitations.$inferSelect;
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+/** The one place status is derived (the column set is the state; nothing stores the status). */
+export function invitationStatus(row: Pick<InvitationRow, 'revokedAt' | 'acceptedAt' | 'expiresAt'>, now: Date): InvitationStatus {
+  if (row.revokedAt) {
+    return 'revoked';
+  }
+  if (row.acceptedAt) {
+    return 'accepted';
+  }
+  return row.expiresAt.getTime() <= now.getTime() ? 'expired' : 'pending';
+}
+
+/** The same derivation as a filter. */
+function statusIs(status: InvitationStatus, now: Date): SQL | undefined {
+  switch (status) {
+    case 'revoked':
+      return isNotNull(invitations.revokedAt);
+    case 'accepted':
+      return isNotNull(invitations.acceptedAt);
+    case 'expired':
+      return and(isNull(invitations.revokedAt), isNull(invitations.acceptedAt), lte(invitations.expiresAt, now));
+    case 'pending':
+      return and(isNull(invitations.revokedAt), isNull(invitations.acceptedAt), gt(invitations.expiresAt, now));
+  }
+}
+
+export async function insertInvitation(db: DbOrTx, values: typeof invitations.$inferInsert): Promise<InvitationRow> {
+  const [row] = await db.insert(invitations).values(values).returning();
+  if (!row) {
+    throw new Error('invitation insert returned nothing');
+  }
+  return row;
+}
+
+/**
+ * Serialises invitation writes for one email in one organization until the transaction ends, so
+ * two racing creates cannot both find "no pending invitation" and both insert one.
+ */
+export async function lockInvitationEmail(tx: DbOrTx, opts: { tenantId: string; email: string }): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`svc.invitation:${opts.tenantId}:${opts.email}`}))`);
+}
+
+export async function findPendingInvitationByEmail(
+  db: DbOrTx,
+  opts: { tenantId: string; email: string; now: Date },
+): Promise<InvitationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.tenantId, opts.tenantId), eq(invitations.email, opts.email), statusIs('pending', opts.now)))
+    .limit(1);
+  return row;
+}
+
+/** An invitation of the organization by id, locked for the transaction when `forUpdate`. */
+export async function findInvitationById(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; forUpdate?: boolean },
+): Promise<InvitationRow | undefined> {
+  const query = db
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.tenantId, opts.tenantId), eq(invitations.id, opts.id)))
+    .limit(1);
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+/**
+ * The invitation a token opens, locked for the transaction when `forUpdate` (two accepts of one
+ * token then run one after the other). No tenant predicate: the token, unique across svc and
+ * known only to whoever received the link, is what selects the organization here.
+ */
+export async function findInvitationByTokenHash(
+  db: DbOrTx,
+  opts: { tokenHash: string; forUpdate?: boolean },
+): Promise<InvitationRow | undefined> {
+  const query = db.select().from(invitations).where(eq(invitations.tokenHash, opts.tokenHash)).limit(1);
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+/** One page of the organization's invitations, newest first, optionally of one status. */
+export async function listInvitations(
+  db: DbOrTx,
+  opts: { tenantId: string; status?: InvitationStatus; now: Date; after?: Cursor; limit: number },
+): Promise<InvitationRow[]> {
+  return db
+    .select()
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.tenantId, opts.tenantId),
+        opts.status ? statusIs(opts.status, opts.now) : undefined,
+        opts.after ? lte(invitations.createdAt, opts.after.createdAt) : undefined,
+        opts.after
+          ? sql`(${invitations.createdAt}, ${invitations.id}) < (${opts.after.createdAt.toISOString()}::timestamptz, ${opts.after.id})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(invitations.createdAt), desc(invitations.id))
+    .limit(opts.limit);
+}
+
+/** Marks a pending or expired invitation revoked; undefined when it was accepted or revoked meanwhile. */
+export async function revokeInvitation(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<InvitationRow | undefined> {
+  const [row] = await db
+    .update(invitations)
+    .set({ revokedAt: opts.at })
+    .where(
+      and(
+        eq(invitations.tenantId, opts.tenantId),
+        eq(invitations.id, opts.id),
+        isNull(invitations.revokedAt),
+        isNull(invitations.acceptedAt),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/** Marks a pending invitation accepted by `userId`; undefined when it no longer is pending. */
+export async function markInvitationAccepted(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; userId: string; at: Date },
+): Promise<InvitationRow | undefined> {
+  const [row] = await db
+    .update(invitations)
+    .set({ acceptedAt: opts.at, acceptedByUserId: opts.userId })
+    .where(
+      and(
+        eq(invitations.tenantId, opts.tenantId),
+        eq(invitations.id, opts.id),
+        isNull(invitations.revokedAt),
+        isNull(invitations.acceptedAt),
+        gt(invitations.expiresAt, opts.at),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+export async function isMember(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<boolean> {
+  const [row] = await db
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)))
+    .limit(1);
+  return row !== undefined;
+}
+
+/** Adds the member; false when they already are one (the unique index decides under races). */
+export async function addMember(db: DbOrTx, opts: { tenantId: string; userId: string; roleKey: string }): Promise<boolean> {
+  const rows = await db
+    .insert(memberships)
+    .values({ tenantId: opts.tenantId, userId: opts.userId, roleKey: opts.roleKey })
+    .onConflictDoNothing()
+    .returning({ userId: memberships.userId });
+  return rows.length === 1;
+}
+
+/**
+ * Opens the organization in the session that accepted an invitation to it (the hosted accept
+ * page lands in the console there). Only that user's own session, and only an organization they
+ * have just joined.
+ */
+export async function openWorkspaceInSession(db: DbOrTx, opts: { sessionId: string; userId: string; tenantId: string }): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ activeTenantId: opts.tenantId })
+    .where(and(eq(sessions.id, opts.sessionId), eq(sessions.userId, opts.userId)));
+}
