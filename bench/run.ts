@@ -14,7 +14,7 @@
  * BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 2), BENCH_LARGE_APPS (default 100000),
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me (subset of scenarios).
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages (subset of scenarios).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -55,6 +55,10 @@ const SMALL_APPS = 10;
 const ROTATING_KEYS = Math.min(1_000, LARGE_APPS);
 /** Signed-in users whose sessions the `me` scenario spreads its requests over. */
 const SESSIONS = SMOKE ? 50 : 1_000;
+/** Audit entries of the bench organization (smoke too: page 100 must exist), and the page size. */
+const AUDIT_ENTRIES = 10_000;
+const AUDIT_PAGE_SIZE = 50;
+const AUDIT_DEEP_PAGE = 100;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -69,6 +73,7 @@ const TARGETS = {
   scaleMax: 1.1,
   rateLimiterMin: 0.85,
   meMin: 0.8,
+  auditPagesMin: 0.8,
 };
 
 const adminHost = new URL(ADMIN_URL).hostname;
@@ -329,6 +334,82 @@ async function seedSessions(url: string, count: number): Promise<string[]> {
     return cookies.map((token) => `svc_session=${token}`);
   } finally {
     await sql.end();
+  }
+}
+
+/**
+ * The `audit-pages` data: AUDIT_ENTRIES audit entries of the bench organization, one every
+ * 3 ms in runs that share a millisecond (so page boundaries fall inside ties), as many again in
+ * other organizations and some platform-level ones interleaved as noise, and one org admin
+ * session of the bench organization. Returns its cookie.
+ */
+async function seedAuditLog(url: string): Promise<string> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [org] = await sql<{ id: string }[]>`select id from organizations where slug = 'bench'`;
+    if (!org) {
+      throw new Error('bench organization missing');
+    }
+    const token = createHash('sha256')
+      .update(`bench-audit-${runId}`)
+      .digest('hex')
+      .replace(/[0189]/g, '2')
+      .slice(0, 32);
+    await sql`
+      insert into users (id, engine_subject, email, email_verified, name)
+      values ('usr_benchaudit', 'bench-audit-sub', 'bench-audit@example.com', true, 'Bench auditor')`;
+    await sql`insert into memberships (tenant_id, user_id, role_key) values (${org.id}, 'usr_benchaudit', 'org_admin')`;
+    await sql`
+      insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
+      values ('ses_benchaudit', encode(sha256(convert_to(${token}, 'UTF8')), 'hex'), 'usr_benchaudit', ${org.id},
+              now() + interval '1 day', now() + interval '7 days', now())`;
+    const actions = ['tenant.updated', 'user.created', 'user.updated', 'api_key.created', 'role.updated', 'invitation.created'];
+    // Eight rows per 3 ms tick, four of them the bench organization's: ties at every page boundary.
+    await sql`
+      insert into audit_logs (id, tenant_id, actor_type, actor_id, actor_label, action, target_type, target_id,
+                              ip_address, user_agent, request_id, summary, created_at)
+      select 'aud_' || substr(md5('aud' || g), 1, 20),
+             case when g % 2 = 0 then ${org.id}
+                  when g % 41 = 1 then null
+                  else 'ten_' || substr(md5('noise' || (g % 17)), 1, 20) end,
+             'user', 'usr_' || substr(md5('actor' || (g % 13)), 1, 20), 'someone' || (g % 13) || '@example.com',
+             (${actions}::text[])[1 + g % ${actions.length}::int], 'user', 'usr_' || substr(md5('target' || (g % 97)), 1, 20),
+             '127.0.0.1', 'bench', 'req_' || substr(md5('req' || g), 1, 20),
+             jsonb_build_object('changes', jsonb_build_object('name', 'Bench ' || g)),
+             timestamptz '2025-01-01 00:00:00+00' + ((g / 8) * 3) * interval '1 millisecond'
+      from generate_series(1, ${AUDIT_ENTRIES * 2}::int) g`;
+    await sql`analyze audit_logs`;
+    return `svc_session=${token}`;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * The cursor that opens page `page` of the bench organization's log, found the way a client
+ * finds it: by following nextCursor from page 1 on a running server.
+ */
+async function auditCursor(target: TargetSpec, cookie: string, page: number): Promise<string> {
+  const running = await startTarget(target);
+  try {
+    let cursor: string | undefined;
+    for (let i = 1; i < page; i++) {
+      const res = await fetch(
+        `${running.url}/v1/audit-logs?limit=${AUDIT_PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { headers: { cookie } },
+      );
+      const body = (await res.json()) as { nextCursor?: string | null };
+      if (res.status !== 200 || !body.nextCursor) {
+        throw new Error(`audit-pages: page ${i} answered ${res.status} without a next cursor: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+      cursor = body.nextCursor;
+    }
+    if (!cursor) {
+      throw new Error('audit-pages: no cursor');
+    }
+    return cursor;
+  } finally {
+    await running.stop();
   }
 }
 
@@ -698,6 +779,17 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
       detail: `${fmt(session.rps, 0)} vs ${fmt(backend.rps, 0)} req/s = ${fmt(ratio, 2)}x${dirty(me)}`,
     });
   }
+  const audit = find('audit-pages');
+  if (audit) {
+    const first = audit.sides[0].best as Measurement;
+    const deep = audit.sides[1].best as Measurement;
+    const ratio = deep.rps / first.rps;
+    out.push({
+      name: `audit-pages: page ${AUDIT_DEEP_PAGE} req/s >= ${TARGETS.auditPagesMin}x page 1`,
+      pass: clean(audit) && ratio >= TARGETS.auditPagesMin,
+      detail: `${fmt(deep.rps, 0)} vs ${fmt(first.rps, 0)} req/s = ${fmt(ratio, 2)}x (p99 ${fmt(deep.p99, 2)} vs ${fmt(first.p99, 2)} ms)${dirty(audit)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -731,6 +823,17 @@ const expectBackend = (body: unknown) => {
 const expectMe = (body: unknown) => {
   const b = body as { user?: { email?: string }; activeWorkspace?: { slug?: string } };
   return typeof b?.user?.email === 'string' && b.activeWorkspace?.slug === 'bench';
+};
+
+/** A full page of the bench organization's log (`first`: the id the page must start with). */
+const expectAuditPage = (first?: string) => (body: unknown) => {
+  const b = body as { data?: { id?: string }[]; nextCursor?: string | null };
+  return (
+    Array.isArray(b?.data) &&
+    b.data.length === AUDIT_PAGE_SIZE &&
+    typeof b.nextCursor === 'string' &&
+    (first === undefined || b.data[0]?.id === first)
+  );
 };
 
 function wanted(scenario: string): boolean {
@@ -809,6 +912,34 @@ async function main(): Promise<number> {
       await compareRoutes('me', { ...svc, rotateKeys: cookies }, [
         { load: { ...backend, label: 'GET /v1/backend/application' }, expect: expectBackend },
         { load: { label: 'GET /v1/me (session cookie)', path: '/v1/me', rotate: true, rotateHeader: 'cookie' }, expect: expectMe },
+      ]),
+    );
+  }
+  if (wanted('audit-pages')) {
+    const cookie = await seedAuditLog(small.url);
+    const cursor = await auditCursor(svc, cookie, AUDIT_DEEP_PAGE);
+    // The entry page 100 must open with: the (created_at desc, id desc) order, counted in SQL.
+    const sql = postgres(small.url, { max: 1, onnotice: () => {} });
+    const [deep] = await sql<{ id: string }[]>`
+      select a.id from audit_logs a join organizations o on o.id = a.tenant_id and o.slug = 'bench'
+      order by a.created_at desc, a.id desc offset ${(AUDIT_DEEP_PAGE - 1) * AUDIT_PAGE_SIZE} limit 1`;
+    await sql.end();
+    const path = `/v1/audit-logs?limit=${AUDIT_PAGE_SIZE}`;
+    log(
+      `measuring: GET /v1/audit-logs page 1 vs page ${AUDIT_DEEP_PAGE} (${AUDIT_ENTRIES.toLocaleString('en-US')} entries of one ` +
+        `organization among ${(AUDIT_ENTRIES * 2).toLocaleString('en-US')}, limit ${AUDIT_PAGE_SIZE}), same server`,
+    );
+    comparisons.push(
+      await compareRoutes('audit-pages', svc, [
+        { load: { label: 'GET /v1/audit-logs page 1', path, headers: { cookie } }, expect: expectAuditPage() },
+        {
+          load: {
+            label: `GET /v1/audit-logs page ${AUDIT_DEEP_PAGE}`,
+            path: `${path}&cursor=${encodeURIComponent(cursor)}`,
+            headers: { cookie },
+          },
+          expect: expectAuditPage(deep?.id),
+        },
       ]),
     );
   }
