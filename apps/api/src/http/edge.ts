@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
+import { isLiveApiKey, readApiKeyForRequest } from '../modules/access/principal.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
 import { logRequest } from './access-log.ts';
 import { applyPublicCors } from './cors.ts';
@@ -15,6 +16,8 @@ export const MAX_BODY_BYTES = 1_000_000;
 
 /** Routes authenticated by a backend credential: a known key spends its own budget. */
 const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events', '/trpc/backend.'];
+/** API routes a tenant API key may call: a live key spends its own budget on them. */
+const API_PREFIXES = ['/v1/', '/trpc/'];
 /** Never limited: load balancers probe it. */
 const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
 
@@ -58,18 +61,21 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
   const { clientIp } = services;
 
   /**
-   * A well-formed secret key of an existing application spends that application's budget;
-   * anything else, including a made-up key, spends the client IP's, so nobody mints fresh budgets
-   * by inventing keys. A key this process has not seen lately is looked up (and cached) first,
-   * unless the client's IP budget is already spent: then a flood of invented keys costs no
-   * database reads.
+   * A well-formed secret key of an existing application spends that application's budget on
+   * backend routes; a live tenant API key spends its own on any API route (ARCHITECTURE.md 7,
+   * "per key on backend routes": a service calling the control plane with its key is a backend).
+   * Anything else, including a made-up, revoked or expired key, spends the client IP's, so nobody
+   * mints fresh budgets by inventing keys. A key is looked up first (applications: cached;
+   * tenant keys: the request's one read, which authentication then reuses), unless the client's
+   * IP budget is already spent: then a flood of invented keys costs no database reads.
    */
   function subjectOf(req: IncomingMessage, path: string): RateLimitSubject | Promise<RateLimitSubject> {
     // A tRPC batch (`/trpc/a,b,c`) runs one procedure per name: it costs one token each.
     const cost = path.startsWith('/trpc/') ? path.split(',').length : 1;
     const ip = clientIp(req);
     const ipSubject: RateLimitSubject = { scope: 'public', subject: ip, limit: config.rateLimit.publicPerMinute, cost };
-    if (!BACKEND_PREFIXES.some((p) => path.startsWith(p))) {
+    const backend = BACKEND_PREFIXES.some((p) => path.startsWith(p));
+    if (!backend && !API_PREFIXES.some((p) => path.startsWith(p))) {
       return ipSubject;
     }
     const token = parseBearer(req.headers.authorization);
@@ -77,10 +83,23 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
       return ipSubject;
     }
     const hash = sha256Hex(token);
-    const bySubject = (known: ApplicationWithOrganization | null | undefined): RateLimitSubject =>
-      known ? { scope: 'backend', subject: known.application.id, limit: config.rateLimit.backendPerMinute, cost } : ipSubject;
+    const perKey = (subject: string): RateLimitSubject => ({ scope: 'backend', subject, limit: config.rateLimit.backendPerMinute, cost });
+    const ipSpent = limiter.isExhausted(`public:${ip}`);
+    const byTenantKey = (): RateLimitSubject | Promise<RateLimitSubject> =>
+      ipSpent
+        ? ipSubject
+        : readApiKeyForRequest(services, req, hash).then(
+            (key) => (key && isLiveApiKey(key) ? perKey(key.id) : ipSubject),
+            // Authentication reads again and answers the failure; the limiter stays per IP.
+            () => ipSubject,
+          );
+    if (!backend) {
+      return byTenantKey();
+    }
+    const bySubject = (known: ApplicationWithOrganization | null | undefined): RateLimitSubject | Promise<RateLimitSubject> =>
+      known ? perKey(known.application.id) : known === null ? byTenantKey() : ipSubject;
     const known = services.applications.peekBySecretKeyHash(hash);
-    if (known === undefined && !limiter.isExhausted(`public:${ip}`)) {
+    if (known === undefined && !ipSpent) {
       return services.applications.bySecretKeyHash(hash).then(bySubject);
     }
     return bySubject(known);

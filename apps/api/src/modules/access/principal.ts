@@ -3,7 +3,7 @@ import { AppError } from '@svc/contracts/errors';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Permission } from '@svc/contracts/permissions';
 import type { DbOrTx } from '@svc/db/client';
-import { prepareFindApiKeyBySecretHash, recordApiKeysUsed } from '@svc/db/queries/api-keys';
+import { type ApiKeyRow, prepareFindApiKeyBySecretHash, recordApiKeysUsed } from '@svc/db/queries/api-keys';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { AppServices } from '../../context.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
@@ -57,18 +57,51 @@ export class ApiKeyUsage {
 }
 
 const finders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyBySecretHash>>();
+const requestReads = new WeakMap<IncomingMessage, { secretHash: string; row: Promise<ApiKeyRow | undefined> }>();
 
-/** The live tenant API key behind a bearer secret; 401 for an unknown, revoked or expired one. */
-export async function apiKeyPrincipal(services: AppServices, token: string, now = new Date()): Promise<ApiKeyPrincipal> {
-  if (!SECRET_KEY_PATTERN.test(token)) {
-    throw new AppError('invalid_secret_key', 'the API key is malformed (expected Authorization: Bearer sk_live_...)');
+/**
+ * The tenant API key row whose secret hashes to `secretHash`, read from the database once per
+ * request: the edge's rate limiter (which charges a known key's own budget) and authentication
+ * share that one read. Nothing is kept across requests, so a revocation or rotation is seen by
+ * the very next request on every process.
+ */
+export function readApiKeyForRequest(
+  services: AppServices,
+  req: IncomingMessage | undefined,
+  secretHash: string,
+): Promise<ApiKeyRow | undefined> {
+  const done = req ? requestReads.get(req) : undefined;
+  if (done && done.secretHash === secretHash) {
+    return done.row;
   }
   let find = finders.get(services.db);
   if (!find) {
     find = prepareFindApiKeyBySecretHash(services.db);
     finders.set(services.db, find);
   }
-  const key = await find(sha256Hex(token));
+  const row = find(secretHash);
+  if (req) {
+    requestReads.set(req, { secretHash, row });
+  }
+  return row;
+}
+
+/** Neither revoked nor expired at `now`. */
+export function isLiveApiKey(key: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = new Date()): boolean {
+  return !key.revokedAt && !(key.expiresAt && key.expiresAt.getTime() <= now.getTime());
+}
+
+/** The live tenant API key behind a bearer secret; 401 for an unknown, revoked or expired one. */
+export async function apiKeyPrincipal(
+  services: AppServices,
+  token: string,
+  now = new Date(),
+  req?: IncomingMessage,
+): Promise<ApiKeyPrincipal> {
+  if (!SECRET_KEY_PATTERN.test(token)) {
+    throw new AppError('invalid_secret_key', 'the API key is malformed (expected Authorization: Bearer sk_live_...)');
+  }
+  const key = await readApiKeyForRequest(services, req, sha256Hex(token));
   if (!key) {
     const application = await services.applications.bySecretKeyHash(sha256Hex(token));
     if (application) {
@@ -76,7 +109,7 @@ export async function apiKeyPrincipal(services: AppServices, token: string, now 
     }
     throw new AppError('invalid_secret_key', 'no live API key has this secret');
   }
-  if (key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) {
+  if (!isLiveApiKey(key, now)) {
     throw new AppError('invalid_secret_key', key.revokedAt ? 'this API key was revoked' : 'this API key has expired');
   }
   services.apiKeyUsage.note(key.id, now);
@@ -95,7 +128,7 @@ export async function principalOf(services: AppServices, req: IncomingMessage): 
     if (!token) {
       throw new AppError('invalid_secret_key', 'send the API key as Authorization: Bearer sk_live_...');
     }
-    return apiKeyPrincipal(services, token);
+    return apiKeyPrincipal(services, token, new Date(), req);
   }
   const current = await sessionOf(services, req);
   return current ? { kind: 'user', ...current } : null;
