@@ -201,6 +201,10 @@ describe('GET /v1/audit-logs', () => {
     expect(await idsOf({ action: 'nothing.*' })).toEqual([]);
     expect(await idsOf({ actor: key })).toEqual([ids.keyRevoked, ids.userUpdated]);
     expect(await idsOf({ target: t1 })).toEqual([ids.users, ids.userUpdated, ids.userCreated]);
+    // As curl sends it (docs/api.md): `*` and `:` unencoded.
+    const raw = await get('/v1/audit-logs?action=user.*&from=2024-05-01T00:00:00Z&limit=1', cookie);
+    expect(raw.status).toBe(200);
+    expect(raw.body.data.map((e) => e.id)).toEqual([ids.userUpdated]);
     // Filters combine (AND).
     expect(await idsOf({ actor: alice, action: 'api_key.*', target: t2 })).toEqual([ids.keyCreated]);
     expect(await idsOf({ actor: alice, action: 'user.updated' })).toEqual([]);
