@@ -423,6 +423,24 @@ describe('PATCH /v1/applications/{id}', () => {
     expect((await patch({ name: ' ' })).status).toBe(400);
   });
 
+  it('the setup context lists the new allowlists at once', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org);
+    const context = () => call('GET', `/v1/setup/agent-context?publishable_key=${application.publishableKey}&framework=react`);
+    expect((await context()).body.javascriptOriginsSource).toBe('framework_default');
+    await call('PATCH', `/v1/applications/${application.id}`, {
+      cookie: admin.cookie,
+      body: { allowedOrigins: ['https://app.example.com'], redirectUrls: ['https://app.example.com/callback'] },
+    });
+    const after = (await context()).body;
+    expect(after).toMatchObject({
+      javascriptOrigins: ['https://app.example.com'],
+      javascriptOriginsSource: 'application',
+      redirectUrls: ['https://app.example.com/callback'],
+      redirectUrlsSource: 'application',
+    });
+  });
+
   it('sets and clears the production OAuth provider, as client config shows it', async () => {
     const { org, admin } = await adminOfNewOrg();
     const { application } = await create(admin, org);
