@@ -147,6 +147,23 @@ describe('tenants', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('documents every tenants route with its credentials; create answers 201', async () => {
+    const doc = (await json(await fetch(`${server.url}/v1/openapi.json`))) as { paths: Record<string, Record<string, any>> };
+    const both = [{ sessionCookie: [] }, { secretKey: [] }];
+    const sessionOnly = [{ sessionCookie: [] }];
+    expect(doc.paths['/tenants']?.get.security).toEqual(both);
+    expect(doc.paths['/tenants']?.post.security).toEqual(sessionOnly);
+    expect(Object.keys(doc.paths['/tenants']?.post.responses)).toContain('201');
+    expect(doc.paths['/tenants/{id}']?.delete.security).toEqual(sessionOnly);
+    expect(doc.paths['/tenants/{id}/members']?.get.security).toEqual(both);
+    expect(doc.paths['/permissions']?.get.security).toEqual(both);
+    const check = doc.paths['/tenants/{id}/permissions/check']?.get;
+    expect(check.security).toEqual(both);
+    expect(check.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:id', 'query:permission']);
+  });
+});
+
 describe('GET /v1/tenants', () => {
   it('a user sees exactly their organizations, newest first, a page at a time', async () => {
     const db = server.services.db;
