@@ -13,7 +13,7 @@ const EXEMPT: Record<string, string> = {
   'GET /v1/me': 'not organization-scoped: any live session may read itself (auth-flow tests)',
   'GET /v1/tenants': "lists the caller's own organizations: nothing to be outside of (tenants tests)",
   'POST /v1/tenants': 'creates an organization: the caller becomes its admin (tenants tests)',
-  'GET /v1/permissions': 'the public catalog for any signed-in caller (tenants tests)',
+  'GET /v1/permissions': 'the same catalog for any signed-in caller or API key: no organization involved (tenants tests)',
   'POST /v1/invitations/accept': 'authorized by the invitation token, not a membership (invitations tests)',
 };
 
