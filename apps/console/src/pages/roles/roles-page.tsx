@@ -86,7 +86,7 @@ function RoleRow({ role, onEdit }: { role: TRole; onEdit: () => void }) {
         )}
       </td>
       <td>
-        <code>{role.key}</code>
+        <code style={{ whiteSpace: 'nowrap' }}>{role.key}</code>
       </td>
       <td data-testid="role-permissions">
         {role.permissions.length === 0 ? (

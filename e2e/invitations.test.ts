@@ -1,0 +1,174 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { atSignIn, DEMO_USER, passwordSignIn } from './support/sign-in.ts';
+
+const hasChromium = chromiumAvailable();
+if (!hasChromium) {
+  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  if (process.env.E2E_REQUIRED === '1') {
+    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
+  }
+  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
+}
+
+/**
+ * Roles and invitations end to end: an admin (the social demo user, admin of the workspace made
+ * at first sign-in) defines a role and invites the demo user; the demo user, in another browser,
+ * opens the link, signs in at the engine and accepts; the admin then sees the new member.
+ */
+(hasChromium ? describe : describe.skip)('e2e: roles, invitations and accepting an invite link', () => {
+  let server: E2EServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) {
+      await context.close();
+    }
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** A browser context of its own: no cookie of svc or the engine is shared between people. */
+  async function freshPage(): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(15_000);
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    return page;
+  }
+
+  /** The social demo user administers their own new workspace. */
+  async function signInAsAdmin(page: Page, path: string): Promise<string> {
+    await page.goto(path);
+    await page.waitForURL(atSignIn);
+    await page.getByTestId('continue-social').click();
+    await page.waitForURL(`${server.url}${path}`);
+    await page.getByTestId('workspace-name').waitFor({ state: 'visible' });
+    return (await page.getByTestId('workspace-name').textContent()) ?? '';
+  }
+
+  it('the admin creates a role and invites user@svc.local, who accepts; the admin sees the member; a revoked link is refused', async () => {
+    const admin = await freshPage();
+    const workspace = await signInAsAdmin(admin, '/auth/console/roles');
+    expect(workspace).toBe("Social User's workspace");
+
+    // Roles: the system roles are listed and read-only; create a custom role, then edit it.
+    await admin.getByTestId('roles-table').waitFor({ state: 'visible' });
+    const systemRow = admin.locator('[data-testid="role-row"][data-role-key="org_admin"]');
+    expect(await systemRow.getByTestId('role-system').textContent()).toBe('System');
+    expect(await systemRow.getByTestId('role-edit').count()).toBe(0);
+    await admin.getByTestId('roles-create-key').fill('Bad Key');
+    await admin.getByTestId('roles-create-name').fill('Support');
+    await admin.getByTestId('roles-create-submit').click();
+    await admin.getByTestId('roles-create-key-error').waitFor({ state: 'visible' });
+    await admin.getByTestId('roles-create-key').fill('support');
+    await admin.getByTestId('roles-create-permission-tenant.read').check();
+    await admin.getByTestId('roles-create-permission-members.read').check();
+    await admin.getByTestId('roles-create-submit').click();
+    await admin.getByTestId('roles-created').waitFor({ state: 'visible' });
+    const supportRow = admin.locator('[data-testid="role-row"][data-role-key="support"]');
+    await supportRow.waitFor({ state: 'visible' });
+    expect(await supportRow.getByTestId('role-permissions').textContent()).toBe('members.readtenant.read');
+
+    // The same key again: the API's 409 is shown with its code.
+    await admin.getByTestId('roles-create-key').fill('support');
+    await admin.getByTestId('roles-create-name').fill('Support again');
+    await admin.getByTestId('roles-create-submit').click();
+    expect(await admin.getByTestId('roles-create').getByTestId('error-code').textContent()).toBe('role_key_taken');
+
+    await supportRow.getByTestId('role-edit').click();
+    await admin.getByTestId('role-edit-name').fill('Support agent');
+    await admin.getByTestId('role-edit-permission-invitations.read').check();
+    await admin.getByTestId('role-edit-save').click();
+    await supportRow.getByTestId('role-name').filter({ hasText: 'Support agent' }).waitFor();
+    expect(await supportRow.getByTestId('role-permissions').textContent()).toBe('invitations.readmembers.readtenant.read');
+    await saveScreenshot(admin, 'invitations-roles-page');
+
+    // Invitations: invite the demo user as a support agent; the link is shown once.
+    await admin.goto('/auth/console/invitations');
+    await admin.getByTestId('invitations-empty').waitFor({ state: 'visible' });
+    await admin.getByTestId('invitations-create-email').fill('not an email');
+    await admin.getByTestId('invitations-create-submit').click();
+    await admin.getByTestId('invitations-create-email-error').waitFor({ state: 'visible' });
+    await admin.getByTestId('invitations-create-email').fill(DEMO_USER.email);
+    await admin.locator('[data-testid="invitations-create-role"] option[value="support"]').waitFor({ state: 'attached' });
+    await admin.getByTestId('invitations-create-role').selectOption('support');
+    await admin.getByTestId('invitations-create-submit').click();
+    await admin.getByTestId('invite-link').waitFor({ state: 'visible' });
+    const inviteLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
+    // Copy puts the link on the clipboard, as the admin would paste it into a message.
+    await admin.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await admin.getByTestId('invite-link-copy').click();
+    await admin.getByTestId('invite-link-copy').filter({ hasText: 'Copied' }).waitFor();
+    expect(await admin.evaluate(() => navigator.clipboard.readText())).toBe(inviteLink);
+    expect(inviteLink).toMatch(new RegExp(`^${server.url}/invitations/accept\\?token=svc_inv_[0-9A-Za-z]{40}$`));
+    const row = admin.locator(`[data-testid="invitation-row"][data-email="${DEMO_USER.email}"]`);
+    expect(await row.getByTestId('invitation-status').textContent()).toBe('pending');
+    // The link is nowhere in the list.
+    expect(await admin.getByTestId('invitations-table').textContent()).not.toContain('svc_inv_');
+    await saveScreenshot(admin, 'invitations-page-created');
+
+    // A second invitation, revoked with confirmation.
+    await admin.getByTestId('invitations-create-email').fill('someone.else@example.com');
+    await admin.getByTestId('invitations-create-submit').click();
+    await admin.getByTestId('invite-link-value').filter({ hasNotText: inviteLink }).waitFor();
+    const revokedLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
+    const other = admin.locator('[data-testid="invitation-row"][data-email="someone.else@example.com"]');
+    await other.getByTestId('invitation-revoke').click();
+    await other.getByTestId('invitation-revoke-dialog').getByTestId('confirm').click();
+    await other.getByTestId('invitation-status').filter({ hasText: 'revoked' }).waitFor();
+
+    // The invitee, in another browser: the link, hosted sign-in at the engine, the accept page.
+    const invitee = await freshPage();
+    await invitee.goto(inviteLink);
+    await invitee.waitForURL(`${server.url}/invitations/accept`);
+    expect(await invitee.getByTestId('hosted-heading').textContent()).toBe('You have an invitation');
+    await invitee.getByTestId('invitation-sign-in').click();
+    await invitee.waitForURL(atSignIn);
+    await passwordSignIn(invitee, server.url, DEMO_USER);
+    await invitee.waitForURL(`${server.url}/invitations/accept`);
+    expect(await invitee.getByTestId('invitation-organization').textContent()).toBe(workspace);
+    expect(await invitee.getByTestId('invitation-role').textContent()).toBe('Support agent');
+    expect(await invitee.getByTestId('invitation-signed-in-as').textContent()).toBe(DEMO_USER.email);
+    await saveScreenshot(invitee, 'invitations-accept-page');
+    await invitee.getByTestId('accept-invitation').click();
+    await invitee.waitForURL(`${server.url}/auth/console/`);
+    await invitee.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    await saveScreenshot(invitee, 'invitations-accepted-console');
+
+    // The same link again, and the revoked one: refused, each with its code.
+    await invitee.goto(inviteLink);
+    expect(await invitee.getByTestId('invitation-error-code').textContent()).toBe('invitation_already_accepted');
+    await invitee.goto(revokedLink);
+    expect(await invitee.getByTestId('invitation-error-code').textContent()).toBe('invitation_revoked');
+    await saveScreenshot(invitee, 'invitations-accept-refused');
+
+    // The admin sees the member, with the invited role, and the invitation accepted.
+    await admin.goto('/auth/console/members');
+    const member = admin.locator('[data-testid="member-row"]').filter({ hasText: DEMO_USER.email });
+    await member.waitFor({ state: 'visible' });
+    expect(await member.getByTestId('member-role').textContent()).toBe('support');
+    await saveScreenshot(admin, 'invitations-members-after-accept');
+    await admin.goto('/auth/console/invitations');
+    await admin.getByTestId('invitations-filter-status').selectOption('accepted');
+    const accepted = admin.locator('[data-testid="invitation-row"]');
+    await accepted.first().getByTestId('invitation-status').filter({ hasText: 'accepted' }).waitFor();
+    expect(await accepted.count()).toBe(1);
+    expect(await accepted.getByTestId('invitation-email').textContent()).toBe(DEMO_USER.email);
+    await saveScreenshot(admin, 'invitations-page');
+
+    expect(pageErrors, 'uncaught exceptions in the pages').toEqual([]);
+  });
+});
