@@ -223,6 +223,9 @@ describe('deviceLabel', () => {
         'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
       ),
     ).toBe('Safari on iOS');
+    expect(
+      deviceLabel('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36'),
+    ).toBe('Chrome on Linux');
     expect(deviceLabel('curl/8.5.0')).toBe('curl');
     expect(deviceLabel(null)).toBe('Unknown device');
     expect(deviceLabel('something else')).toBe('Unknown device');
