@@ -1,14 +1,173 @@
-import { EmptyState } from '../../components/empty-state.tsx';
+import type { TSession } from '@svc/contracts/sessions';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { Pager, usePager } from '../../components/pager.tsx';
+import { useActiveOrganization } from '../../lib/organization.ts';
+import { useTRPC } from '../../trpc.ts';
 
+const PAGE_SIZE = 50;
+
+/** Where the active organization's members are signed in; revoking one signs that browser out. */
 export function SessionsPage() {
+  const trpc = useTRPC();
+  const active = useActiveOrganization();
+  const pager = usePager();
+  const [state, setState] = useState<'active' | 'all'>('active');
+  const slug = active.organization?.slug;
+  const sessions = useQuery({
+    ...trpc.sessions.list.queryOptions(
+      { organization_slug: slug, state, limit: PAGE_SIZE, cursor: pager.cursor },
+      { enabled: slug !== undefined },
+    ),
+    placeholderData: keepPreviousData,
+  });
+
   return (
     <div data-testid="page-sessions">
-      <PageHeader title="Sessions" description="Active sign-in sessions." />
-      <EmptyState
-        capability="session management"
-        description="See where users are signed in and revoke sessions immediately, across every api process."
+      <PageHeader
+        title="Sessions"
+        description={`Where members of ${active.organization ? active.organization.name : 'this workspace'} are signed in. A revoked session is refused on its next request, on every server.`}
       />
+      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+      {active.me && !active.organization && (
+        <p className="muted" data-testid="sessions-no-workspace">
+          You are not in a workspace: there are no sessions to show.
+        </p>
+      )}
+      {slug !== undefined && (
+        <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
+          <label className="form-field">
+            <span>Show</span>
+            <select
+              data-testid="sessions-filter-state"
+              value={state}
+              onChange={(e) => {
+                setState(e.target.value === 'all' ? 'all' : 'active');
+                pager.reset();
+              }}
+            >
+              <option value="active">Active sessions</option>
+              <option value="all">All, with revoked and expired</option>
+            </select>
+          </label>
+        </form>
+      )}
+      {sessions.isError && (
+        <ErrorPanel error={sessions.error} title="Could not load the sessions" onRetry={() => void sessions.refetch()} />
+      )}
+      {(active.isLoading || (slug !== undefined && sessions.isPending)) && !sessions.isError && (
+        <p className="loading" data-testid="sessions-loading">
+          Loading sessions…
+        </p>
+      )}
+      {sessions.data && slug !== undefined && (
+        <>
+          {sessions.data.data.length === 0 ? (
+            <p className="muted" data-testid="sessions-empty">
+              No sessions.
+            </p>
+          ) : (
+            <table className="data-table" data-testid="sessions-table" aria-busy={sessions.isPlaceholderData}>
+              <thead>
+                <tr>
+                  <th>User</th>
+                  <th>Device</th>
+                  <th>IP address</th>
+                  <th>Signed in</th>
+                  <th>Last seen</th>
+                  <th>Status</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.data.data.map((session) => (
+                  <SessionRow key={session.id} session={session} slug={slug} />
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Pager pager={pager} nextCursor={sessions.isPlaceholderData ? null : sessions.data.nextCursor} testId="sessions-pager" />
+        </>
+      )}
     </div>
+  );
+}
+
+function When({ iso }: { iso: string }) {
+  return (
+    <time dateTime={iso} title={iso}>
+      {new Date(iso).toLocaleString()}
+    </time>
+  );
+}
+
+function SessionRow({ session, slug }: { session: TSession; slug: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const revoke = useMutation(
+    trpc.sessions.revoke.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
+    }),
+  );
+  const who = session.user.name ? `${session.user.name} (${session.user.email})` : session.user.email;
+
+  return (
+    <tr data-testid="session-row" data-session-id={session.id} data-email={session.user.email}>
+      <td>
+        <div data-testid="session-user">{session.user.name || session.user.email}</div>
+        {session.user.name && <div className="muted">{session.user.email}</div>}
+      </td>
+      <td>
+        <div data-testid="session-device">{session.device}</div>
+        {session.userAgent && (
+          <div className="muted" title={session.userAgent}>
+            {session.userAgent.length > 60 ? `${session.userAgent.slice(0, 60)}…` : session.userAgent}
+          </div>
+        )}
+      </td>
+      <td>
+        <code data-testid="session-ip" style={{ whiteSpace: 'nowrap' }}>
+          {session.ipAddress ?? '—'}
+        </code>
+      </td>
+      <td>
+        <When iso={session.createdAt} />
+      </td>
+      <td>
+        <When iso={session.lastSeenAt} />
+      </td>
+      <td>
+        <span className={`pill ${session.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-status">
+          {session.status}
+        </span>{' '}
+        {session.current && (
+          <span className="badge" data-testid="session-current">
+            This browser
+          </span>
+        )}
+      </td>
+      <td>
+        {session.status === 'active' && (
+          <ConfirmButton
+            question={`Revoke ${session.current ? 'your own session' : `the session of ${who}`} (${session.device})?`}
+            consequence={
+              session.current
+                ? 'This browser is signed out at once.'
+                : 'That browser is signed out at once: its next request is refused on every server.'
+            }
+            confirmLabel="Revoke"
+            disabled={revoke.isPending}
+            onConfirm={() => revoke.mutateAsync({ id: session.id, organization_slug: slug }).catch(() => undefined)}
+            testId="session-revoke"
+          >
+            Revoke
+          </ConfirmButton>
+        )}
+        {revoke.isError && <ErrorPanel error={revoke.error} title="Could not revoke the session" />}
+      </td>
+    </tr>
   );
 }

@@ -1,11 +1,294 @@
-import { EmptyState } from '../../components/empty-state.tsx';
+import { zodResolver } from '@hookform/resolvers/zod';
+import { type TUser, type TUserStatus, ZCreateUserRequest } from '@svc/contracts/users';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { Pager, usePager } from '../../components/pager.tsx';
+import { useActiveOrganization } from '../../lib/organization.ts';
+import { useTRPC } from '../../trpc.ts';
 
+const PAGE_SIZE = 50;
+const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
+
+/**
+ * The active organization's users: who they are, their status and role here; pre-provision a
+ * user, change a role, suspend (their sessions end at once) or reactivate.
+ */
 export function UsersPage() {
+  const trpc = useTRPC();
+  const active = useActiveOrganization();
+  const pager = usePager();
+  const [status, setStatus] = useState<TUserStatus | ''>('');
+  const [emailPrefix, setEmailPrefix] = useState('');
+  const slug = active.organization?.slug;
+  const users = useQuery({
+    ...trpc.users.list.queryOptions(
+      {
+        organization_slug: slug,
+        limit: PAGE_SIZE,
+        cursor: pager.cursor,
+        ...(status ? { status } : {}),
+        ...(emailPrefix.trim() ? { email: emailPrefix.trim() } : {}),
+      },
+      { enabled: slug !== undefined },
+    ),
+    placeholderData: keepPreviousData,
+  });
+  const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
+  const roleKeys = roles.data ? roles.data.data.map((r) => r.key) : SYSTEM_ROLE_KEYS;
+
   return (
     <div data-testid="page-users">
-      <PageHeader title="Users" description="End users who signed in to your applications." />
-      <EmptyState capability="user management" description="Search users, inspect their profile and sessions, and disable accounts." />
+      <PageHeader
+        title="Users"
+        description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their status and role. Suspending a user ends their sessions at once.`}
+      />
+      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+      {active.me && !active.organization && (
+        <p className="muted" data-testid="users-no-workspace">
+          You are not in a workspace: there are no users to show.
+        </p>
+      )}
+      {slug !== undefined && <CreateUserForm slug={slug} roleKeys={roleKeys} onCreated={pager.reset} />}
+      {slug !== undefined && (
+        <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
+          <label className="form-field">
+            <span>Status</span>
+            <select
+              data-testid="users-filter-status"
+              value={status}
+              onChange={(e) => {
+                setStatus(e.target.value as TUserStatus | '');
+                pager.reset();
+              }}
+            >
+              <option value="">Any</option>
+              <option value="active">Active</option>
+              <option value="suspended">Suspended</option>
+            </select>
+          </label>
+          <label className="form-field">
+            <span>Email starts with</span>
+            <input
+              data-testid="users-filter-email"
+              value={emailPrefix}
+              maxLength={254}
+              onChange={(e) => {
+                setEmailPrefix(e.target.value);
+                pager.reset();
+              }}
+            />
+          </label>
+        </form>
+      )}
+      {users.isError && <ErrorPanel error={users.error} title="Could not load the users" onRetry={() => void users.refetch()} />}
+      {(active.isLoading || (slug !== undefined && users.isPending)) && !users.isError && (
+        <p className="loading" data-testid="users-loading">
+          Loading users…
+        </p>
+      )}
+      {users.data && slug !== undefined && (
+        <>
+          {users.data.data.length === 0 ? (
+            <p className="muted" data-testid="users-empty">
+              No users match.
+            </p>
+          ) : (
+            <table className="data-table" data-testid="users-table" aria-busy={users.isPlaceholderData}>
+              <thead>
+                <tr>
+                  <th>User</th>
+                  <th>Status</th>
+                  <th>Role</th>
+                  <th>Last sign-in</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {users.data.data.map((user) => (
+                  <UserRow key={user.id} user={user} slug={slug} roleKeys={roleKeys} />
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Pager pager={pager} nextCursor={users.isPlaceholderData ? null : users.data.nextCursor} testId="users-pager" />
+        </>
+      )}
     </div>
+  );
+}
+
+function useInvalidateUsers() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.users.list.queryKey() }),
+      // Suspending ends sessions; the members page shows roles.
+      queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.tenants.member.list.queryKey() }),
+    ]);
+}
+
+function CreateUserForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys: string[]; onCreated: () => void }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateUsers();
+  const form = useForm({
+    resolver: zodResolver(ZCreateUserRequest),
+    defaultValues: { organization_slug: slug, email: '', name: undefined, roleKey: 'org_member' },
+  });
+  const errors = form.formState.errors;
+  const create = useMutation(
+    trpc.users.create.mutationOptions({
+      onSuccess: async () => {
+        form.reset({ organization_slug: slug, email: '', name: undefined, roleKey: 'org_member' });
+        onCreated();
+        await invalidate();
+      },
+    }),
+  );
+  const submit = form.handleSubmit((values) => create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined));
+
+  return (
+    <section className="panel" data-testid="users-create">
+      <h2 className="panel__title">Add a user</h2>
+      <p className="muted">
+        The user is created ahead of their first sign-in (and in the identity engine, when svc manages it). They join this organization when
+        they sign in with this email, once the engine has verified it.
+      </p>
+      <form className="form-row" onSubmit={submit} noValidate data-testid="users-create-form">
+        <label className="form-field">
+          <span>Email</span>
+          <input type="email" autoComplete="off" data-testid="users-create-email" {...form.register('email')} />
+          {errors.email && (
+            <span className="form-field__error" data-testid="users-create-email-error">
+              {errors.email.message}
+            </span>
+          )}
+        </label>
+        <label className="form-field">
+          <span>Name (optional)</span>
+          <input
+            autoComplete="off"
+            data-testid="users-create-name"
+            {...form.register('name', { setValueAs: (v: string) => (v.trim() === '' ? undefined : v) })}
+          />
+          {errors.name && (
+            <span className="form-field__error" data-testid="users-create-name-error">
+              {errors.name.message}
+            </span>
+          )}
+        </label>
+        <label className="form-field">
+          <span>Role</span>
+          <select data-testid="users-create-role" {...form.register('roleKey')}>
+            {roleKeys.map((key) => (
+              <option key={key} value={key}>
+                {key}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="users-create-submit">
+          {create.isPending ? 'Adding…' : 'Add user'}
+        </button>
+      </form>
+      {create.isSuccess && (
+        <p className="muted" data-testid="users-created">
+          Added {create.data.email}.
+        </p>
+      )}
+      {create.isError && <ErrorPanel error={create.error} title="Could not add the user" />}
+    </section>
+  );
+}
+
+function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys: string[] }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateUsers();
+  const [roleKey, setRoleKey] = useState(user.roleKey);
+  const update = useMutation(
+    trpc.users.update.mutationOptions({
+      onSuccess: invalidate,
+      // A refused role change: show the role the user still holds, beside the reason.
+      onError: () => setRoleKey(user.roleKey),
+    }),
+  );
+  const options = roleKeys.includes(user.roleKey) ? roleKeys : [user.roleKey, ...roleKeys];
+  const label = user.name ? `${user.name} (${user.email})` : user.email;
+
+  return (
+    <tr data-testid="user-row" data-user-id={user.id} data-email={user.email}>
+      <td>
+        <div data-testid="user-name">{user.name || <span className="muted">(no name)</span>}</div>
+        <div className="muted" data-testid="user-email">
+          {user.email}
+          {!user.emailVerified && ' · email not verified'}
+        </div>
+      </td>
+      <td>
+        <span className={`pill ${user.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="user-status">
+          {user.status}
+        </span>
+      </td>
+      <td>
+        <form
+          className="form-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            update.mutateAsync({ id: user.id, organization_slug: slug, roleKey }).catch(() => undefined);
+          }}
+        >
+          <select aria-label={`Role of ${user.email}`} data-testid="user-role" value={roleKey} onChange={(e) => setRoleKey(e.target.value)}>
+            {options.map((key) => (
+              <option key={key} value={key}>
+                {key}
+              </option>
+            ))}
+          </select>
+          <button type="submit" className="button" disabled={update.isPending || roleKey === user.roleKey} data-testid="user-role-save">
+            Save role
+          </button>
+        </form>
+      </td>
+      <td>
+        {user.lastSignInAt ? (
+          <time dateTime={user.lastSignInAt} title={user.lastSignInAt}>
+            {new Date(user.lastSignInAt).toLocaleString()}
+          </time>
+        ) : (
+          <span className="muted">never</span>
+        )}
+      </td>
+      <td>
+        {user.status === 'active' ? (
+          <ConfirmButton
+            question={`Suspend ${label}?`}
+            consequence="They are signed out everywhere at once and cannot sign in until reactivated."
+            confirmLabel="Suspend"
+            disabled={update.isPending}
+            onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'suspended' }).catch(() => undefined)}
+            testId="user-suspend"
+          >
+            Suspend
+          </ConfirmButton>
+        ) : (
+          <ConfirmButton
+            question={`Reactivate ${label}?`}
+            consequence="They can sign in again. Sessions that ended when they were suspended stay ended."
+            confirmLabel="Reactivate"
+            disabled={update.isPending}
+            onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'active' }).catch(() => undefined)}
+            testId="user-reactivate"
+          >
+            Reactivate
+          </ConfirmButton>
+        )}
+        {update.isError && <ErrorPanel error={update.error} title="Could not update the user" />}
+      </td>
+    </tr>
   );
 }
