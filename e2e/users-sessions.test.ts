@@ -1,0 +1,153 @@
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../test/support/db.ts';
+import { freePort } from '../test/support/server.ts';
+import { type SpawnedServer, spawnServer } from '../test/support/spawn.ts';
+import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { atSignIn, DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
+
+const hasChromium = chromiumAvailable();
+if (!hasChromium) {
+  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  if (process.env.E2E_REQUIRED === '1') {
+    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
+  }
+  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
+}
+
+/** A second person at the dev engine, with a verified email: the admin adds them on the Users page. */
+const MEMBER = { email: 'member@svc.local', password: 'member-password', name: 'Mia Member' } as const;
+
+/**
+ * The Users and Sessions pages as a tenant admin uses them, with a second browser signed in as a
+ * member: the demo user (admin of the workspace made at their first sign-in) adds the member,
+ * then revokes the member's session and suspends them, and the member's console is signed out.
+ */
+(hasChromium ? describe : describe.skip)('e2e: users and sessions', () => {
+  let server: SpawnedServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    server = await spawnServer({
+      DATABASE_URL: await createTestDatabase(),
+      LOG_LEVEL: 'warn',
+      WORKER_ENABLED: 'true',
+      DEV_ENGINE_PORT: String(await freePort()),
+      DEV_ENGINE_USERS: JSON.stringify([
+        { ...DEMO_ADMIN, groups: ['platform-admins'], emailVerified: true },
+        { ...DEMO_USER, groups: [], emailVerified: true },
+        { ...MEMBER, groups: [], emailVerified: true },
+      ]),
+    });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) {
+      await context.close();
+    }
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** A browser of its own: no cookie of svc or the engine is shared with another. */
+  async function newBrowserPage(): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(15_000);
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    return page;
+  }
+
+  async function confirm(row: Locator, testId: string): Promise<void> {
+    await row.getByTestId(testId).click();
+    await row.getByTestId(`${testId}-dialog`).getByTestId('confirm').click();
+  }
+
+  /** The member's console asks the api for data; with the session gone it lands on hosted sign-in. */
+  async function expectSignedOut(page: Page): Promise<void> {
+    await page.getByTestId('nav-members').click();
+    await page.waitForURL(atSignIn);
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe('/auth/console/members');
+  }
+
+  it('an admin adds a user, revokes their session (that browser is signed out), suspends and reactivates them', async () => {
+    const workspace = `${DEMO_USER.name}'s workspace`;
+    const admin = await newBrowserPage();
+    await signInAt(admin, server.url, '/auth/console/users', DEMO_USER);
+    await admin.getByTestId('users-table').waitFor({ state: 'visible' });
+    expect(await admin.locator(`[data-testid="user-row"][data-email="${DEMO_USER.email}"] [data-testid="user-role"]`).inputValue()).toBe(
+      'org_admin',
+    );
+
+    // A malformed email is refused by the form, before any request.
+    await admin.getByTestId('users-create-email').fill('not-an-email');
+    await admin.getByTestId('users-create-submit').click();
+    await admin.getByTestId('users-create-email-error').waitFor({ state: 'visible' });
+
+    await admin.getByTestId('users-create-email').fill(MEMBER.email);
+    await admin.getByTestId('users-create-name').fill(MEMBER.name);
+    await admin.getByTestId('users-create-submit').click();
+    await admin.getByTestId('users-created').waitFor({ state: 'visible' });
+    const userRow = admin.locator(`[data-testid="user-row"][data-email="${MEMBER.email}"]`);
+    await userRow.waitFor({ state: 'visible' });
+    expect(await userRow.getByTestId('user-status').textContent()).toBe('active');
+    expect(await userRow.getByTestId('user-role').inputValue()).toBe('org_member');
+
+    // Adding them twice: the error panel shows the api's code.
+    await admin.getByTestId('users-create-email').fill(MEMBER.email);
+    await admin.getByTestId('users-create-submit').click();
+    const createPanel = admin.getByTestId('users-create').getByTestId('error-panel');
+    await createPanel.waitFor({ state: 'visible' });
+    expect(await createPanel.getByTestId('error-code').textContent()).toBe('already_member');
+
+    // The last admin cannot step down: the row shows why, with the code.
+    const selfRow = admin.locator(`[data-testid="user-row"][data-email="${DEMO_USER.email}"]`);
+    await selfRow.getByTestId('user-role').selectOption('org_member');
+    await selfRow.getByTestId('user-role-save').click();
+    await selfRow.getByTestId('error-code').filter({ hasText: 'last_org_admin' }).waitFor();
+    expect(await selfRow.getByTestId('user-role').inputValue()).toBe('org_admin');
+    await saveScreenshot(admin, 'users-sessions-users');
+
+    // The member signs in in another browser and lands in the admin's organization.
+    const member = await newBrowserPage();
+    await signInAt(member, server.url, '/auth/console', MEMBER);
+    await member.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+
+    await admin.getByTestId('nav-sessions').click();
+    await admin.getByTestId('sessions-table').waitFor({ state: 'visible' });
+    const sessionRow = admin.locator(`[data-testid="session-row"][data-email="${MEMBER.email}"]`);
+    await sessionRow.waitFor({ state: 'visible' });
+    expect(await sessionRow.getByTestId('session-status').textContent()).toBe('active');
+    expect(await sessionRow.getByTestId('session-device').textContent()).toMatch(/^Chrome on Linux$/);
+    expect(await sessionRow.getByTestId('session-current').count()).toBe(0);
+    expect(
+      await admin.locator(`[data-testid="session-row"][data-email="${DEMO_USER.email}"] [data-testid="session-current"]`).count(),
+    ).toBe(1);
+    await saveScreenshot(admin, 'users-sessions-sessions');
+
+    await confirm(sessionRow, 'session-revoke');
+    await sessionRow.waitFor({ state: 'detached' });
+    await expectSignedOut(member);
+
+    // Signed in again (a fresh browser), then suspended from the Users page: signed out again.
+    const again = await newBrowserPage();
+    await signInAt(again, server.url, '/auth/console', MEMBER);
+    await again.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    await admin.getByTestId('nav-users').click();
+    await userRow.waitFor({ state: 'visible' });
+    await confirm(userRow, 'user-suspend');
+    await userRow.getByTestId('user-status').filter({ hasText: 'suspended' }).waitFor();
+    await expectSignedOut(again);
+    await saveScreenshot(admin, 'users-sessions-users-suspended');
+
+    await confirm(userRow, 'user-reactivate');
+    await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+});
