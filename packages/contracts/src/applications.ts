@@ -222,3 +222,58 @@ export type TUpdateApplicationRequest = z.infer<typeof ZUpdateApplicationRequest
 
 export const ZSetApplicationStatusRequest = ZApplicationRef.extend({ status: ZApplicationStatus });
 export type TSetApplicationStatusRequest = z.infer<typeof ZSetApplicationStatusRequest>;
+
+// Console forms: the same checks as the API bodies, from the shapes a form holds (text areas
+// with one entry per line, an empty field for "none").
+
+function linesOf(check: (raw: string) => Checked, what: string) {
+  return z
+    .string()
+    .max(MAX_ALLOWLIST_ENTRIES * (MAX_URL_LENGTH + 2))
+    .transform((text, ctx) => {
+      const lines = text
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+      const problems: string[] = [];
+      const out: string[] = [];
+      lines.forEach((line, index) => {
+        const checked = check(line);
+        if ('error' in checked) {
+          problems.push(`line ${index + 1}: ${checked.error}`);
+        } else if (!out.includes(checked.value)) {
+          out.push(checked.value);
+        }
+      });
+      if (out.length > MAX_ALLOWLIST_ENTRIES) {
+        problems.unshift(`at most ${MAX_ALLOWLIST_ENTRIES} ${what}`);
+      }
+      if (problems.length > 0) {
+        ctx.addIssue({ code: 'custom', message: problems.join('; ') });
+        return z.NEVER;
+      }
+      return out;
+    });
+}
+
+/** The console's create form: a name, and a slug when the one derived from the name will not do. */
+export const ZCreateApplicationForm = z.object({
+  name: ZName,
+  slug: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(ZSlug.optional()),
+});
+
+/** The console's settings form; its output is the PATCH body's fields. */
+export const ZApplicationSettingsForm = z.object({
+  name: ZName,
+  redirectUrls: linesOf(checkRedirectUrl, 'redirect URLs'),
+  allowedOrigins: linesOf(checkAllowedOrigin, 'origins'),
+  productionProvider: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? null : v))
+    .pipe(ZProviderId.nullable()),
+});
