@@ -167,6 +167,12 @@ describe('POST /v1/sessions/{id}/revoke', () => {
     });
     expect(again.status).toBe(200);
     expect(((await again.json()) as TSession).revokedAt).toBe(revoked.revokedAt);
+    // As the curl of docs/api.md sends it: the slug in the query and no body at all.
+    const bodiless = await fetch(`${server.url}/v1/sessions/${member.sessionId}/revoke?organization_slug=${org.slug}`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, origin: server.services.config.publicUrl, 'content-type': 'application/json' },
+    });
+    expect(bodiless.status, await bodiless.clone().text()).toBe(200);
     const entries = await db
       .select()
       .from(auditLogs)
