@@ -1,11 +1,15 @@
 import type { AppRouter } from '@svc/api/router';
 import type { ErrorCode } from '@svc/contracts/errors';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 
 export type SvcClientOptions = {
   /** Where svc runs, e.g. https://auth.example.com (no /trpc suffix). */
   baseUrl: string;
-  /** `sk_live_...`: an application secret key (or a tenant API key secret). Keep it server-side. */
+  /**
+   * `sk_live_...`: an application secret key (backend routes) or a tenant API key secret (the
+   * control-plane routes its scopes allow, in its own organization). Keep it server-side.
+   */
   secretKey: string;
   /** Custom fetch (tests, proxies); defaults to the global fetch. */
   fetch?: typeof fetch;
@@ -15,6 +19,13 @@ export type SvcClientOptions = {
  * A typed tRPC client for backend services. Every call sends the secret key as
  * `Authorization: Bearer`; types come from the server's router, so a renamed field is a
  * compile error, not a runtime surprise.
+ *
+ * With a tenant API key the control plane is reachable within the key's scopes and organization
+ * (`organization_slug` may be left out: the key's organization is used), for example
+ * `svc.tenants.get.query({ id })` (tenant.read), `svc.users.list.query({})` (users.read),
+ * `svc.sessions.revoke.mutate({ id })` (sessions.revoke), `svc.auditLogs.list.query({})`
+ * (audit.read). The full table is in packages/client/README.md. A call outside the key's scopes
+ * fails with `svcErrorCode(e) === 'forbidden'`; an id of another organization with `not_found`.
  */
 export function createSvcClient(opts: SvcClientOptions) {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/trpc`;
@@ -31,11 +42,57 @@ export function createSvcClient(opts: SvcClientOptions) {
 
 export type SvcClient = ReturnType<typeof createSvcClient>;
 
+/** Input of every call, by router path: `SvcInputs['users']['create']`. */
+export type SvcInputs = inferRouterInputs<AppRouter>;
+/** Answer of every call, by router path: `SvcOutputs['apiKeys']['list']['data'][number]`. */
+export type SvcOutputs = inferRouterOutputs<AppRouter>;
+
+/** What svc said about a failed call (the same facts `/v1` puts in its `error` body). */
+export type SvcError = {
+  /** Stable snake_case code from svc's error table, e.g. `forbidden`, `not_found`, `validation_failed`. */
+  code: ErrorCode;
+  message: string;
+  /** Quote it to svc's operators: it is the id in the server's logs. */
+  requestId: string | undefined;
+  httpStatus: number | undefined;
+  /** Which inputs were refused (`validation_failed` only). */
+  issues?: { path: (string | number)[]; message: string }[];
+};
+
+type ErrorShape = {
+  data?: { code?: ErrorCode; httpStatus?: number; requestId?: string };
+  error?: { issues?: SvcError['issues'] };
+};
+
+/**
+ * The svc error behind a failed call, or undefined when the failure is not svc's answer (the
+ * network, a proxy's HTML page, a bug in the caller).
+ */
+export function svcError(error: unknown): SvcError | undefined {
+  if (!(error instanceof TRPCClientError)) {
+    return undefined;
+  }
+  const shape = error.shape as ErrorShape | undefined;
+  const data = (error.data ?? shape?.data) as ErrorShape['data'];
+  if (!data?.code) {
+    return undefined;
+  }
+  return {
+    code: data.code,
+    message: error.message,
+    requestId: data.requestId,
+    httpStatus: data.httpStatus,
+    ...(shape?.error?.issues ? { issues: shape.error.issues } : {}),
+  };
+}
+
 /** svc's stable error code (e.g. `invalid_secret_key`) of a failed call, if it is one of ours. */
 export function svcErrorCode(error: unknown): ErrorCode | undefined {
-  if (error instanceof TRPCClientError) {
-    const data = error.data as { code?: ErrorCode } | undefined;
-    return data?.code;
-  }
-  return undefined;
+  return svcError(error)?.code;
+}
+
+/** True when `error` is svc's answer, with `code` when given: `if (isSvcError(e, 'not_found'))`. */
+export function isSvcError(error: unknown, code?: ErrorCode): error is TRPCClientError<AppRouter> {
+  const found = svcError(error);
+  return found !== undefined && (code === undefined || found.code === code);
 }
