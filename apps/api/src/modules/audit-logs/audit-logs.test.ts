@@ -299,14 +299,15 @@ describe('GET /v1/audit-logs', () => {
     const cursor = nextCursor as string;
     expect((await list(a.cookie, { limit: 1, cursor })).data).toHaveLength(1);
 
-    for (const extra of [
+    const others: Record<string, string>[] = [
       { action: 'user.created' },
       { action: 'user.*' },
       { actor: newId('user') },
       { target: newId('user') },
       { from: '2024-01-01T00:00:00Z' },
       { to: '2030-01-01T00:00:00Z' },
-    ]) {
+    ];
+    for (const extra of others) {
       expect(await statusOf(a.cookie, { limit: '1', cursor, ...extra }), JSON.stringify(extra)).toMatchObject({
         status: 400,
         code: 'validation_failed',
