@@ -246,7 +246,7 @@ const NOT_FOUND = 'application not found';
 type CacheAndDb = { db: Db; applications: Pick<ApplicationCache, 'invalidateApplication'> };
 
 /** The API view of an application (never the secret key or its hash). */
-export function toApplication(row: ApplicationRow): TApplication {
+function toApplication(row: ApplicationRow): TApplication {
   if (row.isKeyless) {
     throw new Error('the keyless development application is never shown');
   }
