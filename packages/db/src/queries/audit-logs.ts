@@ -43,8 +43,8 @@ export type AuditLogFilter = {
  * - the order is spelled `desc nulls last`, as the indexes are built: plain `desc` means nulls
  *   first, which no index provides, and PostgreSQL then sorts every matching row;
  * - the cursor is a row comparison, which is an index condition (where the scan starts).
- *   `afterCursor`'s OR form is only a filter, applied to every newer row before the page's
- *   first one is found, and hands postgres.js a Date it cannot serialize under drizzle.
+ *   `afterCursor`'s OR form is only a filter (EXPLAIN: "Rows Removed by Filter"), applied to
+ *   every newer row before the page's first one is found: page 100 would read 5,000 rows.
  */
 export async function listAuditLogs(db: DbOrTx, opts: { filter: AuditLogFilter; after?: Cursor; limit: number }): Promise<AuditLogRow[]> {
   const { filter, after, limit } = opts;
