@@ -76,6 +76,14 @@ describe('hosted sign-in through the engine', () => {
     expect(body.memberships).toEqual([expect.objectContaining({ roleKey: 'org_admin' })]);
   });
 
+  it('switching between sign-in and sign-up keeps return_to and the application', async () => {
+    const html = await (await fetch(`${server.url}/signin?return_to=${encodeURIComponent('/auth/console/users?x=1')}`)).text();
+    expect(html).toContain(`href="/signup?return_to=${encodeURIComponent('/auth/console/users?x=1')}"`);
+    const back = await (await fetch(`${server.url}/signup?return_to=%2Fuser`)).text();
+    expect(back).toContain('href="/signin?return_to=%2Fuser"');
+    expect(await (await fetch(`${server.url}/signin`)).text()).toContain('href="/signup"');
+  });
+
   it('sign-up carries the typed email to the engine enrollment form', async () => {
     const jar = new CookieJar();
     const started = await jar.fetch(`${server.url}/auth/login?intent=signup&login_hint=Fresh.Person@Example.com`);

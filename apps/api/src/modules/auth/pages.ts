@@ -38,20 +38,23 @@ export function signInPage(opts: {
     opts.publishableKey ? `<input type="hidden" name="publishable_key" value="${escapeHtml(opts.publishableKey)}">` : '',
     opts.intent === 'signup' ? '<input type="hidden" name="intent" value="signup">' : '',
   ].join('');
-  const social = new URLSearchParams({ method: 'social' });
+  // Every way off this page keeps where the person was going and which application sent them.
+  const carried = new URLSearchParams();
   if (opts.returnTo) {
-    social.set('return_to', opts.returnTo);
+    carried.set('return_to', opts.returnTo);
   }
   if (opts.publishableKey) {
-    social.set('publishable_key', opts.publishableKey);
+    carried.set('publishable_key', opts.publishableKey);
   }
+  const social = new URLSearchParams([['method', 'social'], ...carried]);
+  const switchQuery = carried.size > 0 ? `?${escapeHtml(carried.toString())}` : '';
   const heading = opts.intent === 'signup' ? 'Create your account' : 'Sign in';
   const to = opts.appName ? ` to ${escapeHtml(opts.appName)}` : '';
   const provider = escapeHtml(opts.socialProvider.charAt(0).toUpperCase() + opts.socialProvider.slice(1));
   const other =
     opts.intent === 'signup'
-      ? '<p class="muted">Already have an account? <a href="/signin">Sign in</a></p>'
-      : '<p class="muted">New here? <a href="/signup">Create an account</a></p>';
+      ? `<p class="muted">Already have an account? <a href="/signin${switchQuery}" data-testid="switch-intent">Sign in</a></p>`
+      : `<p class="muted">New here? <a href="/signup${switchQuery}" data-testid="switch-intent">Create an account</a></p>`;
   return hostedPage(
     heading,
     `<h1 data-testid="hosted-heading">${heading}${to}</h1>
