@@ -12,3 +12,9 @@ export const ZMeResponse = z
   })
   .meta({ id: 'Me' });
 export type TMeResponse = z.infer<typeof ZMeResponse>;
+
+/** POST /v1/me/workspace: which of the caller's organizations the session acts in. */
+export const ZSwitchWorkspaceRequest = z.object({
+  organization_slug: z.string().min(1).max(64),
+});
+export type TSwitchWorkspaceRequest = z.infer<typeof ZSwitchWorkspaceRequest>;

@@ -93,7 +93,7 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
         if (!current) {
           throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
         }
-        sendJson(res, 200, ZMeResponse.parse(describeMe(current)));
+        sendJson(res, 200, ZMeResponse.parse(await describeMe(services.db, current)));
       },
     ],
   ]);

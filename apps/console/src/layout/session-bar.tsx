@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { parseError } from '../lib/errors.ts';
 import { useTRPC } from '../trpc.ts';
 
@@ -12,6 +12,16 @@ export function SessionBar() {
   // Re-checked whenever the tab regains focus: signing out in another tab is noticed here.
   const me = useQuery(trpc.me.get.queryOptions(undefined, { staleTime: 0, refetchOnWindowFocus: true }));
   const failure = me.isError ? parseError(me.error) : undefined;
+  const queryClient = useQueryClient();
+  // Every page reads the active workspace: after a switch, everything is fetched again.
+  const switchWorkspace = useMutation(trpc.me.switchWorkspace.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }));
+  const switchFailure = switchWorkspace.isError ? parseError(switchWorkspace.error) : undefined;
+  const choices = me.data ? me.data.memberships.map((m) => m.organization) : [];
+  const activeSlug = me.data?.activeWorkspace?.slug;
+  if (activeSlug && me.data?.activeWorkspace && !choices.some((c) => c.slug === activeSlug)) {
+    // A platform admin acting in an organization they are not a member of.
+    choices.unshift(me.data.activeWorkspace);
+  }
 
   return (
     <div className="session" data-testid="session">
@@ -30,7 +40,23 @@ export function SessionBar() {
           <span className="session__workspace" data-testid="workspace">
             {me.data.activeWorkspace ? (
               <>
-                <span className="session__workspace-name" data-testid="workspace-name">
+                {choices.length > 1 ? (
+                  <select
+                    className="session__workspace-select"
+                    aria-label="Workspace"
+                    data-testid="workspace-select"
+                    value={activeSlug}
+                    disabled={switchWorkspace.isPending}
+                    onChange={(event) => switchWorkspace.mutate({ organization_slug: event.target.value })}
+                  >
+                    {choices.map((c) => (
+                      <option key={c.id} value={c.slug}>
+                        {c.name}
+                      </option>
+                    ))}
+                  </select>
+                ) : null}
+                <span className="session__workspace-name" data-testid="workspace-name" hidden={choices.length > 1}>
                   {me.data.activeWorkspace.name}
                 </span>
                 <span className="session__kind" data-testid="workspace-kind">
@@ -40,6 +66,11 @@ export function SessionBar() {
             ) : (
               <span className="muted" data-testid="workspace-name">
                 No workspace
+              </span>
+            )}
+            {switchFailure && (
+              <span className="session__error" data-testid="workspace-switch-error" title={switchFailure.message}>
+                Could not switch (<code>{switchFailure.code}</code>)
               </span>
             )}
           </span>

@@ -107,3 +107,11 @@ export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date
     .returning({ id: sessions.id });
   return rows.length === 1;
 }
+
+/** Moves a live session to another workspace (the caller checked it may act there). */
+export async function setSessionActiveTenant(db: DbOrTx, opts: { id: string; tenantId: string }): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ activeTenantId: opts.tenantId })
+    .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt)));
+}

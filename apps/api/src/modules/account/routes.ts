@@ -12,7 +12,7 @@ export function accountRouter(services: AppServices): Router {
     if (!current) {
       return;
     }
-    const me = describeMe(current);
+    const me = await describeMe(services.db, current);
     res.setHeader('Cache-Control', 'no-store');
     res.type('html').send(accountPage(me));
   });

@@ -1,13 +1,20 @@
-import { ZMeResponse } from '@svc/contracts/me';
+import { ZMeResponse, ZSwitchWorkspaceRequest } from '@svc/contracts/me';
 import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
 import { sessionProcedure } from '../../trpc/procedures.ts';
-import { describeMe } from './service.ts';
+import { describeMe, switchWorkspace } from './service.ts';
 
 export const meRouter = router({
   get: sessionProcedure
     .meta({ openapi: { method: 'GET', path: '/me', tags: ['session'], summary: 'The signed-in user, memberships and active workspace' } })
     .input(z.void())
     .output(ZMeResponse)
-    .query(({ ctx }) => describeMe(ctx.current)),
+    .query(({ ctx }) => describeMe(ctx.services.db, ctx.current)),
+  switchWorkspace: sessionProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/me/workspace', tags: ['session'], summary: 'Switch the session to another of your organizations' },
+    })
+    .input(ZSwitchWorkspaceRequest)
+    .output(ZMeResponse)
+    .mutation(({ ctx, input }) => switchWorkspace(ctx.services.db, ctx.current, input.organization_slug)),
 });
