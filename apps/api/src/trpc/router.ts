@@ -1,6 +1,6 @@
-import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { apiKeysRouter } from '../modules/api-keys/router.ts';
 import { applicationsRouter } from '../modules/applications/router.ts';
+import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
@@ -20,11 +20,11 @@ export const appRouter = router({
   setup: setupRouter,
   me: meRouter,
   tenants: tenantsRouter,
-  apiKeys: apiKeysRouter,
   roles: rolesRouter,
   invitations: invitationsRouter,
   auditLogs: auditLogsRouter,
   applications: applicationsRouter,
+  apiKeys: apiKeysRouter,
   users: usersRouter,
   sessions: orgSessionsRouter,
 });
