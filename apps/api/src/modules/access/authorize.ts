@@ -92,3 +92,15 @@ export async function authorize(
   }
   return { organization, principal, permissions, isOrgAdmin };
 }
+
+/**
+ * A caller may only hand out what it holds: an org admin holds everything, a tenant API key only
+ * its scopes, so a key with `roles.manage`, `invitations.manage` or `users.manage` cannot mint or
+ * assign a role above itself, nor act on a member whose role is above it.
+ */
+export function assertGrantable(access: Access, permissions: readonly string[]): void {
+  const beyond = permissions.filter((p) => !access.permissions.has(p as Permission));
+  if (beyond.length > 0) {
+    throw new AppError('forbidden', `you cannot grant permissions you do not hold: ${beyond.join(', ')}`);
+  }
+}

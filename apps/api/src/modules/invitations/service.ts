@@ -32,10 +32,9 @@ import {
 import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
+import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { sha256Hex } from '../applications/keys.ts';
-import { assertGrantable } from '../roles/service.ts';
 
 /** What creating an invitation needs besides the database. */
 export type InvitationSettings = {

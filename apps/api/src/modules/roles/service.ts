@@ -12,7 +12,7 @@ import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findRoleById, insertRole, listRoles as listRoleRows, type RoleRow, updateRole as updateRoleRow } from '@svc/db/queries/roles';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize } from '../access/authorize.ts';
+import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 
 const KNOWN = new Set<string>(PERMISSIONS);
@@ -41,17 +41,6 @@ export function toRole(row: RoleRow): TRole {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
-}
-
-/**
- * A role may only grant what its author holds: an org admin holds everything, a tenant API key
- * only its scopes, so a key with `roles.manage` cannot mint a role above itself.
- */
-export function assertGrantable(access: Access, permissions: readonly string[]): void {
-  const beyond = permissions.filter((p) => !access.permissions.has(p as Permission));
-  if (beyond.length > 0) {
-    throw new AppError('forbidden', `you cannot grant permissions you do not hold: ${beyond.join(', ')}`);
-  }
 }
 
 /** GET /v1/roles: the two system roles first (first page only), then custom roles newest first. */

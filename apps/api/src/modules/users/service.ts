@@ -24,7 +24,7 @@ import {
 } from '@svc/db/queries/users';
 import type { EngineAdminApi } from '../../env.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import { assertGrantable, authorize, permissionsOfRole, type UntrustedOrganizationRef } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
 
@@ -97,15 +97,18 @@ export async function listUsers(db: Db, principal: Principal, input: TListUsersR
  */
 export async function createUser(deps: UsersDeps, principal: Principal, request: RequestMeta, input: TCreateUserRequest): Promise<TUser> {
   const { db } = deps;
-  const { organization } = await authorize(db, principal, {
+  const access = await authorize(db, principal, {
     organization: organizationRef(input.organization_slug),
     permission: 'users.manage',
     adminOnly: true,
   });
+  const { organization } = access;
   const tenantId = organization.id;
   const roleKey = input.roleKey ?? 'org_member';
   const name = input.name ?? '';
   await assertRoleExists(db, tenantId, roleKey);
+  // A tenant API key with users.manage cannot create a member above its own scopes.
+  assertGrantable(access, await permissionsOfRole(db, tenantId, roleKey));
   const alreadyMember = () =>
     new AppError('already_member', `a user with the email ${input.email} is already a member of this organization`);
   if (await isOrgMemberEmail(db, { tenantId, email: input.email })) {
@@ -183,18 +186,24 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
  *   any API process, is a 401.
  */
 export async function updateUser(db: Db, principal: Principal, request: RequestMeta, input: TUpdateUserRequest): Promise<TUser> {
-  const { organization } = await authorize(db, principal, {
+  const access = await authorize(db, principal, {
     organization: organizationRef(input.organization_slug),
     permission: 'users.manage',
     adminOnly: true,
   });
-  const tenantId = organization.id;
+  const tenantId = access.organization.id;
   const userId = input.id;
   return db.transaction(async (tx) => {
     await lockOrgAdmins(tx, tenantId);
     const current = await findOrgUser(tx, { tenantId, userId });
     if (!current) {
       throw new AppError('not_found', USER_NOT_FOUND);
+    }
+    // A tenant API key acts only on members at or below its scopes, and assigns no role above
+    // them: a users.manage key can neither promote someone to org_admin nor suspend an admin.
+    assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
+    if (input.roleKey !== undefined) {
+      assertGrantable(access, await permissionsOfRole(tx, tenantId, input.roleKey));
     }
     const next = {
       name: input.name ?? current.name,

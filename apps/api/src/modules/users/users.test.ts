@@ -9,7 +9,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
-import { type SignedIn, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import type { EngineAdminApi } from '../../env.ts';
 import type { Principal } from '../access/principal.ts';
 import { signInFromEngine } from '../identity/service.ts';
@@ -493,6 +493,43 @@ describe('PATCH /v1/users/{id}', () => {
       .from(memberships)
       .where(and(eq(memberships.tenantId, other.org.id), eq(memberships.userId, other.admin.user.id)));
     expect(kept?.roleKey).toBe('org_admin');
+  });
+
+  it('a users.manage API key cannot raise anyone above its scopes nor act on an admin (403)', async () => {
+    const { org, admin } = await orgWithAdmin();
+    const db = server.services.db;
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read', 'users.manage'] });
+    const asKey = (method: string, path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: key.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const user = await member(org.slug, admin.cookie);
+    // Promoting a member, or creating an admin outright, would hand the key's holder a way up.
+    const promote = await asKey('PATCH', `/v1/users/${user.id}`, { organization_slug: org.slug, roleKey: 'org_admin' });
+    expect(promote.status).toBe(403);
+    const create = await asKey('POST', '/v1/users', {
+      organization_slug: org.slug,
+      email: `k-${unique()}@acme.test`,
+      roleKey: 'org_admin',
+    });
+    expect(create.status).toBe(403);
+    // Suspending the organization's admin would lock its owners out.
+    const suspend = await asKey('PATCH', `/v1/users/${admin.user.id}`, { organization_slug: org.slug, status: 'suspended' });
+    expect(suspend.status).toBe(403);
+    // Within its reach it works: org_member holds tenant.read, which this key lacks, so even
+    // a plain member is above it; a key holding the member permissions may manage members.
+    const wider = await seedApiKey(db, {
+      tenantId: org.id,
+      scopes: ['users.read', 'users.manage', 'tenant.read', 'members.read', 'usage.read', 'subscription.read'],
+    });
+    const rename = await fetch(`${server.url}/v1/users/${user.id}`, {
+      method: 'PATCH',
+      headers: { authorization: wider.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ organization_slug: org.slug, name: 'Renamed by key' }),
+    });
+    expect(rename.status).toBe(200);
   });
 
   it('refuses to demote or suspend the last active org admin (409 last_org_admin); fine once another admin exists', async () => {
