@@ -13,6 +13,7 @@
  * Settings (environment): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3),
  * BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 2), BENCH_LARGE_APPS (default 100000),
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
+ * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
  * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages (subset of scenarios).
  *
@@ -55,6 +56,14 @@ const SMALL_APPS = 10;
 const ROTATING_KEYS = Math.min(1_000, LARGE_APPS);
 /** Signed-in users whose sessions the `me` scenario spreads its requests over. */
 const SESSIONS = SMOKE ? 50 : 1_000;
+/** Signed-in users in the database for the `me` scenario (the load uses SESSIONS of them). */
+const SESSION_POPULATION = SMOKE ? 2_000 : 100_000;
+/**
+ * Connections of the `me` scenario, both sides. At 20, GET /v1/me is bound by the database round
+ * trip, not by capacity (the server sits ~40% idle while a batch is read), so the figure would
+ * compare latencies; 64 saturates both routes and compares what a process can serve.
+ */
+const ME_CONNECTIONS = numberSetting('BENCH_ME_CONNECTIONS', 64);
 /** Audit entries of the bench organization (smoke too: page 100 must exist), and the page size. */
 const AUDIT_ENTRIES = 10_000;
 const AUDIT_PAGE_SIZE = 50;
@@ -304,11 +313,13 @@ async function seedApplications(url: string, count: number): Promise<void> {
 }
 
 /**
- * `count` signed-in users of the bench organization, each with a live session, the way a sign-in
- * leaves them (user, org_admin membership, session row holding the token's SHA-256). Returns the
- * session cookies.
+ * `population` signed-in users of the bench organization, each with a live session, the way a
+ * sign-in leaves them (user, membership, session row holding the token's SHA-256); returns the
+ * cookies of the first `count`, which the load rotates over. The tables hold production-like
+ * numbers of rows so PostgreSQL plans the session read as it would in production (with a few
+ * hundred rows it prefers sequential scans).
  */
-async function seedSessions(url: string, count: number): Promise<string[]> {
+async function seedSessions(url: string, count: number, population: number): Promise<string[]> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const tokens = Array.from({ length: count }, (_, i) => createHash('sha256').update(`bench-session-${runId}-${i}`).digest('hex'));
@@ -318,18 +329,26 @@ async function seedSessions(url: string, count: number): Promise<string[]> {
     if (!org) {
       throw new Error('bench organization missing');
     }
+    const total = Math.max(count, population);
     await sql`
       insert into users (id, engine_subject, email, email_verified, name)
       select 'usr_bench' || g, 'bench-sub-' || g, 'bench' || g || '@example.com', true, 'Bench user ' || g
-      from generate_series(1, ${count}::int) g`;
+      from generate_series(1, ${total}::int) g`;
     await sql`
       insert into memberships (tenant_id, user_id, role_key)
-      select ${org.id}, 'usr_bench' || g, 'org_admin' from generate_series(1, ${count}::int) g`;
+      select ${org.id}, 'usr_bench' || g, 'org_admin' from generate_series(1, ${total}::int) g`;
     await sql`
       insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
       select 'ses_bench' || c.n, encode(sha256(convert_to(c.token, 'UTF8')), 'hex'), 'usr_bench' || c.n, ${org.id},
              now() + interval '1 day', now() + interval '7 days', now()
       from unnest(${cookies}::text[]) with ordinality as c(token, n)`;
+    await sql`
+      insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
+      select 'ses_bench' || g, encode(sha256(convert_to('bench-other-' || g, 'UTF8')), 'hex'), 'usr_bench' || g, ${org.id},
+             now() + interval '1 day', now() + interval '7 days', now()
+      from generate_series(${count + 1}::int, ${total}::int) g`;
+    await sql`analyze users`;
+    await sql`analyze memberships`;
     await sql`analyze sessions`;
     return cookies.map((token) => `svc_session=${token}`);
   } finally {
@@ -447,6 +466,8 @@ type Load = {
   /** Rotate a header (default X-SVC-Publishable-Key) over the target's `rotateKeys`, one per request. */
   rotate?: boolean;
   rotateHeader?: string;
+  /** Concurrent connections for this load (default BENCH_CONNECTIONS). */
+  connections?: number;
 };
 
 type Measurement = {
@@ -490,7 +511,7 @@ function cannon(url: string, load: Load, keys: string[] | undefined, seconds: nu
     const instance = autocannon(
       {
         url: `${url}${load.path}`,
-        connections: CONNECTIONS,
+        connections: load.connections ?? CONNECTIONS,
         duration: seconds,
         headers: load.headers ?? {},
         requests,
@@ -906,12 +927,17 @@ async function main(): Promise<number> {
     );
   }
   if (wanted('me')) {
-    const cookies = await seedSessions(small.url, SESSIONS);
-    log(`measuring: GET /v1/me (${cookies.length} sessions in turn) vs GET /v1/backend/application, same server`);
+    const cookies = await seedSessions(small.url, SESSIONS, SESSION_POPULATION);
+    log(
+      `measuring: GET /v1/me (${cookies.length} of ${SESSION_POPULATION.toLocaleString('en-US')} sessions in turn) vs GET /v1/backend/application, same server, ${ME_CONNECTIONS} connections`,
+    );
     comparisons.push(
       await compareRoutes('me', { ...svc, rotateKeys: cookies }, [
-        { load: { ...backend, label: 'GET /v1/backend/application' }, expect: expectBackend },
-        { load: { label: 'GET /v1/me (session cookie)', path: '/v1/me', rotate: true, rotateHeader: 'cookie' }, expect: expectMe },
+        { load: { ...backend, label: 'GET /v1/backend/application', connections: ME_CONNECTIONS }, expect: expectBackend },
+        {
+          load: { label: 'GET /v1/me (session cookie)', path: '/v1/me', rotate: true, rotateHeader: 'cookie', connections: ME_CONNECTIONS },
+          expect: expectMe,
+        },
       ]),
     );
   }

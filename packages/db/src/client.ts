@@ -36,7 +36,14 @@ export function createDatabase(opts: { url: string; max?: number; applicationNam
     max: opts.max ?? 10,
     onnotice: () => {},
     connect_timeout: 10,
-    connection: { application_name: opts.applicationName ?? 'svc' },
+    connection: {
+      application_name: opts.applicationName ?? 'svc',
+      // Named prepared statements (postgres.js tagged templates, drizzle's .prepare()) are the hot
+      // key lookups: by default PostgreSQL re-plans them on every execution when it estimates a
+      // custom plan cheaper, which for the session read cost more than running it (0.16 ms of
+      // planning against 0.10 ms of execution). Unnamed statements are planned once anyway.
+      plan_cache_mode: 'force_generic_plan',
+    },
   });
   const db = drizzle(sql, { casing: 'snake_case' });
   return { db, sql, close: () => sql.end({ timeout: 5 }) };

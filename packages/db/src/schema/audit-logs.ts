@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** Who acted, as an audit entry records it. */
@@ -38,5 +39,7 @@ export const auditLogs = pgTable(
     index('audit_logs_tenant_action_created_idx').on(t.tenantId, t.action, t.createdAt.desc(), t.id.desc()),
     index('audit_logs_tenant_actor_created_idx').on(t.tenantId, t.actorId, t.createdAt.desc(), t.id.desc()),
     index('audit_logs_tenant_target_created_idx').on(t.tenantId, t.targetId, t.createdAt.desc(), t.id.desc()),
+    // The `resource.*` filter: the reader matches split_part(action, '.', 1) exactly like this.
+    index('audit_logs_tenant_resource_created_idx').on(t.tenantId, sql`split_part(${t.action}, '.', 1)`, t.createdAt.desc(), t.id.desc()),
   ],
 );

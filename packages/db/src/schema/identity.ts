@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /**
@@ -23,6 +23,12 @@ export const users = pgTable(
       .notNull()
       .default('active'),
     lastSignInAt: timestamp('last_sign_in_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Bumped by triggers (migration 0007) whenever the user's memberships, or the name, slug or
+     * kind of an organization they belong to, change. Session checks read it with the session and
+     * reuse a process's cached memberships while it is unchanged.
+     */
+    membershipsVersion: bigint('memberships_version', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -43,7 +49,12 @@ export const memberships = pgTable(
     roleKey: text('role_key').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('memberships_tenant_user_key').on(t.tenantId, t.userId), index('memberships_user_idx').on(t.userId)],
+  (t) => [
+    uniqueIndex('memberships_tenant_user_key').on(t.tenantId, t.userId),
+    index('memberships_user_idx').on(t.userId),
+    // Members and users lists page newest first by (created_at, user_id) within an organization.
+    index('memberships_tenant_created_idx').on(t.tenantId, t.createdAt, t.userId),
+  ],
 );
 
 /**

@@ -2,7 +2,15 @@ import { createHash, randomFillSync } from 'node:crypto';
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding';
 import { newId } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
-import { findSessionsByTokenHashes, insertSession, revokeSessionById, type SessionWithUser, touchSession } from '@svc/db/queries/sessions';
+import type { MembershipView } from '@svc/db/queries/identity';
+import {
+  findMembershipsOfUsers,
+  findSessionsByTokenHashes,
+  insertSession,
+  revokeSessionById,
+  type SessionWithUser,
+  touchSession,
+} from '@svc/db/queries/sessions';
 
 /** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
 export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
@@ -43,6 +51,59 @@ export async function createSession(
   return { token, session };
 }
 
+/** Memberships per user, kept while users.memberships_version says they are current. */
+export class MembershipCache {
+  #entries = new Map<string, { version: number; memberships: MembershipView[] }>();
+
+  constructor(private readonly capacity = 50_000) {}
+
+  get(userId: string, version: number): MembershipView[] | undefined {
+    const entry = this.#entries.get(userId);
+    return entry && entry.version >= version ? entry.memberships : undefined;
+  }
+
+  set(userId: string, version: number, memberships: MembershipView[]): void {
+    if (this.#entries.size >= this.capacity && !this.#entries.has(userId)) {
+      // Oldest inserted first out: a cold entry costs one extra read, never a wrong answer.
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) {
+        this.#entries.delete(oldest);
+      }
+    }
+    this.#entries.set(userId, { version, memberships });
+  }
+}
+
+/**
+ * Sessions by token hash with their users' memberships: one indexed read, plus a second only for
+ * users whose memberships changed (or are not cached here) since this process last read them.
+ * The version comes from the same row read as the session, so a membership change committed
+ * anywhere is seen by the next check on every process.
+ */
+async function readSessions(db: Db, tokenHashes: string[], cache?: MembershipCache): Promise<Map<string, SessionWithUser>> {
+  const reads = await findSessionsByTokenHashes(db.$client, tokenHashes);
+  const missing = new Set<string>();
+  for (const read of reads.values()) {
+    if (!cache?.get(read.user.id, read.membershipsVersion)) {
+      missing.add(read.user.id);
+    }
+  }
+  const fetched = missing.size > 0 ? await findMembershipsOfUsers(db.$client, [...missing]) : undefined;
+  const out = new Map<string, SessionWithUser>();
+  for (const [hash, { membershipsVersion, ...read }] of reads) {
+    let memberships = cache?.get(read.user.id, membershipsVersion);
+    if (!memberships) {
+      const entry = fetched?.get(read.user.id);
+      memberships = entry?.memberships ?? [];
+      if (entry) {
+        cache?.set(read.user.id, entry.version, entry.memberships);
+      }
+    }
+    out.set(hash, { ...read, memberships });
+  }
+  return out;
+}
+
 /** Finds sessions by token hash; the default reads one at a time, a SessionLookup batches. */
 export type FindSession = (tokenHash: string) => Promise<SessionWithUser | undefined>;
 
@@ -56,7 +117,7 @@ export async function validateSessionToken(
   settings: SessionSettings,
   token: string,
   now = new Date(),
-  find: FindSession = async (hash) => (await findSessionsByTokenHashes(db.$client, [hash])).get(hash),
+  find: FindSession = async (hash) => (await readSessions(db, [hash])).get(hash),
 ): Promise<SessionWithUser | null> {
   if (!/^[a-z2-7]{32}$/.test(token)) {
     return null;
@@ -99,6 +160,8 @@ export class SessionLookup {
   #queue = new Map<string, Waiter[]>();
   #scheduled = false;
   #inFlight = 0;
+  readonly #memberships = new MembershipCache();
+
   constructor(
     private readonly db: Db,
     private readonly settings: SessionSettings,
@@ -136,7 +199,7 @@ export class SessionLookup {
         this.#queue.delete(hash);
       }
       this.#inFlight++;
-      findSessionsByTokenHashes(this.db.$client, [...batch.keys()])
+      readSessions(this.db, [...batch.keys()], this.#memberships)
         .then(
           (found) => {
             for (const [hash, waiters] of batch) {

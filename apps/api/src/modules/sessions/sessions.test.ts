@@ -1,5 +1,8 @@
+import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
-import { sessions, users } from '@svc/db/schema/identity';
+import { insertOrganization } from '@svc/db/queries/organizations';
+import { memberships, sessions, users } from '@svc/db/schema/identity';
+import { organizations } from '@svc/db/schema/organizations';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -125,16 +128,20 @@ describe('SessionLookup', () => {
   });
   function countingLookup() {
     const reads: unknown[][] = [];
+    const membershipReads: unknown[][] = [];
     const client = postgres(url, {
       max: 2,
       debug: (_connection, query, params) => {
         if (query.includes('token_hash = any')) {
           reads.push(params);
         }
+        if (query.includes('u.id = any')) {
+          membershipReads.push(params);
+        }
       },
     });
     clients.push(client);
-    return { lookup: new SessionLookup(drizzle(client, { casing: 'snake_case' }), settings), reads };
+    return { lookup: new SessionLookup(drizzle(client, { casing: 'snake_case' }), settings), reads, membershipReads };
   }
 
   it('concurrent checks share one indexed read, and each gets its own answer', async () => {
@@ -177,5 +184,36 @@ describe('SessionLookup', () => {
     } finally {
       await broken.close();
     }
+  });
+
+  it('memberships are read again only when they changed, and every change is seen by the next check', async () => {
+    const { token, user } = await signedIn();
+    const { lookup, reads, membershipReads } = countingLookup();
+    const first = await lookup.validate(token);
+    expect(first?.memberships).toHaveLength(1);
+    await lookup.validate(token);
+    await lookup.validate(token);
+    expect(reads).toHaveLength(3);
+    expect(membershipReads).toHaveLength(1);
+
+    // A membership added elsewhere: the very next check shows it.
+    const extra = await insertOrganization(database.db, { id: newId('organization'), slug: `extra-${n}-${Date.now()}`, name: 'Extra' });
+    await database.db.insert(memberships).values({ tenantId: extra?.id as string, userId: user.id, roleKey: 'org_member' });
+    expect((await lookup.validate(token))?.memberships.map((m) => m.organization.name)).toContain('Extra');
+    // The organization renamed: shown at once.
+    await database.db
+      .update(organizations)
+      .set({ name: 'Extra renamed' })
+      .where(eq(organizations.id, extra?.id as string));
+    expect((await lookup.validate(token))?.memberships.map((m) => m.organization.name)).toContain('Extra renamed');
+    // Role changed, then removed.
+    await database.db
+      .update(memberships)
+      .set({ roleKey: 'org_admin' })
+      .where(eq(memberships.tenantId, extra?.id as string));
+    expect((await lookup.validate(token))?.memberships.find((m) => m.organization.id === extra?.id)?.roleKey).toBe('org_admin');
+    await database.db.delete(organizations).where(eq(organizations.id, extra?.id as string));
+    expect((await lookup.validate(token))?.memberships.map((m) => m.organization.id)).not.toContain(extra?.id);
+    expect(membershipReads).toHaveLength(5);
   });
 });

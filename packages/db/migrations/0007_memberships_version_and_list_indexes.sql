@@ -1,0 +1,3 @@
+ALTER TABLE "users" ADD COLUMN "memberships_version" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX "audit_logs_tenant_resource_created_idx" ON "audit_logs" USING btree ("tenant_id",split_part("action", '.', 1),"created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
+CREATE INDEX "memberships_tenant_created_idx" ON "memberships" USING btree ("tenant_id","created_at","user_id");
