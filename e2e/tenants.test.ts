@@ -90,6 +90,18 @@ if (!hasChromium) {
     await saveScreenshot(page, 'tenants-settings-slug-taken');
     await page.getByTestId('settings-slug-input').fill(slug);
 
+    // Two organizations now: the header's switcher moves the session between them, and the page
+    // follows (every query is fetched again for the new workspace).
+    await page.reload();
+    await page.getByTestId('workspace-select').waitFor({ state: 'visible' });
+    await page.getByTestId('workspace-select').selectOption(other.body.slug);
+    await page.getByTestId('workspace-name').filter({ hasText: 'Second Company' }).waitFor();
+    await page.getByTestId('settings-name').filter({ hasText: 'Second Company' }).waitFor();
+    await saveScreenshot(page, 'tenants-workspace-switched');
+    await page.getByTestId('workspace-select').selectOption(slug);
+    await page.getByTestId('workspace-name').filter({ hasText: 'Demo Company' }).waitFor();
+    await page.getByTestId('settings-name').filter({ hasText: 'Demo Company' }).waitFor();
+
     // Members: the demo user, org admin.
     await page.goto('/auth/console/members');
     await page.getByTestId('members-table').waitFor({ state: 'visible' });

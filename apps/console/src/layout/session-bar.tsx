@@ -40,10 +40,13 @@ export function SessionBar() {
           <span className="session__workspace" data-testid="workspace">
             {me.data.activeWorkspace ? (
               <>
+                <span className="session__workspace-name" data-testid="workspace-name">
+                  {me.data.activeWorkspace.name}
+                </span>
                 {choices.length > 1 ? (
                   <select
                     className="session__workspace-select"
-                    aria-label="Workspace"
+                    aria-label="Switch workspace"
                     data-testid="workspace-select"
                     value={activeSlug}
                     disabled={switchWorkspace.isPending}
@@ -51,14 +54,11 @@ export function SessionBar() {
                   >
                     {choices.map((c) => (
                       <option key={c.id} value={c.slug}>
-                        {c.name}
+                        {c.slug === activeSlug ? 'Switch workspace…' : c.name}
                       </option>
                     ))}
                   </select>
                 ) : null}
-                <span className="session__workspace-name" data-testid="workspace-name" hidden={choices.length > 1}>
-                  {me.data.activeWorkspace.name}
-                </span>
                 <span className="session__kind" data-testid="workspace-kind">
                   {me.data.activeWorkspace.kind}
                 </span>
