@@ -1,24 +1,15 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
-
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
 
 /**
  * Issue 4's applications page end to end: a tenant admin creates an application in the console
  * (keys shown, the secret once), edits its allowlists, rotates its secret (the old one is refused
  * by the API at once) and disables it (client config then answers 409 application_disabled).
  */
-(hasChromium ? describe : describe.skip)('e2e: applications in the console', () => {
+describeInChromium('e2e: applications in the console', () => {
   let server: E2EServer;
   let browser: Browser;
   let context: BrowserContext | undefined;

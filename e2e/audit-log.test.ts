@@ -1,22 +1,13 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
 const PAGE = '/auth/console/audit-log';
 
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
-
 /** The console's audit log: a change made through the API shows up, filters narrow, errors show their code. */
-(hasChromium ? describe : describe.skip)('e2e: console audit log', () => {
+describeInChromium('e2e: console audit log', () => {
   let server: E2EServer;
   let browser: Browser;
   let context: BrowserContext;

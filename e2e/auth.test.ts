@@ -1,20 +1,11 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { atEngine, atSignIn, DEMO_ADMIN, DEMO_USER, ENGINE_FLOWS, passwordSignIn, signInAt } from './support/sign-in.ts';
 
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
-
 /** Hosted sign-in and the protected pages, end to end: svc serve, its dev engine, real Chromium. */
-(hasChromium ? describe : describe.skip)('e2e: hosted sign-in, the console session and /user', () => {
+describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
   let server: E2EServer;
   let browser: Browser;
   let context: BrowserContext | undefined;

@@ -1,24 +1,15 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { atSignIn, DEMO_USER, passwordSignIn } from './support/sign-in.ts';
-
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
 
 /**
  * Roles and invitations end to end: an admin (the social demo user, admin of the workspace made
  * at first sign-in) defines a role and invites the demo user; the demo user, in another browser,
  * opens the link, signs in at the engine and accepts; the admin then sees the new member.
  */
-(hasChromium ? describe : describe.skip)('e2e: roles, invitations and accepting an invite link', () => {
+describeInChromium('e2e: roles, invitations and accepting an invite link', () => {
   let server: E2EServer;
   let browser: Browser;
   const contexts: BrowserContext[] = [];

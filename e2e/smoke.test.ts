@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
@@ -19,17 +19,7 @@ const NAV_PAGES = [
   { id: 'settings', path: '/settings', heading: 'Settings' },
 ] as const;
 
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    // CI sets E2E_REQUIRED=1: a missing browser must fail the run, never skip it silently.
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
-
-(hasChromium ? describe : describe.skip)('e2e smoke: svc serve in real Chromium', () => {
+describeInChromium('e2e smoke: svc serve in real Chromium', () => {
   let server: E2EServer;
   let browser: Browser;
   let context: BrowserContext;

@@ -1,19 +1,10 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../test/support/db.ts';
 import { freePort } from '../test/support/server.ts';
 import { type SpawnedServer, spawnServer } from '../test/support/spawn.ts';
-import { CHROMIUM_PATH, chromiumAvailable, launchChromium, saveScreenshot } from './support/browser.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { atSignIn, DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
-
-const hasChromium = chromiumAvailable();
-if (!hasChromium) {
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-  }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-}
 
 /** A second person at the dev engine, with a verified email: the admin adds them on the Users page. */
 const MEMBER = { email: 'member@svc.local', password: 'member-password', name: 'Mia Member' } as const;
@@ -23,7 +14,7 @@ const MEMBER = { email: 'member@svc.local', password: 'member-password', name: '
  * member: the demo user (admin of the workspace made at their first sign-in) adds the member,
  * then revokes the member's session and suspends them, and the member's console is signed out.
  */
-(hasChromium ? describe : describe.skip)('e2e: users and sessions', () => {
+describeInChromium('e2e: users and sessions', () => {
   let server: SpawnedServer;
   let browser: Browser;
   const contexts: BrowserContext[] = [];

@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { describe } from 'vitest';
 
 /** Debian's `chromium` package; playwright-core drives it and never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -41,4 +42,21 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
   const file = path.join(ARTIFACTS_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * `describe` when Chromium is installed. Without it, CI (E2E_REQUIRED=1) fails at once: a missing
+ * browser must never pass silently; elsewhere the suite is skipped with a loud warning.
+ */
+export function describeInChromium(name: string, body: () => void): void {
+  if (chromiumAvailable()) {
+    describe(name, body);
+    return;
+  }
+  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  if (process.env.E2E_REQUIRED === '1') {
+    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
+  }
+  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
+  describe.skip(name, body);
 }
