@@ -9,8 +9,7 @@ import {
   ZRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import { router } from '../../trpc/init.ts';
-import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
-import { controlProcedureWithQuerySlug } from './query-slug.ts';
+import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../../trpc/procedures.ts';
 import { invitationSendLimit } from './send-limit.ts';
 import { acceptInvitation, createInvitation, listInvitations, revokeInvitation } from './service.ts';
 

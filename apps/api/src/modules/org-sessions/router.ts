@@ -1,7 +1,6 @@
 import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
 import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { controlProcedureWithQuerySlug } from '../invitations/query-slug.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { listSessions, revokeSession } from './service.ts';
 
 /** An organization's sign-in sessions (the cookie-session core is modules/sessions). */
