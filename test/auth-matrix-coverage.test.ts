@@ -16,6 +16,7 @@ const EXEMPT: Record<string, string> = {
   'POST /v1/tenants': 'creates an organization: the caller becomes its admin (tenants tests)',
   'GET /v1/permissions': 'the same catalog for any signed-in caller or API key: no organization involved (tenants tests)',
   'POST /v1/invitations/accept': 'authorized by the invitation token, not a membership (invitations tests)',
+  'GET /v1/platform/jobs': 'platform only: not organization-scoped (job-queue tests)',
 };
 
 const MODULES = path.resolve(import.meta.dirname, '../apps/api/src/modules');

@@ -4,6 +4,7 @@ import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
+import { jobQueueRouter } from '../modules/job-queue/router.ts';
 import { meRouter } from '../modules/me/router.ts';
 import { orgSessionsRouter } from '../modules/org-sessions/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
@@ -27,6 +28,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   users: usersRouter,
   sessions: orgSessionsRouter,
+  jobQueue: jobQueueRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */
