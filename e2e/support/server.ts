@@ -6,11 +6,12 @@ export type E2EServer = SpawnedServer;
 
 /**
  * A real `svc serve` (the same binary production runs, worker included) on a fresh, migrated
- * database and its own ports, once GET /healthz answers 200.
+ * database (or `databaseUrl`, for a test that seeds it directly) and its own ports, once
+ * GET /healthz answers 200.
  */
-export async function startServer(): Promise<E2EServer> {
+export async function startServer(opts: { databaseUrl?: string } = {}): Promise<E2EServer> {
   return spawnServer({
-    DATABASE_URL: await createTestDatabase(),
+    DATABASE_URL: opts.databaseUrl ?? (await createTestDatabase()),
     LOG_LEVEL: 'warn',
     WORKER_ENABLED: 'true',
     DEV_ENGINE_PORT: String(await freePort()),

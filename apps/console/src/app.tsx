@@ -10,6 +10,7 @@ import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
 import { ApplicationsPage } from './pages/applications/applications-page.tsx';
 import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
 import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
+import { JobQueuePage } from './pages/job-queue/job-queue-page.tsx';
 import { MembersPage } from './pages/members/members-page.tsx';
 import { NotFoundPage } from './pages/not-found/not-found-page.tsx';
 import { OverviewPage } from './pages/overview/overview-page.tsx';
@@ -43,6 +44,7 @@ const router = createBrowserRouter(
             { path: 'api-keys', element: <ApiKeysPage /> },
             { path: 'audit-log', element: <AuditLogPage /> },
             { path: 'settings', element: <SettingsPage /> },
+            { path: 'job-queue', element: <JobQueuePage /> },
             { path: '*', element: <NotFoundPage /> },
           ],
         },

@@ -1,10 +1,15 @@
+import { useQuery } from '@tanstack/react-query';
 import { Link, NavLink, Outlet, useNavigation } from 'react-router';
-import { NAV_ITEMS } from './nav-items.ts';
+import { useTRPC } from '../trpc.ts';
+import { visibleNavItems } from './nav-items.ts';
 import { SessionBar } from './session-bar.tsx';
 
 /** Header, left navigation and the routed page. Route errors render inside <Outlet> (app.tsx). */
 export function ConsoleLayout() {
   const navigation = useNavigation();
+  const trpc = useTRPC();
+  // The same me.get query as the session bar (one request); until it answers, no platform items.
+  const me = useQuery(trpc.me.get.queryOptions());
   return (
     <div className="shell" data-testid="console-shell">
       <header className="shell__header">
@@ -21,7 +26,7 @@ export function ConsoleLayout() {
       </header>
       <nav className="shell__nav" aria-label="Console" data-testid="nav">
         <ul>
-          {NAV_ITEMS.map((item) => (
+          {visibleNavItems(me.data?.isPlatformAdmin ?? false).map((item) => (
             <li key={item.id}>
               <NavLink
                 to={item.path}

@@ -10,6 +10,15 @@ export const NAV_ITEMS = [
   { id: 'api-keys', label: 'API keys', path: '/api-keys' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'settings', label: 'Settings', path: '/settings' },
+  { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
 ] as const;
 
 export type NavItem = (typeof NAV_ITEMS)[number];
+
+/**
+ * The items this user sees: platform-only pages are hidden from everyone else. Hiding is only
+ * tidiness; the API refuses their calls (403) whatever the console shows.
+ */
+export function visibleNavItems(isPlatformAdmin: boolean): NavItem[] {
+  return NAV_ITEMS.filter((item) => isPlatformAdmin || !('platformOnly' in item && item.platformOnly));
+}
