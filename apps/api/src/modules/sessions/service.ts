@@ -63,6 +63,11 @@ export class MembershipCache {
   }
 
   set(userId: string, version: number, memberships: MembershipView[]): void {
+    const existing = this.#entries.get(userId);
+    if (existing && existing.version > version) {
+      // Two reads finishing out of order: keep the newer memberships.
+      return;
+    }
     if (this.#entries.size >= this.capacity && !this.#entries.has(userId)) {
       // Oldest inserted first out: a cold entry costs one extra read, never a wrong answer.
       const oldest = this.#entries.keys().next().value;
