@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
-import { memberships, sessions } from '../schema/identity.ts';
+import { memberships } from '../schema/identity.ts';
 import { invitations } from '../schema/invitations.ts';
 
 export type InvitationRow = typeof invitations.$inferSelect;
@@ -155,26 +155,4 @@ export async function isMember(db: DbOrTx, opts: { tenantId: string; userId: str
     .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)))
     .limit(1);
   return row !== undefined;
-}
-
-/** Adds the member; false when they already are one (the unique index decides under races). */
-export async function addMember(db: DbOrTx, opts: { tenantId: string; userId: string; roleKey: string }): Promise<boolean> {
-  const rows = await db
-    .insert(memberships)
-    .values({ tenantId: opts.tenantId, userId: opts.userId, roleKey: opts.roleKey })
-    .onConflictDoNothing()
-    .returning({ userId: memberships.userId });
-  return rows.length === 1;
-}
-
-/**
- * Opens the organization in the session that accepted an invitation to it (the hosted accept
- * page lands in the console there). Only that user's own session, and only an organization they
- * have just joined.
- */
-export async function openWorkspaceInSession(db: DbOrTx, opts: { sessionId: string; userId: string; tenantId: string }): Promise<void> {
-  await db
-    .update(sessions)
-    .set({ activeTenantId: opts.tenantId })
-    .where(and(eq(sessions.id, opts.sessionId), eq(sessions.userId, opts.userId)));
 }

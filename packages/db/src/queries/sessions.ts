@@ -124,10 +124,13 @@ export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date
   return rows.length === 1;
 }
 
-/** Moves a live session to another workspace (the caller checked it may act there). */
-export async function setSessionActiveTenant(db: DbOrTx, opts: { id: string; tenantId: string }): Promise<void> {
+/**
+ * Moves a user's own live session to another workspace (the caller checked they may act there):
+ * the workspace switch, and the hosted invitation page opening the organization just joined.
+ */
+export async function setSessionActiveTenant(db: DbOrTx, opts: { id: string; userId: string; tenantId: string }): Promise<void> {
   await db
     .update(sessions)
     .set({ activeTenantId: opts.tenantId })
-    .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt)));
+    .where(and(eq(sessions.id, opts.id), eq(sessions.userId, opts.userId), isNull(sessions.revokedAt)));
 }

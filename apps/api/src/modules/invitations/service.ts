@@ -15,7 +15,6 @@ import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findUserById } from '@svc/db/queries/identity';
 import {
-  addMember,
   findInvitationById,
   findInvitationByTokenHash,
   findPendingInvitationByEmail,
@@ -26,11 +25,12 @@ import {
   listInvitations as listInvitationRows,
   lockInvitationEmail,
   markInvitationAccepted,
-  openWorkspaceInSession,
   revokeInvitation as revokeInvitationRow,
 } from '@svc/db/queries/invitations';
 import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
+import { setSessionActiveTenant } from '@svc/db/queries/sessions';
+import { addOrgMember } from '@svc/db/queries/users';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
@@ -281,7 +281,7 @@ export async function acceptInvitation(
     if (!organization) {
       throw new AppError('invitation_not_found', 'this invite link is not valid');
     }
-    if (!(await addMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
+    if (!(await addOrgMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
       throw new AppError('already_member', 'you are already a member of this organization');
     }
     const accepted = await markInvitationAccepted(tx, { tenantId: row.tenantId, id: row.id, userId: principal.user.id, at: now });
@@ -301,7 +301,7 @@ export async function acceptInvitation(
       summary: { roleKey: row.roleKey, via: 'invitation', invitationId: row.id },
     });
     if (opts.openWorkspace) {
-      await openWorkspaceInSession(tx, { sessionId: principal.session.id, userId: principal.user.id, tenantId: row.tenantId });
+      await setSessionActiveTenant(tx, { id: principal.session.id, userId: principal.user.id, tenantId: row.tenantId });
     }
     return {
       invitation: toInvitation(accepted, now),

@@ -42,6 +42,6 @@ export async function switchWorkspace(db: Db, current: SessionWithUser, slug: st
   if (!target || target.kind === 'keyless') {
     throw new AppError('not_found', 'organization not found');
   }
-  await setSessionActiveTenant(db, { id: current.session.id, tenantId: target.id });
+  await setSessionActiveTenant(db, { id: current.session.id, userId: current.user.id, tenantId: target.id });
   return describeMe(db, { ...current, session: { ...current.session, activeTenantId: target.id } });
 }
