@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Db, Sql } from '@svc/db/client';
+import type { SecretBox } from '@svc/db/secret-box';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './env.ts';
@@ -23,6 +24,8 @@ export type AppServices = {
   clientIp: (req: IncomingMessage) => string;
   /** svc as an OIDC relying party of the identity engine. */
   rp: RelyingParty;
+  /** AES-256-GCM under SVC_ENCRYPTION_KEY: webhook signing secrets, queued email bodies. */
+  secretBox: SecretBox;
 };
 
 /** What every procedure receives. */

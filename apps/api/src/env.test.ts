@@ -6,6 +6,7 @@ const PRODUCTION = {
   DATABASE_URL: 'postgres://svc@db.internal/svc',
   PUBLIC_URL: 'https://id.example.com',
   ENGINE_ISSUER: 'https://engine.example.com/application/o/svc/',
+  SVC_ENCRYPTION_KEY: 'f'.repeat(64),
 };
 
 function configError(env: Record<string, string>): ConfigError {
@@ -60,5 +61,72 @@ describe('SHUTDOWN_TIMEOUT_MS', () => {
     for (const value of ['soon', '-1', '1.5']) {
       expect(configError({ SHUTDOWN_TIMEOUT_MS: value }).message).toContain('SHUTDOWN_TIMEOUT_MS');
     }
+  });
+});
+
+describe('SVC_ENCRYPTION_KEY', () => {
+  it('is required in production, and the error says how to make one', () => {
+    const { SVC_ENCRYPTION_KEY: _, ...rest } = PRODUCTION;
+    expect(configError(rest).message).toMatch(/^SVC_ENCRYPTION_KEY is required when NODE_ENV=production .*openssl rand -base64 32/);
+  });
+
+  it('reads 64 hex digits or base64 of 32 bytes, and refuses any other length', () => {
+    expect(loadConfig({ ...PRODUCTION, SVC_ENCRYPTION_KEY: 'ab'.repeat(32) }).encryptionKey).toEqual(Buffer.alloc(32, 0xab));
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ ...PRODUCTION, SVC_ENCRYPTION_KEY: b64 }).encryptionKey).toEqual(Buffer.alloc(32, 7));
+    expect(configError({ ...PRODUCTION, SVC_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') }).message).toMatch(/must be 32 bytes/);
+    expect(configError({ ...PRODUCTION, SVC_ENCRYPTION_KEY: 'abc' }).message).toMatch(/must be 32 bytes/);
+  });
+
+  it('may be unset outside production (a key is generated into DATA_DIR)', () => {
+    expect(loadConfig({}).encryptionKey).toBeNull();
+  });
+});
+
+describe('WEBHOOK_RETRY_SCHEDULE', () => {
+  it('defaults to immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', () => {
+    expect(loadConfig({}).webhooks.retryScheduleMs).toEqual([0, 5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6]);
+  });
+
+  it('takes ms, s, m and h, and names a bad entry', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0, 200ms,1s,1.5m,1h' }).webhooks.retryScheduleMs).toEqual([
+      0, 200, 1000, 90_000, 3_600_000,
+    ]);
+    expect(configError({ WEBHOOK_RETRY_SCHEDULE: '0,5x' }).message).toMatch(/WEBHOOK_RETRY_SCHEDULE: "5x" is not a delay/);
+    expect(configError({ WEBHOOK_RETRY_SCHEDULE: '-1' }).message).toMatch(/"-1" is not a delay/);
+  });
+});
+
+describe('email settings', () => {
+  it('are off by default: no provider, nothing sent', () => {
+    const c = loadConfig({});
+    expect(c.email.enabled).toBe(false);
+    expect(c.email.provider).toBeNull();
+    expect(c.email.worker).toEqual({ enabled: false, intervalMs: 30_000, batchSize: 25 });
+  });
+
+  it('EMAIL_ENABLED without a provider stays disabled (links are copied by hand)', () => {
+    expect(loadConfig({ EMAIL_ENABLED: 'true' }).email.enabled).toBe(false);
+  });
+
+  it('a provider needs EMAIL_FROM and its own credentials, each named', () => {
+    expect(configError({ EMAIL_ENABLED: 'true', EMAIL_PROVIDER: 'resend', RESEND_API_KEY: 're_x' }).message).toMatch(
+      /EMAIL_FROM is required/,
+    );
+    expect(configError({ EMAIL_ENABLED: 'true', EMAIL_PROVIDER: 'resend', EMAIL_FROM: 'a@b.c' }).message).toMatch(
+      /RESEND_API_KEY is required/,
+    );
+    expect(configError({ EMAIL_ENABLED: 'true', EMAIL_PROVIDER: 'smtp', EMAIL_FROM: 'a@b.c' }).message).toMatch(/SMTP_URL is required/);
+    expect(configError({ EMAIL_ENABLED: 'true', EMAIL_PROVIDER: 'smtp', EMAIL_FROM: 'a@b.c', SMTP_URL: 'http://x' }).message).toMatch(
+      /smtp:\/\/ or smtps:\/\//,
+    );
+    const ok = loadConfig({
+      EMAIL_ENABLED: 'true',
+      EMAIL_PROVIDER: 'resend',
+      EMAIL_FROM: 'a@b.c',
+      RESEND_API_KEY: 're_x',
+      RESEND_BASE_URL: 'http://127.0.0.1:9/',
+    });
+    expect(ok.email).toMatchObject({ enabled: true, provider: 'resend', resendBaseUrl: 'http://127.0.0.1:9' });
   });
 });

@@ -75,6 +75,33 @@ const ZEnv = z.object({
   PLATFORM_ADMIN_GROUP: z.string().min(1).default('platform-admins'),
   /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
+  /** 32 bytes, base64 or hex: encrypts webhook signing secrets and queued email bodies. */
+  SVC_ENCRYPTION_KEY: z.string().min(1).optional(),
+  /** Allow webhook URLs on loopback and private networks (local development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE: bool(false),
+  /** How long a receiver has to answer a delivery. */
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100),
+  /** Delays before each attempt, comma-separated (ms, or with s, m, h); the first is the first attempt's. */
+  WEBHOOK_RETRY_SCHEDULE: z.string().min(1).default('0,5s,5m,30m,2h,5h,10h,10h'),
+  /** After a secret rotation, how long the previous secret also signs. */
+  WEBHOOK_SECRET_GRACE_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 30)
+    .optional()
+    .transform((v) => v ?? 24),
+  EMAIL_ENABLED: bool(false),
+  EMAIL_PROVIDER: z.enum(['resend', 'smtp', '']).optional(),
+  /** The From header of invitation emails, e.g. `svc <invites@example.com>`. */
+  EMAIL_FROM: z.string().min(3).optional(),
+  RESEND_API_KEY: z.string().min(1).optional(),
+  /** The Resend API base (tests point it at a local recording server). */
+  RESEND_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.resend.com'),
+  /** smtp(s)://user:pass@host:port, for EMAIL_PROVIDER=smtp. */
+  SMTP_URL: z.string().min(1).optional(),
+  EMAIL_DELIVERY_WORKER_ENABLED: bool(false),
+  EMAIL_DELIVERY_WORKER_INTERVAL_MS: int(30_000, 100),
+  EMAIL_DELIVERY_WORKER_BATCH_SIZE: int(25, 1),
 });
 
 export type Config = {
@@ -124,6 +151,34 @@ export type Config = {
   /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
   platformAdminGroup: string;
   shutdownTimeoutMs: number;
+  /**
+   * SVC_ENCRYPTION_KEY as 32 bytes, or null outside production when unset (then
+   * `resolveEncryptionKey` generates one into DATA_DIR once). A secret: never log it.
+   */
+  encryptionKey: Buffer | null;
+  webhooks: WebhookSettings;
+  email: EmailSettings;
+};
+
+export type WebhookSettings = {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  /** Delay before attempt n+1 (ms); its length is the number of attempts. */
+  retryScheduleMs: number[];
+  secretGraceMs: number;
+};
+
+export type EmailSettings = {
+  /** EMAIL_ENABLED and a provider: invitations queue an email and deliveries can be processed. */
+  enabled: boolean;
+  provider: 'resend' | 'smtp' | null;
+  from: string | null;
+  /** Secret. */
+  resendApiKey: string | null;
+  resendBaseUrl: string;
+  /** Secret (may carry a password). */
+  smtpUrl: string | null;
+  worker: { enabled: boolean; intervalMs: number; batchSize: number };
 };
 
 /** The engine's admin API as the platform engine proxy calls it. */
@@ -206,6 +261,81 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    encryptionKey: encryptionKeyOf(e.SVC_ENCRYPTION_KEY, production),
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
+      secretGraceMs: Math.round(e.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000),
+    },
+    email: emailSettings(e),
+  };
+}
+
+/** SVC_ENCRYPTION_KEY: 32 bytes as 64 hex digits or base64/base64url. */
+function encryptionKeyOf(value: string | undefined, production: boolean): Buffer | null {
+  if (value === undefined || value === '') {
+    if (production) {
+      throw new ConfigError('SVC_ENCRYPTION_KEY is required when NODE_ENV=production (32 random bytes, e.g. `openssl rand -base64 32`)');
+    }
+    return null;
+  }
+  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('SVC_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
+  }
+  return key;
+}
+
+const UNIT_MS: Record<string, number> = { '': 1, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `0,5s,5m,30m,2h` -> [0, 5000, 300000, 1800000, 7200000]. */
+export function parseSchedule(value: string): number[] {
+  const parts = value.split(',').map((p) => p.trim());
+  const out: number[] = [];
+  for (const part of parts) {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|)$/.exec(part);
+    if (!m) {
+      throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE: "${part}" is not a delay such as 0, 500ms, 5s, 5m or 2h`);
+    }
+    out.push(Math.round(Number(m[1]) * (UNIT_MS[m[2] as string] as number)));
+  }
+  if (out.length === 0 || out.length > 20) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must list 1 to 20 delays');
+  }
+  return out;
+}
+
+function emailSettings(e: z.infer<typeof ZEnv>): EmailSettings {
+  const provider = e.EMAIL_PROVIDER ? e.EMAIL_PROVIDER : null;
+  if (e.EMAIL_ENABLED && provider) {
+    if (!e.EMAIL_FROM) {
+      throw new ConfigError('EMAIL_FROM is required when EMAIL_ENABLED=true and EMAIL_PROVIDER is set');
+    }
+    if (provider === 'resend' && !e.RESEND_API_KEY) {
+      throw new ConfigError('RESEND_API_KEY is required when EMAIL_PROVIDER=resend');
+    }
+    if (provider === 'smtp') {
+      if (!e.SMTP_URL) {
+        throw new ConfigError('SMTP_URL is required when EMAIL_PROVIDER=smtp');
+      }
+      if (!/^smtps?:\/\//.test(e.SMTP_URL)) {
+        throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+      }
+    }
+  }
+  return {
+    enabled: e.EMAIL_ENABLED && provider !== null,
+    provider,
+    from: e.EMAIL_FROM ?? null,
+    resendApiKey: e.RESEND_API_KEY ?? null,
+    resendBaseUrl: e.RESEND_BASE_URL.replace(/\/+$/, ''),
+    smtpUrl: e.SMTP_URL ?? null,
+    worker: {
+      enabled: e.EMAIL_DELIVERY_WORKER_ENABLED,
+      intervalMs: e.EMAIL_DELIVERY_WORKER_INTERVAL_MS,
+      batchSize: e.EMAIL_DELIVERY_WORKER_BATCH_SIZE,
+    },
   };
 }
 

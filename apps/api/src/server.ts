@@ -2,10 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
+import { createSecretBox } from '@svc/db/secret-box';
 import { startWorker, type WorkerHandle } from '@svc/jobs/runner';
 import type { Logger } from 'pino';
 import type { AppServices } from './context.ts';
 import { resolveDatabase } from './database.ts';
+import { resolveEncryptionKey } from './encryption-key.ts';
 import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
@@ -71,6 +73,7 @@ async function startOn(
     apiKeyUsage,
     clientIp: clientIpResolver(config.trustProxy),
     rp: engine.rp,
+    secretBox: createSecretBox(resolveEncryptionKey(config)),
   };
 
   let worker: WorkerHandle | undefined;

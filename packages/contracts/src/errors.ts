@@ -46,6 +46,18 @@ export const ERROR_CODES = {
   /** Users: the user also belongs to another organization, so only a platform admin may change their name or status. */
   user_shared: { status: 409, trpc: 'CONFLICT' },
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
+  /** Webhooks: the URL is not http(s), has credentials, or is not a valid absolute URL. */
+  webhook_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Webhooks: the URL's host is or resolves to a private, loopback, link-local or metadata address. */
+  webhook_url_not_allowed: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Webhooks: an event type that is not in the catalog (GET /v1/webhook-event-types). */
+  unknown_event_type: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Webhooks: the endpoint is disabled (enable it first), e.g. for a test event. */
+  webhook_endpoint_disabled: { status: 409, trpc: 'CONFLICT' },
+  /** Webhook deliveries: only a failed or retrying delivery can be retried. */
+  webhook_delivery_not_retryable: { status: 409, trpc: 'CONFLICT' },
+  /** Email: EMAIL_ENABLED is false or no EMAIL_PROVIDER is configured, so nothing can be sent. */
+  email_delivery_disabled: { status: 409, trpc: 'CONFLICT' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

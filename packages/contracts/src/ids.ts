@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'wh',
   webhookDelivery: 'whd',
   event: 'evt',
+  emailDelivery: 'eml',
   export: 'exp',
   request: 'req',
 } as const;

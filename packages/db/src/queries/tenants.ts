@@ -90,6 +90,20 @@ export async function moveSessionsOutOf(db: DbOrTx, opts: { tenantId: string }):
  * invitations, API keys, applications). Never the platform or keyless workspace. Undefined when
  * there was no such tenant organization.
  */
+/**
+ * Locks a tenant organization's row for the rest of the transaction, or says it is gone. A
+ * delete takes it first, so a concurrent delete waits and then finds nothing (404) instead of
+ * writing rows that point at a deleted organization.
+ */
+export async function lockTenantOrganization(db: DbOrTx, opts: { tenantId: string }): Promise<boolean> {
+  const rows = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.id, opts.tenantId), eq(organizations.kind, 'tenant')))
+    .for('update');
+  return rows.length > 0;
+}
+
 export async function deleteTenantOrganization(db: DbOrTx, opts: { tenantId: string }): Promise<OrganizationRow | undefined> {
   const [row] = await db
     .delete(organizations)

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import { isEventType } from '@svc/contracts/events';
 import { newId } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
 import { insertAuditLog } from '@svc/db/queries/audit-logs';
+import { recordEvent } from '@svc/db/queries/webhook-events';
 import type { Principal } from './principal.ts';
 
 /** Where a mutation came from, for its audit entry. */
@@ -60,8 +62,14 @@ function actorOf(principal: Principal | null): {
     : { actorType: 'api_key', actorId: principal.apiKey.id, actorLabel: principal.apiKey.name };
 }
 
-/** Appends the audit entry of a mutation; call it inside the mutation's transaction. */
+/**
+ * Appends the audit entry of a mutation; call it inside the mutation's transaction. When the
+ * action is in the webhook event catalog (API.md) and names an organization, the same
+ * transaction also records the event and queues a delivery per subscribed endpoint, so every
+ * audited mutation with an event type emits exactly one event, committed or rolled back with it.
+ */
 export async function recordAudit(tx: DbOrTx, principal: Principal | null, request: RequestMeta, entry: AuditEntry): Promise<void> {
+  const summary = redact(entry.summary ?? {}) as Record<string, unknown>;
   await insertAuditLog(tx, {
     id: newId('auditLog'),
     tenantId: entry.tenantId,
@@ -72,8 +80,30 @@ export async function recordAudit(tx: DbOrTx, principal: Principal | null, reque
     ipAddress: request.ipAddress?.slice(0, 64) ?? null,
     userAgent: request.userAgent?.slice(0, 512) ?? null,
     requestId: request.requestId.slice(0, 128),
-    summary: redact(entry.summary ?? {}) as Record<string, unknown>,
+    summary,
   });
+  if (entry.tenantId && isEventType(entry.action)) {
+    await recordEvent(tx, {
+      tenantId: entry.tenantId,
+      type: entry.action,
+      data: eventData(entry, summary, principal),
+    });
+  }
+}
+
+/**
+ * The `data` of a webhook payload: what was acted on, by whom, and the redacted summary. No
+ * request facts (IP address, user agent) leave svc in a webhook.
+ */
+function eventData(entry: AuditEntry, summary: Record<string, unknown>, principal: Principal | null): Record<string, unknown> {
+  const actor = actorOf(principal);
+  return {
+    ...summary,
+    object: entry.target.type,
+    id: entry.target.id,
+    organizationId: entry.tenantId,
+    actor: { type: actor.actorType, id: actor.actorId },
+  };
 }
 
 /** The request facts an audit entry keeps. */

@@ -22,6 +22,7 @@ import {
   deleteTenantOrganization,
   listMembers,
   listOrganizations,
+  lockTenantOrganization,
   moveSessionsOutOf,
   type OrganizationListFilter,
 } from '@svc/db/queries/tenants';
@@ -188,6 +189,10 @@ export async function deleteTenant(
     throw new AppError('conflict', 'the platform workspace cannot be deleted');
   }
   return db.transaction(async (tx) => {
+    // Another request may have deleted it since authorize read it: then there is nothing to delete.
+    if (!(await lockTenantOrganization(tx, { tenantId: organization.id }))) {
+      throw new AppError('not_found', 'organization not found');
+    }
     await recordAudit(tx, principal, request, {
       tenantId: organization.id,
       action: 'tenant.deleted',
@@ -195,7 +200,6 @@ export async function deleteTenant(
       summary: { name: organization.name, slug: organization.slug },
     });
     await moveSessionsOutOf(tx, { tenantId: organization.id });
-    // Another request may have deleted it since authorize read it: then there is nothing to delete.
     if (!(await deleteTenantOrganization(tx, { tenantId: organization.id }))) {
       throw new AppError('not_found', 'organization not found');
     }

@@ -1,0 +1,52 @@
+import { newId } from '@svc/contracts/ids';
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+
+/** The Graphile Worker task that sends due webhook deliveries (packages/jobs). */
+export const WEBHOOK_DISPATCH_TASK = 'webhooks:dispatch';
+/**
+ * One queued dispatch job at a time: a second event while one waits updates it instead of adding
+ * another, and the job sends every due delivery in batches, not one job per delivery.
+ */
+export const WEBHOOK_DISPATCH_JOB_KEY = 'webhooks:dispatch';
+
+export type RecordedEvent = { id: string; deliveryIds: string[] };
+
+/**
+ * Records an event and one pending delivery per enabled endpoint of the organization subscribed
+ * to its type, and wakes the dispatcher, all through the caller's transaction: the event exists,
+ * and will be delivered, if and only if the mutation commits. Two statements; the second only
+ * when some endpoint is subscribed.
+ */
+export async function recordEvent(
+  tx: DbOrTx,
+  event: { tenantId: string; type: string; data: Record<string, unknown> },
+): Promise<RecordedEvent> {
+  const id = newId('event');
+  const endpoints = (await tx.execute(sql`
+    with ev as (
+      insert into webhook_events (id, tenant_id, type, data)
+      values (${id}, ${event.tenantId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb)
+    )
+    select id from webhook_endpoints
+    where tenant_id = ${event.tenantId} and enabled and ${event.type} = any(event_types)`)) as unknown as { id: string }[];
+  if (endpoints.length === 0) {
+    return { id, deliveryIds: [] };
+  }
+  const deliveryIds = endpoints.map(() => newId('webhookDelivery'));
+  const endpointIds = endpoints.map((e) => e.id);
+  await tx.execute(sql`
+    with d as (
+      insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
+      select d.id, ${event.tenantId}, d.endpoint_id, ${id}, ${event.type}, 'pending', now()
+      from unnest(${deliveryIds}::text[], ${endpointIds}::text[]) as d(id, endpoint_id)
+      returning 1
+    )
+    select graphile_worker.add_job(
+      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
+      payload => '{}'::json,
+      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
+      job_key_mode => 'replace'
+    ) from (select count(*) from d) as inserted`);
+  return { id, deliveryIds };
+}

@@ -1,0 +1,202 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations } from './organizations.ts';
+
+/** Webhook delivery states: pending and retrying are due work; failed and succeeded are final. */
+export type WebhookDeliveryStatus = 'pending' | 'retrying' | 'failed' | 'succeeded';
+
+/** Why an endpoint is disabled: an admin turned it off, or the receiver answered 410 Gone. */
+export type WebhookDisabledReason = 'manual' | 'gone';
+
+/**
+ * A tenant's webhook endpoint. The signing secret (`whsec_...`) must be usable to sign, so it is
+ * AES-256-GCM encrypted with SVC_ENCRYPTION_KEY (never hashed, never shown after create/rotate).
+ * After a rotation the previous secret also signs until `previous_secret_expires_at`.
+ */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    /** `wh_` prefixed id. */
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /** http(s) URL, checked against the SSRF rules when saved and again at every delivery. */
+    url: text('url').notNull(),
+    description: text('description'),
+    /** Event type names from the catalog, sorted, no repeats; at least one. */
+    eventTypes: text('event_types').array().notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    disabledReason: text('disabled_reason', { enum: ['manual', 'gone'] }),
+    disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    /** `v1.<iv>.<tag>.<ciphertext>` (base64url) of the secret, bound to this row's id. */
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    /** The secret before the last rotation, still signing during the grace period. */
+    previousSecretCiphertext: text('previous_secret_ciphertext'),
+    previousSecretExpiresAt: timestamp('previous_secret_expires_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    secretRotatedAt: timestamp('secret_rotated_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('webhook_endpoints_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    // Fan-out: the enabled endpoints of an organization subscribed to a type.
+    index('webhook_endpoints_tenant_enabled_idx').on(t.tenantId).where(sql`${t.enabled}`),
+  ],
+);
+
+/**
+ * An event a mutation caused (`evt_`), recorded in the mutation's transaction. `data` is the
+ * payload's `data` object: ids and safe fields, never a secret.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    /** `evt_` prefixed id; also the `webhook-id` header of every delivery of this event. */
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index('webhook_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc())],
+);
+
+/**
+ * One event to one endpoint (`whd_`), unique per event x endpoint. This row owns the state: the
+ * worker claims a due row (`locked_until`) before sending, so a job that runs twice never sends
+ * twice while the claim holds, and a worker that dies mid-send leaves a claim that expires.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    /** `whd_` prefixed id. */
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: text('event_id')
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    eventType: text('event_type').notNull(),
+    status: text('status', { enum: ['pending', 'retrying', 'failed', 'succeeded'] })
+      .notNull()
+      .default('pending'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    /** When the next attempt is due; null once the delivery is final. */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    /** A worker's claim on the row while it sends; a claim past this time is abandoned. */
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date', precision: 3 }),
+    lockedBy: text('locked_by'),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    lastStatusCode: integer('last_status_code'),
+    /** The last attempt's outcome code (see webhook_delivery_attempts.outcome). */
+    lastOutcome: text('last_outcome'),
+    succeededAt: timestamp('succeeded_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_event_endpoint_key').on(t.eventId, t.endpointId),
+    index('webhook_deliveries_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    index('webhook_deliveries_endpoint_created_idx').on(t.endpointId, t.createdAt.desc(), t.id.desc()),
+    // The worker's claim query: due rows only, oldest due first.
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('pending', 'retrying')`),
+  ],
+);
+
+/** Outcome of one attempt: success, or why it failed. */
+export type WebhookAttemptOutcome =
+  | 'succeeded'
+  | 'http_error'
+  | 'gone'
+  | 'redirect'
+  | 'timeout'
+  | 'response_too_large'
+  | 'connection_failed'
+  | 'address_not_allowed'
+  | 'endpoint_disabled'
+  | 'interrupted';
+
+/** Every attempt of a delivery: time, status code, duration and a sanitized response excerpt. */
+export const webhookDeliveryAttempts = pgTable(
+  'webhook_delivery_attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    /** 1 for the first attempt. */
+    attemptNumber: integer('attempt_number').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    /** The receiver's HTTP status, when it answered. */
+    statusCode: integer('status_code'),
+    outcome: text('outcome').$type<WebhookAttemptOutcome>().notNull(),
+    /** A short, safe description of a failure (never a secret, never the request). */
+    error: text('error'),
+    /** The first bytes of the receiver's answer, control characters removed, secrets masked. */
+    responseExcerpt: text('response_excerpt'),
+    /** Which `webhook-signature` values were sent: 1, or 2 during a rotation's grace period. */
+    signatureCount: integer('signature_count').notNull().default(1),
+  },
+  (t) => [uniqueIndex('webhook_delivery_attempts_delivery_number_key').on(t.deliveryId, t.attemptNumber)],
+);
+
+/** Email outbox states (pending and retrying are due work). */
+export type EmailDeliveryStatus = 'pending' | 'retrying' | 'sent' | 'failed';
+
+/**
+ * The durable email outbox (`eml_`): one row per invitation email, written in the invitation's
+ * transaction. The body holds the one-time invite link, so it is stored AES-256-GCM encrypted and
+ * erased once the delivery is final. `metadata` is public (shown in lists); everything else the
+ * provider says stays private.
+ */
+export const emailDeliveries = pgTable(
+  'email_deliveries',
+  {
+    /** `eml_` prefixed id. */
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['invitation'] }).notNull(),
+    /** The invitation this email belongs to (one email per invitation). */
+    invitationId: text('invitation_id'),
+    recipient: text('recipient').notNull(),
+    subject: text('subject').notNull(),
+    /** Encrypted `{ text, html }`; null once the delivery is sent or failed. Never returned. */
+    bodyCiphertext: text('body_ciphertext'),
+    status: text('status', { enum: ['pending', 'retrying', 'sent', 'failed'] })
+      .notNull()
+      .default('pending'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date', precision: 3 }),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    /** `resend` or `smtp`: which provider accepted (or refused) it last. */
+    provider: text('provider'),
+    /** Private: the provider's message id. */
+    providerMessageId: text('provider_message_id'),
+    /** Private: the provider's last error text (may echo addresses or configuration). */
+    lastError: text('last_error'),
+    /** Public, safe metadata shown in lists (invitation id, role key). */
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('email_deliveries_invitation_key').on(t.invitationId),
+    index('email_deliveries_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    index('email_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('pending', 'retrying')`),
+  ],
+);
