@@ -35,11 +35,13 @@ export async function recordEvent(
   }
   const deliveryIds = endpoints.map(() => newId('webhookDelivery'));
   const endpointIds = endpoints.map((e) => e.id);
+  // sql.param: drizzle's sql`` spreads a bare array into one parameter per element, and
+  // `($1, $2)::text[]` is a record cast, not an array: every event with a subscriber failed.
   await tx.execute(sql`
     with d as (
       insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
       select d.id, ${event.tenantId}, d.endpoint_id, ${id}, ${event.type}, 'pending', now()
-      from unnest(${deliveryIds}::text[], ${endpointIds}::text[]) as d(id, endpoint_id)
+      from unnest(${sql.param(deliveryIds)}::text[], ${sql.param(endpointIds)}::text[]) as d(id, endpoint_id)
       returning 1
     )
     select graphile_worker.add_job(
