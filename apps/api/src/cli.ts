@@ -3,8 +3,10 @@ import { parseArgs } from 'node:util';
 import { AppError } from '@svc/contracts/errors';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
+import { createSecretBox } from '@svc/db/secret-box';
 import { startWorker } from '@svc/jobs/runner';
 import { resolveDatabase } from './database.ts';
+import { resolveEncryptionKey } from './encryption-key.ts';
 import { ConfigError, loadConfig } from './env.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
@@ -185,10 +187,19 @@ async function main(argv: string[]): Promise<void> {
     case 'worker': {
       const config = loadConfig();
       const logger = createLogger(config);
+      // Before the database starts: a missing key is a configuration error, with nothing to undo.
+      const secretBox = createSecretBox(resolveEncryptionKey(config));
       const database = await resolveDatabase(config);
       await migrateDatabase(database.url);
       const { db, close } = createDatabase({ url: database.url, max: 5, applicationName: 'svc-worker' });
-      const worker = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
+      const worker = await startWorker({
+        connectionString: database.url,
+        db,
+        logger,
+        concurrency: config.workerConcurrency,
+        secretBox,
+        webhooks: config.webhooks,
+      });
       process.stdout.write('svc worker running\n');
       onSignal(async () => {
         const stopped = worker.stop().catch((error: unknown) => logger.error({ err: error }, 'shutdown: worker stop failed'));

@@ -78,7 +78,14 @@ async function startOn(
 
   let worker: WorkerHandle | undefined;
   if (config.workerEnabled) {
-    const running = await startWorker({ connectionString: database.url, db, logger, concurrency: config.workerConcurrency });
+    const running = await startWorker({
+      connectionString: database.url,
+      db,
+      logger,
+      concurrency: config.workerConcurrency,
+      secretBox: services.secretBox,
+      webhooks: config.webhooks,
+    });
     started.push(() => running.stop());
     worker = running;
   }

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { createDatabase, type Database } from '@svc/db/client';
+import { createSecretBox } from '@svc/db/secret-box';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
@@ -6,6 +8,12 @@ import { enqueueJob } from './enqueue.ts';
 import { type JobLogger, startWorker, type WorkerHandle } from './runner.ts';
 
 const TASK = 'maintenance:prune_rate_limits' as const;
+
+/** What startWorker needs for webhook deliveries; these tests record none. */
+const WORKER_DEPS = {
+  secretBox: createSecretBox(randomBytes(32)),
+  webhooks: { allowPrivate: false, timeoutMs: 1_000, retryScheduleMs: [0], secretGraceMs: 0 },
+};
 
 type JobRow = {
   id: string;
@@ -86,7 +94,7 @@ describe('packages/jobs against real PostgreSQL', () => {
   }
 
   async function start(logger: JobLogger, concurrency = 5): Promise<WorkerHandle> {
-    const worker = await startWorker({ connectionString: url, db: database.db, logger, concurrency, pollInterval: 50 });
+    const worker = await startWorker({ connectionString: url, db: database.db, logger, concurrency, pollInterval: 50, ...WORKER_DEPS });
     workers.push(worker);
     return worker;
   }
@@ -228,7 +236,14 @@ describe('packages/jobs against real PostgreSQL', () => {
     const first = recordingLogger();
     let stopRequested = false;
     let stopping: Promise<void> | undefined;
-    const worker = await startWorker({ connectionString: url, db: database.db, logger: first.logger, concurrency: 4, pollInterval: 50 });
+    const worker = await startWorker({
+      connectionString: url,
+      db: database.db,
+      logger: first.logger,
+      concurrency: 4,
+      pollInterval: 50,
+      ...WORKER_DEPS,
+    });
     workers.push(worker);
     // Begin the graceful stop the moment the first completion is reported, while other jobs are
     // in flight and their completions not yet written.

@@ -1,8 +1,12 @@
 import type { Db } from '@svc/db/client';
-import { Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
+import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
+import type { SecretBox } from '@svc/db/secret-box';
+import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import type { TaskName } from './task-names.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
+import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
+import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 
 export type JobLogger = {
   debug: (obj: object, msg: string) => void;
@@ -10,19 +14,36 @@ export type JobLogger = {
   error: (obj: object, msg: string) => void;
 };
 /** What every task receives besides its payload. */
-export type JobContext = { db: Db; logger: JobLogger };
+export type JobContext = {
+  db: Db;
+  logger: JobLogger;
+  /** Opens sealed values (webhook signing secrets, queued email bodies) with SVC_ENCRYPTION_KEY. */
+  secretBox: SecretBox;
+  webhooks: WebhookDeliverySettings;
+  /** The pooled HTTP client of webhook deliveries (closed when the worker stops). */
+  webhookSender: WebhookSender;
+  /**
+   * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
+   * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has
+   * waited gracefulShutdownAbortTimeout: that one means "give up what is in flight".)
+   */
+  stopping: AbortSignal;
+};
 
-type SvcTask = (payload: unknown, ctx: JobContext) => Promise<void>;
+type SvcTask = (payload: unknown, ctx: JobContext, helpers: JobHelpers) => Promise<void>;
 
 const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
   'maintenance:prune_pending_logins': prunePendingLogins,
+  'webhooks:dispatch': dispatchWebhooks,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
 const CRONTAB = [
   `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`,
   '*/10 * * * * maintenance:prune_pending_logins ?max=1',
+  // A sweep for webhook deliveries nothing else woke (a wake job lost with its worker, say).
+  `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
 ].join('\n');
 
 export type WorkerHandle = { stop: () => Promise<void>; runner: Runner };
@@ -33,15 +54,27 @@ export type StartWorkerOptions = {
   logger: JobLogger;
   concurrency?: number;
   pollInterval?: number;
+  secretBox: SecretBox;
+  // Settings of each task family, one field each (the email outbox's goes beside this one).
+  webhooks: WebhookDeliverySettings;
 };
 
 /** Starts a Graphile Worker runner for svc's tasks. Migrations must already be applied. */
 export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandle> {
-  const ctx: JobContext = { db: opts.db, logger: opts.logger };
+  const stopping = new AbortController();
+  const webhookSender = createWebhookSender(opts.webhooks);
+  const ctx: JobContext = {
+    db: opts.db,
+    logger: opts.logger,
+    secretBox: opts.secretBox,
+    webhooks: opts.webhooks,
+    webhookSender,
+    stopping: stopping.signal,
+  };
   const taskList: TaskList = {};
   for (const [name, task] of Object.entries(TASKS)) {
-    const wrapped: Task = async (payload) => {
-      await task(payload, ctx);
+    const wrapped: Task = async (payload, helpers) => {
+      await task(payload, ctx, helpers);
     };
     taskList[name] = wrapped;
   }
@@ -69,10 +102,25 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 },
     },
   });
+  // runner.stop() called directly (not through the handle) begins the same graceful stop.
+  runner.events.on('pool:gracefulShutdown', () => stopping.abort());
+  // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
+  try {
+    await runner.addJob('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
+  } catch (error) {
+    await runner.stop().catch(() => {});
+    webhookSender.close();
+    throw error;
+  }
   return {
     runner,
     stop: async () => {
-      await runner.stop();
+      stopping.abort();
+      try {
+        await runner.stop();
+      } finally {
+        webhookSender.close();
+      }
     },
   };
 }

@@ -8,6 +8,11 @@ export const ZTaskPayloads = {
   }),
   /** Sign-ins started and never finished (abandoned, bots, stuffing) would otherwise pile up. */
   'maintenance:prune_pending_logins': z.object({}),
+  /** Sends due webhook deliveries (the rows hold the state; an empty payload means "whatever is due"). */
+  'webhooks:dispatch': z.object({
+    /** Only these deliveries, when due (a manual retry dispatching at once). */
+    deliveryIds: z.array(z.string().min(1)).min(1).max(1000).optional(),
+  }),
 } as const;
 
 export type TaskName = keyof typeof ZTaskPayloads;
