@@ -139,6 +139,16 @@ describeInChromium('e2e: users and sessions', () => {
 
     await confirm(userRow, 'user-reactivate');
     await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
+
+    // Removed from the organization: the row goes, and the member's console no longer offers it.
+    const third = await newBrowserPage();
+    await signInAt(third, server.url, '/auth/console', MEMBER);
+    await third.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    await confirm(userRow, 'user-remove');
+    await userRow.waitFor({ state: 'detached' });
+    await third.reload();
+    await third.getByTestId('workspace-name').waitFor();
+    expect(await third.getByTestId('workspace-name').textContent()).not.toContain(workspace);
     expect(pageErrors).toEqual([]);
   });
 });

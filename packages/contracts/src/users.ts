@@ -67,3 +67,24 @@ export const ZUpdateUserRequest = z
     message: 'send name, roleKey or status',
   });
 export type TUpdateUserRequest = z.infer<typeof ZUpdateUserRequest>;
+
+/**
+ * DELETE /v1/users/{id}?organization_slug=: removes the user from the organization (the person
+ * and their other memberships stay). Their sessions that had this organization open move to
+ * another of their organizations.
+ */
+export const ZRemoveUserRequest = z.object({
+  id: ZUserId,
+  organization_slug: ZSlug.optional(),
+});
+export type TRemoveUserRequest = z.infer<typeof ZRemoveUserRequest>;
+
+export const ZRemoveUserResponse = z
+  .object({
+    id: z.string(),
+    removed: z.literal(true),
+    /** Sessions whose active workspace was this organization and moved elsewhere. */
+    sessionsMoved: z.number().int(),
+  })
+  .meta({ id: 'RemoveUserResponse' });
+export type TRemoveUserResponse = z.infer<typeof ZRemoveUserResponse>;

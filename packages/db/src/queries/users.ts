@@ -151,6 +151,35 @@ export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: stri
   return rows.length;
 }
 
+/**
+ * Removes a membership; false when there was none. The user's sessions that had this
+ * organization open first move to their oldest other membership (or to none), so no session
+ * keeps pointing at an organization its user left.
+ */
+export async function removeOrgMember(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string },
+): Promise<{ removed: boolean; sessionsMoved: number }> {
+  const moved = await db
+    .update(sessions)
+    .set({
+      activeTenantId: sql`(
+        select m.tenant_id from ${memberships} m
+        join organizations o on o.id = m.tenant_id
+        where m.user_id = ${opts.userId} and m.tenant_id <> ${opts.tenantId} and o.kind <> 'keyless'
+        order by m.created_at, m.tenant_id
+        limit 1
+      )`,
+    })
+    .where(and(eq(sessions.userId, opts.userId), eq(sessions.activeTenantId, opts.tenantId)))
+    .returning({ id: sessions.id });
+  const rows = await db
+    .delete(memberships)
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)))
+    .returning({ userId: memberships.userId });
+  return { removed: rows.length === 1, sessionsMoved: moved.length };
+}
+
 /** Active org admins of `tenantId` other than `exceptUserId`. */
 export async function countOtherActiveOrgAdmins(db: DbOrTx, opts: { tenantId: string; exceptUserId: string }): Promise<number> {
   const [row] = await db

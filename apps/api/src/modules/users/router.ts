@@ -1,7 +1,15 @@
-import { ZCreateUserRequest, ZListUsersRequest, ZUpdateUserRequest, ZUser, ZUserPage } from '@svc/contracts/users';
+import {
+  ZCreateUserRequest,
+  ZListUsersRequest,
+  ZRemoveUserRequest,
+  ZRemoveUserResponse,
+  ZUpdateUserRequest,
+  ZUser,
+  ZUserPage,
+} from '@svc/contracts/users';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
-import { createUser, listUsers, updateUser } from './service.ts';
+import { createUser, listUsers, removeUser, updateUser } from './service.ts';
 
 export const usersRouter = router({
   list: controlProcedure
@@ -36,4 +44,16 @@ export const usersRouter = router({
     .input(ZUpdateUserRequest)
     .output(ZUser)
     .mutation(({ ctx, input }) => updateUser(ctx.services.db, ctx.principal, ctx.request, input)),
+  remove: controlProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/users/{id}',
+        tags: ['users'],
+        summary: 'Remove a user from the organization (the person and their other memberships stay)',
+      },
+    })
+    .input(ZRemoveUserRequest)
+    .output(ZRemoveUserResponse)
+    .mutation(({ ctx, input }) => removeUser(ctx.services.db, ctx.principal, ctx.request, input)),
 });

@@ -1,7 +1,15 @@
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import { isSystemRole } from '@svc/contracts/permissions';
-import type { TCreateUserRequest, TListUsersRequest, TUpdateUserRequest, TUser, TUserPage } from '@svc/contracts/users';
+import type {
+  TCreateUserRequest,
+  TListUsersRequest,
+  TRemoveUserRequest,
+  TRemoveUserResponse,
+  TUpdateUserRequest,
+  TUser,
+  TUserPage,
+} from '@svc/contracts/users';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findUnlinkedUserByEmail, findUserBySubject, insertUser, type UserRow } from '@svc/db/queries/identity';
@@ -17,6 +25,7 @@ import {
   lockEmail,
   lockOrgAdmins,
   type OrgUserRow,
+  removeOrgMember,
   revokeSessionsOfOrgUser,
   sharesAnotherOrganization,
   updateOrgMemberRole,
@@ -254,5 +263,60 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
       throw new Error('membership vanished inside its transaction');
     }
     return toUser(row);
+  });
+}
+
+/**
+ * DELETE /v1/users/{id}: removes the member from this organization (SPEC.md 4.4 org-admin
+ * mutation). The person, their sign-in and their other memberships stay.
+ *
+ * - The last active org_admin cannot be removed (409 last_org_admin, under the same lock as
+ *   demotions), and a tenant API key removes nobody above its own scopes.
+ * - The platform workspace's members follow the engine's platform admin group: 409 conflict.
+ * - Sessions that had this organization open move to another of the user's organizations in the
+ *   same transaction, so their next request no longer sees this one.
+ */
+export async function removeUser(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TRemoveUserRequest,
+): Promise<TRemoveUserResponse> {
+  const access = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'users.manage',
+    adminOnly: true,
+  });
+  const { organization } = access;
+  if (organization.kind === 'platform') {
+    throw new AppError(
+      'conflict',
+      "the platform workspace's members are the engine's platform admin group: change the group in the engine",
+    );
+  }
+  const tenantId = organization.id;
+  const userId = input.id;
+  return db.transaction(async (tx) => {
+    await lockOrgAdmins(tx, tenantId);
+    const current = await findOrgUser(tx, { tenantId, userId });
+    if (!current) {
+      throw new AppError('not_found', USER_NOT_FOUND);
+    }
+    assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
+    const isActiveAdmin = current.roleKey === 'org_admin' && current.status === 'active';
+    if (isActiveAdmin && (await countOtherActiveOrgAdmins(tx, { tenantId, exceptUserId: userId })) === 0) {
+      throw new AppError('last_org_admin', 'this is the last active org admin of the organization: make someone else org_admin first');
+    }
+    const { removed, sessionsMoved } = await removeOrgMember(tx, { tenantId, userId });
+    if (!removed) {
+      throw new AppError('not_found', USER_NOT_FOUND);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'member.removed',
+      target: { type: 'user', id: userId },
+      summary: { email: current.email, roleKey: current.roleKey },
+    });
+    return { id: userId, removed: true, sessionsMoved };
   });
 }

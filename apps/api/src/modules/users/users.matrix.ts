@@ -39,4 +39,17 @@ export const MATRIX: MatrixRoute[] = [
       return { path: `/v1/users/${id}`, body: { organization_slug: org.slug, roleKey: 'org_admin' } };
     },
   },
+  {
+    method: 'DELETE',
+    template: '/v1/users/{id}',
+    permission: 'users.manage',
+    mutation: true,
+    apiKey: true,
+    prepare: async ({ org, server }) => {
+      const id = newId('user');
+      await server.services.db.insert(users).values({ id, email: `matrix-delete-${++n}-${org.id}@example.com` });
+      await server.services.db.insert(memberships).values({ tenantId: org.id, userId: id, roleKey: 'org_member' });
+      return { path: `/v1/users/${id}?organization_slug=${org.slug}` };
+    },
+  },
 ];

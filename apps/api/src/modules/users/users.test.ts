@@ -35,7 +35,10 @@ function call(method: string, path: string, opts: { cookie?: string; body?: unkn
     method,
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
-      ...(opts.body !== undefined ? { 'content-type': 'application/json', origin: server.services.config.publicUrl } : {}),
+      // Mutations go as a browser sends them: JSON from our origin (API.md).
+      ...(opts.body !== undefined || method !== 'GET'
+        ? { 'content-type': 'application/json', origin: server.services.config.publicUrl }
+        : {}),
     },
     body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
   });
@@ -498,7 +501,11 @@ describe('PATCH /v1/users/{id}', () => {
   it('a users.manage API key cannot raise anyone above its scopes nor act on an admin (403)', async () => {
     const { org, admin } = await orgWithAdmin();
     const db = server.services.db;
-    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read', 'users.manage'] });
+    // org_member's permissions plus users.manage: enough to act on a member, not on an admin.
+    const key = await seedApiKey(db, {
+      tenantId: org.id,
+      scopes: ['users.read', 'users.manage', 'tenant.read', 'members.read', 'usage.read', 'subscription.read'],
+    });
     const asKey = (method: string, path: string, body: unknown) =>
       fetch(`${server.url}${path}`, {
         method,
@@ -660,5 +667,89 @@ describe('PATCH /v1/users/{id}', () => {
     });
     expect(byPlatform.status).toBe(200);
     expect((await call('GET', '/v1/me', { cookie: person.cookie })).status).toBe(401);
+  });
+});
+
+describe('DELETE /v1/users/{id}', () => {
+  it('removes the membership only: one member.removed entry and event; the person and their other organizations stay; their session moves out', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const leaver = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    expect(
+      ((await (await call('GET', '/v1/me', { cookie: leaver.cookie })).json()) as { activeWorkspace: { id: string } }).activeWorkspace.id,
+    ).toBe(org.id);
+
+    const res = await call('DELETE', `/v1/users/${leaver.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: leaver.user.id, removed: true, sessionsMoved: 1 });
+
+    const left = await db.select().from(memberships).where(eq(memberships.userId, leaver.user.id));
+    expect(left.map((m) => m.tenantId)).toEqual([leaver.ownWorkspace.id]);
+    expect(await db.select().from(users).where(eq(users.id, leaver.user.id))).toHaveLength(1);
+    const me = await call('GET', '/v1/me', { cookie: leaver.cookie });
+    expect(me.status).toBe(200);
+    const body = (await me.json()) as { activeWorkspace: { id: string }; memberships: { organization: { id: string } }[] };
+    expect(body.activeWorkspace.id).toBe(leaver.ownWorkspace.id);
+    expect(body.memberships.map((m) => m.organization.id)).not.toContain(org.id);
+
+    const entries = await auditEntries(org.id, 'member.removed');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      actorId: admin.user.id,
+      targetId: leaver.user.id,
+      summary: { email: leaver.user.email, roleKey: 'org_member' },
+    });
+    const events =
+      (await db.$client`select type, data from webhook_events where tenant_id = ${org.id} and type = 'member.removed'`) as unknown as {
+        data: { id: string; object: string };
+      }[];
+    expect(events).toHaveLength(1);
+    expect(events[0]?.data).toMatchObject({ object: 'user', id: leaver.user.id });
+
+    // Gone now: a second removal is a 404, like an id from another organization.
+    expect(
+      await errorCode(await call('DELETE', `/v1/users/${leaver.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie })),
+    ).toBe('not_found');
+    const stranger = await orgWithAdmin();
+    const res404 = await call('DELETE', `/v1/users/${stranger.admin.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res404.status).toBe(404);
+    expect(await db.select().from(memberships).where(eq(memberships.userId, stranger.admin.user.id))).not.toHaveLength(0);
+  });
+
+  it('refuses the last active org admin (409 last_org_admin), and lets an admin leave once another admin exists', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const refused = await call('DELETE', `/v1/users/${admin.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(refused.status).toBe(409);
+    expect(await errorCode(refused)).toBe('last_org_admin');
+    expect(await auditEntries(org.id, 'member.removed')).toHaveLength(0);
+
+    await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const left = await call('DELETE', `/v1/users/${admin.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(left.status).toBe(200);
+    // No longer a member: the same admin's next call on this organization is a 404.
+    expect((await call('GET', `/v1/users?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(404);
+  });
+
+  it('an API key with users.manage removes a member but not an org admin (above its scopes)', async () => {
+    const db = server.services.db;
+    const { org } = await orgWithAdmin();
+    const otherAdmin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const plain = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    // org_member's permissions plus users.manage: enough to act on a member, not on an admin.
+    const key = await seedApiKey(db, {
+      tenantId: org.id,
+      scopes: ['users.read', 'users.manage', 'tenant.read', 'members.read', 'usage.read', 'subscription.read'],
+    });
+    const byKey = (id: string) =>
+      fetch(`${server.url}/v1/users/${id}?organization_slug=${org.slug}`, {
+        method: 'DELETE',
+        headers: { authorization: key.authorization },
+      });
+    const refused = await byKey(otherAdmin.user.id);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()) as unknown).toMatchObject({ error: { code: 'forbidden' } });
+    const removed = await byKey(plain.user.id);
+    expect(removed.status, JSON.stringify(await removed.clone().json())).toBe(200);
   });
 });

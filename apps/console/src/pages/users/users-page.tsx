@@ -217,6 +217,7 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
       onError: () => setRoleKey(user.roleKey),
     }),
   );
+  const remove = useMutation(trpc.users.remove.mutationOptions({ onSuccess: invalidate }));
   const options = roleKeys.includes(user.roleKey) ? roleKeys : [user.roleKey, ...roleKeys];
   const label = user.name ? `${user.name} (${user.email})` : user.email;
 
@@ -287,7 +288,18 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
             Reactivate
           </ConfirmButton>
         )}
+        <ConfirmButton
+          question={`Remove ${label} from this organization?`}
+          consequence="They lose access to this organization at once. Their account and their other organizations stay."
+          confirmLabel="Remove"
+          disabled={remove.isPending}
+          onConfirm={() => remove.mutateAsync({ id: user.id, organization_slug: slug }).catch(() => undefined)}
+          testId="user-remove"
+        >
+          Remove
+        </ConfirmButton>
         {update.isError && <ErrorPanel error={update.error} title="Could not update the user" />}
+        {remove.isError && <ErrorPanel error={remove.error} title="Could not remove the user" />}
       </td>
     </tr>
   );
