@@ -12,6 +12,7 @@ import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
 import { usersRouter } from '../modules/users/router.ts';
+import { webhooksRouter } from '../modules/webhooks/router.ts';
 import { router } from './init.ts';
 
 export const appRouter = router({
@@ -29,6 +30,7 @@ export const appRouter = router({
   users: usersRouter,
   sessions: orgSessionsRouter,
   jobQueue: jobQueueRouter,
+  webhooks: webhooksRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

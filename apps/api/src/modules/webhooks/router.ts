@@ -1,0 +1,158 @@
+import {
+  ZCreateWebhookEndpointRequest,
+  ZDeletedWebhookEndpoint,
+  ZListWebhookDeliveriesRequest,
+  ZListWebhookEndpointsRequest,
+  ZUpdateWebhookEndpointRequest,
+  ZWebhookDelivery,
+  ZWebhookDeliveryDetail,
+  ZWebhookDeliveryPage,
+  ZWebhookDeliveryRef,
+  ZWebhookEndpoint,
+  ZWebhookEndpointPage,
+  ZWebhookEndpointRef,
+  ZWebhookEndpointWithSecret,
+  ZWebhookEventTypeCatalog,
+  ZWebhookTestResponse,
+} from '@svc/contracts/webhooks';
+import { z } from 'zod';
+import type { AppServices } from '../../context.ts';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  listEventTypes,
+  retryDelivery,
+  rotateEndpointSecret,
+  sendTestEvent,
+  updateEndpoint,
+  type WebhookSettings,
+} from './service.ts';
+
+const tags = ['webhooks'];
+
+function settingsOf(services: AppServices): WebhookSettings {
+  return {
+    secretBox: services.secretBox,
+    allowPrivate: services.config.webhooks.allowPrivate,
+    secretGraceMs: services.config.webhooks.secretGraceMs,
+  };
+}
+
+/**
+ * Webhook endpoints and their deliveries (issue 5). Reads need webhooks.read, changes
+ * webhooks.manage (and, for a person, the org_admin role). Tenant API keys with the scope may
+ * call every route: a signing secret only lets its holder check svc's signatures.
+ */
+export const webhooksRouter = router({
+  eventTypes: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/webhook-event-types', tags, summary: 'The event types webhook endpoints can subscribe to' } })
+    .input(z.void())
+    .output(ZWebhookEventTypeCatalog)
+    .query(() => listEventTypes()),
+  endpoint: router({
+    list: controlProcedure
+      .meta({ openapi: { method: 'GET', path: '/webhook-endpoints', tags, summary: "List an organization's webhook endpoints" } })
+      .input(ZListWebhookEndpointsRequest)
+      .output(ZWebhookEndpointPage)
+      .query(({ ctx, input }) => listEndpoints(ctx.services.db, ctx.principal, input)),
+    create: controlProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/webhook-endpoints',
+          tags,
+          summary: 'Create a webhook endpoint; its signing secret (whsec_...) is returned this once',
+        },
+        successStatus: 201,
+      })
+      .input(ZCreateWebhookEndpointRequest)
+      .output(ZWebhookEndpointWithSecret)
+      .mutation(({ ctx, input }) => createEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+    get: controlProcedure
+      .meta({ openapi: { method: 'GET', path: '/webhook-endpoints/{id}', tags, summary: 'Read a webhook endpoint' } })
+      .input(ZWebhookEndpointRef)
+      .output(ZWebhookEndpoint)
+      .query(({ ctx, input }) => getEndpoint(ctx.services.db, ctx.principal, input)),
+    update: controlProcedure
+      .meta({
+        openapi: {
+          method: 'PATCH',
+          path: '/webhook-endpoints/{id}',
+          tags,
+          summary: "Change a webhook endpoint's URL, event types or description, or enable / disable it",
+        },
+      })
+      .input(ZUpdateWebhookEndpointRequest)
+      .output(ZWebhookEndpoint)
+      .mutation(({ ctx, input }) => updateEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+    delete: controlProcedure
+      .meta({
+        openapi: { method: 'DELETE', path: '/webhook-endpoints/{id}', tags, summary: 'Delete a webhook endpoint and its deliveries' },
+      })
+      .input(ZWebhookEndpointRef)
+      .output(ZDeletedWebhookEndpoint)
+      .mutation(({ ctx, input }) => deleteEndpoint(ctx.services.db, ctx.principal, ctx.request, input)),
+    rotateSecret: controlProcedureWithQuerySlug
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/webhook-endpoints/{id}/rotate-secret',
+          tags,
+          summary: 'Replace the signing secret (returned this once); the old one keeps signing during the grace period',
+        },
+      })
+      .input(ZWebhookEndpointRef)
+      .output(ZWebhookEndpointWithSecret)
+      .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+    test: controlProcedureWithQuerySlug
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/webhook-endpoints/{id}/test',
+          tags,
+          summary: 'Queue a webhook.test event for this endpoint only',
+        },
+        successStatus: 202,
+      })
+      .input(ZWebhookEndpointRef)
+      .output(ZWebhookTestResponse)
+      .mutation(({ ctx, input }) => sendTestEvent(ctx.services.db, ctx.principal, ctx.request, input)),
+  }),
+  delivery: router({
+    list: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/webhook-deliveries',
+          tags,
+          summary: 'List webhook deliveries, filtered by endpoint, status and event type',
+        },
+      })
+      .input(ZListWebhookDeliveriesRequest)
+      .output(ZWebhookDeliveryPage)
+      .query(({ ctx, input }) => listDeliveries(ctx.services.db, ctx.principal, input)),
+    get: controlProcedure
+      .meta({ openapi: { method: 'GET', path: '/webhook-deliveries/{id}', tags, summary: 'Read a webhook delivery with its attempts' } })
+      .input(ZWebhookDeliveryRef)
+      .output(ZWebhookDeliveryDetail)
+      .query(({ ctx, input }) => getDelivery(ctx.services.db, ctx.principal, input)),
+    retry: controlProcedureWithQuerySlug
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/webhook-deliveries/{id}/retry',
+          tags,
+          summary: 'Move a failed or retrying delivery back to pending, due now',
+        },
+      })
+      .input(ZWebhookDeliveryRef)
+      .output(ZWebhookDelivery)
+      .mutation(({ ctx, input }) => retryDelivery(ctx.services.db, ctx.principal, ctx.request, input)),
+  }),
+});

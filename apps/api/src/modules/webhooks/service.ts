@@ -1,0 +1,529 @@
+import { AppError } from '@svc/contracts/errors';
+import { isEventType, TEST_EVENT_TYPE } from '@svc/contracts/events';
+import { newId } from '@svc/contracts/ids';
+import type { Permission } from '@svc/contracts/permissions';
+import {
+  type TCreateWebhookEndpointRequest,
+  type TDeletedWebhookEndpoint,
+  type TListWebhookDeliveriesRequest,
+  type TListWebhookEndpointsRequest,
+  type TUpdateWebhookEndpointRequest,
+  type TWebhookDelivery,
+  type TWebhookDeliveryDetail,
+  type TWebhookDeliveryPage,
+  type TWebhookDeliveryRef,
+  type TWebhookEndpoint,
+  type TWebhookEndpointPage,
+  type TWebhookEndpointRef,
+  type TWebhookEndpointWithSecret,
+  type TWebhookEventTypeCatalog,
+  type TWebhookTestResponse,
+  WEBHOOK_EVENT_TYPE_CATALOG,
+} from '@svc/contracts/webhooks';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import {
+  deleteWebhookEndpoint,
+  findWebhookDelivery,
+  findWebhookDeliveryTenant,
+  findWebhookEndpoint,
+  findWebhookEndpointTenant,
+  findWebhookEvent,
+  insertEventForEndpoint,
+  insertWebhookEndpoint,
+  listWebhookDeliveryAttempts,
+  listWebhookDeliveries as listWebhookDeliveryRows,
+  listWebhookEndpoints as listWebhookEndpointRows,
+  retryWebhookDelivery as retryWebhookDeliveryRow,
+  rotateWebhookEndpointSecret as rotateWebhookEndpointSecretRow,
+  updateWebhookEndpoint as updateWebhookEndpointRow,
+  type WebhookDeliveryRow,
+  type WebhookEndpointChanges,
+  type WebhookEndpointRow,
+  wakeWebhookDispatcher,
+} from '@svc/db/queries/webhooks';
+import type { SecretBox } from '@svc/db/secret-box';
+import { generateWebhookSecret, sealWebhookSecret } from '@svc/jobs/webhooks/secrets';
+import { checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+
+/** What the endpoint mutations need besides the database. */
+export type WebhookSettings = {
+  secretBox: SecretBox;
+  /** WEBHOOK_ALLOW_PRIVATE: loopback and private addresses pass the URL check (development, tests). */
+  allowPrivate: boolean;
+  /** How long the secret before a rotation keeps signing beside the new one (0: not at all). */
+  secretGraceMs: number;
+};
+
+const ENDPOINT_NOT_FOUND = 'webhook endpoint not found';
+const DELIVERY_NOT_FOUND = 'webhook delivery not found';
+
+const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
+
+/** The safe view of an endpoint row: never a secret nor its ciphertext. */
+export function toWebhookEndpoint(row: WebhookEndpointRow): TWebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    eventTypes: row.eventTypes,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    disabledAt: iso(row.disabledAt),
+    secretRotatedAt: iso(row.secretRotatedAt),
+    // A grace period that has ended is not worth showing.
+    previousSecretExpiresAt:
+      row.previousSecretExpiresAt && row.previousSecretExpiresAt > new Date() ? iso(row.previousSecretExpiresAt) : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** The state of a delivery: never the worker's claim (locked_until, locked_by), never a signature. */
+export function toWebhookDelivery(row: WebhookDeliveryRow): TWebhookDelivery {
+  return {
+    id: row.id,
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attemptCount: row.attemptCount,
+    nextAttemptAt: iso(row.nextAttemptAt),
+    lastAttemptAt: iso(row.lastAttemptAt),
+    lastStatusCode: row.lastStatusCode,
+    lastOutcome: row.lastOutcome,
+    succeededAt: iso(row.succeededAt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Catalogued names only (never `webhook.test`, which only the test route sends); sorted, no repeats. */
+function checkEventTypes(types: readonly string[]): string[] {
+  const unknown = types.filter((t) => !isEventType(t));
+  if (unknown.length > 0) {
+    throw new AppError(
+      'unknown_event_type',
+      `not in the event catalog: ${unknown.slice(0, 5).join(', ')} (GET /v1/webhook-event-types lists them)`,
+    );
+  }
+  return [...new Set(types)].sort();
+}
+
+/** The URL as stored (normalized by the URL parser), or the check's own code and message. */
+async function checkUrl(raw: string, settings: WebhookSettings): Promise<string> {
+  const checked = await checkWebhookUrl(raw, { allowPrivate: settings.allowPrivate });
+  if ('problem' in checked) {
+    throw new AppError(checked.problem.code, checked.problem.message);
+  }
+  return checked.url.toString();
+}
+
+/**
+ * Audit summaries name the receiver's host, not its URL: receivers often carry a token in the
+ * path or query (chat webhooks do), and the audit log is readable by anyone with audit.read.
+ */
+function hostOf(url: string): string {
+  return new URL(url).host;
+}
+
+/**
+ * Resolves the organization of an `{id}` route and authorizes the caller there: the one named by
+ * `organization_slug`, else the one the id claims (untrusted until `authorize` accepts the caller
+ * there). An unknown id, an id of an organization the caller cannot see and an id outside the
+ * named organization all answer the same 404.
+ */
+async function authorizeById(
+  db: DbOrTx,
+  principal: Principal,
+  opts: {
+    ref: { id: string; organization_slug?: string };
+    findTenant: (db: DbOrTx, opts: { untrustedId: string }) => Promise<string | undefined>;
+    notFound: string;
+    permission: Permission;
+    adminOnly?: boolean;
+  },
+): Promise<Access> {
+  let organization: UntrustedOrganizationRef;
+  if (opts.ref.organization_slug !== undefined) {
+    organization = { slug: opts.ref.organization_slug };
+  } else {
+    const untrustedTenantId = await opts.findTenant(db, { untrustedId: opts.ref.id });
+    if (untrustedTenantId === undefined) {
+      throw new AppError('not_found', opts.notFound);
+    }
+    organization = { id: untrustedTenantId };
+  }
+  try {
+    return await authorize(db, principal, { organization, permission: opts.permission, adminOnly: opts.adminOnly });
+  } catch (error) {
+    // Same message as an unknown id: which organization an id belongs to is not disclosed.
+    if (error instanceof AppError && error.code === 'not_found') {
+      throw new AppError('not_found', opts.notFound);
+    }
+    throw error;
+  }
+}
+
+async function authorizeEndpoint(
+  db: DbOrTx,
+  principal: Principal,
+  ref: TWebhookEndpointRef,
+  permission: Permission,
+): Promise<{ access: Access; endpoint: WebhookEndpointRow }> {
+  const access = await authorizeById(db, principal, {
+    ref,
+    findTenant: findWebhookEndpointTenant,
+    notFound: ENDPOINT_NOT_FOUND,
+    permission,
+    adminOnly: permission === 'webhooks.manage',
+  });
+  const endpoint = await findWebhookEndpoint(db, { tenantId: access.organization.id, id: ref.id });
+  if (!endpoint) {
+    throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+  }
+  return { access, endpoint };
+}
+
+async function authorizeDelivery(
+  db: DbOrTx,
+  principal: Principal,
+  ref: TWebhookDeliveryRef,
+  permission: Permission,
+): Promise<{ access: Access; delivery: WebhookDeliveryRow }> {
+  const access = await authorizeById(db, principal, {
+    ref,
+    findTenant: findWebhookDeliveryTenant,
+    notFound: DELIVERY_NOT_FOUND,
+    permission,
+    adminOnly: permission === 'webhooks.manage',
+  });
+  const delivery = await findWebhookDelivery(db, { tenantId: access.organization.id, id: ref.id });
+  if (!delivery) {
+    throw new AppError('not_found', DELIVERY_NOT_FOUND);
+  }
+  return { access, delivery };
+}
+
+/** GET /v1/webhook-event-types: the catalog endpoints subscribe to. */
+export function listEventTypes(): TWebhookEventTypeCatalog {
+  return { data: WEBHOOK_EVENT_TYPE_CATALOG };
+}
+
+export async function listEndpoints(db: Db, principal: Principal, input: TListWebhookEndpointsRequest): Promise<TWebhookEndpointPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'webhooks.read',
+  });
+  const scope = `webhook_endpoints:${organization.id}`;
+  const rows = await listWebhookEndpointRows(db, {
+    tenantId: organization.id,
+    limit: input.limit,
+    cursor: decodeCursor(scope, input.cursor),
+  });
+  return toPage(scope, rows, input.limit, toWebhookEndpoint);
+}
+
+export async function getEndpoint(db: Db, principal: Principal, input: TWebhookEndpointRef): Promise<TWebhookEndpoint> {
+  const { endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.read');
+  return toWebhookEndpoint(endpoint);
+}
+
+/**
+ * POST /v1/webhook-endpoints. The signing secret is generated here, sealed (bound to the new
+ * endpoint's id) before it is stored, and returned in this answer and nowhere else, ever.
+ */
+export async function createEndpoint(
+  db: Db,
+  settings: WebhookSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TCreateWebhookEndpointRequest,
+): Promise<TWebhookEndpointWithSecret> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'webhooks.manage',
+    adminOnly: true,
+  });
+  const eventTypes = checkEventTypes(input.eventTypes);
+  const url = await checkUrl(input.url, settings);
+  const id = newId('webhookEndpoint');
+  const secret = generateWebhookSecret();
+  return db.transaction(async (tx) => {
+    const row = await insertWebhookEndpoint(tx, {
+      id,
+      tenantId: access.organization.id,
+      url,
+      description: input.description || null,
+      eventTypes,
+      secretCiphertext: sealWebhookSecret(settings.secretBox, id, secret),
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'webhook_endpoint.created',
+      target: { type: 'webhook_endpoint', id: row.id },
+      summary: { host: hostOf(row.url), eventTypes: row.eventTypes },
+    });
+    return { endpoint: toWebhookEndpoint(row), secret };
+  });
+}
+
+/**
+ * PATCH /v1/webhook-endpoints/{id}. Enabling clears why it was disabled (an admin, or a 410 from
+ * the receiver); disabling records `manual` unless it is already disabled.
+ */
+export async function updateEndpoint(
+  db: Db,
+  settings: WebhookSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TUpdateWebhookEndpointRequest,
+): Promise<TWebhookEndpoint> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const changes: WebhookEndpointChanges = {};
+  if (input.eventTypes !== undefined) {
+    changes.eventTypes = checkEventTypes(input.eventTypes);
+  }
+  if (input.url !== undefined) {
+    changes.url = await checkUrl(input.url, settings);
+  }
+  if (input.description !== undefined) {
+    changes.description = input.description || null;
+  }
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const current = await findWebhookEndpoint(tx, { tenantId: access.organization.id, id: endpoint.id, forUpdate: true });
+    if (!current) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    if (input.enabled === true && !current.enabled) {
+      Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null });
+    } else if (input.enabled === false && current.enabled) {
+      Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
+    }
+    const row = await updateWebhookEndpointRow(tx, { tenantId: access.organization.id, id: current.id, changes, now });
+    if (!row) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'webhook_endpoint.updated',
+      target: { type: 'webhook_endpoint', id: row.id },
+      summary: {
+        changes: {
+          ...(changes.url !== undefined ? { host: hostOf(changes.url) } : {}),
+          ...(changes.eventTypes !== undefined ? { eventTypes: changes.eventTypes } : {}),
+          ...(changes.description !== undefined ? { description: changes.description } : {}),
+          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+        },
+        ...(input.enabled === true && current.disabledReason ? { wasDisabledFor: current.disabledReason } : {}),
+      },
+    });
+    return toWebhookEndpoint(row);
+  });
+}
+
+/** DELETE /v1/webhook-endpoints/{id}: the endpoint, its deliveries and their attempts. */
+export async function deleteEndpoint(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookEndpointRef,
+): Promise<TDeletedWebhookEndpoint> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  return db.transaction(async (tx) => {
+    if (!(await deleteWebhookEndpoint(tx, { tenantId: access.organization.id, id: endpoint.id }))) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'webhook_endpoint.deleted',
+      target: { type: 'webhook_endpoint', id: endpoint.id },
+      summary: { host: hostOf(endpoint.url), eventTypes: endpoint.eventTypes },
+    });
+    return { id: endpoint.id, deleted: true as const };
+  });
+}
+
+/**
+ * POST /v1/webhook-endpoints/{id}/rotate-secret. The new secret is shown once; the one it
+ * replaces keeps signing beside it for the grace period (WEBHOOK_SECRET_GRACE_HOURS), so a
+ * receiver can switch without dropping a delivery.
+ */
+export async function rotateEndpointSecret(
+  db: Db,
+  settings: WebhookSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookEndpointRef,
+): Promise<TWebhookEndpointWithSecret> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const secret = generateWebhookSecret();
+  const now = new Date();
+  const previousSecretExpiresAt = settings.secretGraceMs > 0 ? new Date(now.getTime() + settings.secretGraceMs) : null;
+  return db.transaction(async (tx) => {
+    const row = await rotateWebhookEndpointSecretRow(tx, {
+      tenantId: access.organization.id,
+      id: endpoint.id,
+      secretCiphertext: sealWebhookSecret(settings.secretBox, endpoint.id, secret),
+      previousSecretExpiresAt,
+      now,
+    });
+    if (!row) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: row.tenantId,
+      action: 'webhook_endpoint.secret_rotated',
+      target: { type: 'webhook_endpoint', id: row.id },
+      summary: { previousSecretExpiresAt },
+    });
+    return { endpoint: toWebhookEndpoint(row), secret };
+  });
+}
+
+/**
+ * POST /v1/webhook-endpoints/{id}/test: a `webhook.test` event for this endpoint only, its
+ * delivery queued and the dispatcher woken in one transaction. A disabled endpoint is refused
+ * (it would never be sent).
+ */
+export async function sendTestEvent(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookEndpointRef,
+): Promise<TWebhookTestResponse> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  return db.transaction(async (tx) => {
+    // Locked so a concurrent disable or delete is ordered before or after, never in between.
+    const current = await findWebhookEndpoint(tx, { tenantId: access.organization.id, id: endpoint.id, forUpdate: true });
+    if (!current) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    if (!current.enabled) {
+      throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then send the test again');
+    }
+    const actor = principal.kind === 'user' ? { type: 'user', id: principal.user.id } : { type: 'api_key', id: principal.apiKey.id };
+    const delivery = await insertEventForEndpoint(tx, {
+      tenantId: current.tenantId,
+      endpointId: current.id,
+      eventId: newId('event'),
+      deliveryId: newId('webhookDelivery'),
+      type: TEST_EVENT_TYPE,
+      data: {
+        object: 'webhook_endpoint',
+        id: current.id,
+        organizationId: current.tenantId,
+        message: 'A test event sent from svc. No action is needed.',
+        actor,
+      },
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: current.tenantId,
+      action: 'webhook_endpoint.tested',
+      target: { type: 'webhook_endpoint', id: current.id },
+      summary: { deliveryId: delivery.id, eventId: delivery.eventId },
+    });
+    return { delivery: toWebhookDelivery(delivery) };
+  });
+}
+
+/** GET /v1/webhook-deliveries: newest first, filtered; never a secret or signature. */
+export async function listDeliveries(db: Db, principal: Principal, input: TListWebhookDeliveriesRequest): Promise<TWebhookDeliveryPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'webhooks.read',
+  });
+  if (input.event_type !== undefined && !isEventType(input.event_type) && input.event_type !== TEST_EVENT_TYPE) {
+    throw new AppError('unknown_event_type', `not in the event catalog: ${input.event_type} (GET /v1/webhook-event-types lists them)`);
+  }
+  if (input.endpoint_id !== undefined && !(await findWebhookEndpoint(db, { tenantId: organization.id, id: input.endpoint_id }))) {
+    throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+  }
+  const scope = `webhook_deliveries:${organization.id}:${input.endpoint_id ?? '*'}:${input.status ?? '*'}:${input.event_type ?? '*'}`;
+  const rows = await listWebhookDeliveryRows(db, {
+    filter: { tenantId: organization.id, endpointId: input.endpoint_id, status: input.status, eventType: input.event_type },
+    cursor: decodeCursor(scope, input.cursor),
+    limit: input.limit,
+  });
+  return toPage(scope, rows, input.limit, toWebhookDelivery);
+}
+
+/** GET /v1/webhook-deliveries/{id}: the delivery, every attempt (oldest first) and its event. */
+export async function getDelivery(db: Db, principal: Principal, input: TWebhookDeliveryRef): Promise<TWebhookDeliveryDetail> {
+  const { access, delivery } = await authorizeDelivery(db, principal, input, 'webhooks.read');
+  const tenantId = access.organization.id;
+  const [attempts, event] = await Promise.all([
+    listWebhookDeliveryAttempts(db, { tenantId, deliveryId: delivery.id }),
+    findWebhookEvent(db, { tenantId, id: delivery.eventId }),
+  ]);
+  if (!event) {
+    // The event and its deliveries are removed together (foreign key cascade).
+    throw new AppError('not_found', DELIVERY_NOT_FOUND);
+  }
+  return {
+    ...toWebhookDelivery(delivery),
+    attempts: attempts.map((a) => ({
+      attemptNumber: a.attemptNumber,
+      startedAt: a.startedAt.toISOString(),
+      durationMs: a.durationMs,
+      statusCode: a.statusCode,
+      outcome: a.outcome,
+      error: a.error,
+      responseExcerpt: a.responseExcerpt,
+    })),
+    event: { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data },
+  };
+}
+
+/**
+ * POST /v1/webhook-deliveries/{id}/retry (SPEC.md 3): a failed or retrying delivery goes back to
+ * pending, due now, its attempts kept; the dispatcher is woken in the same transaction and the
+ * worker sends it. Any other state, or an attempt in flight, is 409 webhook_delivery_not_retryable.
+ */
+export async function retryDelivery(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookDeliveryRef,
+): Promise<TWebhookDelivery> {
+  const { access, delivery } = await authorizeDelivery(db, principal, input, 'webhooks.manage');
+  const tenantId = access.organization.id;
+  if (delivery.status !== 'failed' && delivery.status !== 'retrying') {
+    throw new AppError(
+      'webhook_delivery_not_retryable',
+      `this delivery is ${delivery.status}: only a failed or retrying delivery can be retried`,
+    );
+  }
+  const endpoint = await findWebhookEndpoint(db, { tenantId, id: delivery.endpointId });
+  if (endpoint && !endpoint.enabled) {
+    throw new AppError('webhook_endpoint_disabled', 'the endpoint of this delivery is disabled: enable it, then retry');
+  }
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const row = await retryWebhookDeliveryRow(tx, { tenantId, id: delivery.id, now });
+    if (!row) {
+      const current = await findWebhookDelivery(tx, { tenantId, id: delivery.id });
+      if (!current) {
+        throw new AppError('not_found', DELIVERY_NOT_FOUND);
+      }
+      throw new AppError(
+        'webhook_delivery_not_retryable',
+        current.status === 'failed' || current.status === 'retrying'
+          ? 'an attempt of this delivery is in progress: wait for its outcome'
+          : `this delivery is ${current.status}: only a failed or retrying delivery can be retried`,
+      );
+    }
+    await wakeWebhookDispatcher(tx);
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'webhook_delivery.retried',
+      target: { type: 'webhook_delivery', id: row.id },
+      summary: { endpointId: row.endpointId, eventType: row.eventType, previousStatus: delivery.status },
+    });
+    return toWebhookDelivery(row);
+  });
+}

@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import { EVENT_TYPES, type EventType } from './events.ts';
+import { ZListQuery, ZPage, ZSlug } from './lists.ts';
+
+// The id shapes of ids.ts, written out: that module draws random bytes with node:crypto at load,
+// and this one is also bundled into the console.
+
+/** `wh_` + 20 base62: a webhook endpoint id. Anything else is a 400, never a lookup. */
+export const ZWebhookEndpointId = z.string().regex(/^wh_[0-9A-Za-z]{20}$/, 'expected a webhook endpoint id (wh_...)');
+
+/** `whd_` + 20 base62: a webhook delivery id. */
+export const ZWebhookDeliveryId = z.string().regex(/^whd_[0-9A-Za-z]{20}$/, 'expected a webhook delivery id (whd_...)');
+
+const organizationSlug = ZSlug.optional().describe(
+  "the organization; default: the session's active workspace or the API key's organization",
+);
+
+/** What each catalogued event type reports (GET /v1/webhook-event-types, the console's checkboxes). */
+export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
+  'usage_event.created': 'A usage event was recorded',
+  'invitation.created': 'Someone was invited to the organization',
+  'invitation.accepted': 'An invitation was accepted',
+  'invitation.revoked': 'An invitation was revoked',
+  'member.added': 'A user joined the organization',
+  'member.removed': 'A user left or was removed from the organization',
+  'user.created': 'A user was created',
+  'user.updated': "A user's name, role or status changed",
+  'session.revoked': 'A session was signed out by an admin',
+  'role.created': 'A custom role was created',
+  'role.updated': 'A custom role was changed',
+  'api_key.created': 'An API key was created',
+  'api_key.rotated': "An API key's secret was replaced",
+  'api_key.revoked': 'An API key was revoked',
+  'application.created': 'An application was created',
+  'application.updated': "An application's settings or status changed",
+  'tenant.created': 'The organization was created',
+  'tenant.updated': 'The organization was renamed or its slug changed',
+  'tenant.deleted': 'The organization was deleted',
+  'subscription.updated': 'The subscription changed',
+  'export.completed': 'An export finished',
+};
+
+/** The catalog as GET /v1/webhook-event-types answers it, in catalog order. */
+export const WEBHOOK_EVENT_TYPE_CATALOG = EVENT_TYPES.map((type) => ({ type, description: EVENT_TYPE_DESCRIPTIONS[type] }));
+
+export const ZWebhookEventTypeCatalog = z
+  .object({ data: z.array(z.object({ type: z.string(), description: z.string() })) })
+  .meta({ id: 'WebhookEventTypeCatalog' });
+export type TWebhookEventTypeCatalog = z.infer<typeof ZWebhookEventTypeCatalog>;
+
+/**
+ * Event types in requests: at least one. Names are checked against the catalog by the service, so
+ * an unknown one is 400 `unknown_event_type` naming it (not a generic validation error).
+ * Repeats are dropped and the list is sorted when stored.
+ */
+export const ZWebhookEventTypes = z
+  .array(z.string().trim().min(1).max(100))
+  .min(1, 'choose at least one event type')
+  .max(EVENT_TYPES.length * 2);
+
+/**
+ * The URL receivers are reached at. Its rules (http or https, no credentials, a public address
+ * unless WEBHOOK_ALLOW_PRIVATE) are checked by the service, which answers `webhook_url_invalid`
+ * or `webhook_url_not_allowed`.
+ */
+export const ZWebhookUrl = z.string().trim().min(1, 'enter the URL of your receiver').max(4096);
+
+/** Free text for people: at most 500 characters. */
+export const ZWebhookDescription = z.string().trim().max(500, 'at most 500 characters');
+
+export const ZWebhookDisabledReason = z.enum(['manual', 'gone']).meta({ id: 'WebhookDisabledReason' });
+
+/**
+ * A webhook endpoint as every read shows it. Never the signing secret (SPEC.md 5.5): it is shown
+ * once, beside the endpoint, on create and on rotate.
+ */
+export const ZWebhookEndpoint = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string().nullable(),
+    /** Catalogued event types this endpoint receives, sorted. */
+    eventTypes: z.array(z.string()),
+    enabled: z.boolean(),
+    /** `manual` (an admin turned it off) or `gone` (the receiver answered 410); null while enabled. */
+    disabledReason: ZWebhookDisabledReason.nullable(),
+    disabledAt: z.string().nullable(),
+    secretRotatedAt: z.string().nullable(),
+    /** Until then deliveries carry a second signature made with the secret before the last rotation. */
+    previousSecretExpiresAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type TWebhookEndpoint = z.infer<typeof ZWebhookEndpoint>;
+
+export const ZWebhookEndpointPage = ZPage(ZWebhookEndpoint).meta({ id: 'WebhookEndpointPage' });
+export type TWebhookEndpointPage = z.infer<typeof ZWebhookEndpointPage>;
+
+/** 201 of create and 200 of rotate-secret: `secret` (`whsec_...`) is shown this once. */
+export const ZWebhookEndpointWithSecret = z
+  .object({ endpoint: ZWebhookEndpoint, secret: z.string() })
+  .meta({ id: 'WebhookEndpointWithSecret' });
+export type TWebhookEndpointWithSecret = z.infer<typeof ZWebhookEndpointWithSecret>;
+
+/** GET /v1/webhook-endpoints. */
+export const ZListWebhookEndpointsRequest = ZListQuery.extend({ organization_slug: organizationSlug });
+export type TListWebhookEndpointsRequest = z.infer<typeof ZListWebhookEndpointsRequest>;
+
+/** The body of POST /v1/webhook-endpoints without the organization (the console's form). */
+export const ZCreateWebhookEndpointBody = z.object({
+  url: ZWebhookUrl,
+  eventTypes: ZWebhookEventTypes,
+  description: ZWebhookDescription.optional(),
+});
+export type TCreateWebhookEndpointBody = z.infer<typeof ZCreateWebhookEndpointBody>;
+
+export const ZCreateWebhookEndpointRequest = ZCreateWebhookEndpointBody.extend({ organization_slug: organizationSlug });
+export type TCreateWebhookEndpointRequest = z.infer<typeof ZCreateWebhookEndpointRequest>;
+
+/** `{id}` routes: the endpoint, optionally within a named organization. */
+export const ZWebhookEndpointRef = z.object({ id: ZWebhookEndpointId, organization_slug: organizationSlug });
+export type TWebhookEndpointRef = z.infer<typeof ZWebhookEndpointRef>;
+
+/** The fields PATCH may change (the console's edit form). */
+export const ZUpdateWebhookEndpointBody = z.object({
+  url: ZWebhookUrl.optional(),
+  eventTypes: ZWebhookEventTypes.optional(),
+  /** null or an empty string clears it. */
+  description: ZWebhookDescription.nullable().optional(),
+  /**
+   * A literal pair, not z.boolean(): the REST adapter coerces boolean fields, which would read
+   * "false" as true. Enabling an endpoint disabled by a 410 clears that reason.
+   */
+  enabled: z.literal([true, false]).optional(),
+});
+export type TUpdateWebhookEndpointBody = z.infer<typeof ZUpdateWebhookEndpointBody>;
+
+/** PATCH /v1/webhook-endpoints/{id}. */
+export const ZUpdateWebhookEndpointRequest = ZWebhookEndpointRef.extend(ZUpdateWebhookEndpointBody.shape).refine(
+  (v) => v.url !== undefined || v.eventTypes !== undefined || v.description !== undefined || v.enabled !== undefined,
+  { message: 'send url, eventTypes, description or enabled' },
+);
+export type TUpdateWebhookEndpointRequest = z.infer<typeof ZUpdateWebhookEndpointRequest>;
+
+export const ZDeletedWebhookEndpoint = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedWebhookEndpoint' });
+export type TDeletedWebhookEndpoint = z.infer<typeof ZDeletedWebhookEndpoint>;
+
+/** pending and retrying are due work; failed and succeeded are final (API.md). */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'failed', 'succeeded'] as const;
+export const ZWebhookDeliveryStatus = z.enum(WEBHOOK_DELIVERY_STATUSES).meta({ id: 'WebhookDeliveryStatus' });
+export type TWebhookDeliveryStatus = z.infer<typeof ZWebhookDeliveryStatus>;
+
+/** One event to one endpoint: its state, never a signature or a secret (SPEC.md 2.7). */
+export const ZWebhookDelivery = z
+  .object({
+    id: z.string(),
+    endpointId: z.string(),
+    eventId: z.string(),
+    eventType: z.string(),
+    status: ZWebhookDeliveryStatus,
+    attemptCount: z.number().int(),
+    /** When the next attempt is due; null once the delivery is final. */
+    nextAttemptAt: z.string().nullable(),
+    lastAttemptAt: z.string().nullable(),
+    lastStatusCode: z.number().int().nullable(),
+    /** The last attempt's outcome: succeeded, http_error, gone, redirect, timeout, ... */
+    lastOutcome: z.string().nullable(),
+    succeededAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type TWebhookDelivery = z.infer<typeof ZWebhookDelivery>;
+
+export const ZWebhookDeliveryPage = ZPage(ZWebhookDelivery).meta({ id: 'WebhookDeliveryPage' });
+export type TWebhookDeliveryPage = z.infer<typeof ZWebhookDeliveryPage>;
+
+/** One attempt: when, how long, what the receiver said (a short, sanitized excerpt). */
+export const ZWebhookDeliveryAttempt = z
+  .object({
+    attemptNumber: z.number().int(),
+    startedAt: z.string(),
+    durationMs: z.number().int(),
+    statusCode: z.number().int().nullable(),
+    outcome: z.string(),
+    error: z.string().nullable(),
+    responseExcerpt: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookDeliveryAttempt' });
+export type TWebhookDeliveryAttempt = z.infer<typeof ZWebhookDeliveryAttempt>;
+
+/** The event a delivery carries: the payload's id, type, time and data. */
+export const ZWebhookEvent = z
+  .object({ id: z.string(), type: z.string(), createdAt: z.string(), data: z.record(z.string(), z.unknown()) })
+  .meta({ id: 'WebhookEvent' });
+export type TWebhookEvent = z.infer<typeof ZWebhookEvent>;
+
+/** GET /v1/webhook-deliveries/{id}: the delivery, its attempts (oldest first) and its event. */
+export const ZWebhookDeliveryDetail = ZWebhookDelivery.extend({
+  attempts: z.array(ZWebhookDeliveryAttempt),
+  event: ZWebhookEvent,
+}).meta({ id: 'WebhookDeliveryDetail' });
+export type TWebhookDeliveryDetail = z.infer<typeof ZWebhookDeliveryDetail>;
+
+/** 202 of POST /v1/webhook-endpoints/{id}/test: the queued delivery of the test event. */
+export const ZWebhookTestResponse = z.object({ delivery: ZWebhookDelivery }).meta({ id: 'WebhookTestDelivery' });
+export type TWebhookTestResponse = z.infer<typeof ZWebhookTestResponse>;
+
+/** The filters of GET /v1/webhook-deliveries (the console's filter form). */
+export const ZWebhookDeliveryFilters = z.object({
+  endpoint_id: ZWebhookEndpointId.optional(),
+  status: ZWebhookDeliveryStatus.optional(),
+  /** A catalogued type or `webhook.test`; anything else is 400 `unknown_event_type`. */
+  event_type: z.string().trim().min(1).max(100).optional(),
+});
+export type TWebhookDeliveryFilters = z.infer<typeof ZWebhookDeliveryFilters>;
+
+export const ZListWebhookDeliveriesRequest = ZListQuery.extend({
+  organization_slug: organizationSlug,
+  ...ZWebhookDeliveryFilters.shape,
+});
+export type TListWebhookDeliveriesRequest = z.infer<typeof ZListWebhookDeliveriesRequest>;
+
+/** GET /v1/webhook-deliveries/{id} and POST .../retry (`organization_slug` in the query or the body). */
+export const ZWebhookDeliveryRef = z.object({ id: ZWebhookDeliveryId, organization_slug: organizationSlug });
+export type TWebhookDeliveryRef = z.infer<typeof ZWebhookDeliveryRef>;

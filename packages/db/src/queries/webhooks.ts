@@ -1,0 +1,249 @@
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+import { afterCursor, type Cursor } from '../pagination.ts';
+import { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, webhookEvents } from '../schema/webhooks.ts';
+import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookDeliveryAttemptRow = typeof webhookDeliveryAttempts.$inferSelect;
+export type WebhookEventRow = typeof webhookEvents.$inferSelect;
+
+// Management reads and writes of webhook endpoints and deliveries. Every statement carries the
+// tenant predicate, except the two `find...Tenant` reads that learn the tenant of an id from the
+// request (the caller authorizes against it before anything else).
+
+/**
+ * The organization a webhook endpoint belongs to, by an id from the request: the one read
+ * without a tenant predicate, because it is how the tenant is learnt.
+ */
+export async function findWebhookEndpointTenant(db: DbOrTx, opts: { untrustedId: string }): Promise<string | undefined> {
+  const [row] = await db
+    .select({ tenantId: webhookEndpoints.tenantId })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.id, opts.untrustedId))
+    .limit(1);
+  return row?.tenantId;
+}
+
+export async function findWebhookEndpoint(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; forUpdate?: boolean },
+): Promise<WebhookEndpointRow | undefined> {
+  const query = db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.tenantId, opts.tenantId), eq(webhookEndpoints.id, opts.id)))
+    .limit(1);
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+/** One page of an organization's endpoints, newest first (`limit + 1` rows: the extra says "more"). */
+export async function listWebhookEndpoints(
+  db: DbOrTx,
+  opts: { tenantId: string; limit: number; cursor?: Cursor },
+): Promise<WebhookEndpointRow[]> {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.tenantId, opts.tenantId), afterCursor(webhookEndpoints.createdAt, webhookEndpoints.id, opts.cursor)))
+    .orderBy(sql`${webhookEndpoints.createdAt} desc nulls last`, sql`${webhookEndpoints.id} desc nulls last`)
+    .limit(opts.limit + 1);
+}
+
+export async function insertWebhookEndpoint(db: DbOrTx, values: typeof webhookEndpoints.$inferInsert): Promise<WebhookEndpointRow> {
+  const [row] = await db.insert(webhookEndpoints).values(values).returning();
+  if (!row) {
+    throw new Error('webhook endpoint insert returned nothing');
+  }
+  return row;
+}
+
+/** The columns an update may set (never the secrets: see rotateWebhookEndpointSecret). */
+export type WebhookEndpointChanges = Partial<
+  Pick<WebhookEndpointRow, 'url' | 'description' | 'eventTypes' | 'enabled' | 'disabledReason' | 'disabledAt'>
+>;
+
+export async function updateWebhookEndpoint(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; changes: WebhookEndpointChanges; now: Date },
+): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ ...opts.changes, updatedAt: opts.now })
+    .where(and(eq(webhookEndpoints.tenantId, opts.tenantId), eq(webhookEndpoints.id, opts.id)))
+    .returning();
+  return row;
+}
+
+/** Deletes an endpoint; its deliveries and their attempts go with it (foreign keys cascade). */
+export async function deleteWebhookEndpoint(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<boolean> {
+  const rows = await db
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.tenantId, opts.tenantId), eq(webhookEndpoints.id, opts.id)))
+    .returning({ id: webhookEndpoints.id });
+  return rows.length > 0;
+}
+
+/**
+ * Puts a new sealed secret in place. In the same statement the current secret becomes the
+ * previous one, signing beside the new one until `previousSecretExpiresAt` (null: it stops at
+ * once). A secret from before an earlier rotation is dropped.
+ */
+export async function rotateWebhookEndpointSecret(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; secretCiphertext: string; previousSecretExpiresAt: Date | null; now: Date },
+): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      // The right-hand side reads the row as it was before this UPDATE.
+      previousSecretCiphertext: opts.previousSecretExpiresAt ? sql`${webhookEndpoints.secretCiphertext}` : null,
+      previousSecretExpiresAt: opts.previousSecretExpiresAt,
+      secretCiphertext: opts.secretCiphertext,
+      secretRotatedAt: opts.now,
+      updatedAt: opts.now,
+    })
+    .where(and(eq(webhookEndpoints.tenantId, opts.tenantId), eq(webhookEndpoints.id, opts.id)))
+    .returning();
+  return row;
+}
+
+/** Queues (or updates the queued) dispatch job in the caller's transaction, as recordEvent does. */
+export async function wakeWebhookDispatcher(db: DbOrTx): Promise<void> {
+  await db.execute(sql`
+    select graphile_worker.add_job(
+      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
+      payload => '{}'::json,
+      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
+      job_key_mode => 'replace'
+    )`);
+}
+
+/**
+ * Records an event for one endpoint only (the test event: no other endpoint receives it), its
+ * pending delivery due now, and wakes the dispatcher: all in the caller's transaction.
+ */
+export async function insertEventForEndpoint(
+  db: DbOrTx,
+  opts: { tenantId: string; endpointId: string; eventId: string; deliveryId: string; type: string; data: Record<string, unknown> },
+): Promise<WebhookDeliveryRow> {
+  await db.insert(webhookEvents).values({ id: opts.eventId, tenantId: opts.tenantId, type: opts.type, data: opts.data });
+  const [row] = await db
+    .insert(webhookDeliveries)
+    .values({
+      id: opts.deliveryId,
+      tenantId: opts.tenantId,
+      endpointId: opts.endpointId,
+      eventId: opts.eventId,
+      eventType: opts.type,
+      status: 'pending',
+      nextAttemptAt: sql`now()`,
+    })
+    .returning();
+  if (!row) {
+    throw new Error('webhook delivery insert returned nothing');
+  }
+  await wakeWebhookDispatcher(db);
+  return row;
+}
+
+/** The organization a delivery belongs to, by an id from the request (see findWebhookEndpointTenant). */
+export async function findWebhookDeliveryTenant(db: DbOrTx, opts: { untrustedId: string }): Promise<string | undefined> {
+  const [row] = await db
+    .select({ tenantId: webhookDeliveries.tenantId })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.id, opts.untrustedId))
+    .limit(1);
+  return row?.tenantId;
+}
+
+export async function findWebhookDelivery(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<WebhookDeliveryRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.tenantId, opts.tenantId), eq(webhookDeliveries.id, opts.id)))
+    .limit(1);
+  return row;
+}
+
+export type WebhookDeliveryFilter = {
+  tenantId: string;
+  endpointId?: string;
+  status?: WebhookDeliveryRow['status'];
+  eventType?: string;
+};
+
+/**
+ * One page of an organization's deliveries, newest first, `limit + 1` rows. With an endpoint the
+ * scan runs on (endpoint_id, created_at desc, id desc), else on (tenant_id, created_at desc, id
+ * desc); the cursor is a row comparison so that it is where the index scan starts (see
+ * listAuditLogs), and the order is spelled as the indexes are built.
+ */
+export async function listWebhookDeliveries(
+  db: DbOrTx,
+  opts: { filter: WebhookDeliveryFilter; cursor?: Cursor; limit: number },
+): Promise<WebhookDeliveryRow[]> {
+  const { filter, cursor } = opts;
+  const conditions: (SQL | undefined)[] = [
+    eq(webhookDeliveries.tenantId, filter.tenantId),
+    filter.endpointId !== undefined ? eq(webhookDeliveries.endpointId, filter.endpointId) : undefined,
+    filter.status !== undefined ? eq(webhookDeliveries.status, filter.status) : undefined,
+    filter.eventType !== undefined ? eq(webhookDeliveries.eventType, filter.eventType) : undefined,
+    cursor
+      ? sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`
+      : undefined,
+  ];
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...conditions))
+    .orderBy(sql`${webhookDeliveries.createdAt} desc nulls last`, sql`${webhookDeliveries.id} desc nulls last`)
+    .limit(opts.limit + 1);
+}
+
+/** A delivery's attempts, oldest first. */
+export async function listWebhookDeliveryAttempts(
+  db: DbOrTx,
+  opts: { tenantId: string; deliveryId: string },
+): Promise<WebhookDeliveryAttemptRow[]> {
+  return db
+    .select()
+    .from(webhookDeliveryAttempts)
+    .where(and(eq(webhookDeliveryAttempts.tenantId, opts.tenantId), eq(webhookDeliveryAttempts.deliveryId, opts.deliveryId)))
+    .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+}
+
+export async function findWebhookEvent(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<WebhookEventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.tenantId, opts.tenantId), eq(webhookEvents.id, opts.id)))
+    .limit(1);
+  return row;
+}
+
+/**
+ * Moves a failed or retrying delivery back to pending, due now; attempts and the attempt count
+ * are kept. Undefined when the delivery is in another state, or a worker holds it right now
+ * (an attempt in flight: its outcome would overwrite the retry).
+ */
+export async function retryWebhookDelivery(
+  db: DbOrTx,
+  opts: { tenantId: string; id: string; now: Date },
+): Promise<WebhookDeliveryRow | undefined> {
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set({ status: 'pending', nextAttemptAt: opts.now, updatedAt: opts.now })
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, opts.tenantId),
+        eq(webhookDeliveries.id, opts.id),
+        sql`${webhookDeliveries.status} in ('failed', 'retrying')`,
+        sql`(${webhookDeliveries.lockedUntil} is null or ${webhookDeliveries.lockedUntil} <= ${opts.now.toISOString()}::timestamptz)`,
+      ),
+    )
+    .returning();
+  return row;
+}
