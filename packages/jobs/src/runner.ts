@@ -1,8 +1,11 @@
 import type { Db } from '@svc/db/client';
+import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
 import type { SecretBox } from '@svc/db/secret-box';
 import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
+import type { EmailOutboxSettings } from './email/providers.ts';
 import type { TaskName } from './task-names.ts';
+import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
@@ -22,6 +25,8 @@ export type JobContext = {
   webhooks: WebhookDeliverySettings;
   /** The pooled HTTP client of webhook deliveries (closed when the worker stops). */
   webhookSender: WebhookSender;
+  /** The invitation email outbox's provider; absent or disabled, `email:dispatch` sends nothing. */
+  email?: EmailOutboxSettings;
   /**
    * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
    * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has
@@ -36,6 +41,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
   'maintenance:prune_pending_logins': prunePendingLogins,
   'webhooks:dispatch': dispatchWebhooks,
+  'email:dispatch': dispatchEmail,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
@@ -57,6 +63,8 @@ export type StartWorkerOptions = {
   secretBox: SecretBox;
   // Settings of each task family, one field each (the email outbox's goes beside this one).
   webhooks: WebhookDeliverySettings;
+  /** EMAIL_* (apps/api env.ts `config.email`); absent or disabled, no email is sent by this worker. */
+  email?: EmailOutboxSettings;
 };
 
 /** Starts a Graphile Worker runner for svc's tasks. Migrations must already be applied. */
@@ -69,6 +77,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     secretBox: opts.secretBox,
     webhooks: opts.webhooks,
     webhookSender,
+    email: opts.email,
     stopping: stopping.signal,
   };
   const taskList: TaskList = {};
@@ -107,6 +116,10 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
   try {
     await runner.addJob('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
+    if (opts.email?.enabled) {
+      // Emails left due while no worker with a provider ran are sent now.
+      await runner.addJob('email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
+    }
   } catch (error) {
     await runner.stop().catch(() => {});
     webhookSender.close();

@@ -13,6 +13,8 @@ export const ZTaskPayloads = {
     /** Only these deliveries, when due (a manual retry dispatching at once). */
     deliveryIds: z.array(z.string().min(1)).min(1).max(1000).optional(),
   }),
+  /** Sends due invitation emails (the outbox rows hold the state: nothing to carry). */
+  'email:dispatch': z.object({}),
 } as const;
 
 export type TaskName = keyof typeof ZTaskPayloads;

@@ -11,7 +11,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/db.ts';
 import { type ResendRecorder, type SmtpCapture, startResendRecorder, startSmtpCapture } from '../../../../test/support/mail.ts';
-import type { JobLogger } from '../runner.ts';
+import { type JobLogger, startWorker } from '../runner.ts';
 import { EMAIL_RETRY_SCHEDULE_MS, type EmailOutbox, processEmailDeliveries } from './process.ts';
 import type { EmailOutboxSettings } from './providers.ts';
 import { queueInvitationEmail } from './queue.ts';
@@ -461,5 +461,78 @@ describe('what is never sent', () => {
     const stop = new AbortController();
     stop.abort();
     expect(await processEmailDeliveries(database.db, outbox('smtp'), { limit: 10, signal: stop.signal })).toMatchObject({ processed: 0 });
+  });
+});
+
+describe('the email:dispatch task in a Graphile worker', () => {
+  const webhooks = { allowPrivate: true, timeoutMs: 5_000, retryScheduleMs: [0], secretGraceMs: 0 };
+
+  async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${what}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('a worker with a provider sends what the invitation queued, through the job the invitation added', async () => {
+    const { row, link } = await queue();
+    const worker = await startWorker({
+      connectionString: url,
+      db: database.db,
+      logger,
+      pollInterval: 50,
+      secretBox,
+      webhooks,
+      email: settings('smtp'),
+    });
+    try {
+      const [received] = await smtp.waitFor(1);
+      expect(received?.text).toContain(link);
+      await waitFor(async () => (await rowOf(row.id)).status === 'sent', 'the delivery to be recorded as sent');
+      // The job that woke it is done (only wake-ups for later remain).
+      await waitFor(
+        async () => (await database.sql`select id from graphile_worker.jobs where key = 'email:dispatch'`).length === 0,
+        'the dispatch job to complete',
+      );
+    } finally {
+      await worker.stop();
+    }
+    expect(smtp.received).toHaveLength(1);
+  });
+
+  it('a worker without a provider completes the job and leaves the email due for one that has it', async () => {
+    const { row } = await queue();
+    const worker = await startWorker({ connectionString: url, db: database.db, logger, pollInterval: 50, secretBox, webhooks });
+    try {
+      await waitFor(
+        async () => (await database.sql`select id from graphile_worker.jobs where key = 'email:dispatch'`).length === 0,
+        'the dispatch job to complete',
+      );
+    } finally {
+      await worker.stop();
+    }
+    expect(await rowOf(row.id)).toMatchObject({ status: 'pending', attemptCount: 0 });
+    expect(smtp.received).toHaveLength(0);
+    expect(logLines.some((l) => l.includes('email delivery is disabled in this worker'))).toBe(true);
+
+    // A worker with a provider sends it when it starts, without any new invitation.
+    const next = await startWorker({
+      connectionString: url,
+      db: database.db,
+      logger,
+      pollInterval: 50,
+      secretBox,
+      webhooks,
+      email: settings('smtp'),
+    });
+    try {
+      await smtp.waitFor(1);
+      await waitFor(async () => (await rowOf(row.id)).status === 'sent', 'the delivery to be sent by the next worker');
+    } finally {
+      await next.stop();
+    }
   });
 });
