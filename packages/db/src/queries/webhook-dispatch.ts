@@ -58,7 +58,7 @@ export async function claimDueDeliveries(
   db: DbOrTx,
   opts: { token: string; limit: number; lockMs: number; deliveryIds?: string[] },
 ): Promise<ClaimedDelivery[]> {
-  const only = opts.deliveryIds ? sql`and id = any(${opts.deliveryIds}::text[])` : sql``;
+  const only = opts.deliveryIds ? sql`and id = any(${sql.param(opts.deliveryIds)}::text[])` : sql``;
   const rows = (await db.execute(sql`
     with claimed as (
       update webhook_deliveries d

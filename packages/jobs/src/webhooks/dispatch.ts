@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Db } from '@svc/db/client';
 import {
@@ -217,6 +218,15 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
   const openKey = keyOpener(ctx.secretBox);
   const inFlight = new Set<Promise<void>>();
   const counts: Partial<Record<WebhookAttemptOutcome, number>> = {};
+  // Graphile's abort means the stop can wait no longer: in-flight sends end as `interrupted`.
+  // One listener on its signal, fanned out to the sends through a signal of this run's own.
+  const interrupt = new AbortController();
+  setMaxListeners(DISPATCH_CONCURRENCY + 1, interrupt.signal);
+  const onAbort = () => interrupt.abort();
+  if (helpers.abortSignal.aborted) {
+    interrupt.abort();
+  }
+  helpers.abortSignal.addEventListener('abort', onAbort, { once: true });
 
   const attempt = async (delivery: ClaimedDelivery, token: string): Promise<DeliveryResult> => {
     const startedAt = new Date();
@@ -262,7 +272,7 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
       dataJson: delivery.eventDataJson,
     });
     const headers = webhookHeaders({ id: delivery.eventId, body, keys, now: startedAt });
-    const sent = await ctx.webhookSender.send({ url: delivery.url, headers, body, signal: helpers.abortSignal });
+    const sent = await ctx.webhookSender.send({ url: delivery.url, headers, body, signal: interrupt.signal });
     return {
       ...base,
       ...sent,
@@ -271,33 +281,9 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
     };
   };
 
-  const shouldClaim = () =>
-    !ctx.stopping.aborted && !helpers.abortSignal.aborted && !recorder.failed && Date.now() - started < RUN_BUDGET_MS;
+  const shouldClaim = () => !ctx.stopping.aborted && !interrupt.signal.aborted && !recorder.failed && Date.now() - started < RUN_BUDGET_MS;
 
-  let claimError: unknown = null;
-  try {
-    await claimAndSend();
-  } catch (error) {
-    // The database is unreachable, say: finish and record what is in flight, then fail the job
-    // (Graphile retries it with backoff; the crontab sweep runs regardless).
-    claimError = error;
-  }
-  const sends = await Promise.allSettled(inFlight);
-  await recorder.drain();
-  if (claimError) {
-    throw claimError;
-  }
-  for (const send of sends) {
-    if (send.status === 'rejected') {
-      throw send.reason;
-    }
-  }
-  const next = await scheduleNextDispatch(ctx.db);
-  if (Object.keys(counts).length > 0) {
-    ctx.logger.debug({ outcomes: counts, ms: Date.now() - started, dueNow: next.dueNow, wakeAt: next.wakeAt }, 'webhook dispatch run');
-  }
-
-  async function claimAndSend(): Promise<void> {
+  const claimAndSend = async (): Promise<void> => {
     while (shouldClaim()) {
       // Claim in batches of at least half the slots: fewer, fuller claim statements.
       await slots.atLeast(Math.ceil(slots.size / 2));
@@ -324,5 +310,29 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
         break;
       }
     }
+  };
+
+  let claimError: unknown = null;
+  try {
+    await claimAndSend();
+  } catch (error) {
+    // The database is unreachable, say: finish and record what is in flight, then fail the job
+    // (Graphile retries it with backoff; the crontab sweep runs regardless).
+    claimError = error;
+  }
+  const sends = await Promise.allSettled(inFlight);
+  helpers.abortSignal.removeEventListener('abort', onAbort);
+  await recorder.drain();
+  if (claimError) {
+    throw claimError;
+  }
+  for (const send of sends) {
+    if (send.status === 'rejected') {
+      throw send.reason;
+    }
+  }
+  const next = await scheduleNextDispatch(ctx.db);
+  if (Object.keys(counts).length > 0) {
+    ctx.logger.debug({ outcomes: counts, ms: Date.now() - started, dueNow: next.dueNow, wakeAt: next.wakeAt }, 'webhook dispatch run');
   }
 }
