@@ -199,6 +199,7 @@ async function main(argv: string[]): Promise<void> {
         concurrency: config.workerConcurrency,
         secretBox,
         webhooks: config.webhooks,
+        email: config.email,
       });
       process.stdout.write('svc worker running\n');
       onSignal(async () => {

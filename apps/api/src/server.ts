@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
+import { type EmailBackgroundWorker, startEmailBackgroundWorker } from '@svc/jobs/email/background';
 import { startWorker, type WorkerHandle } from '@svc/jobs/runner';
 import type { Logger } from 'pino';
 import type { AppServices } from './context.ts';
@@ -18,6 +19,7 @@ import { createLogger, flushLogger } from './logging.ts';
 import { ApiKeyUsage } from './modules/access/principal.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
+import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { SessionLookup } from './modules/sessions/service.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
@@ -85,9 +87,14 @@ async function startOn(
       concurrency: config.workerConcurrency,
       secretBox: services.secretBox,
       webhooks: config.webhooks,
+      email: config.email,
     });
     started.push(() => running.stop());
     worker = running;
+  }
+  const emailWorker = startEmailWorker(config, services);
+  if (emailWorker) {
+    started.push(() => emailWorker.stop());
   }
 
   const limiter = new RateLimiter(db, logger);
@@ -146,7 +153,11 @@ async function startOn(
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs);
     });
-    const drained = Promise.all([httpClosed, step('worker stop', () => worker?.stop())]).then(() => 'drained' as const);
+    const drained = Promise.all([
+      httpClosed,
+      step('worker stop', () => worker?.stop()),
+      step('email delivery worker stop', () => emailWorker?.stop()),
+    ]).then(() => 'drained' as const);
     const outcome = await Promise.race([drained, deadline]);
     clearTimeout(timer);
     clearInterval(sweep);
@@ -170,6 +181,26 @@ async function startOn(
     return closing;
   };
   return { url, services, close };
+}
+
+/**
+ * EMAIL_DELIVERY_WORKER_ENABLED (SPEC.md 4.4, invitation email rule 3): due deliveries processed in
+ * this process every interval, besides the `email:dispatch` jobs. Not started without a provider.
+ */
+function startEmailWorker(config: Config, services: AppServices): EmailBackgroundWorker | undefined {
+  if (!config.email.worker.enabled) {
+    return undefined;
+  }
+  if (!config.email.enabled) {
+    services.logger.warn(
+      { setting: 'EMAIL_DELIVERY_WORKER_ENABLED' },
+      'EMAIL_DELIVERY_WORKER_ENABLED is set but email delivery is disabled (EMAIL_ENABLED, EMAIL_PROVIDER): the email delivery worker is not started',
+    );
+    return undefined;
+  }
+  const { intervalMs, batchSize } = config.email.worker;
+  services.logger.info({ intervalMs, batchSize, provider: config.email.provider }, 'email delivery worker started');
+  return startEmailBackgroundWorker(services.db, emailOutboxOf(services), { intervalMs, batchSize, logger: services.logger });
 }
 
 /** listen() failures an operator fixes with a setting, as one-line startup errors. */

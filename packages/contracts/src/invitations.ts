@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZQueuedEmail } from './email-deliveries.ts';
 import { ZEmail, ZListQuery, ZPage, ZSlug } from './lists.ts';
 import { ZRoleKey } from './permissions.ts';
 
@@ -54,9 +55,12 @@ export const ZCreateInvitationRequest = z.object({
 });
 export type TCreateInvitationRequest = z.infer<typeof ZCreateInvitationRequest>;
 
-/** 201: the invitation, and beside it the token and link, shown this once (SPEC.md 2.7). */
+/**
+ * 201: the invitation, and beside it the token and link, shown this once (SPEC.md 2.7), and the
+ * invitation email queued for it (id and status only), or null when email delivery is disabled.
+ */
 export const ZCreateInvitationResponse = z
-  .object({ invitation: ZInvitation, invitationToken: z.string(), inviteLink: z.string() })
+  .object({ invitation: ZInvitation, invitationToken: z.string(), inviteLink: z.string(), emailDelivery: ZQueuedEmail })
   .meta({ id: 'CreatedInvitation' });
 export type TCreateInvitationResponse = z.infer<typeof ZCreateInvitationResponse>;
 

@@ -3,6 +3,7 @@ import { applicationsRouter } from '../modules/applications/router.ts';
 import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
 import { jobQueueRouter } from '../modules/job-queue/router.ts';
 import { meRouter } from '../modules/me/router.ts';
@@ -30,6 +31,7 @@ export const appRouter = router({
   users: usersRouter,
   sessions: orgSessionsRouter,
   jobQueue: jobQueueRouter,
+  emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
 });
 

@@ -38,6 +38,7 @@ export const invitationsRouter = router({
           publicUrl: ctx.services.config.publicUrl,
           ttlMs: ctx.services.config.invitationTtlMs,
           throttle: invitationSendLimit(ctx.services, ctx.res),
+          email: ctx.services.config.email.enabled ? { secretBox: ctx.services.secretBox } : null,
         },
         ctx.principal,
         ctx.request,

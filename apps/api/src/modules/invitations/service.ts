@@ -1,3 +1,4 @@
+import type { TQueuedEmail } from '@svc/contracts/email-deliveries';
 import { AppError } from '@svc/contracts/errors';
 import { newId, randomBase62 } from '@svc/contracts/ids';
 import {
@@ -31,6 +32,9 @@ import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/orga
 import { findRoleByKey } from '@svc/db/queries/roles';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
 import { addOrgMember } from '@svc/db/queries/users';
+import type { SecretBox } from '@svc/db/secret-box';
+import { queueInvitationEmail } from '@svc/jobs/email/queue';
+import { invitationEmail } from '@svc/jobs/email/template';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
@@ -47,6 +51,12 @@ export type InvitationSettings = {
    * nobody's budget.
    */
   throttle: (email: string) => Promise<void>;
+  /**
+   * With email delivery enabled (EMAIL_ENABLED and a provider), the invitation email is queued in
+   * the outbox in the invitation's transaction (SPEC.md 4.4, invitation email rule 1). Null: no
+   * provider, so nothing is queued or recorded, and the admin copies the link by hand (rule 2).
+   */
+  email: { secretBox: SecretBox } | null;
 };
 
 export function toInvitation(row: InvitationRow, now = new Date()): TInvitation {
@@ -129,7 +139,25 @@ export async function createInvitation(
       target: { type: 'invitation', id: row.id },
       summary: { email: row.email, roleKey: row.roleKey, requireEmailMatch: row.requireEmailMatch, expiresAt: row.expiresAt },
     });
-    return { invitation: toInvitation(row, now), invitationToken: token, inviteLink: inviteLinkOf(settings.publicUrl, token) };
+    const inviteLink = inviteLinkOf(settings.publicUrl, token);
+    let emailDelivery: TQueuedEmail = null;
+    if (settings.email) {
+      const queued = await queueInvitationEmail(tx, settings.email.secretBox, {
+        tenantId,
+        invitationId: row.id,
+        roleKey: row.roleKey,
+        recipient: row.email,
+        content: invitationEmail({
+          organizationName: access.organization.name,
+          inviteLink,
+          roleName: role.name,
+          expiresAt: row.expiresAt,
+          inviterName: principal.kind === 'user' ? principal.user.name || principal.user.email : null,
+        }),
+      });
+      emailDelivery = { id: queued.id, status: queued.status };
+    }
+    return { invitation: toInvitation(row, now), invitationToken: token, inviteLink, emailDelivery };
   });
 }
 

@@ -1,0 +1,46 @@
+import {
+  ZEmailDeliveryPage,
+  ZListEmailDeliveriesRequest,
+  ZProcessEmailDeliveriesRequest,
+  ZProcessEmailDeliveriesResponse,
+} from '@svc/contracts/email-deliveries';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { emailOutboxOf } from './outbox.ts';
+import { listEmailDeliveries, processEmailDeliveriesNow } from './service.ts';
+
+export const emailDeliveriesRouter = router({
+  list: controlProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/email-deliveries',
+        tags: ['email'],
+        summary: "List an organization's invitation emails (sanitized: never the body or the provider's answers)",
+      },
+    })
+    .input(ZListEmailDeliveriesRequest)
+    .output(ZEmailDeliveryPage)
+    .query(({ ctx, input }) => listEmailDeliveries(ctx.services.db, ctx.principal, input)),
+  process: controlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/email-deliveries/process',
+        tags: ['email'],
+        summary: 'Send due (or the selected) invitation emails now; 409 email_delivery_disabled without a provider',
+      },
+    })
+    .input(ZProcessEmailDeliveriesRequest)
+    .output(ZProcessEmailDeliveriesResponse)
+    .mutation(({ ctx, input }) =>
+      processEmailDeliveriesNow(
+        ctx.services.db,
+        emailOutboxOf(ctx.services),
+        ctx.services.config.email.worker.batchSize,
+        ctx.principal,
+        ctx.request,
+        input,
+      ),
+    ),
+});
