@@ -18,6 +18,8 @@ import { RolesPage } from './pages/roles/roles-page.tsx';
 import { SessionsPage } from './pages/sessions/sessions-page.tsx';
 import { SettingsPage } from './pages/settings/settings-page.tsx';
 import { UsersPage } from './pages/users/users-page.tsx';
+import { WebhookDeliveriesPage } from './pages/webhook-deliveries/webhook-deliveries-page.tsx';
+import { WebhooksPage } from './pages/webhooks/webhooks-page.tsx';
 import { makeTRPCClient, TRPCProvider } from './trpc.ts';
 
 /** Must match vite.config.ts `base` (without the trailing slash) and where the api serves us. */
@@ -42,6 +44,8 @@ const router = createBrowserRouter(
             { path: 'roles', element: <RolesPage /> },
             { path: 'invitations', element: <InvitationsPage /> },
             { path: 'api-keys', element: <ApiKeysPage /> },
+            { path: 'webhooks', element: <WebhooksPage /> },
+            { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
             { path: 'audit-log', element: <AuditLogPage /> },
             { path: 'settings', element: <SettingsPage /> },
             { path: 'job-queue', element: <JobQueuePage /> },

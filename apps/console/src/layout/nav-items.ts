@@ -8,6 +8,8 @@ export const NAV_ITEMS = [
   { id: 'roles', label: 'Roles', path: '/roles' },
   { id: 'invitations', label: 'Invitations', path: '/invitations' },
   { id: 'api-keys', label: 'API keys', path: '/api-keys' },
+  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'settings', label: 'Settings', path: '/settings' },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },

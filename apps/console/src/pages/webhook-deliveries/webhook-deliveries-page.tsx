@@ -1,0 +1,422 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { TEST_EVENT_TYPE } from '@svc/contracts/events';
+import {
+  type TWebhookDelivery,
+  type TWebhookDeliveryFilters,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPE_CATALOG,
+  ZWebhookDeliveryFilters,
+} from '@svc/contracts/webhooks';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useForm } from 'react-hook-form';
+import { useSearchParams } from 'react-router';
+import { ErrorPanel } from '../../components/error-panel.tsx';
+import { PageHeader } from '../../components/page-header.tsx';
+import { Pager, usePager } from '../../components/pager.tsx';
+import { useActiveOrganization } from '../../lib/organization.ts';
+import { useTRPC } from '../../trpc.ts';
+
+const PAGE_SIZE = 50;
+/** While a shown delivery is still due, the list and the detail refresh at this pace. */
+const LIVE_REFRESH_MS = 2000;
+
+/** An empty select is "no filter". */
+const optional = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+const isDue = (d: Pick<TWebhookDelivery, 'status'>) => d.status === 'pending' || d.status === 'retrying';
+const isRetryable = (d: Pick<TWebhookDelivery, 'status'>) => d.status === 'failed' || d.status === 'retrying';
+
+/**
+ * Webhook deliveries of the active organization: filters (kept in the URL, so the endpoints page
+ * can link here), newest first with Previous / Next, one delivery's attempts and event, and Retry
+ * for a failed or retrying delivery.
+ */
+export function WebhookDeliveriesPage() {
+  const trpc = useTRPC();
+  const active = useActiveOrganization();
+  const pager = usePager();
+  const [params, setParams] = useSearchParams();
+  const filters: TWebhookDeliveryFilters = {
+    endpoint_id: params.get('endpoint_id') ?? undefined,
+    status: (params.get('status') ?? undefined) as TWebhookDeliveryFilters['status'],
+    event_type: params.get('event_type') ?? undefined,
+  };
+  const selected = params.get('delivery');
+  const form = useForm<TWebhookDeliveryFilters>({ resolver: zodResolver(ZWebhookDeliveryFilters), values: filters });
+  const organizationSlug = active.organization?.slug;
+
+  const endpoints = useQuery(
+    trpc.webhooks.endpoint.list.queryOptions(
+      { organization_slug: organizationSlug, limit: 200 },
+      { enabled: organizationSlug !== undefined },
+    ),
+  );
+  const urlOf = new Map((endpoints.data?.data ?? []).map((e) => [e.id, e.url]));
+  // The filter's endpoint stays one <option> (same key) before and after the list loads, so the
+  // select keeps showing it.
+  const endpointOptions = (endpoints.data?.data ?? []).map((e) => ({ id: e.id, label: e.url }));
+  if (filters.endpoint_id && !urlOf.has(filters.endpoint_id)) {
+    endpointOptions.push({ id: filters.endpoint_id, label: filters.endpoint_id });
+  }
+  const deliveries = useQuery({
+    ...trpc.webhooks.delivery.list.queryOptions(
+      { organization_slug: organizationSlug, ...filters, limit: PAGE_SIZE, cursor: pager.cursor },
+      { enabled: organizationSlug !== undefined },
+    ),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.data.some(isDue) ? LIVE_REFRESH_MS : false),
+  });
+
+  const setSearch = (next: TWebhookDeliveryFilters & { delivery?: string | null }) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(next)) {
+      if (typeof value === 'string' && value !== '') {
+        search.set(key, value);
+      }
+    }
+    setParams(search);
+  };
+  const apply = form.handleSubmit((values) => {
+    setSearch(values);
+    pager.reset();
+  });
+  const clear = () => {
+    setSearch({});
+    pager.reset();
+  };
+  const select = (id: string | null) => setSearch({ ...filters, delivery: id });
+  const filtered = Object.values(filters).some((v) => v !== undefined);
+
+  return (
+    <div data-testid="page-webhook-deliveries">
+      <PageHeader
+        title="Webhook deliveries"
+        description="Each event sent to each endpoint, with every attempt. Signing secrets never appear here."
+      />
+      <form className="form-row" onSubmit={apply} noValidate data-testid="deliveries-filters">
+        <label className="form-field">
+          <span>Endpoint</span>
+          <select data-testid="deliveries-filter-endpoint" {...form.register('endpoint_id', { setValueAs: optional })}>
+            <option value="">Any endpoint</option>
+            {endpointOptions.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="form-field">
+          <span>Status</span>
+          <select data-testid="deliveries-filter-status" {...form.register('status', { setValueAs: optional })}>
+            <option value="">Any status</option>
+            {WEBHOOK_DELIVERY_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="form-field">
+          <span>Event type</span>
+          <select data-testid="deliveries-filter-event-type" {...form.register('event_type', { setValueAs: optional })}>
+            <option value="">Any event type</option>
+            <option value={TEST_EVENT_TYPE}>{TEST_EVENT_TYPE}</option>
+            {WEBHOOK_EVENT_TYPE_CATALOG.map((t) => (
+              <option key={t.type} value={t.type}>
+                {t.type}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" className="button button--primary" data-testid="deliveries-filter-apply">
+          Apply
+        </button>
+        <button type="button" className="button" onClick={clear} data-testid="deliveries-filter-clear">
+          Clear
+        </button>
+        <button type="button" className="button" onClick={() => void deliveries.refetch()} data-testid="deliveries-refresh">
+          Refresh
+        </button>
+      </form>
+
+      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+      {selected && organizationSlug !== undefined && (
+        <DeliveryDetail id={selected} organizationSlug={organizationSlug} endpointUrl={urlOf} onClose={() => select(null)} />
+      )}
+      {deliveries.isError && (
+        <ErrorPanel error={deliveries.error} title="Could not load the deliveries" onRetry={() => void deliveries.refetch()} />
+      )}
+      {(active.isLoading || deliveries.isPending) && !deliveries.isError && <p className="loading">Loading deliveries…</p>}
+      {deliveries.data && (
+        <>
+          {deliveries.data.data.length === 0 ? (
+            <p className="muted" data-testid="deliveries-empty">
+              {filtered ? 'No deliveries match these filters.' : 'No deliveries yet.'}
+            </p>
+          ) : (
+            <table className="data-table" data-testid="deliveries-table" aria-busy={deliveries.isPlaceholderData}>
+              <thead>
+                <tr>
+                  <th>Created</th>
+                  <th>Event type</th>
+                  <th>Endpoint</th>
+                  <th>Status</th>
+                  <th>Attempts</th>
+                  <th>Last answer</th>
+                  <th>Next attempt</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {deliveries.data.data.map((delivery) => (
+                  <DeliveryRow
+                    key={delivery.id}
+                    delivery={delivery}
+                    organizationSlug={organizationSlug ?? ''}
+                    endpointUrl={urlOf.get(delivery.endpointId)}
+                    selected={delivery.id === selected}
+                    onSelect={() => select(delivery.id)}
+                  />
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Pager pager={pager} nextCursor={deliveries.isPlaceholderData ? null : deliveries.data.nextCursor} testId="deliveries-pager" />
+        </>
+      )}
+    </div>
+  );
+}
+
+function When({ at, empty = '—' }: { at: string | null; empty?: string }) {
+  return at ? (
+    <time dateTime={at} title={at}>
+      {new Date(at).toLocaleString()}
+    </time>
+  ) : (
+    <span className="muted">{empty}</span>
+  );
+}
+
+function DeliveryStatus({ status, testId }: { status: TWebhookDelivery['status']; testId: string }) {
+  const tone = status === 'succeeded' ? 'pill--on' : status === 'failed' ? 'pill--off' : '';
+  return (
+    <span className={`pill ${tone}`} data-testid={testId}>
+      {status}
+    </span>
+  );
+}
+
+/** Retry for a failed or retrying delivery; refreshes the list and the detail when it is accepted. */
+function useRetry() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  return useMutation(
+    trpc.webhooks.delivery.retry.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.delivery.pathKey() }),
+    }),
+  );
+}
+
+function DeliveryRow({
+  delivery,
+  organizationSlug,
+  endpointUrl,
+  selected,
+  onSelect,
+}: {
+  delivery: TWebhookDelivery;
+  organizationSlug: string;
+  endpointUrl: string | undefined;
+  selected: boolean;
+  onSelect: () => void;
+}) {
+  const retry = useRetry();
+  return (
+    <>
+      <tr
+        data-testid="delivery-row"
+        data-delivery-id={delivery.id}
+        data-status={delivery.status}
+        aria-selected={selected}
+        style={selected ? { background: 'var(--surface-2, rgba(127,127,127,0.08))' } : undefined}
+      >
+        <td>
+          <When at={delivery.createdAt} />
+        </td>
+        <td>
+          <code data-testid="delivery-event-type">{delivery.eventType}</code>
+        </td>
+        <td>
+          <code style={{ wordBreak: 'break-all' }}>{endpointUrl ?? delivery.endpointId}</code>
+        </td>
+        <td>
+          <DeliveryStatus status={delivery.status} testId="delivery-status" />
+        </td>
+        <td data-testid="delivery-attempts">{delivery.attemptCount}</td>
+        <td data-testid="delivery-last">
+          {delivery.lastOutcome ? (
+            <>
+              <code>{delivery.lastStatusCode ?? '—'}</code> <span className="muted">{delivery.lastOutcome}</span>
+            </>
+          ) : (
+            <span className="muted">not attempted yet</span>
+          )}
+        </td>
+        <td>
+          <When at={delivery.nextAttemptAt} />
+        </td>
+        <td>
+          <div style={{ display: 'flex', gap: 8 }}>
+            <button type="button" className="button" onClick={onSelect} data-testid="delivery-open">
+              Details
+            </button>
+            {isRetryable(delivery) && (
+              <button
+                type="button"
+                className="button button--primary"
+                disabled={retry.isPending}
+                onClick={() => retry.mutate({ id: delivery.id, organization_slug: organizationSlug })}
+                data-testid="delivery-retry"
+              >
+                Retry
+              </button>
+            )}
+          </div>
+        </td>
+      </tr>
+      {retry.isError && (
+        <tr>
+          <td colSpan={8}>
+            <ErrorPanel error={retry.error} title="Could not retry the delivery" />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function DeliveryDetail({
+  id,
+  organizationSlug,
+  endpointUrl,
+  onClose,
+}: {
+  id: string;
+  organizationSlug: string;
+  endpointUrl: Map<string, string>;
+  onClose: () => void;
+}) {
+  const trpc = useTRPC();
+  const retry = useRetry();
+  const detail = useQuery({
+    ...trpc.webhooks.delivery.get.queryOptions({ id, organization_slug: organizationSlug }),
+    refetchInterval: (query) => (query.state.data && isDue(query.state.data) ? LIVE_REFRESH_MS : false),
+  });
+  const d = detail.data;
+
+  return (
+    <section className="panel" data-testid="delivery-detail" data-delivery-id={id} style={{ marginBottom: 16 }}>
+      <div style={{ display: 'flex', justifyContent: 'space-between', alignItems: 'baseline', gap: 16 }}>
+        <div>
+          <h2 className="panel__title">Delivery</h2>
+          <code className="muted">{id}</code>
+        </div>
+        <button type="button" className="button" onClick={onClose} data-testid="delivery-detail-close">
+          Close
+        </button>
+      </div>
+      {detail.isPending && <p className="loading">Loading the delivery…</p>}
+      {detail.isError && <ErrorPanel error={detail.error} title="Could not load the delivery" onRetry={() => void detail.refetch()} />}
+      {d && (
+        <div style={{ display: 'grid', gap: 16 }}>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <DeliveryStatus status={d.status} testId="delivery-detail-status" />
+              {isRetryable(d) && (
+                <button
+                  type="button"
+                  className="button button--primary"
+                  style={{ marginLeft: 8 }}
+                  disabled={retry.isPending}
+                  onClick={() => retry.mutate({ id: d.id, organization_slug: organizationSlug })}
+                  data-testid="delivery-detail-retry"
+                >
+                  Retry now
+                </button>
+              )}
+            </dd>
+            <dt>Event</dt>
+            <dd>
+              <code>{d.eventType}</code> <code className="muted">{d.eventId}</code> (the <code>webhook-id</code> header)
+            </dd>
+            <dt>Endpoint</dt>
+            <dd>
+              <code style={{ wordBreak: 'break-all' }}>{endpointUrl.get(d.endpointId) ?? d.endpointId}</code>
+            </dd>
+            <dt>Next attempt</dt>
+            <dd>
+              <When at={d.nextAttemptAt} empty={d.status === 'succeeded' ? 'none: delivered' : 'none'} />
+            </dd>
+            <dt>Delivered</dt>
+            <dd>
+              <When at={d.succeededAt} empty="not yet" />
+            </dd>
+          </dl>
+          {retry.isError && <ErrorPanel error={retry.error} title="Could not retry the delivery" />}
+          <div>
+            <h3 style={{ margin: '0 0 8px' }}>Attempts</h3>
+            {d.attempts.length === 0 ? (
+              <p className="muted" data-testid="delivery-no-attempts">
+                Not attempted yet.
+              </p>
+            ) : (
+              <table className="data-table" data-testid="delivery-attempts-table">
+                <thead>
+                  <tr>
+                    <th>#</th>
+                    <th>Started</th>
+                    <th>Duration</th>
+                    <th>HTTP status</th>
+                    <th>Outcome</th>
+                    <th>Response excerpt</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.attempts.map((a) => (
+                    <tr key={a.attemptNumber} data-testid="delivery-attempt" data-outcome={a.outcome}>
+                      <td>{a.attemptNumber}</td>
+                      <td>
+                        <When at={a.startedAt} />
+                      </td>
+                      <td>{a.durationMs} ms</td>
+                      <td data-testid="delivery-attempt-status">{a.statusCode ?? '—'}</td>
+                      <td>
+                        <code>{a.outcome}</code>
+                        {a.error && <div className="muted">{a.error}</div>}
+                      </td>
+                      <td>
+                        {a.responseExcerpt ? (
+                          <code style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>{a.responseExcerpt}</code>
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </div>
+          <div>
+            <h3 style={{ margin: '0 0 8px' }}>Event data</h3>
+            <pre style={{ margin: 0, overflowX: 'auto' }} data-testid="delivery-event-data">
+              {JSON.stringify(d.event.data, null, 2)}
+            </pre>
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,230 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../test/support/webhook-receiver.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_USER, signInAt } from './support/sign-in.ts';
+
+/**
+ * Issue 5's console flow for webhooks: an admin creates an endpoint pointed at a local receiver
+ * (the signing secret shown once), sends a test event and watches its delivery succeed in the
+ * deliveries page, attempts included; a receiver that fails gets a failed delivery, which Retry
+ * delivers once the receiver is back. The receiver verifies every request with the
+ * `standardwebhooks` npm package and the secret the console showed.
+ */
+describeInChromium('e2e: webhooks in the console', () => {
+  let server: E2EServer;
+  let receiver: Receiver;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  const pageErrors: string[] = [];
+  /** Endpoints (by receiver name) that answer 500 for now. */
+  const failing = new Set<string>();
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    receiver.setPolicy((request) => ({ status: failing.has(request.endpoint) ? 500 : 200 }));
+    server = await startServer({
+      // The receiver is on loopback; one attempt per delivery, so a failure is final at once.
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0' },
+    });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.stop();
+    await receiver?.close();
+  });
+
+  async function freshPage(): Promise<Page> {
+    await context?.close();
+    context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(20_000);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    return page;
+  }
+
+  /** Creates an endpoint for receiver path `name` in the form; returns its id and the secret shown. */
+  async function createEndpoint(page: Page, name: string, description: string): Promise<{ id: string; secret: string }> {
+    await page.getByTestId('webhook-create-url').fill(receiver.url(name));
+    await page.getByTestId('webhook-create-description').fill(description);
+    await page.getByTestId('webhook-create-type-user.created').check();
+    await page.getByTestId('webhook-create-submit').click();
+    const revealed = page.getByTestId('webhook-secret-revealed');
+    await revealed.waitFor({ state: 'visible' });
+    const secret = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const id = (await revealed.getAttribute('data-endpoint-id')) ?? '';
+    expect(id).toMatch(/^wh_[0-9A-Za-z]{20}$/);
+    receiver.addEndpoint(name, secret);
+    await page.getByTestId('webhook-secret-dismiss').click();
+    return { id, secret };
+  }
+
+  const rowOf = (page: Page, id: string) => page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"]`);
+
+  it('create (secret once), send a test, see it delivered with its attempt; a failed delivery is retried from the console', async () => {
+    const page = await freshPage();
+    await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
+    await page.getByTestId('webhooks-empty').waitFor({ state: 'visible' });
+
+    // The form checks the contracts schema before anything is sent.
+    await page.getByTestId('webhook-create-submit').click();
+    await page.getByTestId('webhook-create-url-error').waitFor({ state: 'visible' });
+    await page.getByTestId('webhook-create-event-types-error').waitFor({ state: 'visible' });
+    // The API's URL rules: a metadata address is refused with its code.
+    await page.getByTestId('webhook-create-url').fill('http://169.254.169.254/latest');
+    await page.getByTestId('webhook-create-type-user.created').check();
+    await page.getByTestId('webhook-create-submit').click();
+    const refused = page.getByTestId('webhook-create-panel').getByTestId('error-code');
+    await refused.waitFor({ state: 'visible' });
+    expect(await refused.textContent()).toBe('webhook_url_not_allowed');
+    await page.getByTestId('webhook-create-type-user.created').uncheck();
+
+    // Create: the secret is shown once.
+    await page.getByTestId('webhook-create-url').fill(receiver.url('good'));
+    await page.getByTestId('webhook-create-description').fill('Good receiver');
+    await page.getByTestId('webhook-create-type-user.created').check();
+    await page.getByTestId('webhook-create-type-role.created').check();
+    await page.getByTestId('webhook-create-submit').click();
+    await page.getByTestId('webhook-secret-revealed').waitFor({ state: 'visible' });
+    const secret = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const goodId = (await page.getByTestId('webhook-secret-revealed').getAttribute('data-endpoint-id')) ?? '';
+    receiver.addEndpoint('good', secret);
+    const good = rowOf(page, goodId);
+    await good.waitFor({ state: 'visible' });
+    expect(await good.getByTestId('webhook-url').textContent()).toBe(receiver.url('good'));
+    expect(await good.getByTestId('webhook-event-types').textContent()).toBe('role.createduser.created');
+    expect(await good.getByTestId('webhook-status').textContent()).toBe('enabled');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await saveScreenshot(page, 'webhooks-secret-shown');
+
+    // After a reload the secret is gone for good.
+    await page.reload();
+    await good.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('webhook-secret-revealed').count()).toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    // Send a test event; follow the link to its delivery.
+    await good.getByTestId('webhook-test').click();
+    await good.getByTestId('webhook-test-delivery').click();
+    await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
+    const detail = page.getByTestId('delivery-detail');
+    await detail.getByTestId('delivery-detail-status').filter({ hasText: 'succeeded' }).waitFor();
+    const attempt = detail.getByTestId('delivery-attempt');
+    expect(await attempt.count()).toBe(1);
+    expect(await attempt.first().getAttribute('data-outcome')).toBe('succeeded');
+    expect(await attempt.first().getByTestId('delivery-attempt-status').textContent()).toBe('200');
+    expect(await detail.getByTestId('delivery-event-data').textContent()).toContain(goodId);
+    // The receiver verified it with the secret the console showed (standardwebhooks).
+    const delivered = receiver.requests.filter((r) => r.endpoint === 'good');
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.verified).toBe(true);
+    expect(delivered[0]?.payload).toMatchObject({ type: 'webhook.test', data: { id: goodId } });
+    const row = page.locator(`[data-testid="delivery-row"][data-delivery-id="${await detail.getAttribute('data-delivery-id')}"]`);
+    await row.filter({ has: page.locator('[data-testid="delivery-status"]', { hasText: 'succeeded' }) }).waitFor();
+    expect(await page.content()).not.toContain('whsec_');
+    await saveScreenshot(page, 'webhook-delivery-succeeded');
+
+    // A receiver that fails: the delivery ends failed (WEBHOOK_RETRY_SCHEDULE=0: one attempt).
+    await page.getByTestId('nav-webhooks').click();
+    failing.add('flaky');
+    const flaky = await createEndpoint(page, 'flaky', 'Flaky receiver');
+    const flakyRow = rowOf(page, flaky.id);
+    await flakyRow.getByTestId('webhook-test').click();
+    await flakyRow.getByTestId('webhook-test-delivery').waitFor();
+    await flakyRow.getByTestId('webhook-deliveries').click();
+    await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('deliveries-filter-endpoint').inputValue()).toBe(flaky.id);
+    const failed = page.locator('[data-testid="delivery-row"][data-status="failed"]');
+    await failed.waitFor();
+    expect(await page.getByTestId('delivery-row').count()).toBe(1);
+    expect(await failed.getByTestId('delivery-attempts').textContent()).toBe('1');
+    expect(await failed.getByTestId('delivery-last').textContent()).toContain('500');
+    await saveScreenshot(page, 'webhook-delivery-failed');
+
+    // The receiver is back: Retry sends it again, and it succeeds with a second attempt.
+    failing.delete('flaky');
+    const deliveryId = (await failed.getAttribute('data-delivery-id')) ?? '';
+    await failed.getByTestId('delivery-retry').click();
+    const retried = page.locator(`[data-testid="delivery-row"][data-delivery-id="${deliveryId}"][data-status="succeeded"]`);
+    await retried.waitFor();
+    expect(await retried.getByTestId('delivery-attempts').textContent()).toBe('2');
+    await retried.getByTestId('delivery-open').click();
+    const attempts = page.getByTestId('delivery-detail').getByTestId('delivery-attempt');
+    await attempts.nth(1).waitFor();
+    // The filter still shows the endpoint (the list of endpoints loaded after it was set).
+    expect(await page.getByTestId('deliveries-filter-endpoint').inputValue()).toBe(flaky.id);
+    expect(await attempts.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-outcome')))).toEqual(['http_error', 'succeeded']);
+    expect(receiver.processed('flaky')).toHaveLength(1);
+    expect(receiver.requests.filter((r) => r.endpoint === 'flaky').every((r) => r.verified)).toBe(true);
+    await saveScreenshot(page, 'webhook-delivery-retried');
+
+    // Filters: status=failed shows nothing now.
+    await page.getByTestId('deliveries-filter-status').selectOption('failed');
+    await page.getByTestId('deliveries-filter-apply').click();
+    await page.getByTestId('deliveries-empty').waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('edit, disable and enable, rotate (new secret once, both signatures during the grace period), delete', async () => {
+    const page = await freshPage();
+    await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
+    const { id, secret: first } = await createEndpoint(page, 'managed', 'Managed receiver');
+    const row = rowOf(page, id);
+
+    // Edit: description and event types.
+    await row.getByTestId('webhook-edit').click();
+    const edit = page.getByTestId('webhook-edit-form');
+    await edit.waitFor();
+    await edit.getByTestId('webhook-edit-description').fill('Renamed receiver');
+    await edit.getByTestId('webhook-edit-type-api_key.created').check();
+    await edit.getByTestId('webhook-edit-submit').click();
+    await row.getByTestId('webhook-description').filter({ hasText: 'Renamed receiver' }).waitFor();
+    expect(await row.getByTestId('webhook-event-types').textContent()).toBe('api_key.createduser.created');
+
+    // Disable (confirmed): no test can be sent; enable again.
+    await row.getByTestId('webhook-disable').click();
+    const dialog = row.getByTestId('webhook-disable-dialog');
+    await dialog.waitFor({ state: 'visible' });
+    await dialog.getByTestId('confirm').click();
+    await page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"][data-enabled="false"]`).waitFor();
+    expect(await row.getByTestId('webhook-disabled-reason').textContent()).toBe('by an admin');
+    expect(await row.getByTestId('webhook-test').isDisabled()).toBe(true);
+    await saveScreenshot(page, 'webhooks-disabled');
+    await row.getByTestId('webhook-enable').click();
+    await page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"][data-enabled="true"]`).waitFor();
+
+    // Rotate (confirmed): a new secret, shown once; deliveries carry both signatures for now.
+    await row.getByTestId('webhook-rotate').click();
+    await row.getByTestId('webhook-rotate-dialog').getByTestId('confirm').click();
+    await page.getByTestId('webhook-secret-revealed').waitFor({ state: 'visible' });
+    const second = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
+    expect(second).toMatch(/^whsec_/);
+    expect(second).not.toBe(first);
+    await row.getByTestId('webhook-grace').waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await saveScreenshot(page, 'webhooks-rotated');
+    // A receiver still holding the old secret verifies the next delivery, and so does one with the new.
+    await row.getByTestId('webhook-test').click();
+    await row.getByTestId('webhook-test-delivery').waitFor();
+    await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'managed').length, { timeout: 15_000 }).toBe(1);
+    expect(receiver.requests.find((r) => r.endpoint === 'managed')?.verified).toBe(true);
+    receiver.addEndpoint('managed', second);
+    await row.getByTestId('webhook-test').click();
+    await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'managed').length, { timeout: 15_000 }).toBe(2);
+    expect(receiver.requests.filter((r) => r.endpoint === 'managed').every((r) => r.verified)).toBe(true);
+
+    // Delete (confirmed).
+    await row.getByTestId('webhook-delete').click();
+    await row.getByTestId('webhook-delete-dialog').getByTestId('confirm').click();
+    await row.waitFor({ state: 'detached' });
+    expect(pageErrors).toEqual([]);
+  });
+});
