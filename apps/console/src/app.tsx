@@ -9,6 +9,7 @@ import { redirectToSignIn } from './lib/session.ts';
 import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
 import { ApplicationsPage } from './pages/applications/applications-page.tsx';
 import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
+import { EmailDeliveriesPage } from './pages/email-deliveries/email-deliveries-page.tsx';
 import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
 import { JobQueuePage } from './pages/job-queue/job-queue-page.tsx';
 import { MembersPage } from './pages/members/members-page.tsx';
@@ -43,6 +44,7 @@ const router = createBrowserRouter(
             { path: 'sessions', element: <SessionsPage /> },
             { path: 'roles', element: <RolesPage /> },
             { path: 'invitations', element: <InvitationsPage /> },
+            { path: 'email-deliveries', element: <EmailDeliveriesPage /> },
             { path: 'api-keys', element: <ApiKeysPage /> },
             { path: 'webhooks', element: <WebhooksPage /> },
             { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },

@@ -7,6 +7,7 @@ export const NAV_ITEMS = [
   { id: 'sessions', label: 'Sessions', path: '/sessions' },
   { id: 'roles', label: 'Roles', path: '/roles' },
   { id: 'invitations', label: 'Invitations', path: '/invitations' },
+  { id: 'email-deliveries', label: 'Email deliveries', path: '/email-deliveries' },
   { id: 'api-keys', label: 'API keys', path: '/api-keys' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },

@@ -3,6 +3,7 @@ import { type TInvitation, type TInvitationStatus, ZCreateInvitationRequest } fr
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
+import { Link } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -228,6 +229,16 @@ function CreateInvitationForm({ slug, roleKeys, onCreated }: { slug: string; rol
             Invited {create.data.invitation.email} as <code>{create.data.invitation.roleKey}</code>; the link expires{' '}
             {new Date(create.data.invitation.expiresAt).toLocaleString()}.
           </p>
+          {create.data.emailDelivery ? (
+            <p className="muted" data-testid="invitations-email-queued">
+              An invitation email to {create.data.invitation.email} is queued; follow it on the{' '}
+              <Link to="/email-deliveries">Email deliveries</Link> page. The link is also here, once:
+            </p>
+          ) : (
+            <p className="muted" data-testid="invitations-email-off">
+              Email delivery is off on this server: copy the link and send it yourself.
+            </p>
+          )}
           <SecretOnce label="Invite link" value={create.data.inviteLink} testId="invite-link" />
         </div>
       )}
