@@ -1,9 +1,59 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Receiver, startReceiver } from '../test/support/webhook-receiver.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
+
+type Received = { endpoint: string; webhookId: string; verified: boolean; payload?: unknown };
+
+/**
+ * A receiver on 127.0.0.1: `/hooks/<name>` verifies each request with the `standardwebhooks` npm
+ * package and the secret registered for `<name>`, and answers 500 while `<name>` is failing.
+ */
+async function startReceiver(failing: ReadonlySet<string>) {
+  const secrets = new Map<string, Webhook>();
+  const requests: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const endpoint = /^\/hooks\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id'] ?? ''),
+        'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+        'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+      };
+      const received: Received = { endpoint, webhookId: headers['webhook-id'], verified: false };
+      try {
+        received.payload = secrets.get(endpoint)?.verify(Buffer.concat(chunks).toString('utf8'), headers);
+        received.verified = received.payload !== undefined;
+      } catch {
+        received.verified = false;
+      }
+      requests.push(received);
+      const status = !received.verified ? 400 : failing.has(endpoint) ? 500 : 200;
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (name: string) => `http://127.0.0.1:${port}/hooks/${name}`,
+    addEndpoint: (name: string, secret: string) => secrets.set(name, new Webhook(secret)),
+    requests,
+    /** Verified webhook-ids of `name`, each once (what a receiver deduplicating on webhook-id processes). */
+    processed: (name: string) => [...new Set(requests.filter((r) => r.endpoint === name && r.verified).map((r) => r.webhookId))],
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /**
  * Issue 5's console flow for webhooks: an admin creates an endpoint pointed at a local receiver
@@ -22,8 +72,7 @@ describeInChromium('e2e: webhooks in the console', () => {
   const failing = new Set<string>();
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    receiver.setPolicy((request) => ({ status: failing.has(request.endpoint) ? 500 : 200 }));
+    receiver = await startReceiver(failing);
     server = await startServer({
       // The receiver is on loopback; one attempt per delivery, so a failure is final at once.
       env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0' },
