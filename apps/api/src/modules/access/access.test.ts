@@ -184,6 +184,10 @@ describe('audit log', () => {
     expect(out).not.toContain(secret);
     expect(out).not.toContain('whsec_bbbb');
     expect(out).not.toContain('abc');
+    // A real webhook secret is base64: masked whole, not cut at the first + or /.
+    const whsec = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+/rt7bE1Q0E=';
+    const masked = JSON.stringify(redact({ note: `rotated to ${whsec} today` }));
+    expect(masked).toBe('{"note":"rotated to whsec_[redacted] today"}');
     expect(out).toContain('"name":"ok"');
   });
 });

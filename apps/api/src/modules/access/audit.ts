@@ -20,7 +20,8 @@ export type AuditEntry = {
 };
 
 const SECRET_NAME = /secret|token|password|hash|cookie|cipher|authorization|credential/i;
-const SECRET_VALUE = /\b(sk_live_|whsec_)[0-9A-Za-z]+/g;
+/** Secret keys are base62; webhook secrets are base64 (`+`, `/`, `=`) or base64url. */
+const SECRET_VALUE = /\b(sk_live_|whsec_)[0-9A-Za-z+/=_-]+/g;
 
 /**
  * Defence in depth for audit summaries (ARCHITECTURE.md section 7): fields named like secrets are
