@@ -53,6 +53,11 @@ type ClaimedRow = {
  * another worker holds are skipped (SKIP LOCKED while claiming, `locked_until` after), so a
  * dispatch job that runs twice never sends the same attempt twice while a claim holds; a claim
  * left by a worker that died expires and the row is due again.
+ *
+ * One statement, committed without waiting for its WAL flush (`lease`: synchronous_commit off
+ * for this implicit transaction only). A claim is a lease, not a record: were PostgreSQL to crash
+ * before the commit reached disk, the rows would just be unclaimed again, and deliveries are at
+ * least once anyway. That keeps an fsync off the path between a due delivery and its request.
  */
 export async function claimDueDeliveries(
   db: DbOrTx,
@@ -60,7 +65,10 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const only = opts.deliveryIds ? sql`and id = any(${sql.param(opts.deliveryIds)}::text[])` : sql``;
   const rows = (await db.execute(sql`
-    with claimed as (
+    with lease as (
+      select set_config('synchronous_commit', 'off', true)
+    ),
+    claimed as (
       update webhook_deliveries d
       set locked_until = now() + ${opts.lockMs}::int * interval '1 millisecond', locked_by = ${opts.token}
       where d.id in (
@@ -78,6 +86,7 @@ export async function claimDueDeliveries(
       e.url, e.enabled, e.secret_ciphertext,
       case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end as previous_secret_ciphertext
     from claimed c
+    cross join lease
     join webhook_endpoints e on e.id = c.endpoint_id
     join webhook_events ev on ev.id = c.event_id`)) as unknown as ClaimedRow[];
   return rows.map((r) => ({
@@ -95,6 +104,20 @@ export async function claimDueDeliveries(
     secretCiphertext: r.secret_ciphertext,
     previousSecretCiphertext: r.previous_secret_ciphertext,
   }));
+}
+
+/**
+ * Gives back claims that were never attempted (a stopping worker's queued deliveries): due again
+ * at once for any worker, without waiting for the lease to run out. Only this claimant's rows.
+ */
+export async function releaseClaims(db: DbOrTx, claims: { deliveryId: string; token: string }[]): Promise<void> {
+  if (claims.length === 0) {
+    return;
+  }
+  await db.execute(sql`
+    update webhook_deliveries d set locked_until = null, locked_by = null
+    from unnest(${sql.param(claims.map((c) => c.deliveryId))}::text[], ${sql.param(claims.map((c) => c.token))}::text[]) as c(id, token)
+    where d.id = c.id and d.locked_by = c.token`);
 }
 
 /** One finished attempt and the state it moves its delivery to. */

@@ -11,7 +11,7 @@ import { createTestDatabase } from '../../../../test/support/db.ts';
 import { seedOrganization } from '../../../../test/support/tenancy.ts';
 import { enqueueJob } from '../enqueue.ts';
 import { type JobLogger, startWorker, type WorkerHandle } from '../runner.ts';
-import { retryDelayMs, stateAfter, type WebhookDeliverySettings } from './dispatch.ts';
+import { DISPATCH_CONCURRENCY, retryDelayMs, stateAfter, type WebhookDeliverySettings } from './dispatch.ts';
 import { generateWebhookSecret, sealWebhookSecret } from './secrets.ts';
 import { EXCERPT_BYTES } from './sender.ts';
 import { endlessBody, hang, type ReceivedRequest, type Receiver, type Respond, startReceiver } from './test-receivers.ts';
@@ -521,6 +521,66 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
     const d = await delivery(event.deliveryIds[0] as string);
     expect(d).toMatchObject({ status: 'succeeded', attempt_count: 1, locked_by: null, locked_until: null });
     expect((await attempts(event.deliveryIds[0] as string))[0]).toMatchObject({ outcome: 'succeeded', response_excerpt: 'late but fine' });
+  });
+
+  it('a backlog is sent with at most DISPATCH_CONCURRENCY requests open at once, each delivery once', async () => {
+    const r = await receiver((_req, res) => {
+      setTimeout(() => res.end('ok'), 150);
+    });
+    const org = await seedOrganization(database.db);
+    const endpoints = [];
+    for (let i = 0; i < 4; i++) {
+      endpoints.push(await seedEndpoint(r.url, { tenantId: org.id }));
+    }
+    const deliveryIds: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      deliveryIds.push(...(await emit(org.id)).deliveryIds);
+    }
+    expect(deliveryIds).toHaveLength(100);
+    await startDispatcher();
+    await waitFor(
+      async () => (await database.sql`select 1 from webhook_deliveries where status = 'succeeded'`).length === 100,
+      15_000,
+      'all 100 deliveries to succeed',
+    );
+    expect(r.requests).toHaveLength(100);
+    expect(r.maxOpen()).toBeGreaterThan(1);
+    expect(r.maxOpen()).toBeLessThanOrEqual(DISPATCH_CONCURRENCY);
+    const perDelivery = await database.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_delivery_attempts where delivery_id = any(${deliveryIds}) group by delivery_id`;
+    expect(perDelivery.every((row) => row.n === 1)).toBe(true);
+  });
+
+  it('a stop gives back claimed deliveries it has not sent yet: the next worker sends them, nothing twice', async () => {
+    const r = await receiver((_req, res) => {
+      setTimeout(() => res.end('ok'), 600);
+    });
+    const org = await seedOrganization(database.db);
+    await seedEndpoint(r.url, { tenantId: org.id });
+    const deliveryIds: string[] = [];
+    for (let i = 0; i < DISPATCH_CONCURRENCY + 8; i++) {
+      deliveryIds.push(...(await emit(org.id)).deliveryIds);
+    }
+    const first = await startDispatcher();
+    // The first round is on the wire; the rest are claimed behind it.
+    await r.waitForRequests(DISPATCH_CONCURRENCY);
+    await first.stop();
+    workers.splice(workers.indexOf(first), 1);
+    expect(r.requests).toHaveLength(DISPATCH_CONCURRENCY);
+    const states = await database.sql<{ status: string; attempt_count: number; locked_by: string | null }[]>`
+      select status, attempt_count, locked_by from webhook_deliveries where id = any(${deliveryIds})`;
+    expect(states.filter((d) => d.status === 'succeeded' && d.attempt_count === 1)).toHaveLength(DISPATCH_CONCURRENCY);
+    // Given back, not left locked until the claim runs out.
+    expect(states.filter((d) => d.status === 'pending' && d.attempt_count === 0 && d.locked_by === null)).toHaveLength(8);
+
+    await startDispatcher();
+    await waitFor(
+      async () => (await database.sql`select 1 from webhook_deliveries where status = 'succeeded'`).length === deliveryIds.length,
+      10_000,
+      'the rest to be sent by the next worker',
+    );
+    expect(r.requests).toHaveLength(DISPATCH_CONCURRENCY + 8);
+    expect(new Set(r.requests.map((q) => q.headers['webhook-id'])).size).toBe(DISPATCH_CONCURRENCY + 8);
   });
 
   it('a stop that can wait no longer interrupts a hanging send: recorded as interrupted, due again at once, not locked', async () => {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Db } from '@svc/db/client';
 import {
@@ -7,6 +6,7 @@ import {
   claimDueDeliveries,
   type DeliveryResult,
   recordDeliveryResults,
+  releaseClaims,
   scheduleNextDispatch,
 } from '@svc/db/queries/webhook-dispatch';
 import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
@@ -22,16 +22,17 @@ import { webhookBody, webhookHeaders } from './signing.ts';
  * claims whatever is due, sends it, records the attempts, and schedules the next run. Runs are
  * cheap to repeat: a run that finds nothing due does two statements.
  *
- * One run: claim a batch of due deliveries (a short lease, `locked_until`), send them with up to
- * DISPATCH_CONCURRENCY requests in flight, claim again as slots free up, and write finished
- * attempts in batches, one statement per batch, while the next requests are on the wire. It stops
- * claiming when nothing more is due, after RUN_BUDGET_MS, or when the worker begins a graceful
- * stop; sends already in flight finish and are recorded (a stop that can wait no longer
- * interrupts them: outcome `interrupted`, due again at once). Finally it queues a run now if
- * work is still due, and a wake-up run for the earliest retry.
+ * One run is a pipeline: claim a batch of due deliveries (a lease, `locked_until`), keep up to
+ * DISPATCH_CONCURRENCY requests in flight with the next batch already claimed behind them (so the
+ * sends never wait for the database), and write finished attempts in batches, one statement per
+ * batch, while the next requests are on the wire. It stops claiming when nothing more is due,
+ * after RUN_BUDGET_MS, or when the worker begins a graceful stop: sends in flight finish and are
+ * recorded, claimed deliveries not yet sent are given back. A stop that can wait no longer
+ * interrupts the sends in flight (outcome `interrupted`, due again at once). Finally the run
+ * queues another run now if work is still due, and a wake-up run for the earliest retry.
  *
  * Recovery: the worker queues a run when it starts, the crontab sweeps once a minute, and a claim
- * left by a worker that died expires after the send timeout plus CLAIM_MARGIN_MS. A delivery is
+ * left by a worker that died expires after two send timeouts plus CLAIM_MARGIN_MS. A delivery is
  * sent at least once; the receiver deduplicates on `webhook-id` (the event id, the same on
  * every attempt).
  */
@@ -53,9 +54,19 @@ export type WebhookDeliverySettings = {
 
 /** Requests in flight at once in one run. */
 export const DISPATCH_CONCURRENCY = 32;
+/**
+ * Claimed deliveries a run holds at most (in flight plus waiting), in units of
+ * DISPATCH_CONCURRENCY: it claims again once half of that is left, so a claim statement's latency
+ * is hidden behind the sends still queued, and each claim brings a large batch.
+ */
+const PREFETCH_ROUNDS = 4;
 /** A run stops claiming after this long and queues its successor: no run holds a worker slot for long. */
 export const RUN_BUDGET_MS = 10_000;
-/** A claim outlives the send timeout by this much: time to write the result after the answer. */
+/**
+ * A claim lasts two send timeouts plus this margin. A claimed delivery is sent only while its
+ * claim still covers a whole send and this margin (time to write the result); one that waited
+ * longer behind slow receivers is given back instead, never sent on an expiring claim.
+ */
 export const CLAIM_MARGIN_MS = 10_000;
 /** Retry delays vary by up to this fraction either way, so failures at one moment do not retry in lockstep. */
 export const RETRY_JITTER = 0.2;
@@ -106,28 +117,21 @@ export function stateAfter(
   }
 }
 
-/** Counts free request slots; `atLeast` waits until enough are free. */
-class Slots {
-  private used = 0;
-  private waiters: (() => void)[] = [];
-  constructor(readonly size: number) {}
-  get free(): number {
-    return this.size - this.used;
-  }
-  take(): void {
-    this.used++;
-  }
-  release(): void {
-    this.used--;
-    for (const wake of this.waiters.splice(0)) {
-      wake();
-    }
-  }
-  async atLeast(n: number): Promise<void> {
-    while (this.free < n) {
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
+/** Lets the claim loop sleep until something it waits on changed (a send finished). */
+function changes() {
+  let waiters: (() => void)[] = [];
+  return {
+    notify(): void {
+      const woken = waiters;
+      waiters = [];
+      for (const wake of woken) {
+        wake();
+      }
+    },
+    next(): Promise<void> {
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+  };
 }
 
 /** Write attempts, up to this many times per batch: a database restart should not cost a resend. */
@@ -212,16 +216,13 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
   const { deliveryIds } = ZTaskPayloads['webhooks:dispatch'].parse(payload ?? {});
   const settings = ctx.webhooks;
   const started = Date.now();
-  const lockMs = settings.timeoutMs + CLAIM_MARGIN_MS;
-  const slots = new Slots(DISPATCH_CONCURRENCY);
+  const lockMs = 2 * settings.timeoutMs + CLAIM_MARGIN_MS;
   const recorder = createRecorder(ctx.db, ctx.logger);
   const openKey = keyOpener(ctx.secretBox);
-  const inFlight = new Set<Promise<void>>();
   const counts: Partial<Record<WebhookAttemptOutcome, number>> = {};
   // Graphile's abort means the stop can wait no longer: in-flight sends end as `interrupted`.
-  // One listener on its signal, fanned out to the sends through a signal of this run's own.
+  // Relayed through a signal of this run's own, so the run can stop listening when it ends.
   const interrupt = new AbortController();
-  setMaxListeners(DISPATCH_CONCURRENCY + 1, interrupt.signal);
   const onAbort = () => interrupt.abort();
   if (helpers.abortSignal.aborted) {
     interrupt.abort();
@@ -281,33 +282,66 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
     };
   };
 
-  const shouldClaim = () => !ctx.stopping.aborted && !interrupt.signal.aborted && !recorder.failed && Date.now() - started < RUN_BUDGET_MS;
+  /** Claimed, not yet sent; `sendBy` is the last moment a send still fits in the claim. */
+  const queued: { delivery: ClaimedDelivery; token: string; sendBy: number }[] = [];
+  /** Claims given back unsent (the run stopped, or a claim ran too short to cover a send). */
+  const unsent: { deliveryId: string; token: string }[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const sendErrors: unknown[] = [];
+  const changed = changes();
+  const stopped = () => ctx.stopping.aborted || interrupt.signal.aborted;
 
-  const claimAndSend = async (): Promise<void> => {
-    while (shouldClaim()) {
-      // Claim in batches of at least half the slots: fewer, fuller claim statements.
-      await slots.atLeast(Math.ceil(slots.size / 2));
-      if (!shouldClaim()) {
-        break;
+  /** Starts queued sends while fewer than DISPATCH_CONCURRENCY are in flight. */
+  const pump = () => {
+    while (inFlight.size < DISPATCH_CONCURRENCY && !stopped()) {
+      const next = queued.shift();
+      if (!next) {
+        return;
       }
-      const token = `${WORKER_LABEL}:${randomBytes(6).toString('base64url')}`;
-      const limit = slots.free;
-      const claimed = await claimDueDeliveries(ctx.db, { token, limit, lockMs, deliveryIds });
-      for (const delivery of claimed) {
-        slots.take();
-        const sending = attempt(delivery, token)
-          .then((result) => {
+      if (performance.now() > next.sendBy) {
+        unsent.push({ deliveryId: next.delivery.id, token: next.token });
+        continue;
+      }
+      const sending: Promise<void> = attempt(next.delivery, next.token)
+        .then(
+          (result) => {
             counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
             recorder.add(result);
-          })
-          .finally(() => {
-            slots.release();
-            inFlight.delete(sending);
-          });
-        inFlight.add(sending);
+          },
+          (error: unknown) => {
+            // A bug, not a receiver's doing: the claim expires and the delivery is sent again.
+            sendErrors.push(error);
+          },
+        )
+        .finally(() => {
+          inFlight.delete(sending);
+          pump();
+          changed.notify();
+        });
+      inFlight.add(sending);
+    }
+  };
+
+  const claimAndSend = async (): Promise<void> => {
+    for (;;) {
+      const capacity = PREFETCH_ROUNDS * DISPATCH_CONCURRENCY;
+      while (queued.length + inFlight.size > capacity / 2 && !stopped()) {
+        await changed.next();
       }
+      if (stopped() || recorder.failed || sendErrors.length > 0 || Date.now() - started >= RUN_BUDGET_MS) {
+        return;
+      }
+      const token = `${WORKER_LABEL}:${randomBytes(6).toString('base64url')}`;
+      const limit = capacity - queued.length - inFlight.size;
+      // Measured before the claim: the claim's own expiry, taken at the database, is later.
+      const sendBy = performance.now() + lockMs - settings.timeoutMs - CLAIM_MARGIN_MS;
+      const claimed = await claimDueDeliveries(ctx.db, { token, limit, lockMs, deliveryIds });
+      for (const delivery of claimed) {
+        queued.push({ delivery, token, sendBy });
+      }
+      pump();
       if (claimed.length < limit) {
-        break;
+        return;
       }
     }
   };
@@ -320,16 +354,20 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
     // (Graphile retries it with backoff; the crontab sweep runs regardless).
     claimError = error;
   }
-  const sends = await Promise.allSettled(inFlight);
+  // Drain: each finished send starts the next queued one, until a stop leaves the rest queued.
+  while (inFlight.size > 0) {
+    await Promise.all(inFlight);
+  }
   helpers.abortSignal.removeEventListener('abort', onAbort);
   await recorder.drain();
-  if (claimError) {
-    throw claimError;
+  // Claimed but never sent: due again at once, for whichever worker comes next.
+  for (const q of queued.splice(0)) {
+    unsent.push({ deliveryId: q.delivery.id, token: q.token });
   }
-  for (const send of sends) {
-    if (send.status === 'rejected') {
-      throw send.reason;
-    }
+  await releaseClaims(ctx.db, unsent);
+  const failure = claimError ?? sendErrors[0];
+  if (failure) {
+    throw failure;
   }
   const next = await scheduleNextDispatch(ctx.db);
   if (Object.keys(counts).length > 0) {

@@ -114,15 +114,98 @@ class DeadlineError extends Error {
   override name = 'DeadlineError';
 }
 
+/**
+ * Abort callbacks by signal, behind one listener per signal: a run's sends share its signal, and
+ * an EventTarget listener per request costs more than the rest of the bookkeeping.
+ */
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let callbacks = abortCallbacks.get(signal);
+  if (!callbacks) {
+    const set = new Set<() => void>();
+    callbacks = set;
+    abortCallbacks.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const fn of set) {
+          fn();
+        }
+      },
+      { once: true },
+    );
+  }
+  callbacks.add(callback);
+  return () => callbacks.delete(callback);
+}
+
+/** Where a URL sends a request, or why it may not be sent; parsed and checked once per URL. */
+type Target = { ok: true; https: boolean; options: http.RequestOptions } | { ok: false; result: Omit<SendResult, 'durationMs'> };
+
+/** Distinct URLs remembered; past this the cache starts over (it only saves parsing). */
+const TARGET_CACHE_SIZE = 1_000;
+
 export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
   const lookup: LookupFunction = guardedLookup({ allowPrivate: opts.allowPrivate });
   // `lookup` on the agents too: every socket they open, pooled or not, goes through the guard.
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1_000, maxFreeSockets: 64, timeout: 60_000, lookup };
   const httpAgent = new http.Agent(agentOptions);
   const httpsAgent = new https.Agent(agentOptions);
+  const targets = new Map<string, Target>();
+
+  function targetOf(raw: string): Target {
+    const cached = targets.get(raw);
+    if (cached) {
+      return cached;
+    }
+    let target: Target;
+    const shape = checkWebhookUrlShape(raw);
+    if ('problem' in shape) {
+      target = {
+        ok: false,
+        result: { outcome: 'connection_failed', statusCode: null, error: shape.problem.message, responseExcerpt: null },
+      };
+    } else {
+      const url = shape.url;
+      const host = hostOf(url);
+      // Node connects to an IP literal without calling `lookup`: check it here.
+      if (isIP(host) && !isAddressAllowed(host, { allowPrivate: opts.allowPrivate })) {
+        target = {
+          ok: false,
+          result: {
+            outcome: 'address_not_allowed',
+            statusCode: null,
+            error: 'the URL points at an address webhooks may not reach',
+            responseExcerpt: null,
+          },
+        };
+      } else {
+        const secure = url.protocol === 'https:';
+        target = {
+          ok: true,
+          https: secure,
+          options: {
+            method: 'POST',
+            protocol: url.protocol,
+            hostname: host,
+            port: url.port || undefined,
+            path: `${url.pathname}${url.search}`,
+            agent: secure ? httpsAgent : httpAgent,
+            lookup,
+          },
+        };
+      }
+    }
+    if (targets.size >= TARGET_CACHE_SIZE) {
+      targets.clear();
+    }
+    targets.set(raw, target);
+    return target;
+  }
 
   function attempt(
-    url: URL,
+    target: { https: boolean; options: http.RequestOptions },
     headers: Record<string, string>,
     body: string,
     deadline: number,
@@ -145,7 +228,7 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
         }
         settled = true;
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve({ ...result, durationMs: Math.round(performance.now() - started) });
       };
       /** The status is known: it decides, whatever happens to the body. */
@@ -159,7 +242,7 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
         });
       };
 
-      const onAbort = () => {
+      const interrupted = () => {
         if (status !== null) {
           finishWithStatus(status, 'response body cut off by shutdown');
         } else {
@@ -168,11 +251,8 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
         req.destroy();
       };
 
-      const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(url, {
-        method: 'POST',
-        agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
-        lookup,
+      const req = (target.https ? https : http).request({
+        ...target.options,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       });
 
@@ -190,14 +270,15 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
           }
           req.destroy(new DeadlineError('deadline'));
         },
-        Math.max(0, deadline - performance.now()),
+        // Whole milliseconds: Node keeps one timer list per distinct duration, so the usual
+        // duration (the full timeout) shares one list instead of creating one per request.
+        Math.max(1, Math.round(deadline - performance.now())),
       );
-      if (signal) {
-        if (signal.aborted) {
-          queueMicrotask(onAbort);
-        } else {
-          signal.addEventListener('abort', onAbort, { once: true });
-        }
+      let unsubscribe = () => {};
+      if (signal?.aborted) {
+        queueMicrotask(interrupted);
+      } else if (signal) {
+        unsubscribe = onAbort(signal, interrupted);
       }
 
       req.on('response', (res) => {
@@ -235,8 +316,8 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
           // The pooled connection died while idle: one fresh connection, same deadline.
           settled = true;
           clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(attempt(url, headers, body, deadline, started, signal, false));
+          unsubscribe();
+          resolve(attempt(target, headers, body, deadline, started, signal, false));
           return;
         }
         if (error.code === 'EADDRNOTALLOWED') {
@@ -256,24 +337,13 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
   }
 
   return {
-    async send({ url: raw, headers, body, signal }) {
+    async send({ url, headers, body, signal }) {
       const started = performance.now();
-      const shape = checkWebhookUrlShape(raw);
-      if ('problem' in shape) {
-        return { outcome: 'connection_failed', statusCode: null, durationMs: 0, error: shape.problem.message, responseExcerpt: null };
+      const target = targetOf(url);
+      if (!target.ok) {
+        return { ...target.result, durationMs: 0 };
       }
-      // Node connects to an IP literal without calling `lookup`: check it here.
-      const host = hostOf(shape.url);
-      if (isIP(host) && !isAddressAllowed(host, { allowPrivate: opts.allowPrivate })) {
-        return {
-          outcome: 'address_not_allowed',
-          statusCode: null,
-          durationMs: 0,
-          error: 'the URL points at an address webhooks may not reach',
-          responseExcerpt: null,
-        };
-      }
-      return attempt(shape.url, headers, body, started + opts.timeoutMs, started, signal, true);
+      return attempt(target, headers, body, started + opts.timeoutMs, started, signal, true);
     },
     close() {
       httpAgent.destroy();

@@ -15,6 +15,8 @@ export type Receiver = {
   requests: ReceivedRequest[];
   /** TCP connections accepted (keep-alive reuse shows as fewer connections than requests). */
   connections: () => number;
+  /** The most requests that were open (arrived, not yet answered or abandoned) at one time. */
+  maxOpen: () => number;
   /** Resolves once `n` requests have arrived in full. */
   waitForRequests: (n: number, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
@@ -30,8 +32,13 @@ export async function startReceiver(respond: Respond = (_req, res) => res.end('o
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
   let connections = 0;
+  let open = 0;
+  let maxOpen = 0;
   const listeners = new Set<() => void>();
   const server = http.createServer((req, res) => {
+    open++;
+    maxOpen = Math.max(maxOpen, open);
+    res.on('close', () => open--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -55,6 +62,7 @@ export async function startReceiver(respond: Respond = (_req, res) => res.end('o
     port,
     requests,
     connections: () => connections,
+    maxOpen: () => maxOpen,
     waitForRequests: (n, timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {
         const check = () => {
