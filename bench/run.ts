@@ -15,7 +15,8 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages (subset of scenarios).
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,webhook-throughput,webhook-latency
+ * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -29,6 +30,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = 'apps/api/src/cli.ts';
@@ -857,22 +859,16 @@ const expectAuditPage = (first?: string) => (body: unknown) => {
   );
 };
 
+const EDGE_SCENARIOS = ['client-config', 'backend-application', 'scale', 'me', 'audit-pages', 'rate-limiter'];
+/** How many keys the scale scenario rotated over (for the results file). */
+let rotatingKeys = 0;
+
 function wanted(scenario: string): boolean {
   return ONLY.length === 0 || ONLY.includes(scenario);
 }
 
-async function main(): Promise<number> {
-  const started = Date.now();
-  log(`svc bench${SMOKE ? ' (smoke)' : ''}: node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
-  log(
-    `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
-      `best of rounds per side (highest req/s, lowest p50/p99); latency from every response (sub-ms).`,
-  );
-  log('  svc: NODE_ENV=production, LOG_LEVEL=warn, WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).');
-  log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');
-  log(`  load average at start: ${loadAverage()} (on ${os.cpus().length} cores; anything else running skews the figures)`);
-  log('');
-
+/** The HTTP edge scenarios (everything but the webhook ones), on their own two databases. */
+async function edgeBenches(): Promise<Comparison[]> {
   log('setup: creating databases and running migrations ...');
   const small = await createDb('small');
   const large = await createDb('large');
@@ -903,6 +899,7 @@ async function main(): Promise<number> {
   };
 
   const comparisons: Comparison[] = [];
+  rotatingKeys = largeKeys.length;
   const edgeLoads = [
     ...(wanted('client-config') ? [{ load: clientConfig, expect: expectClientConfig(pk) }] : []),
     ...(wanted('backend-application') ? [{ load: backend, expect: expectBackend }] : []),
@@ -983,7 +980,44 @@ async function main(): Promise<number> {
     );
   }
 
-  printTable(comparisons);
+  return comparisons;
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  log(`svc bench${SMOKE ? ' (smoke)' : ''}: node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
+  log(
+    `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
+      `best of rounds per side (highest req/s, lowest p50/p99); latency from every response (sub-ms).`,
+  );
+  log('  svc: NODE_ENV=production, LOG_LEVEL=warn, WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).');
+  log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');
+  log(`  load average at start: ${loadAverage()} (on ${os.cpus().length} cores; anything else running skews the figures)`);
+  log('');
+
+  const comparisons: Comparison[] = EDGE_SCENARIOS.some(wanted) ? await edgeBenches() : [];
+  const webhooks = WEBHOOK_SCENARIOS.some(wanted)
+    ? await runWebhookBenches(
+        {
+          root: ROOT,
+          cli: CLI,
+          smoke: SMOKE,
+          rounds: ROUNDS,
+          children,
+          createDb,
+          runCli,
+          freePort,
+          log,
+          nodeArgs: (kind, label) =>
+            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
+        },
+        wanted,
+      )
+    : { verdicts: [], results: {} };
+
+  if (comparisons.length > 0) {
+    printTable(comparisons);
+  }
   const noisy = comparisons.flatMap((c) =>
     c.sides
       .filter((side) => side.rounds.length > 1)
@@ -1001,7 +1035,7 @@ async function main(): Promise<number> {
     }
     log('  ratios may be off by as much; rerun on a quiet machine or raise BENCH_ROUNDS.');
   }
-  const results = verdicts(comparisons);
+  const results = [...verdicts(comparisons), ...webhooks.verdicts];
   log('');
   log('summary');
   for (const v of results) {
@@ -1032,15 +1066,16 @@ async function main(): Promise<number> {
           rounds: ROUNDS,
           largeApps: LARGE_APPS,
           smallApps: SMALL_APPS,
-          rotatingKeys: largeKeys.length,
+          rotatingKeys,
         },
-        targets: TARGETS,
+        targets: { ...TARGETS, ...WEBHOOK_TARGETS },
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
           load: c.load,
           ratio: (c.sides[1].best as Measurement).rps / (c.sides[0].best as Measurement).rps,
           sides: c.sides.map((s) => ({ target: s.target.label, env: s.target.env ?? {}, best: s.best, rounds: s.rounds })),
         })),
+        webhooks: webhooks.results,
         verdicts: results,
       },
       null,

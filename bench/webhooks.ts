@@ -1,0 +1,583 @@
+/**
+ * Webhook delivery figures (issue 5 "Figures"), run by bench/run.ts:
+ *
+ * - webhook-throughput: N pending deliveries to one local receiver are seeded with no worker
+ *   running; a real `svc worker` process then starts, and deliveries/s is N over the time from
+ *   the receiver's first arrival to the last delivery recorded succeeded in PostgreSQL. The
+ *   baseline, in the same run and against the same receiver, is bench/webhook-baseline.ts: a
+ *   plain Node loop that POSTs the same signed bodies with the same concurrency (the engine's
+ *   DISPATCH_CONCURRENCY requests in flight) over keep-alive connections. Target >= 0.5x.
+ * - webhook-latency: events at a fixed rate (100/s), each from its own committed transaction
+ *   that calls recordEvent, with a timestamp taken inside the transaction right before its
+ *   statements and COMMIT (`data.committedAt`); the receiver computes arrival minus that stamp.
+ *   Target p95 < 250 ms. The baseline is the floor: the same transactions, with the bench
+ *   process itself POSTing each event the moment its COMMIT returns (what an in-process,
+ *   fire-and-forget sender would do; no durability).
+ *
+ * The receiver (bench/webhook-receiver.ts) is its own process and checks every signature.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { createDatabase } from '../packages/db/src/client.ts';
+import { recordEvent } from '../packages/db/src/queries/webhook-events.ts';
+import { createSecretBox } from '../packages/db/src/secret-box.ts';
+import { DISPATCH_CONCURRENCY } from '../packages/jobs/src/webhooks/dispatch.ts';
+import { generateWebhookSecret, sealWebhookSecret } from '../packages/jobs/src/webhooks/secrets.ts';
+import { webhookBody, webhookHeaders } from '../packages/jobs/src/webhooks/signing.ts';
+
+export type WebhookBenchContext = {
+  root: string;
+  cli: string;
+  smoke: boolean;
+  rounds: number;
+  /** Every child process, so the bench's cleanup can kill what is left. */
+  children: Set<ChildProcess>;
+  createDb: (suffix: string) => Promise<{ name: string; url: string }>;
+  runCli: (args: string[], databaseUrl: string) => Promise<string>;
+  freePort: () => Promise<number>;
+  log: (line: string) => void;
+  /** Node arguments for a child that runs TypeScript (`--import tsx`, plus profiling when asked). */
+  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
+};
+
+export type WebhookVerdict = { name: string; pass: boolean; detail: string };
+
+export const WEBHOOK_TARGETS = { throughputMin: 0.5, latencyP95MaxMs: 250 };
+
+type ReceiverStats = { requests: number; unique: number; badSignatures: number; firstAt: number; lastAt: number; latencies: number[] };
+
+const TENANT_ID = 'ten_benchwebhooks';
+const ENDPOINT_ID = 'wh_benchwebhooks';
+const EVENT_TYPE = 'user.created';
+
+function numberSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new Error(`${name} must be a positive number, got ${raw}`);
+  }
+  return value;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) {
+    return Number.NaN;
+  }
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+type Child = { child: ChildProcess; output: () => string; exited: Promise<number | null>; stop: () => Promise<void> };
+
+function start(ctx: WebhookBenchContext, script: string[], env: NodeJS.ProcessEnv, kind: 'svc' | 'other', label: string): Child {
+  const child = spawn(process.execPath, [...ctx.nodeArgs(kind, label), ...script], {
+    cwd: ctx.root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  ctx.children.add(child);
+  let buffer = '';
+  const add = (chunk: Buffer) => {
+    buffer = (buffer + chunk.toString()).slice(-16_000);
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      ctx.children.delete(child);
+      resolve(code);
+    }),
+  );
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return;
+    }
+    child.kill('SIGTERM');
+    const done = await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  return { child, output: () => buffer, exited, stop };
+}
+
+async function waitForOutput(proc: Child, pattern: RegExp, what: string, timeoutMs = 60_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(proc.output());
+    if (match) {
+      return match;
+    }
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+      throw new Error(`${what} exited before it was ready:\n${proc.output()}`);
+    }
+    if (Date.now() > deadline) {
+      await proc.stop();
+      throw new Error(`${what} not ready within ${timeoutMs / 1000} s:\n${proc.output()}`);
+    }
+    await sleep(50);
+  }
+}
+
+type Receiver = {
+  url: string;
+  hookUrl: string;
+  stats: () => Promise<ReceiverStats>;
+  reset: () => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+async function startReceiver(ctx: WebhookBenchContext, secret: string): Promise<Receiver> {
+  const port = await ctx.freePort();
+  const proc = start(
+    ctx,
+    ['bench/webhook-receiver.ts'],
+    { PORT: String(port), HOST: '127.0.0.1', WEBHOOK_SECRET: secret },
+    'other',
+    'receiver',
+  );
+  await waitForOutput(proc, /webhook-receiver listening/, 'the webhook receiver');
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    hookUrl: `${url}/hooks/bench`,
+    stats: async () => (await (await fetch(`${url}/stats`)).json()) as ReceiverStats,
+    reset: async () => {
+      await (await fetch(`${url}/reset`, { method: 'POST' })).arrayBuffer();
+    },
+    stop: proc.stop,
+  };
+}
+
+/** The bench organization and its one endpoint, delivering to the receiver with `secret`. */
+async function seedEndpoint(sql: postgres.Sql, key: Buffer, receiverUrl: string, secret: string): Promise<void> {
+  const sealed = sealWebhookSecret(createSecretBox(key), ENDPOINT_ID, secret);
+  await sql`insert into organizations (id, slug, name) values (${TENANT_ID}, 'bench-webhooks', 'Bench webhooks')`;
+  await sql`
+    insert into webhook_endpoints (id, tenant_id, url, event_types, secret_ciphertext)
+    values (${ENDPOINT_ID}, ${TENANT_ID}, ${receiverUrl}, ${[EVENT_TYPE]}::text[], ${sealed})`;
+}
+
+/** No events, deliveries or dispatch jobs left from a previous measurement. */
+async function clearDeliveries(sql: postgres.Sql): Promise<void> {
+  await sql`truncate webhook_delivery_attempts, webhook_deliveries, webhook_events`;
+  await sql`delete from graphile_worker._private_jobs where task_id in
+    (select id from graphile_worker._private_tasks where identifier = 'webhooks:dispatch')`;
+}
+
+/**
+ * `count` events with a user-shaped payload (~250 bytes of data) and one pending delivery each,
+ * due now, as recordEvent leaves them; previous rounds' rows are removed first.
+ */
+async function seedDeliveries(sql: postgres.Sql, count: number, round: number): Promise<void> {
+  await clearDeliveries(sql);
+  await sql`
+    insert into webhook_events (id, tenant_id, type, data, created_at)
+    select 'evt_r' || ${round}::int || 'n' || g, ${TENANT_ID}, ${EVENT_TYPE},
+           jsonb_build_object(
+             'object', 'user',
+             'id', 'usr_' || substr(md5('u' || g), 1, 20),
+             'email', 'bench-user-' || g || '@example.com',
+             'name', 'Bench User ' || g,
+             'emailVerified', true,
+             'createdAt', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'organizationId', ${TENANT_ID}::text),
+           now()
+    from generate_series(1, ${count}::int) g`;
+  await sql`
+    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
+    select 'whd_r' || ${round}::int || 'n' || g, ${TENANT_ID}, ${ENDPOINT_ID}, 'evt_r' || ${round}::int || 'n' || g,
+           ${EVENT_TYPE}, 'pending', now()
+    from generate_series(1, ${count}::int) g`;
+  await sql`analyze webhook_events`;
+  await sql`analyze webhook_deliveries`;
+}
+
+function workerEnv(databaseUrl: string, encryptionKey: string): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: databaseUrl,
+    NODE_ENV: 'production',
+    PUBLIC_URL: 'http://127.0.0.1:3000',
+    ENGINE_ISSUER: 'http://127.0.0.1:3001/application/o/svc/',
+    SVC_ENCRYPTION_KEY: encryptionKey,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+type ThroughputRound = {
+  side: 'baseline' | 'svc';
+  deliveries: number;
+  seconds: number;
+  rps: number;
+  requests: number;
+  badSignatures: number;
+  /** CPU time of the sending process (the worker after its boot, or the baseline script). */
+  cpuMs: number;
+  /** svc only: what PostgreSQL did for the run (transactions and rows, from pg_stat_database). */
+  db?: DbCounters;
+};
+
+type DbCounters = { xactCommit: number; tupInserted: number; tupUpdated: number; tupDeleted: number; tupReturned: number };
+
+async function dbCounters(sql: postgres.Sql): Promise<DbCounters> {
+  const [row] = await sql<DbCounters[]>`
+    select xact_commit::float8 as "xactCommit", tup_inserted::float8 as "tupInserted", tup_updated::float8 as "tupUpdated",
+           tup_deleted::float8 as "tupDeleted", tup_returned::float8 as "tupReturned"
+    from pg_stat_database where datname = current_database()`;
+  if (!row) {
+    throw new Error('pg_stat_database has no row for the bench database');
+  }
+  return row;
+}
+
+function diffCounters(after: DbCounters, before: DbCounters): DbCounters {
+  return {
+    xactCommit: after.xactCommit - before.xactCommit,
+    tupInserted: after.tupInserted - before.tupInserted,
+    tupUpdated: after.tupUpdated - before.tupUpdated,
+    tupDeleted: after.tupDeleted - before.tupDeleted,
+    tupReturned: after.tupReturned - before.tupReturned,
+  };
+}
+
+/** User + system CPU of a process so far (Linux /proc; NaN elsewhere), in ms. */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // utime and stime are fields 14 and 15; counting from after the command name (which may
+    // contain spaces), they are the 12th and 13th. Clock ticks of 10 ms.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function throughput(
+  ctx: WebhookBenchContext,
+  databaseUrl: string,
+  sql: postgres.Sql,
+  receiver: Receiver,
+  env: NodeJS.ProcessEnv,
+  secret: string,
+) {
+  const count = Math.round(numberSetting('BENCH_WEBHOOK_DELIVERIES', ctx.smoke ? 1_000 : 10_000));
+  ctx.log(
+    `measuring: webhook-throughput (${count.toLocaleString('en-US')} pending deliveries, one receiver, ` +
+      `${DISPATCH_CONCURRENCY} in flight both sides)`,
+  );
+  const rounds: ThroughputRound[] = [];
+  for (let round = 1; round <= ctx.rounds; round++) {
+    await seedDeliveries(sql, count, round);
+    const order: ('baseline' | 'svc')[] = round % 2 === 1 ? ['baseline', 'svc'] : ['svc', 'baseline'];
+    for (const side of order) {
+      await receiver.reset();
+      let seconds: number;
+      let diagnostics: { cpuMs: number; db?: DbCounters } = { cpuMs: Number.NaN };
+      if (side === 'baseline') {
+        const proc = start(
+          ctx,
+          ['bench/webhook-baseline.ts'],
+          { DATABASE_URL: databaseUrl, RECEIVER_URL: receiver.hookUrl, WEBHOOK_SECRET: secret, CONCURRENCY: String(DISPATCH_CONCURRENCY) },
+          'other',
+          'webhook-baseline',
+        );
+        const code = await proc.exited;
+        const line = /\{.*"sent".*\}/.exec(proc.output())?.[0];
+        if (code !== 0 || !line) {
+          throw new Error(`webhook baseline failed (${code}):\n${proc.output()}`);
+        }
+        const result = JSON.parse(line) as { sent: number; failed: number; cpuMs: number };
+        diagnostics = { cpuMs: result.cpuMs };
+        if (result.failed > 0) {
+          throw new Error(`webhook baseline: ${result.failed} POSTs failed`);
+        }
+        const stats = await receiver.stats();
+        seconds = (stats.lastAt - stats.firstAt) / 1000;
+      } else {
+        const worker = start(ctx, [ctx.cli, 'worker'], env, 'svc', 'webhook-throughput');
+        let cpuMs = Number.NaN;
+        let db: DbCounters | undefined;
+        try {
+          await waitForOutput(worker, /svc worker running/, 'svc worker');
+          // Boot (tsx, migrations check) is not the engine's cost: count from here.
+          const cpuAtStart = processCpuMs(worker.child.pid);
+          const dbAtStart = await dbCounters(sql);
+          await waitForReceiver(receiver, count, 600_000);
+          const deadline = Date.now() + 60_000;
+          for (;;) {
+            const [row] = await sql<{ done: number; failed: number }[]>`
+              select count(*) filter (where status = 'succeeded')::int as done,
+                     count(*) filter (where status = 'failed')::int as failed
+              from webhook_deliveries`;
+            if ((row?.done ?? 0) + (row?.failed ?? 0) >= count) {
+              if ((row?.failed ?? 0) > 0) {
+                throw new Error(`webhook-throughput: ${row?.failed} deliveries failed:\n${worker.output()}`);
+              }
+              break;
+            }
+            if (Date.now() > deadline || worker.child.exitCode !== null) {
+              throw new Error(`webhook-throughput: ${row?.done ?? 0} of ${count} succeeded before the deadline:\n${worker.output()}`);
+            }
+            await sleep(100);
+          }
+          cpuMs = processCpuMs(worker.child.pid) - cpuAtStart;
+          // PostgreSQL publishes its statistics within a second of a transaction's end.
+          await sleep(1_200);
+          db = diffCounters(await dbCounters(sql), dbAtStart);
+        } finally {
+          await worker.stop();
+        }
+        const stats = await receiver.stats();
+        // Until the last attempt was recorded: succeeded_at is the recording statement's time.
+        const [last] = await sql<{ at: number }[]>`
+          select extract(epoch from max(succeeded_at))::float8 * 1000 as at from webhook_deliveries`;
+        seconds = ((last?.at ?? stats.lastAt) - stats.firstAt) / 1000;
+        diagnostics = { cpuMs, db };
+      }
+      const stats = await receiver.stats();
+      if (stats.unique !== count || stats.badSignatures > 0) {
+        throw new Error(
+          `webhook-throughput ${side}: the receiver saw ${stats.unique} of ${count} webhook-ids (${stats.badSignatures} bad signatures)`,
+        );
+      }
+      const m: ThroughputRound = {
+        side,
+        deliveries: count,
+        seconds,
+        rps: count / seconds,
+        cpuMs: diagnostics.cpuMs,
+        db: diagnostics.db,
+        requests: stats.requests,
+        badSignatures: stats.badSignatures,
+      };
+      rounds.push(m);
+      ctx.log(
+        `  webhook-throughput   round ${round} ${side.padEnd(10)} ${fmt(m.rps, 0).padStart(7)} deliveries/s ` +
+          `(${count} in ${fmt(seconds, 2)} s${stats.requests > count ? `, ${stats.requests - count} duplicate sends` : ''}; ` +
+          `sender CPU ${fmt((m.cpuMs * 1000) / count, 0)} us/delivery` +
+          (m.db
+            ? `; PostgreSQL: ${fmt(m.db.xactCommit / count, 3)} transactions, ${fmt((m.db.tupInserted + m.db.tupUpdated + m.db.tupDeleted) / count, 2)} rows written per delivery`
+            : '') +
+          ')',
+      );
+    }
+  }
+  const best = (side: 'baseline' | 'svc') => Math.max(...rounds.filter((r) => r.side === side).map((r) => r.rps));
+  return { rounds, baselineRps: best('baseline'), svcRps: best('svc'), ratio: best('svc') / best('baseline') };
+}
+
+type LatencySide = { side: 'floor' | 'svc'; events: number; p50: number; p95: number; p99: number; max: number; lateTicks: number };
+
+/**
+ * `rate` events/s for `seconds`, each its own transaction calling recordEvent with
+ * `data.committedAt` stamped inside the transaction; `afterCommit` runs once COMMIT returned.
+ */
+async function generate(
+  db: ReturnType<typeof createDatabase>['db'],
+  rate: number,
+  seconds: number,
+  afterCommit: ((event: { id: string; committedAt: number }) => Promise<void>) | null,
+): Promise<{ ids: string[]; lateTicks: number }> {
+  const total = Math.round(rate * seconds);
+  const interval = 1000 / rate;
+  const begin = performance.now();
+  const pending = new Set<Promise<void>>();
+  const ids: string[] = [];
+  let lateTicks = 0;
+  for (let i = 0; i < total; i++) {
+    const due = begin + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) {
+      await sleep(wait);
+    } else if (wait < -interval) {
+      lateTicks++;
+    }
+    const work = (async () => {
+      let committedAt = 0;
+      const event = await db.transaction(async (tx) => {
+        committedAt = performance.timeOrigin + performance.now();
+        return recordEvent(tx, { tenantId: TENANT_ID, type: EVENT_TYPE, data: { n: i, committedAt } });
+      });
+      ids.push(event.id);
+      await afterCommit?.({ id: event.id, committedAt });
+    })().finally(() => pending.delete(work));
+    pending.add(work);
+  }
+  await Promise.all(pending);
+  return { ids, lateTicks };
+}
+
+async function latency(
+  ctx: WebhookBenchContext,
+  databaseUrl: string,
+  sql: postgres.Sql,
+  receiver: Receiver,
+  env: NodeJS.ProcessEnv,
+  secret: string,
+) {
+  const rate = numberSetting('BENCH_WEBHOOK_RATE', 100);
+  const seconds = numberSetting('BENCH_WEBHOOK_SECONDS', ctx.smoke ? 2 : 10);
+  const warmup = ctx.smoke ? 0 : 2;
+  ctx.log(`measuring: webhook-latency (${rate} events/s for ${seconds} s after ${warmup} s warmup, commit to receiver)`);
+  const database = createDatabase({ url: databaseUrl, max: 10, applicationName: 'bench-webhook-events' });
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const hook = new URL(receiver.hookUrl);
+  // The floor: POST the event from this process the moment its COMMIT returned.
+  const postNow = (event: { id: string; committedAt: number }) =>
+    new Promise<void>((resolve, reject) => {
+      const body = webhookBody({
+        id: event.id,
+        type: EVENT_TYPE,
+        createdAt: new Date(),
+        dataJson: JSON.stringify({ n: 0, committedAt: event.committedAt }),
+      });
+      const req = http.request(hook, { method: 'POST', agent, headers: webhookHeaders({ id: event.id, body, keys: [key] }) });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`floor POST answered ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  const measureSide = async (side: 'floor' | 'svc'): Promise<LatencySide> => {
+    // Both sides commit the same transactions (event, delivery, dispatch job); on the floor's
+    // side no worker runs, so the bench process is the only sender.
+    await clearDeliveries(sql);
+    const worker = side === 'svc' ? start(ctx, [ctx.cli, 'worker'], env, 'svc', 'webhook-latency') : null;
+    try {
+      if (worker) {
+        await waitForOutput(worker, /svc worker running/, 'svc worker');
+      }
+      const after = side === 'floor' ? postNow : null;
+      if (warmup > 0) {
+        const w = await generate(database.db, rate, warmup, after);
+        await waitForReceiver(receiver, w.ids.length, 30_000);
+      }
+      await receiver.reset();
+      const run = await generate(database.db, rate, seconds, after);
+      const stats = await waitForReceiver(receiver, run.ids.length, 60_000);
+      if (side === 'svc') {
+        // The receiver has them all; the last attempts may still be on their way into the database.
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const [row] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status <> 'succeeded'`;
+          if ((row?.n ?? 0) === 0) {
+            break;
+          }
+          if (Date.now() > deadline) {
+            throw new Error(`webhook-latency: ${row?.n} deliveries not succeeded 30 s after the receiver had every event`);
+          }
+          await sleep(50);
+        }
+      }
+      const sorted = [...stats.latencies].sort((a, b) => a - b);
+      return {
+        side,
+        events: run.ids.length,
+        p50: percentile(sorted, 50),
+        p95: percentile(sorted, 95),
+        p99: percentile(sorted, 99),
+        max: sorted[sorted.length - 1] ?? Number.NaN,
+        lateTicks: run.lateTicks,
+      };
+    } finally {
+      await worker?.stop();
+    }
+  };
+
+  try {
+    const sides: LatencySide[] = [];
+    for (let round = 1; round <= ctx.rounds; round++) {
+      for (const side of round % 2 === 1 ? (['floor', 'svc'] as const) : (['svc', 'floor'] as const)) {
+        const m = await measureSide(side);
+        sides.push(m);
+        ctx.log(
+          `  webhook-latency      round ${round} ${side.padEnd(10)} p50 ${fmt(m.p50, 1).padStart(6)} ms  p95 ${fmt(m.p95, 1).padStart(6)} ms  ` +
+            `p99 ${fmt(m.p99, 1).padStart(6)} ms  max ${fmt(m.max, 1).padStart(6)} ms  (${m.events} events` +
+            `${m.lateTicks > 0 ? `, generator late on ${m.lateTicks} ticks` : ''})`,
+        );
+      }
+    }
+    const best = (side: 'floor' | 'svc') => {
+      const of = sides.filter((s) => s.side === side);
+      return { p50: Math.min(...of.map((s) => s.p50)), p95: Math.min(...of.map((s) => s.p95)), p99: Math.min(...of.map((s) => s.p99)) };
+    };
+    return { sides, floor: best('floor'), svc: best('svc') };
+  } finally {
+    agent.destroy();
+    await database.close();
+  }
+}
+
+async function waitForReceiver(receiver: Receiver, count: number, timeoutMs: number): Promise<ReceiverStats> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await receiver.stats();
+    if (stats.badSignatures > 0) {
+      throw new Error(`webhook bench: ${stats.badSignatures} requests with a bad signature`);
+    }
+    if (stats.unique >= count) {
+      return stats;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`webhook bench: the receiver saw ${stats.unique} of ${count} events within ${timeoutMs / 1000} s`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Runs the wanted webhook scenarios on a fresh bench database; returns verdicts and figures. */
+export async function runWebhookBenches(
+  ctx: WebhookBenchContext,
+  wanted: (scenario: string) => boolean,
+): Promise<{ verdicts: WebhookVerdict[]; results: Record<string, unknown> }> {
+  const db = await ctx.createDb('webhooks');
+  await ctx.runCli(['migrate'], db.url);
+  const encryptionKey = randomBytes(32).toString('base64');
+  const secret = generateWebhookSecret();
+  const receiver = await startReceiver(ctx, secret);
+  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const verdicts: WebhookVerdict[] = [];
+  const results: Record<string, unknown> = {};
+  try {
+    await seedEndpoint(sql, Buffer.from(encryptionKey, 'base64'), receiver.hookUrl, secret);
+    const env = workerEnv(db.url, encryptionKey);
+    if (wanted('webhook-throughput')) {
+      const t = await throughput(ctx, db.url, sql, receiver, env, secret);
+      results.throughput = t;
+      ctx.log(`  webhook-throughput   svc ${fmt(t.svcRps, 0)} vs baseline ${fmt(t.baselineRps, 0)} deliveries/s = ${fmt(t.ratio, 2)}x`);
+      verdicts.push({
+        name: `webhook-throughput: svc deliveries/s >= ${WEBHOOK_TARGETS.throughputMin}x plain Node POST loop`,
+        pass: t.ratio >= WEBHOOK_TARGETS.throughputMin,
+        detail: `${fmt(t.svcRps, 0)} vs ${fmt(t.baselineRps, 0)} deliveries/s = ${fmt(t.ratio, 2)}x`,
+      });
+    }
+    if (wanted('webhook-latency')) {
+      const l = await latency(ctx, db.url, sql, receiver, env, secret);
+      results.latency = l;
+      verdicts.push({
+        name: `webhook-latency: p95 commit -> receiver < ${WEBHOOK_TARGETS.latencyP95MaxMs} ms at ${numberSetting('BENCH_WEBHOOK_RATE', 100)}/s`,
+        pass: l.svc.p95 < WEBHOOK_TARGETS.latencyP95MaxMs,
+        detail:
+          `p50 ${fmt(l.svc.p50, 1)} / p95 ${fmt(l.svc.p95, 1)} / p99 ${fmt(l.svc.p99, 1)} ms; ` +
+          `floor (POST right after COMMIT) p95 ${fmt(l.floor.p95, 1)} ms = ${fmt(l.svc.p95 / l.floor.p95, 1)}x`,
+      });
+    }
+  } finally {
+    await sql.end({ timeout: 2 });
+    await receiver.stop();
+  }
+  return { verdicts, results };
+}
+
+export const WEBHOOK_SCENARIOS = ['webhook-throughput', 'webhook-latency'] as const;
