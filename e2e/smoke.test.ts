@@ -14,7 +14,10 @@ const NAV_PAGES = [
   { id: 'sessions', path: '/sessions', heading: 'Sessions' },
   { id: 'roles', path: '/roles', heading: 'Roles' },
   { id: 'invitations', path: '/invitations', heading: 'Invitations' },
+  { id: 'email-deliveries', path: '/email-deliveries', heading: 'Email deliveries' },
   { id: 'api-keys', path: '/api-keys', heading: 'API keys' },
+  { id: 'webhooks', path: '/webhooks', heading: 'Webhooks' },
+  { id: 'webhook-deliveries', path: '/webhook-deliveries', heading: 'Webhook deliveries' },
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
   { id: 'settings', path: '/settings', heading: 'Settings' },
 ] as const;
