@@ -55,11 +55,11 @@ export type WebhookDeliverySettings = {
 /** Requests in flight at once in one run. */
 export const DISPATCH_CONCURRENCY = 32;
 /**
- * Claimed deliveries a run holds at most (in flight plus waiting), in units of
- * DISPATCH_CONCURRENCY: it claims again once half of that is left, so a claim statement's latency
- * is hidden behind the sends still queued, and each claim brings a large batch.
+ * Claimed deliveries a run holds at most (in flight plus waiting). It claims again once half of
+ * that is left, so a claim statement's latency is hidden behind the sends still queued, and each
+ * claim brings a large batch.
  */
-const PREFETCH_ROUNDS = 4;
+const CLAIM_CAPACITY = 4 * DISPATCH_CONCURRENCY;
 /** A run stops claiming after this long and queues its successor: no run holds a worker slot for long. */
 export const RUN_BUDGET_MS = 10_000;
 /**
@@ -324,15 +324,14 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
 
   const claimAndSend = async (): Promise<void> => {
     for (;;) {
-      const capacity = PREFETCH_ROUNDS * DISPATCH_CONCURRENCY;
-      while (queued.length + inFlight.size > capacity / 2 && !stopped()) {
+      while (queued.length + inFlight.size > CLAIM_CAPACITY / 2 && !stopped()) {
         await changed.next();
       }
       if (stopped() || recorder.failed || sendErrors.length > 0 || Date.now() - started >= RUN_BUDGET_MS) {
         return;
       }
       const token = `${WORKER_LABEL}:${randomBytes(6).toString('base64url')}`;
-      const limit = capacity - queued.length - inFlight.size;
+      const limit = CLAIM_CAPACITY - queued.length - inFlight.size;
       // Measured before the claim: the claim's own expiry, taken at the database, is later.
       const sendBy = performance.now() + lockMs - settings.timeoutMs - CLAIM_MARGIN_MS;
       const claimed = await claimDueDeliveries(ctx.db, { token, limit, lockMs, deliveryIds });

@@ -158,8 +158,11 @@ describe('webhook sender against real local receivers', () => {
     expect(r.connections()).toBe(0);
     expect(r.requests).toHaveLength(0);
     // The same receiver is reachable when private addresses are allowed (the refusal above is the guard's).
-    const allowed = await sender({ allowPrivate: true }).send({ url: `http://localhost:${r.port}/`, headers: HEADERS, body: BODY });
-    expect(allowed.outcome).toBe('succeeded');
+    const allowing = sender({ allowPrivate: true });
+    for (const url of [`http://localhost:${r.port}/`, `http://[::1]:${r.port}/`]) {
+      expect((await allowing.send({ url, headers: HEADERS, body: BODY })).outcome, url).toBe('succeeded');
+    }
+    expect(r.requests).toHaveLength(2);
   });
 
   it('the metadata address stays refused even with WEBHOOK_ALLOW_PRIVATE', async () => {
