@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@svc/db/client';
 import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
@@ -52,8 +53,6 @@ const CRONTAB = [
   `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
 ].join('\n');
 
-export type WorkerHandle = { stop: () => Promise<void>; runner: Runner };
-
 export type StartWorkerOptions = {
   connectionString: string;
   db: Db;
@@ -67,10 +66,86 @@ export type StartWorkerOptions = {
   email?: EmailOutboxSettings;
 };
 
-/** Starts a Graphile Worker runner for svc's tasks. Migrations must already be applied. */
+export type WorkerHandle = {
+  /** Graceful stop: no new jobs, running ones finish (see JobContext.stopping). */
+  stop: () => Promise<void>;
+};
+
+/** Waits before starting a runner again after one stopped on its own (the last delay repeats). */
+const RESTART_DELAYS_MS = [250, 1_000, 2_000, 5_000];
+
+/**
+ * Starts a Graphile Worker runner for svc's tasks, and keeps one running until `stop()`.
+ * Migrations must already be applied.
+ *
+ * Graphile 0.17.3 shuts its worker pool down ("queue is in an inconsistent state") the first time
+ * it cannot record a job's completion or failure, which a database restart at the wrong moment
+ * causes; the process would then live on without running any job. So a runner that ends on its
+ * own is replaced by a fresh one (after RESTART_DELAYS_MS, retrying while the database is
+ * unreachable). The job it could not record runs again later: tasks are idempotent.
+ */
 export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandle> {
-  const stopping = new AbortController();
   const webhookSender = createWebhookSender(opts.webhooks);
+  let current: Launched;
+  try {
+    current = await launch(opts, webhookSender);
+  } catch (error) {
+    webhookSender.close();
+    throw error;
+  }
+  const stopped = new AbortController();
+  let restarting: Promise<void> | undefined;
+
+  const restart = async () => {
+    for (let i = 0; ; i++) {
+      try {
+        await sleep(RESTART_DELAYS_MS[Math.min(i, RESTART_DELAYS_MS.length - 1)], undefined, { signal: stopped.signal });
+        current = await launch(opts, webhookSender);
+        opts.logger.info({}, 'job runner started again');
+        supervise(current);
+        return;
+      } catch (error) {
+        if (stopped.signal.aborted) {
+          return;
+        }
+        opts.logger.error({ err: error }, 'could not start the job runner again; retrying');
+      }
+    }
+  };
+  const supervise = (launched: Launched) => {
+    const ended = (error: unknown) => {
+      if (stopped.signal.aborted || launched !== current) {
+        return;
+      }
+      opts.logger.error({ err: error }, 'the job runner stopped on its own; starting a new one');
+      restarting = restart();
+    };
+    launched.runner.promise.then(
+      () => ended(null),
+      (error: unknown) => ended(error),
+    );
+  };
+  supervise(current);
+
+  return {
+    stop: async () => {
+      stopped.abort();
+      try {
+        // A restart under way either gave up (aborted) or finished: then `current` is its runner.
+        await restarting;
+        await current.stop();
+      } finally {
+        webhookSender.close();
+      }
+    },
+  };
+}
+
+type Launched = { runner: Runner; stop: () => Promise<void> };
+
+/** One Graphile runner with its own stop signal, and the start-up jobs queued. */
+async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): Promise<Launched> {
+  const stopping = new AbortController();
   const ctx: JobContext = {
     db: opts.db,
     logger: opts.logger,
@@ -111,8 +186,19 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 },
     },
   });
-  // runner.stop() called directly (not through the handle) begins the same graceful stop.
+  // Graphile's own shutdown (after a fatal error) stops claiming new work too.
   runner.events.on('pool:gracefulShutdown', () => stopping.abort());
+  const stop = async () => {
+    stopping.abort();
+    try {
+      await runner.stop();
+    } catch (error) {
+      // A runner that already ended on its own has nothing left to stop.
+      if (!/already stopped/i.test((error as Error).message)) {
+        throw error;
+      }
+    }
+  };
   // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
   try {
     await runner.addJob('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
@@ -121,19 +207,8 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       await runner.addJob('email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
     }
   } catch (error) {
-    await runner.stop().catch(() => {});
-    webhookSender.close();
+    await stop().catch(() => {});
     throw error;
   }
-  return {
-    runner,
-    stop: async () => {
-      stopping.abort();
-      try {
-        await runner.stop();
-      } finally {
-        webhookSender.close();
-      }
-    },
-  };
+  return { runner, stop };
 }

@@ -601,6 +601,34 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
     expect((await attempts(id))[0]).toMatchObject({ outcome: 'interrupted', status_code: null });
   }, 30_000);
 
+  it('when Graphile gives up its runner (a job outcome it could not record), a new runner starts and delivering goes on', async () => {
+    let broken = false;
+    const r = await receiver((_req, res) => {
+      if (broken) {
+        res.end('ok');
+        return;
+      }
+      broken = true;
+      // The queue table vanishes mid-run: recording this job's outcome fails, which Graphile
+      // 0.17.3 treats as fatal for its whole worker pool.
+      database.sql`alter table graphile_worker._private_jobs rename to _private_jobs_away`.then(
+        () => res.end('ok'),
+        () => res.end('ok'),
+      );
+    });
+    const endpoint = await seedEndpoint(r.url);
+    const first = await emit(endpoint.tenantId);
+    const rec = recordingLogger();
+    await startDispatcher({}, rec.logger);
+    await waitFor(() => rec.lines.some((l) => /^Failed to (complete|fail) jobs/.test(l)), 10_000, 'Graphile to give up its pool');
+    await database.sql`alter table graphile_worker._private_jobs_away rename to _private_jobs`;
+    expect((await delivery(first.deliveryIds[0] as string)).status).toBe('succeeded');
+
+    const second = await emit(endpoint.tenantId);
+    await waitForStatus(second.deliveryIds[0] as string, ['succeeded'], 10_000);
+    expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual([first.id, second.id]);
+  });
+
   it('a result whose claim passed to another worker is not written; the current claimant writes it', async () => {
     const endpoint = await seedEndpoint('http://127.0.0.1:9/');
     const event = await emit(endpoint.tenantId);
