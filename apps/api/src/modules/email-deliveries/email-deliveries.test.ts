@@ -527,7 +527,7 @@ describe('EMAIL_DELIVERY_WORKER_ENABLED', () => {
     try {
       const { org, admin } = await adminOfNewOrg(background);
       const emails = [freshEmail(), freshEmail(), freshEmail()];
-      const created = [];
+      const created: Json[] = [];
       for (const email of emails) {
         created.push(await invite(background, admin, org, email));
       }
