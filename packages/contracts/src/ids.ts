@@ -16,6 +16,11 @@ export const ID_PREFIXES = {
   event: 'evt',
   emailDelivery: 'eml',
   export: 'exp',
+  usageEvent: 'uev',
+  subscriptionPlan: 'pln',
+  billingProvider: 'bpr',
+  billingMapping: 'bmp',
+  billingSyncLog: 'bsl',
   request: 'req',
 } as const;
 
