@@ -73,6 +73,8 @@ export type WorkerHandle = {
 
 /** Waits before starting a runner again after one stopped on its own (the last delay repeats). */
 const RESTART_DELAYS_MS = [250, 1_000, 2_000, 5_000];
+/** How long a runner that gave up may take to finish the jobs it still runs before it is killed. */
+const RETIRED_RUNNER_GRACE_MS = 30_000;
 
 /**
  * Starts a Graphile Worker runner for svc's tasks, and keeps one running until `stop()`.
@@ -82,7 +84,8 @@ const RESTART_DELAYS_MS = [250, 1_000, 2_000, 5_000];
  * it cannot record a job's completion or failure, which a database restart at the wrong moment
  * causes; the process would then live on without running any job. So a runner that ends on its
  * own is replaced by a fresh one (after RESTART_DELAYS_MS, retrying while the database is
- * unreachable). The job it could not record runs again later: tasks are idempotent.
+ * unreachable), as soon as it reports the fatal error: its own shutdown can hang. The job it
+ * could not record runs again later: tasks are idempotent.
  */
 export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandle> {
   const webhookSender = createWebhookSender(opts.webhooks);
@@ -113,16 +116,29 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     }
   };
   const supervise = (launched: Launched) => {
-    const ended = (error: unknown) => {
-      if (stopped.signal.aborted || launched !== current) {
+    const retire = (error: unknown) => {
+      if (launched.retired || stopped.signal.aborted || launched !== current) {
         return;
       }
+      launched.retired = true;
       opts.logger.error({ err: error }, 'the job runner stopped on its own; starting a new one');
       restarting = restart();
+      // Its own shutdown can hang (its pool waiting on a connection the restart killed): after
+      // a grace period for the jobs it still runs, it is cut off.
+      const cutOff = setTimeout(() => {
+        launched.runner.kill().catch(() => {});
+      }, RETIRED_RUNNER_GRACE_MS);
+      cutOff.unref();
+      launched.runner.promise.then(
+        () => clearTimeout(cutOff),
+        () => clearTimeout(cutOff),
+      );
     };
+    // A fatal error: the pool is shutting down, which may take long or never end; replace it now.
+    launched.runner.events.on('pool:fatalError', ({ error }) => retire(error));
     launched.runner.promise.then(
-      () => ended(null),
-      (error: unknown) => ended(error),
+      () => retire(null),
+      (error: unknown) => retire(error),
     );
   };
   supervise(current);
@@ -133,7 +149,12 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       try {
         // A restart under way either gave up (aborted) or finished: then `current` is its runner.
         await restarting;
-        await current.stop();
+        if (current.retired) {
+          // Already shutting down on its own, perhaps for ever: cut it off.
+          await current.runner.kill().catch(() => {});
+        } else {
+          await current.stop();
+        }
       } finally {
         webhookSender.close();
       }
@@ -141,7 +162,12 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   };
 }
 
-type Launched = { runner: Runner; stop: () => Promise<void> };
+type Launched = {
+  runner: Runner;
+  stop: () => Promise<void>;
+  /** It stopped, or is stopping, on its own; another runner replaces it. */
+  retired: boolean;
+};
 
 /** One Graphile runner with its own stop signal, and the start-up jobs queued. */
 async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): Promise<Launched> {
@@ -210,5 +236,5 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     await stop().catch(() => {});
     throw error;
   }
-  return { runner, stop };
+  return { runner, stop, retired: false };
 }
