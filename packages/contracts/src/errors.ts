@@ -58,6 +58,12 @@ export const ERROR_CODES = {
   webhook_delivery_not_retryable: { status: 409, trpc: 'CONFLICT' },
   /** Email: EMAIL_ENABLED is false or no EMAIL_PROVIDER is configured, so nothing can be sent. */
   email_delivery_disabled: { status: 409, trpc: 'CONFLICT' },
+  /** Subscription plans: another plan has this key. */
+  plan_key_taken: { status: 409, trpc: 'CONFLICT' },
+  /** Subscription plans: the default plan stays the default until another plan is made the default. */
+  default_plan_required: { status: 409, trpc: 'CONFLICT' },
+  /** Subscription plans: no plan has this id or key. */
+  plan_not_found: { status: 404, trpc: 'NOT_FOUND' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

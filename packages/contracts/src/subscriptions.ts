@@ -1,0 +1,255 @@
+import { z } from 'zod';
+import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
+
+/**
+ * Subscription plans and the manual subscription model (SPEC.md 3, 4.9, 7, 8.4; API.md).
+ * Platform admins manage plans and set each organization's plan, seats and status; svc never
+ * charges anyone. A blocked organization's mutating project, user, webhook and usage routes
+ * answer 402 (apps/api/src/trpc/subscription-gate.ts); reads keep working.
+ */
+
+/** `pln_` + 20 characters (base62; the seeded `free` plan's are hex). Anything else is a 400. */
+export const ZSubscriptionPlanId = z.string().regex(/^pln_[0-9A-Za-z]{20}$/, 'expected a plan id (pln_...)');
+
+/** A plan's stable key (`free`, `team`): what PATCH /v1/subscription names as `planKey`. */
+export const ZPlanKey = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9](?:[a-z0-9_-]{0,46}[a-z0-9])?$/, 'a plan key is 1-48 lower-case letters, digits, "_" or "-" (e.g. team)');
+
+/** At most this many seats, on a plan or bought by an organization. */
+export const MAX_SEATS = 1_000_000;
+/** At most this many limited event types per plan. */
+export const MAX_USAGE_LIMITS = 100;
+
+/** A seat count: a whole number of members, at least 1 (an organization always has its admin). */
+export const ZSeatCount = z.number().int('seats are a whole number').min(1, 'at least 1 seat').max(MAX_SEATS, `at most ${MAX_SEATS} seats`);
+
+/**
+ * A usage event type a plan may limit (`api_call`, `sms.sent`): 1-100 letters, digits, `_`, `.`,
+ * `:` or `-`, starting with a letter or digit.
+ */
+export const ZUsageLimitEventType = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/,
+    'an event type is 1-100 letters, digits, "_", ".", ":" or "-", starting with a letter or digit',
+  );
+
+/** Per event type, the quantity allowed per calendar month (UTC); a type not listed is unlimited. */
+export const ZUsageLimits = z
+  .record(
+    ZUsageLimitEventType,
+    z.number().int('a usage limit is a whole number').min(0, 'a usage limit is 0 or more').max(Number.MAX_SAFE_INTEGER),
+  )
+  .refine((limits) => Object.keys(limits).length <= MAX_USAGE_LIMITS, { message: `at most ${MAX_USAGE_LIMITS} limited event types` })
+  .describe('event type -> quantity allowed per calendar month (UTC); a type not listed is unlimited, 0 allows none');
+
+export const ZSubscriptionPlan = z
+  .object({
+    id: z.string(),
+    key: z.string(),
+    name: z.string(),
+    /** Members an organization on this plan may have, unless it bought its own seat count; null is unlimited. */
+    seatLimit: z.number().int().nullable(),
+    usageLimits: z.record(z.string(), z.number().int()),
+    /** New organizations get this plan (exactly one plan is the default). */
+    isDefault: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'SubscriptionPlan' });
+export type TSubscriptionPlan = z.infer<typeof ZSubscriptionPlan>;
+
+/** GET /v1/subscription-plans: newest first. */
+export const ZListSubscriptionPlansRequest = ZListQuery;
+export type TListSubscriptionPlansRequest = z.infer<typeof ZListSubscriptionPlansRequest>;
+export const ZSubscriptionPlanPage = ZPage(ZSubscriptionPlan).meta({ id: 'SubscriptionPlanPage' });
+export type TSubscriptionPlanPage = z.infer<typeof ZSubscriptionPlanPage>;
+
+/** POST /v1/subscription-plans (platform admins). */
+export const ZCreateSubscriptionPlanRequest = z.object({
+  key: ZPlanKey,
+  name: ZName,
+  seatLimit: ZSeatCount.nullable().describe('members allowed; null is unlimited'),
+  usageLimits: ZUsageLimits.default({}),
+  isDefault: z.boolean().optional().describe('make this the plan new organizations get (the previous default stops being one)'),
+});
+export type TCreateSubscriptionPlanRequest = z.infer<typeof ZCreateSubscriptionPlanRequest>;
+
+/** PATCH /v1/subscription-plans/{id} (platform admins): only the fields sent change. */
+export const ZUpdateSubscriptionPlanRequest = z
+  .object({
+    id: ZSubscriptionPlanId,
+    key: ZPlanKey.optional(),
+    name: ZName.optional(),
+    seatLimit: ZSeatCount.nullable().optional(),
+    usageLimits: ZUsageLimits.optional().describe('replaces the whole map'),
+    isDefault: z
+      .boolean()
+      .optional()
+      .describe('true makes this the default plan; false is refused for the default plan (make another plan the default instead)'),
+  })
+  .refine((v) => Object.keys(v).some((k) => k !== 'id' && v[k as keyof typeof v] !== undefined), {
+    message: 'send key, name, seatLimit, usageLimits or isDefault',
+  });
+export type TUpdateSubscriptionPlanRequest = z.infer<typeof ZUpdateSubscriptionPlanRequest>;
+
+export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'inactive', 'cancelled', 'expired'] as const;
+export const ZSubscriptionStatus = z.enum(SUBSCRIPTION_STATUSES);
+export type TSubscriptionStatus = z.infer<typeof ZSubscriptionStatus>;
+
+/** The statuses in which every mutating project, user, webhook and usage route answers 402 subscription_inactive. */
+export const BLOCKING_STATUSES: ReadonlySet<TSubscriptionStatus> = new Set(['inactive', 'cancelled', 'expired']);
+
+/** The 402 codes of the subscription rule. */
+export const ZSubscriptionBlockCode = z.enum(['subscription_inactive', 'subscription_limit_exceeded']);
+export type TSubscriptionBlockCode = z.infer<typeof ZSubscriptionBlockCode>;
+
+export const ZUsageAgainstLimit = z.object({
+  eventType: z.string(),
+  /** Quantity allowed this calendar month. */
+  limit: z.number().int(),
+  /** Quantity recorded this calendar month. */
+  used: z.number().int(),
+  /** limit - used, never below 0. */
+  remaining: z.number().int(),
+  /** used > limit: mutating routes answer 402 subscription_limit_exceeded. */
+  overLimit: z.boolean(),
+});
+export type TUsageAgainstLimit = z.infer<typeof ZUsageAgainstLimit>;
+
+export const ZSubscription = z
+  .object({
+    organization: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+    plan: ZSubscriptionPlan,
+    status: ZSubscriptionStatus,
+    seats: z.object({
+      /** Seats bought for this organization; null means the plan's seat limit applies. */
+      bought: z.number().int().nullable(),
+      /** The seat limit in force (bought, else the plan's); null is unlimited. */
+      limit: z.number().int().nullable(),
+      /** Members of the organization now. */
+      used: z.number().int(),
+      /** Free seats (never below 0); null is unlimited. */
+      available: z.number().int().nullable(),
+      /** used > limit. */
+      overLimit: z.boolean(),
+    }),
+    usage: z.object({
+      /** The current calendar month (UTC): [periodStart, periodEnd). */
+      periodStart: z.string(),
+      periodEnd: z.string(),
+      /** One entry per event type the plan limits. */
+      limits: z.array(ZUsageAgainstLimit),
+    }),
+    /** Over the seat limit or over a usage limit. */
+    overLimit: z.boolean(),
+    /** What mutating project, user, webhook and usage routes answer now; null while they work. */
+    blocked: z.object({ code: ZSubscriptionBlockCode, message: z.string() }).nullable(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Subscription' });
+export type TSubscription = z.infer<typeof ZSubscription>;
+
+const organizationSlug = ZSlug.optional().describe(
+  "the organization; default: the session's active workspace or the API key's organization",
+);
+
+/** GET /v1/subscription?organization_slug= */
+export const ZGetSubscriptionRequest = z.object({ organization_slug: organizationSlug });
+export type TGetSubscriptionRequest = z.infer<typeof ZGetSubscriptionRequest>;
+
+/** PATCH /v1/subscription?organization_slug= (platform admins): only the fields sent change. */
+export const ZUpdateSubscriptionRequest = z
+  .object({
+    organization_slug: organizationSlug,
+    planKey: ZPlanKey.optional(),
+    seats: ZSeatCount.nullable().optional().describe("seats bought; null goes back to the plan's seat limit"),
+    status: ZSubscriptionStatus.optional(),
+  })
+  .refine((v) => v.planKey !== undefined || v.seats !== undefined || v.status !== undefined, {
+    message: 'send planKey, seats or status',
+  });
+export type TUpdateSubscriptionRequest = z.infer<typeof ZUpdateSubscriptionRequest>;
+
+// Console forms: the same checks as the API bodies, from the shapes a form holds (an empty seat
+// field for "unlimited", usage limits one `event_type = quantity` per line).
+
+const seatsField = z
+  .string()
+  .trim()
+  .transform((v, ctx) => {
+    if (v === '') {
+      return null;
+    }
+    if (!/^\d+$/.test(v)) {
+      ctx.addIssue({ code: 'custom', message: 'a whole number of seats, or empty' });
+      return z.NEVER;
+    }
+    return Number(v);
+  })
+  .pipe(ZSeatCount.nullable());
+
+/** `api_call = 1000` lines -> `{ api_call: 1000 }`, each line checked like the API body. */
+const usageLimitLines = z
+  .string()
+  .max(MAX_USAGE_LIMITS * 140)
+  .transform((text, ctx) => {
+    const out: Record<string, number> = {};
+    const problems: string[] = [];
+    const lines = text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
+    lines.forEach((line, index) => {
+      const match = /^([^=\s]+)\s*=\s*(\d+)$/.exec(line);
+      if (!match) {
+        problems.push(`line ${index + 1}: write event_type = quantity`);
+        return;
+      }
+      const [, eventType = '', quantity = ''] = match;
+      if (!ZUsageLimitEventType.safeParse(eventType).success) {
+        problems.push(`line ${index + 1}: ${eventType} is not a valid event type`);
+      } else if (eventType in out) {
+        problems.push(`line ${index + 1}: ${eventType} is listed twice`);
+      } else if (!Number.isSafeInteger(Number(quantity))) {
+        problems.push(`line ${index + 1}: the quantity is too large`);
+      } else {
+        out[eventType] = Number(quantity);
+      }
+    });
+    if (Object.keys(out).length > MAX_USAGE_LIMITS) {
+      problems.unshift(`at most ${MAX_USAGE_LIMITS} limited event types`);
+    }
+    if (problems.length > 0) {
+      ctx.addIssue({ code: 'custom', message: problems.join('; ') });
+      return z.NEVER;
+    }
+    return out;
+  });
+
+/** The console's plan form (create and edit); its output is the POST body (PATCH sends the same fields). */
+export const ZSubscriptionPlanForm = z.object({
+  key: ZPlanKey,
+  name: ZName,
+  seatLimit: seatsField,
+  usageLimits: usageLimitLines,
+  isDefault: z.boolean(),
+});
+export type TSubscriptionPlanFormInput = z.input<typeof ZSubscriptionPlanForm>;
+
+/** The console's subscription form (platform admins): plan, seats (empty: the plan's) and status. */
+export const ZSubscriptionForm = z.object({
+  planKey: ZPlanKey,
+  seats: seatsField,
+  status: ZSubscriptionStatus,
+});
+export type TSubscriptionFormInput = z.input<typeof ZSubscriptionForm>;
+
+/** `{ api_call: 1000 }` -> `api_call = 1000` lines (the form's text). */
+export function usageLimitsToLines(limits: Record<string, number>): string {
+  return Object.entries(limits)
+    .map(([type, quantity]) => `${type} = ${quantity}`)
+    .join('\n');
+}
