@@ -64,6 +64,10 @@ export const ERROR_CODES = {
   default_plan_required: { status: 409, trpc: 'CONFLICT' },
   /** Subscription plans: no plan has this id or key. */
   plan_not_found: { status: 404, trpc: 'NOT_FOUND' },
+  /** Exports: the snapshot is still pending or running; poll GET /v1/exports/{id} until completed. */
+  export_not_ready: { status: 409, trpc: 'CONFLICT' },
+  /** Exports: the snapshot failed to build (its `error` says why); create a new export. */
+  export_failed: { status: 409, trpc: 'CONFLICT' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */
