@@ -58,6 +58,12 @@ export const ERROR_CODES = {
   webhook_delivery_not_retryable: { status: 409, trpc: 'CONFLICT' },
   /** Email: EMAIL_ENABLED is false or no EMAIL_PROVIDER is configured, so nothing can be sent. */
   email_delivery_disabled: { status: 409, trpc: 'CONFLICT' },
+  /** Billing: the organization already has a record for this provider (POST /v1/billing/connect/{provider} updates it). */
+  billing_provider_exists: { status: 409, trpc: 'CONFLICT' },
+  /** Billing: the requested mode differs from the mode of the configured provider key (a live connection on a test key, say). */
+  billing_mode_mismatch: { status: 409, trpc: 'CONFLICT' },
+  /** Billing sync logs: only a failed or skipped log can be retried. */
+  billing_sync_log_not_retryable: { status: 409, trpc: 'CONFLICT' },
   /** Subscription plans: another plan has this key. */
   plan_key_taken: { status: 409, trpc: 'CONFLICT' },
   /** Subscription plans: the default plan stays the default until another plan is made the default. */
