@@ -7,6 +7,7 @@ import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } f
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { TaskName } from './task-names.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
+import { buildExport } from './tasks/exports-build.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
@@ -43,6 +44,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_pending_logins': prunePendingLogins,
   'webhooks:dispatch': dispatchWebhooks,
   'email:dispatch': dispatchEmail,
+  'exports:build': buildExport,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */

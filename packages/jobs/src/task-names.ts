@@ -15,6 +15,11 @@ export const ZTaskPayloads = {
   }),
   /** Sends due invitation emails (the outbox rows hold the state: nothing to carry). */
   'email:dispatch': z.object({}),
+  /** Builds one export snapshot (the export row holds the state: a re-run after completion does nothing). */
+  'exports:build': z.object({
+    exportId: z.string().regex(/^exp_[0-9A-Za-z]{20}$/),
+    tenantId: z.string().min(1),
+  }),
 } as const;
 
 export type TaskName = keyof typeof ZTaskPayloads;
