@@ -342,7 +342,15 @@ describe('webhook delivery reliability (real svc worker processes, standardwebho
         }
         const exit = await worker.exited;
         if (supervising) {
-          exits.push(`exited ${exit.code ?? exit.signal}`);
+          // Why, in a word: the last thing it printed that was not a routine log line.
+          const said = worker
+            .output()
+            .split('\n')
+            .filter((line) => line.trim() !== '' && !line.includes('"level":30'))
+            .slice(-3)
+            .join(' | ')
+            .slice(0, 300);
+          exits.push(`exited ${exit.code ?? exit.signal}: ${said}`);
         }
       }
     };

@@ -4,6 +4,7 @@ import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
 import { accountRouter } from '../modules/account/routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
+import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { isInternal, statusOfError } from '../trpc/errors.ts';
@@ -81,6 +82,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // batch size is capped so one request cannot fan out without bound.
   app.use('/trpc', createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES, maxBatchSize: 20 }));
   app.use('/v1/platform/engine', platformEngineRouter(services));
+  // Streams a file: a plain route (a procedure cannot stream), before the /v1 adapter.
+  app.use(exportDownloadRouter(services));
   // trpc-to-openapi answers any HEAD with 204 without running the procedure (so without checking
   // credentials). Run the GET procedure instead; Node omits the body of a HEAD response.
   app.use('/v1', (req, _res, next) => {

@@ -4,6 +4,7 @@ import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
+import { exportsRouter } from '../modules/exports/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
 import { jobQueueRouter } from '../modules/job-queue/router.ts';
 import { meRouter } from '../modules/me/router.ts';
@@ -33,6 +34,7 @@ export const appRouter = router({
   jobQueue: jobQueueRouter,
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
+  exports: exportsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */
