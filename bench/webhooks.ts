@@ -131,6 +131,8 @@ type Receiver = {
   stats: () => Promise<ReceiverStats>;
   reset: () => Promise<void>;
   stop: () => Promise<void>;
+  /** The receiver process's CPU so far, ms. */
+  cpuMs: () => number;
 };
 
 async function startReceiver(ctx: WebhookBenchContext, secret: string): Promise<Receiver> {
@@ -152,6 +154,7 @@ async function startReceiver(ctx: WebhookBenchContext, secret: string): Promise<
       await (await fetch(`${url}/reset`, { method: 'POST' })).arrayBuffer();
     },
     stop: proc.stop,
+    cpuMs: () => processCpuMs(proc.child.pid),
   };
 }
 
@@ -222,7 +225,18 @@ type ThroughputRound = {
   cpuMs: number;
   /** svc only: what PostgreSQL did for the run (transactions and rows, from pg_stat_database). */
   db?: DbCounters;
+  /** svc only: CPU of the PostgreSQL backends serving the bench database during the run. */
+  pgCpuMs?: number;
+  /** The receiver's CPU during the run (the same work on both sides). */
+  receiverCpuMs: number;
 };
+
+/** CPU so far of every PostgreSQL backend connected to the bench database (but this one), by pid. */
+async function backendCpu(sql: postgres.Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }[]>`
+    select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  return new Map(rows.map((r) => [r.pid, processCpuMs(r.pid)]).filter(([, ms]) => Number.isFinite(ms)) as [number, number][]);
+}
 
 type DbCounters = { xactCommit: number; tupInserted: number; tupUpdated: number; tupDeleted: number; tupReturned: number };
 
@@ -279,8 +293,9 @@ async function throughput(
     const order: ('baseline' | 'svc')[] = round % 2 === 1 ? ['baseline', 'svc'] : ['svc', 'baseline'];
     for (const side of order) {
       await receiver.reset();
+      const receiverCpuAtStart = receiver.cpuMs();
       let seconds: number;
-      let diagnostics: { cpuMs: number; db?: DbCounters } = { cpuMs: Number.NaN };
+      let diagnostics: { cpuMs: number; db?: DbCounters; pgCpuMs?: number } = { cpuMs: Number.NaN };
       if (side === 'baseline') {
         const proc = start(
           ctx,
@@ -304,12 +319,14 @@ async function throughput(
       } else {
         const worker = start(ctx, [ctx.cli, 'worker'], env, 'svc', 'webhook-throughput');
         let cpuMs = Number.NaN;
+        let pgCpuMs = 0;
         let db: DbCounters | undefined;
         try {
           await waitForOutput(worker, /svc worker running/, 'svc worker');
           // Boot (tsx, migrations check) is not the engine's cost: count from here.
           const cpuAtStart = processCpuMs(worker.child.pid);
           const dbAtStart = await dbCounters(sql);
+          const backendsAtStart = await backendCpu(sql);
           await waitForReceiver(receiver, count, 600_000);
           const deadline = Date.now() + 60_000;
           for (;;) {
@@ -329,6 +346,10 @@ async function throughput(
             await sleep(100);
           }
           cpuMs = processCpuMs(worker.child.pid) - cpuAtStart;
+          const backendsAtEnd = await backendCpu(sql);
+          for (const [pid, ms] of backendsAtEnd) {
+            pgCpuMs += ms - (backendsAtStart.get(pid) ?? 0);
+          }
           // PostgreSQL publishes its statistics within a second of a transaction's end.
           await sleep(1_200);
           db = diffCounters(await dbCounters(sql), dbAtStart);
@@ -340,7 +361,7 @@ async function throughput(
         const [last] = await sql<{ at: number }[]>`
           select extract(epoch from max(succeeded_at))::float8 * 1000 as at from webhook_deliveries`;
         seconds = ((last?.at ?? stats.lastAt) - stats.firstAt) / 1000;
-        diagnostics = { cpuMs, db };
+        diagnostics = { cpuMs, db, pgCpuMs };
       }
       const stats = await receiver.stats();
       if (stats.unique !== count || stats.badSignatures > 0) {
@@ -354,6 +375,8 @@ async function throughput(
         seconds,
         rps: count / seconds,
         cpuMs: diagnostics.cpuMs,
+        receiverCpuMs: receiver.cpuMs() - receiverCpuAtStart,
+        pgCpuMs: diagnostics.pgCpuMs,
         db: diagnostics.db,
         requests: stats.requests,
         badSignatures: stats.badSignatures,
@@ -362,9 +385,10 @@ async function throughput(
       ctx.log(
         `  webhook-throughput   round ${round} ${side.padEnd(10)} ${fmt(m.rps, 0).padStart(7)} deliveries/s ` +
           `(${count} in ${fmt(seconds, 2)} s${stats.requests > count ? `, ${stats.requests - count} duplicate sends` : ''}; ` +
-          `sender CPU ${fmt((m.cpuMs * 1000) / count, 0)} us/delivery` +
+          `CPU per delivery: sender ${fmt((m.cpuMs * 1000) / count, 0)} us, receiver ${fmt((m.receiverCpuMs * 1000) / count, 0)} us` +
           (m.db
-            ? `; PostgreSQL: ${fmt(m.db.xactCommit / count, 3)} transactions, ${fmt((m.db.tupInserted + m.db.tupUpdated + m.db.tupDeleted) / count, 2)} rows written per delivery`
+            ? `; PostgreSQL: ${fmt(((m.pgCpuMs ?? Number.NaN) * 1000) / count, 0)} us CPU, ` +
+              `${fmt(m.db.xactCommit / count, 3)} transactions, ${fmt((m.db.tupInserted + m.db.tupUpdated + m.db.tupDeleted) / count, 2)} rows written per delivery`
             : '') +
           ')',
       );
@@ -374,7 +398,17 @@ async function throughput(
   return { rounds, baselineRps: best('baseline'), svcRps: best('svc'), ratio: best('svc') / best('baseline') };
 }
 
-type LatencySide = { side: 'floor' | 'svc'; events: number; p50: number; p95: number; p99: number; max: number; lateTicks: number };
+type LatencySide = {
+  side: 'floor' | 'svc';
+  events: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  lateTicks: number;
+  /** svc: from the event's transaction to the attempt's start (the time spent queued), ms. */
+  queue?: { p50: number; p95: number; p99: number };
+};
 
 /**
  * `rate` events/s for `seconds`, each its own transaction calling recordEvent with
@@ -466,6 +500,7 @@ async function latency(
       await receiver.reset();
       const run = await generate(database.db, rate, seconds, after);
       const stats = await waitForReceiver(receiver, run.ids.length, 60_000);
+      let queue: LatencySide['queue'];
       if (side === 'svc') {
         // The receiver has them all; the last attempts may still be on their way into the database.
         const deadline = Date.now() + 30_000;
@@ -479,6 +514,16 @@ async function latency(
           }
           await sleep(50);
         }
+        // Where the time goes: the transaction's start (the delivery row's created_at, about the
+        // commit) to the attempt's start is the queue; the rest is the request itself.
+        const [q] = await sql<{ p50: number; p95: number; p99: number }[]>`
+          select percentile_cont(0.5) within group (order by ms) as p50,
+                 percentile_cont(0.95) within group (order by ms) as p95,
+                 percentile_cont(0.99) within group (order by ms) as p99
+          from (select extract(epoch from a.started_at - d.created_at) * 1000 as ms
+                from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                where d.event_id = any(${run.ids}::text[])) t`;
+        queue = q;
       }
       const sorted = [...stats.latencies].sort((a, b) => a - b);
       return {
@@ -489,6 +534,7 @@ async function latency(
         p99: percentile(sorted, 99),
         max: sorted[sorted.length - 1] ?? Number.NaN,
         lateTicks: run.lateTicks,
+        queue,
       };
     } finally {
       await worker?.stop();
@@ -504,7 +550,8 @@ async function latency(
         ctx.log(
           `  webhook-latency      round ${round} ${side.padEnd(10)} p50 ${fmt(m.p50, 1).padStart(6)} ms  p95 ${fmt(m.p95, 1).padStart(6)} ms  ` +
             `p99 ${fmt(m.p99, 1).padStart(6)} ms  max ${fmt(m.max, 1).padStart(6)} ms  (${m.events} events` +
-            `${m.lateTicks > 0 ? `, generator late on ${m.lateTicks} ticks` : ''})`,
+            `${m.lateTicks > 0 ? `, generator late on ${m.lateTicks} ticks` : ''}` +
+            `${m.queue ? `; queued before the send p50 ${fmt(m.queue.p50, 1)} / p95 ${fmt(m.queue.p95, 1)} / p99 ${fmt(m.queue.p99, 1)} ms` : ''})`,
         );
       }
     }
