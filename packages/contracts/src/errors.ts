@@ -58,6 +58,8 @@ export const ERROR_CODES = {
   webhook_delivery_not_retryable: { status: 409, trpc: 'CONFLICT' },
   /** Email: EMAIL_ENABLED is false or no EMAIL_PROVIDER is configured, so nothing can be sent. */
   email_delivery_disabled: { status: 409, trpc: 'CONFLICT' },
+  /** Usage: the idempotency key names an event already recorded with another payload (Stripe's semantics; the whole request is refused). */
+  idempotency_key_reused: { status: 409, trpc: 'CONFLICT' },
   /** Billing: the organization already has a record for this provider (POST /v1/billing/connect/{provider} updates it). */
   billing_provider_exists: { status: 409, trpc: 'CONFLICT' },
   /** Billing: the requested mode differs from the mode of the configured provider key (a live connection on a test key, say). */

@@ -52,3 +52,84 @@ export async function recordEvent(
     ) from (select count(*) from d) as inserted`);
   return { id, deliveryIds };
 }
+
+/**
+ * recordEvent for many events at once (usage ingestion records thousands per transaction): per
+ * event exactly what recordEvent records (the event row, one pending delivery per enabled
+ * endpoint of its organization subscribed to its type, the keyed dispatch job), in two
+ * statements whatever the number of events, organizations or types; the second only when some
+ * endpoint is subscribed. Results are in the order of `events`.
+ */
+export async function recordEvents(
+  tx: DbOrTx,
+  events: readonly { tenantId: string; type: string; data: Record<string, unknown> }[],
+): Promise<RecordedEvent[]> {
+  if (events.length === 0) {
+    return [];
+  }
+  const ids = events.map(() => newId('event'));
+  const tenantIds = [...new Set(events.map((e) => e.tenantId))];
+  const types = [...new Set(events.map((e) => e.type))];
+  const endpoints = (await tx.execute(sql`
+    with ev as (
+      insert into webhook_events (id, tenant_id, type, data)
+      select e.id, e.tenant_id, e.type, e.data::jsonb
+      from unnest(
+        ${sql.param(ids)}::text[],
+        ${sql.param(events.map((e) => e.tenantId))}::text[],
+        ${sql.param(events.map((e) => e.type))}::text[],
+        ${sql.param(events.map((e) => JSON.stringify(e.data)))}::text[]
+      ) as e(id, tenant_id, type, data)
+    )
+    select id, tenant_id as "tenantId", event_types as "eventTypes" from webhook_endpoints
+    where tenant_id = any(${sql.param(tenantIds)}::text[]) and enabled and event_types && ${sql.param(types)}::text[]`)) as unknown as {
+    id: string;
+    tenantId: string;
+    eventTypes: string[];
+  }[];
+  const results: RecordedEvent[] = ids.map((id) => ({ id, deliveryIds: [] }));
+  if (endpoints.length === 0) {
+    return results;
+  }
+  const deliveryIds: string[] = [];
+  const endpointIds: string[] = [];
+  const eventIds: string[] = [];
+  const deliveryTenants: string[] = [];
+  const deliveryTypes: string[] = [];
+  events.forEach((event, i) => {
+    for (const endpoint of endpoints) {
+      if (endpoint.tenantId === event.tenantId && endpoint.eventTypes.includes(event.type)) {
+        const deliveryId = newId('webhookDelivery');
+        (results[i] as RecordedEvent).deliveryIds.push(deliveryId);
+        deliveryIds.push(deliveryId);
+        endpointIds.push(endpoint.id);
+        eventIds.push(ids[i] as string);
+        deliveryTenants.push(event.tenantId);
+        deliveryTypes.push(event.type);
+      }
+    }
+  });
+  if (deliveryIds.length === 0) {
+    return results;
+  }
+  await tx.execute(sql`
+    with d as (
+      insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
+      select d.id, d.tenant_id, d.endpoint_id, d.event_id, d.event_type, 'pending', now()
+      from unnest(
+        ${sql.param(deliveryIds)}::text[],
+        ${sql.param(deliveryTenants)}::text[],
+        ${sql.param(endpointIds)}::text[],
+        ${sql.param(eventIds)}::text[],
+        ${sql.param(deliveryTypes)}::text[]
+      ) as d(id, tenant_id, endpoint_id, event_id, event_type)
+      returning 1
+    )
+    select graphile_worker.add_job(
+      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
+      payload => '{}'::json,
+      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
+      job_key_mode => 'replace'
+    ) from (select count(*) from d) as inserted`);
+  return results;
+}

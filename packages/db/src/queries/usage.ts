@@ -1,0 +1,274 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+
+/**
+ * Usage events, hourly totals and plan limits. The ingestion statements take whole batches as
+ * arrays (`unnest`), so a transaction of thousands of events is a handful of statements. Times
+ * leave the database as epoch milliseconds (float8): parsing timestamp text costs more CPU than
+ * the rest of a row.
+ */
+
+/** A usage event as the queries return it (times in epoch milliseconds). */
+export type UsageEventRecord = {
+  id: string;
+  tenantId: string;
+  idempotencyKey: string;
+  requestHash: string;
+  eventType: string;
+  quantity: number;
+  occurredAt: number;
+  properties: Record<string, unknown>;
+  sourceId: string | null;
+  channel: 'usage' | 'metering';
+  createdAt: number;
+};
+
+/** A new event, ready to insert. `properties` is its JSON text. */
+export type NewUsageEvent = Omit<UsageEventRecord, 'properties' | 'createdAt'> & { propertiesJson: string };
+
+const EVENT_COLUMNS = sql.raw(`
+  id, tenant_id as "tenantId", idempotency_key as "idempotencyKey", request_hash as "requestHash",
+  event_type as "eventType", quantity::float8 as quantity, (extract(epoch from occurred_at) * 1000)::float8 as "occurredAt",
+  properties, source_id as "sourceId", channel, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`);
+
+/**
+ * Inserts the events that are new and adds them to the hourly totals, in one statement. Events
+ * whose (organization, idempotency key) exists are skipped: when the existing row belongs to a
+ * transaction still running, PostgreSQL waits for it, so concurrent duplicates (in any process)
+ * produce one row. Returns the created events' ids and creation times.
+ *
+ * Rows are inserted sorted by (organization, key) and totals upserted sorted by (organization,
+ * type, hour): two batches lock in the same order and cannot deadlock each other.
+ */
+export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEvent[]): Promise<{ id: string; createdAt: number }[]> {
+  if (events.length === 0) {
+    return [];
+  }
+  const sorted = [...events].sort((a, b) =>
+    a.tenantId === b.tenantId ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.tenantId, b.tenantId),
+  );
+  return (await tx.execute(sql`
+    with input as (
+      select * from unnest(
+        ${sql.param(sorted.map((e) => e.id))}::text[],
+        ${sql.param(sorted.map((e) => e.tenantId))}::text[],
+        ${sql.param(sorted.map((e) => e.idempotencyKey))}::text[],
+        ${sql.param(sorted.map((e) => e.requestHash))}::text[],
+        ${sql.param(sorted.map((e) => e.eventType))}::text[],
+        ${sql.param(sorted.map((e) => e.quantity))}::bigint[],
+        ${sql.param(sorted.map((e) => e.occurredAt))}::float8[],
+        ${sql.param(sorted.map((e) => e.propertiesJson))}::text[],
+        ${sql.param(sorted.map((e) => e.sourceId))}::text[],
+        ${sql.param(sorted.map((e) => e.channel))}::text[]
+      ) with ordinality as t(id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_ms, properties, source_id, channel, n)
+    ),
+    ins as (
+      insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
+      select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties::jsonb, source_id, channel
+      from input order by n
+      on conflict (tenant_id, idempotency_key) do nothing
+      returning id, tenant_id, event_type, quantity, occurred_at, created_at
+    ),
+    totals as (
+      insert into usage_hourly (tenant_id, event_type, hour, events, quantity)
+      select tenant_id, event_type, date_trunc('hour', occurred_at, 'UTC'), count(*), sum(quantity)
+      from ins group by 1, 2, 3 order by 1, 2, 3
+      on conflict (tenant_id, event_type, hour) do update
+        set events = usage_hourly.events + excluded.events, quantity = usage_hourly.quantity + excluded.quantity
+    )
+    select id, (extract(epoch from created_at) * 1000)::float8 as "createdAt" from ins`)) as unknown as { id: string; createdAt: number }[];
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The recorded events of these (organization, idempotency key) pairs, found by the unique index. */
+export async function findUsageEventsByKeys(
+  db: DbOrTx,
+  keys: readonly { tenantId: string; idempotencyKey: string }[],
+): Promise<UsageEventRecord[]> {
+  if (keys.length === 0) {
+    return [];
+  }
+  return (await db.execute(sql`
+    select ${EVENT_COLUMNS} from usage_events
+    where (tenant_id, idempotency_key) in (
+      select * from unnest(${sql.param(keys.map((k) => k.tenantId))}::text[], ${sql.param(keys.map((k) => k.idempotencyKey))}::text[])
+    )`)) as unknown as UsageEventRecord[];
+}
+
+/** Each organization's plan usage limits (event type -> quantity per calendar month); `{}` is unlimited. */
+export async function findUsageLimits(db: DbOrTx, tenantIds: readonly string[]): Promise<Map<string, Record<string, number>>> {
+  const rows = (await db.execute(sql`
+    select s.tenant_id as "tenantId", p.usage_limits as limits
+    from subscriptions s join subscription_plans p on p.id = s.plan_id
+    where s.tenant_id = any(${sql.param([...tenantIds])}::text[])`)) as unknown as {
+    tenantId: string;
+    limits: Record<string, number> | null;
+  }[];
+  return new Map(rows.map((r) => [r.tenantId, r.limits ?? {}]));
+}
+
+/**
+ * Transaction-scoped advisory locks, taken in ascending order (so two transactions never wait on
+ * each other in a cycle), released at commit or rollback.
+ */
+export async function lockAdvisory(tx: DbOrTx, keys: readonly bigint[]): Promise<void> {
+  if (keys.length === 0) {
+    return;
+  }
+  const sorted = [...new Set(keys)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+  await tx.execute(sql`
+    select count(pg_advisory_xact_lock(k)) from (
+      select k from unnest(${sql.param(sorted)}::bigint[]) with ordinality as t(k, n) order by n offset 0
+    ) s`);
+}
+
+/** Quantity recorded per (organization, type) in [from, to), from the hourly totals. */
+export async function sumUsageQuantities(
+  db: DbOrTx,
+  items: readonly { tenantId: string; eventType: string; from: number; to: number }[],
+): Promise<number[]> {
+  if (items.length === 0) {
+    return [];
+  }
+  const rows = (await db.execute(sql`
+    select t.n::int as n, coalesce((
+      select sum(h.quantity) from usage_hourly h
+      where h.tenant_id = t.tenant_id and h.event_type = t.event_type
+        and h.hour >= to_timestamp(t.from_ms / 1000) and h.hour < to_timestamp(t.to_ms / 1000)
+    ), 0)::float8 as quantity
+    from unnest(
+      ${sql.param(items.map((i) => i.tenantId))}::text[],
+      ${sql.param(items.map((i) => i.eventType))}::text[],
+      ${sql.param(items.map((i) => i.from))}::float8[],
+      ${sql.param(items.map((i) => i.to))}::float8[]
+    ) with ordinality as t(tenant_id, event_type, from_ms, to_ms, n)`)) as unknown as { n: number; quantity: number }[];
+  const out = new Array<number>(items.length).fill(0);
+  for (const row of rows) {
+    out[row.n - 1] = row.quantity;
+  }
+  return out;
+}
+
+/**
+ * The event types an organization has ever used, read from the hourly totals' primary key one
+ * type at a time (a loose index scan): cost grows with the number of types, not of rows.
+ */
+function eventTypesOf(tenantId: string) {
+  return sql`
+    with recursive types as (
+      select min(event_type) as event_type from usage_hourly where tenant_id = ${tenantId}
+      union all
+      select (select min(h.event_type) from usage_hourly h where h.tenant_id = ${tenantId} and h.event_type > types.event_type)
+      from types where types.event_type is not null
+    )
+    select event_type from types where event_type is not null`;
+}
+
+export type UsageEventFilter = {
+  tenantId: string;
+  eventType?: string;
+  /** Inclusive, epoch ms. */
+  from?: number;
+  /** Exclusive, epoch ms. */
+  to?: number;
+  idempotencyKey?: string;
+};
+
+/**
+ * One page of events, newest `occurred_at` first (ties by id), strictly after `after`. With a
+ * type it is one range scan of (tenant_id, event_type, occurred_at desc, id desc); without one,
+ * the same scan per type the organization uses, each stopped after `limit` rows, merged: a page
+ * deep in millions of events costs what the first one costs.
+ */
+export async function listUsageEvents(
+  db: DbOrTx,
+  opts: { filter: UsageEventFilter; after?: { at: number; id: string }; limit: number },
+): Promise<UsageEventRecord[]> {
+  const { filter, after, limit } = opts;
+  const conditions = sql.join(
+    [
+      sql`e.tenant_id = ${filter.tenantId}`,
+      filter.idempotencyKey !== undefined ? sql`e.idempotency_key = ${filter.idempotencyKey}` : undefined,
+      filter.from !== undefined ? sql`e.occurred_at >= to_timestamp(${filter.from}::float8 / 1000)` : undefined,
+      filter.to !== undefined ? sql`e.occurred_at < to_timestamp(${filter.to}::float8 / 1000)` : undefined,
+      after ? sql`(e.occurred_at, e.id) < (to_timestamp(${after.at}::float8 / 1000), ${after.id})` : undefined,
+    ].filter((c) => c !== undefined),
+    sql` and `,
+  );
+  const order = sql`order by e.occurred_at desc, e.id desc limit ${limit}`;
+  if (filter.eventType !== undefined || filter.idempotencyKey !== undefined) {
+    return (await db.execute(sql`
+      select ${EVENT_COLUMNS} from usage_events e
+      where ${conditions} ${filter.eventType !== undefined ? sql`and e.event_type = ${filter.eventType}` : sql``}
+      ${order}`)) as unknown as UsageEventRecord[];
+  }
+  return (await db.execute(sql`
+    select ${EVENT_COLUMNS} from (
+      select e.* from (${eventTypesOf(filter.tenantId)}) t
+      cross join lateral (
+        select e.* from usage_events e where ${conditions} and e.event_type = t.event_type ${order}
+      ) e
+    ) e
+    ${order}`)) as unknown as UsageEventRecord[];
+}
+
+/**
+ * Totals per event type and bucket (`date_trunc(bucket)` in UTC) over hours in [from, to), from
+ * the hourly totals only: at most (hours in range x types) rows are read, whatever the number of
+ * events, through the primary key (tenant_id, event_type, hour) one type at a time.
+ */
+export async function summarizeUsage(
+  db: DbOrTx,
+  opts: { tenantId: string; from: number; to: number; bucket: 'day' | 'hour'; eventType?: string },
+): Promise<{ eventType: string; start: number; events: number; quantity: number }[]> {
+  const types = opts.eventType !== undefined ? sql`select ${opts.eventType}::text as event_type` : eventTypesOf(opts.tenantId);
+  return (await db.execute(sql`
+    select t.event_type as "eventType", (extract(epoch from b.start) * 1000)::float8 as start,
+           b.events::float8 as events, b.quantity::float8 as quantity
+    from (${types}) t
+    cross join lateral (
+      select date_trunc(${opts.bucket}::text, h.hour, 'UTC') as start, sum(h.events) as events, sum(h.quantity) as quantity
+      from usage_hourly h
+      where h.tenant_id = ${opts.tenantId} and h.event_type = t.event_type
+        and h.hour >= to_timestamp(${opts.from}::float8 / 1000) and h.hour < to_timestamp(${opts.to}::float8 / 1000)
+      group by 1
+    ) b
+    order by 1, 2`)) as unknown as { eventType: string; start: number; events: number; quantity: number }[];
+}
+
+/** An organization's subscription as the usage counters show it (null without one). */
+export async function findSubscriptionForUsage(
+  db: DbOrTx,
+  tenantId: string,
+): Promise<{
+  planKey: string;
+  planName: string;
+  status: string;
+  seatLimit: number | null;
+  seats: number | null;
+  usageLimits: Record<string, number>;
+} | null> {
+  const [row] = (await db.execute(sql`
+    select p.key as "planKey", p.name as "planName", s.status, p.seat_limit as "seatLimit", s.seats, p.usage_limits as "usageLimits"
+    from subscriptions s join subscription_plans p on p.id = s.plan_id
+    where s.tenant_id = ${tenantId}`)) as unknown as {
+    planKey: string;
+    planName: string;
+    status: string;
+    seatLimit: number | null;
+    seats: number | null;
+    usageLimits: Record<string, number> | null;
+  }[];
+  return row ? { ...row, usageLimits: row.usageLimits ?? {} } : null;
+}
+
+/** Members of the organization (the seats in use). */
+export async function countMembers(db: DbOrTx, tenantId: string): Promise<number> {
+  const [row] = (await db.execute(sql`select count(*)::int as n from memberships where tenant_id = ${tenantId}`)) as unknown as {
+    n: number;
+  }[];
+  return row?.n ?? 0;
+}
