@@ -11,7 +11,7 @@ import { createTestDatabase } from '../../../../test/support/db.ts';
 import { seedOrganization } from '../../../../test/support/tenancy.ts';
 import { enqueueJob } from '../enqueue.ts';
 import { type JobLogger, startWorker, type WorkerHandle } from '../runner.ts';
-import { DISPATCH_CONCURRENCY, retryDelayMs, stateAfter, type WebhookDeliverySettings } from './dispatch.ts';
+import { DISPATCH_CONCURRENCY, LINGER_MS, retryDelayMs, stateAfter, type WebhookDeliverySettings } from './dispatch.ts';
 import { generateWebhookSecret, sealWebhookSecret } from './secrets.ts';
 import { EXCERPT_BYTES } from './sender.ts';
 import { endlessBody, hang, type ReceivedRequest, type Receiver, type Respond, startReceiver } from './test-receivers.ts';
@@ -549,6 +549,30 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
     const perDelivery = await database.sql<{ n: number }[]>`
       select count(*)::int as n from webhook_delivery_attempts where delivery_id = any(${deliveryIds}) group by delivery_id`;
     expect(perDelivery.every((row) => row.n === 1)).toBe(true);
+  });
+
+  it('a stream of events, with pauses longer than a run lingers, is delivered promptly: none waits for the minute sweep', async () => {
+    const arrivals = new Map<string, number>();
+    const r = await receiver((req, res) => {
+      arrivals.set(String(req.headers['webhook-id']), Date.now());
+      res.end('ok');
+    });
+    const endpoint = await seedEndpoint(r.url);
+    await startDispatcher();
+    const committed = new Map<string, number>();
+    for (const pause of [0, LINGER_MS + 300, LINGER_MS - 200, 0]) {
+      await sleep(pause);
+      for (let i = 0; i < 15; i++) {
+        const event = await emit(endpoint.tenantId);
+        committed.set(event.id, Date.now());
+        await sleep(10);
+      }
+    }
+    await waitFor(() => arrivals.size === committed.size, 10_000, 'every event to arrive');
+    const lags = [...committed].map(([id, at]) => (arrivals.get(id) as number) - at);
+    // Seconds would mean a delivery left to a wake-up or the sweep; this is one run's polling.
+    expect(Math.max(...lags)).toBeLessThan(2_000);
+    expect(r.requests).toHaveLength(committed.size);
   });
 
   it('a stop gives back claimed deliveries it has not sent yet: the next worker sends them, nothing twice', async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@svc/db/client';
 import {
   type ClaimedDelivery,
@@ -30,6 +31,11 @@ import { webhookBody, webhookHeaders } from './signing.ts';
  * recorded, claimed deliveries not yet sent are given back. A stop that can wait no longer
  * interrupts the sends in flight (outcome `interrupted`, due again at once). Finally the run
  * queues another run now if work is still due, and a wake-up run for the earliest retry.
+ *
+ * One claiming run per worker: while a run is claiming, another `webhooks:dispatch` job on the
+ * same worker (recordEvent queues one per event) ends at once, its work left to the running one,
+ * which polls for LINGER_MS after the last due delivery. A run clears its mark before its final
+ * "anything due?" check, so an event whose job ended that way is still picked up.
  *
  * Recovery: the worker queues a run when it starts, the crontab sweeps once a minute, and a claim
  * left by a worker that died expires after two send timeouts plus CLAIM_MARGIN_MS. A delivery is
@@ -62,6 +68,13 @@ export const DISPATCH_CONCURRENCY = 32;
 const CLAIM_CAPACITY = 4 * DISPATCH_CONCURRENCY;
 /** A run stops claiming after this long and queues its successor: no run holds a worker slot for long. */
 export const RUN_BUDGET_MS = 10_000;
+/**
+ * Once nothing more is due, a run keeps polling (every POLL_MS, an index probe that writes nothing)
+ * for this long before it ends: under a steady stream of events one run picks each up within
+ * POLL_MS, instead of a job per event waiting for a worker slot, its claim and its bookkeeping.
+ */
+export const LINGER_MS = 1_000;
+const POLL_MS = 25;
 /**
  * A claim lasts two send timeouts plus this margin. A claimed delivery is sent only while its
  * claim still covers a whole send and this margin (time to write the result); one that waited
@@ -214,6 +227,39 @@ function keyOpener(box: SecretBox) {
 /** The `webhooks:dispatch` task. Payload `{}`, or `{ deliveryIds }` to dispatch only those (when due). */
 export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helpers: { abortSignal: AbortSignal }): Promise<void> {
   const { deliveryIds } = ZTaskPayloads['webhooks:dispatch'].parse(payload ?? {});
+  let claimingDone = () => {};
+  if (!deliveryIds) {
+    if (claimingRuns.has(ctx)) {
+      // This worker's claiming run will see this job's deliveries (see the module comment).
+      return;
+    }
+    claimingRuns.add(ctx);
+    let done = false;
+    claimingDone = () => {
+      if (!done) {
+        done = true;
+        claimingRuns.delete(ctx);
+      }
+    };
+  }
+  try {
+    await dispatchRun({ deliveryIds, ctx, helpers, claimingDone });
+  } finally {
+    claimingDone();
+  }
+}
+
+/** Workers (by their task context) with a run claiming right now. */
+const claimingRuns = new WeakSet<JobContext>();
+
+/** One run; `claimingDone` is called once it will claim no more, before its final "anything due?" check. */
+async function dispatchRun(run: {
+  deliveryIds: string[] | undefined;
+  ctx: JobContext;
+  helpers: { abortSignal: AbortSignal };
+  claimingDone: () => void;
+}): Promise<void> {
+  const { deliveryIds, ctx, helpers } = run;
   const settings = ctx.webhooks;
   const started = Date.now();
   const lockMs = 2 * settings.timeoutMs + CLAIM_MARGIN_MS;
@@ -339,13 +385,21 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
         queued.push({ delivery, token, sendBy });
       }
       pump();
+      if (claimed.length > 0) {
+        lastWorkAt = Date.now();
+      }
       if (claimed.length < limit) {
-        return;
+        // Nothing more is due right now: poll a while for more, unless told which to send.
+        if (deliveryIds || Date.now() - lastWorkAt >= LINGER_MS) {
+          return;
+        }
+        await sleep(POLL_MS);
       }
     }
   };
 
   let claimError: unknown = null;
+  let lastWorkAt = Date.now();
   try {
     await claimAndSend();
   } catch (error) {
@@ -353,6 +407,9 @@ export async function dispatchWebhooks(payload: unknown, ctx: JobContext, helper
     // (Graphile retries it with backoff; the crontab sweep runs regardless).
     claimError = error;
   }
+  // No more claims from this run: another job may claim from now on (the final check below
+  // covers any job that ended because this run was still claiming).
+  run.claimingDone();
   // Drain: each finished send starts the next queued one, until a stop leaves the rest queued.
   while (inFlight.size > 0) {
     await Promise.all(inFlight);
