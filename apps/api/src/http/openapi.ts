@@ -58,38 +58,42 @@ function enginePaths(): Record<string, unknown> {
 }
 
 /** GET /v1/exports/{id}/download (modules/exports/download.ts): a streamed file, so plain Express. */
-const EXPORT_DOWNLOAD_PATH = {
-  get: {
-    operationId: 'exports-download',
-    summary: 'Download a completed export as JSON or CSV (its own format unless format= asks for the other); streamed',
-    description:
-      'JSON: one document { export, organization, subscription, members, ..., usageEvents }. CSV (RFC 4180): one header row, columns resource, id, then every other field; each row names its resource; text cells starting with = + - @ tab or CR are prefixed with a single quote. Secret-shaped fields are never included (docs/api.md, Exports).',
-    tags: ['exports'],
-    security: [{ sessionCookie: [] }, { secretKey: [] }],
-    parameters: [
-      { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^exp_[0-9A-Za-z]{20}$' } },
-      { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'csv'] } },
-      { name: 'organization_slug', in: 'query', required: false, schema: { type: 'string' } },
-    ],
-    responses: {
-      '200': {
-        description: 'The export, as an attachment (Content-Disposition)',
-        content: { 'application/json': {}, 'text/csv': {} },
+function exportPaths(): Record<string, unknown> {
+  return {
+    '/exports/{id}/download': {
+      get: {
+        operationId: 'exports-download',
+        summary: 'Download a completed export as JSON or CSV (its own format unless format= asks for the other); streamed',
+        description:
+          'JSON: one document { export, organization, subscription, members, ..., usageEvents }. CSV (RFC 4180): one header row, columns resource, id, then every other field; each row names its resource; text cells starting with = + - @ tab or CR are prefixed with a single quote. Secret-shaped fields are never included (docs/api.md, Exports).',
+        tags: ['exports'],
+        security: [{ sessionCookie: [] }, { secretKey: [] }],
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^exp_[0-9A-Za-z]{20}$' } },
+          { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'csv'] } },
+          { name: 'organization_slug', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': {
+            description: 'The export, as an attachment (Content-Disposition)',
+            content: { 'application/json': {}, 'text/csv': {} },
+          },
+          '400': errorResponse('validation_failed: not an export id, or format is not json or csv'),
+          '401': errorResponse('unauthenticated or invalid_secret_key'),
+          '403': errorResponse('forbidden: needs exports.create (and, for a person, org_admin)'),
+          '404': errorResponse('not_found: no such export in an organization the caller can see'),
+          '409': errorResponse('export_not_ready (pending or running) or export_failed'),
+          '503': errorResponse('service_unavailable: too many downloads streaming on this server; Retry-After'),
+        },
       },
-      '400': errorResponse('validation_failed: not an export id, or format is not json or csv'),
-      '401': errorResponse('unauthenticated or invalid_secret_key'),
-      '403': errorResponse('forbidden: needs exports.create (and, for a person, org_admin)'),
-      '404': errorResponse('not_found: no such export in an organization the caller can see'),
-      '409': errorResponse('export_not_ready (pending or running) or export_failed'),
-      '503': errorResponse('service_unavailable: too many downloads streaming on this server; Retry-After'),
     },
-  },
-};
+  };
+}
 
 /** Routes served by plain Express under /v1 (they cannot be procedures); documented here. */
 const EXPRESS_PATHS = {
   ...enginePaths(),
-  '/exports/{id}/download': EXPORT_DOWNLOAD_PATH,
+  ...exportPaths(),
   '/openapi.json': {
     get: {
       operationId: 'openapi-document',

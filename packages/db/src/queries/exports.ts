@@ -1,4 +1,5 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import type { TransactionSql } from 'postgres';
 import type { DbOrTx, Sql } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { exportSnapshots } from '../schema/usage.ts';
@@ -633,7 +634,7 @@ export async function failExportBuild(
  * postgres.js handle: the pool, or a transaction's (one consistent view for every section).
  */
 export function exportSectionRows(
-  pg: Sql,
+  pg: Sql | TransactionSql,
   section: ExportSection,
   opts: { tenantId: string; asOf: Date; batch: number },
 ): AsyncIterable<{ j: string }[]> {

@@ -1,0 +1,163 @@
+import { AppError } from '@svc/contracts/errors';
+import type {
+  TCreateExportRequest,
+  TCreateExportResponse,
+  TExport,
+  TExportFormat,
+  TExportPage,
+  TExportRef,
+  TListExportsRequest,
+} from '@svc/contracts/exports';
+import { newId } from '@svc/contracts/ids';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import {
+  type ExportRecordRow,
+  findExport,
+  findExportTenant,
+  findExportWithSnapshot,
+  insertExport,
+  listExports as listExportRows,
+} from '@svc/db/queries/exports';
+import type { OrganizationRow } from '@svc/db/queries/organizations';
+import { enqueueJob } from '@svc/jobs/enqueue';
+import { EXPORT_BUILD_MAX_ATTEMPTS } from '@svc/jobs/tasks/exports-build';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+
+const NOT_FOUND = 'export not found';
+
+/**
+ * Every export route needs `exports.create` and, for a person, the org_admin role: an export is
+ * everything the organization owns (members, audit log, usage), more than any one `.read`
+ * permission shows. A tenant API key with the `exports.create` scope may call them all.
+ */
+const PERMISSION = 'exports.create' as const;
+
+/** The one place an export row becomes an answer: never the snapshot, never who asked. */
+export function toExport(row: ExportRecordRow): TExport {
+  return {
+    id: row.id,
+    format: row.format,
+    status: row.status,
+    counts: row.status === 'completed' ? row.counts : {},
+    asOf: row.asOf.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    startedAt: row.startedAt?.toISOString() ?? null,
+    completedAt: row.completedAt?.toISOString() ?? null,
+    error: row.status === 'failed' ? row.error : null,
+  };
+}
+
+/**
+ * Authorizes an `{id}` route: against the organization named by `organization_slug`, else the
+ * one the id claims (untrusted until `authorize` accepts the caller there). An unknown id, an id
+ * of an organization the caller cannot see and an id outside the named organization all answer
+ * the same 404.
+ */
+async function authorizeExport(db: DbOrTx, principal: Principal, ref: TExportRef): Promise<Access> {
+  let organization: UntrustedOrganizationRef;
+  if (ref.organization_slug !== undefined) {
+    organization = { slug: ref.organization_slug };
+  } else {
+    const untrustedTenantId = await findExportTenant(db, { untrustedId: ref.id });
+    if (untrustedTenantId === undefined) {
+      throw new AppError('not_found', NOT_FOUND);
+    }
+    organization = { id: untrustedTenantId };
+  }
+  try {
+    return await authorize(db, principal, { organization, permission: PERMISSION, adminOnly: true });
+  } catch (error) {
+    // Same message as an unknown id: which organization an id belongs to is not disclosed.
+    if (error instanceof AppError && error.code === 'not_found') {
+      throw new AppError('not_found', NOT_FOUND);
+    }
+    throw error;
+  }
+}
+
+/**
+ * POST /v1/export/all: the record (pending) and its build job in one transaction, with the audit
+ * entry: the job exists if and only if the export does. 202: the worker builds it.
+ */
+export async function createExport(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TCreateExportRequest,
+): Promise<TCreateExportResponse> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: PERMISSION,
+    adminOnly: true,
+  });
+  const requestedBy = principal.kind === 'user' ? principal.user.id : principal.apiKey.id;
+  return db.transaction(async (tx) => {
+    const row = await insertExport(tx, { id: newId('export'), tenantId: organization.id, format: input.format, requestedBy });
+    await enqueueJob(tx, 'exports:build', { exportId: row.id, tenantId: organization.id }, { maxAttempts: EXPORT_BUILD_MAX_ATTEMPTS });
+    await recordAudit(tx, principal, request, {
+      tenantId: organization.id,
+      action: 'export.created',
+      target: { type: 'export', id: row.id },
+      summary: { format: row.format },
+    });
+    return { export: { id: row.id, format: row.format, status: row.status } };
+  });
+}
+
+/** GET /v1/exports/{id}. */
+export async function getExport(db: Db, principal: Principal, input: TExportRef): Promise<TExport> {
+  const access = await authorizeExport(db, principal, input);
+  const row = await findExport(db, { tenantId: access.organization.id, id: input.id });
+  if (!row) {
+    throw new AppError('not_found', NOT_FOUND);
+  }
+  return toExport(row);
+}
+
+/** GET /v1/exports?organization_slug=: newest first. */
+export async function listExports(db: Db, principal: Principal, input: TListExportsRequest): Promise<TExportPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: PERMISSION,
+    adminOnly: true,
+  });
+  const scope = `exports:${organization.id}`;
+  const rows = await listExportRows(db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
+  return toPage(scope, rows, input.limit, toExport);
+}
+
+/** What a download streams: the record, its captured sections, and in which serialization. */
+export type ExportDownload = {
+  record: ExportRecordRow;
+  organization: OrganizationRow;
+  snapshot: Record<string, unknown[]>;
+  format: TExportFormat;
+};
+
+/**
+ * GET /v1/exports/{id}/download, up to the first byte: authorized like every export route, then
+ * 409 export_not_ready while pending or running and 409 export_failed for a failed one. The
+ * snapshot's own format unless `format` asks for the other.
+ */
+export async function prepareDownload(
+  db: Db,
+  principal: Principal,
+  input: TExportRef & { format?: TExportFormat },
+): Promise<ExportDownload> {
+  const access = await authorizeExport(db, principal, input);
+  const row = await findExportWithSnapshot(db, { tenantId: access.organization.id, id: input.id });
+  if (!row) {
+    throw new AppError('not_found', NOT_FOUND);
+  }
+  if (row.status === 'failed') {
+    throw new AppError('export_failed', `export ${row.id} failed: ${row.error ?? 'create a new export'}`);
+  }
+  if (row.status !== 'completed' || !row.snapshot) {
+    throw new AppError('export_not_ready', `export ${row.id} is ${row.status}: download it once GET /v1/exports/${row.id} says completed`);
+  }
+  const { snapshot, ...record } = row;
+  return { record, organization: access.organization, snapshot, format: input.format ?? row.format };
+}
