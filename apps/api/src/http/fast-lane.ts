@@ -9,6 +9,7 @@ import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.t
 import { describeBackendApplication } from '../modules/backend/service.ts';
 import { buildClientConfig } from '../modules/client-config/service.ts';
 import { describeMe } from '../modules/me/service.ts';
+import { createUsageIngestRoute } from '../modules/usage/ingest-route.ts';
 import { toIssues } from '../trpc/errors.ts';
 import { type Edge, normalizePath } from './edge.ts';
 import { requestIdOf, sendError, sendJson } from './errors.ts';
@@ -99,7 +100,13 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
     ],
   ]);
 
+  // POST /v1/usage/events and /v1/usage-events: hot ingestion (modules/usage/ingest-route.ts).
+  const usageIngest = createUsageIngestRoute(services, edge);
+
   return (req, res) => {
+    if (req.method === 'POST') {
+      return usageIngest(req, res);
+    }
     // HEAD runs the GET handler; Node sends the headers and drops the body for HEAD requests.
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return false;

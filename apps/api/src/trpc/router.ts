@@ -13,6 +13,7 @@ import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
+import { usageRouter } from '../modules/usage/router.ts';
 import { usersRouter } from '../modules/users/router.ts';
 import { webhooksRouter } from '../modules/webhooks/router.ts';
 import { router } from './init.ts';
@@ -35,6 +36,7 @@ export const appRouter = router({
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
   exports: exportsRouter,
+  usage: usageRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

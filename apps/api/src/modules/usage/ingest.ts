@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '@svc/contracts/errors';
+import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
+import type {
+  TIngestUsageRequest,
+  TIngestUsageResponse,
+  TUsageChannel,
+  TUsageEvent,
+  TUsageEventInput,
+  TUsageEventResult,
+} from '@svc/contracts/usage';
+import type { Db } from '@svc/db/client';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
+import type { UsageEventRecord } from '@svc/db/queries/usage';
+import type { AppServices } from '../../context.ts';
+import { authorize } from '../access/authorize.ts';
+import { apiKeyPrincipal, type Principal } from '../access/principal.ts';
+import { parseBearer, sha256Hex } from '../applications/keys.ts';
+import { NO_SESSION_MESSAGE, sessionOf } from '../auth/current-session.ts';
+import { type PreparedEvent, type UsageActor, UsageIngester } from './ingester.ts';
+
+/**
+ * Who may record usage (SPEC.md 4.6, 5: "cookie or sk"): an application's secret key (its
+ * organization), a tenant API key with usage.write (its organization), or a signed-in user with
+ * usage.write in the organization named by organization_slug (default: the active workspace).
+ */
+export type UsageWriter = { kind: 'application'; found: ApplicationWithOrganization } | Principal;
+
+/** The organization a write lands in, once the writer is authorized there. */
+export type UsageTarget = { organization: { id: string; slug: string; name: string }; actor: UsageActor };
+
+/**
+ * The writer behind a request: a bearer secret is an application's secret key or else a tenant
+ * API key (a bad one is refused, never ignored in favour of a cookie); without one, the session
+ * cookie. Anonymous: 401.
+ */
+export async function usageWriterOf(services: AppServices, req: IncomingMessage): Promise<UsageWriter> {
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined) {
+    const token = parseBearer(authorization);
+    if (!token || !SECRET_KEY_PATTERN.test(token)) {
+      throw new AppError('invalid_secret_key', 'send a secret key or API key as Authorization: Bearer sk_live_...');
+    }
+    const hash = sha256Hex(token);
+    const peeked = services.applications.peekBySecretKeyHash(hash);
+    const found = peeked === undefined ? await services.applications.bySecretKeyHash(hash) : peeked;
+    if (found) {
+      if (found.application.status === 'disabled') {
+        throw new AppError('application_disabled', 'this application is disabled');
+      }
+      return { kind: 'application', found };
+    }
+    return apiKeyPrincipal(services, token, new Date(), req);
+  }
+  const current = await sessionOf(services, req);
+  if (!current) {
+    throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
+  }
+  return { kind: 'user', ...current };
+}
+
+/**
+ * Where the writer may record usage. An application or an API key writes to its own organization
+ * (naming another answers 404, as for any organization the caller cannot see); a user needs
+ * usage.write where they are.
+ */
+export async function authorizeUsageWrite(db: Db, writer: UsageWriter, untrustedSlug: string | undefined): Promise<UsageTarget> {
+  if (writer.kind === 'application') {
+    const { application, organization } = writer.found;
+    if (application.isKeyless || (untrustedSlug !== undefined && untrustedSlug !== organization.slug)) {
+      throw new AppError('not_found', 'organization not found');
+    }
+    return { organization, actor: { type: 'application', id: application.id } };
+  }
+  const { organization } = await authorize(db, writer, {
+    organization: untrustedSlug !== undefined ? { slug: untrustedSlug } : {},
+    permission: 'usage.write',
+  });
+  return {
+    organization,
+    actor: writer.kind === 'api_key' ? { type: 'api_key', id: writer.apiKey.id } : { type: 'user', id: writer.user.id },
+  };
+}
+
+/** JSON with object keys sorted at every level: equal payloads hash equal whatever the key order. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    return JSON.stringify(value) ?? 'null';
+  }
+  if (Array.isArray(value)) {
+    return `[${value.map(canonicalJson).join(',')}]`;
+  }
+  const entries = Object.keys(value)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+const EMPTY_PROPERTIES = Object.freeze({}) as Record<string, unknown>;
+
+/**
+ * A validated event as it is stored. The request hash covers what the sender said (event type,
+ * quantity with its default, occurredAt as sent or null, properties): a replay must repeat the
+ * payload, and an omitted occurredAt stays omitted (its default, the time of receipt, differs on
+ * every attempt).
+ */
+export function prepareEvent(input: TUsageEventInput, receivedAt: number): PreparedEvent {
+  const quantity = input.quantity ?? 1;
+  const occurredAt = input.occurredAt !== undefined ? Date.parse(input.occurredAt) : undefined;
+  const properties = input.properties ?? EMPTY_PROPERTIES;
+  const propertiesJson = input.properties === undefined ? '{}' : canonicalJson(properties);
+  const requestHash = createHash('sha256')
+    .update(
+      `${JSON.stringify([input.eventType, quantity, occurredAt === undefined ? null : new Date(occurredAt).toISOString()])}${propertiesJson}`,
+    )
+    .digest('hex');
+  return {
+    idempotencyKey: input.idempotencyKey,
+    eventType: input.eventType,
+    quantity,
+    occurredAt: occurredAt ?? receivedAt,
+    properties,
+    propertiesJson,
+    requestHash,
+  };
+}
+
+/** The API view of a recorded event (never its request hash). */
+export function toUsageEvent(row: UsageEventRecord): TUsageEvent {
+  return {
+    id: row.id,
+    idempotencyKey: row.idempotencyKey,
+    eventType: row.eventType,
+    quantity: row.quantity,
+    occurredAt: new Date(row.occurredAt).toISOString(),
+    properties: row.properties,
+    channel: row.channel,
+    sourceId: row.sourceId,
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}
+
+const ingesters = new WeakMap<Db, UsageIngester>();
+
+/** The process's group-commit writer for this database (one per pool). */
+export function ingesterFor(db: Db): UsageIngester {
+  let ingester = ingesters.get(db);
+  if (!ingester) {
+    ingester = new UsageIngester(db);
+    ingesters.set(db, ingester);
+  }
+  return ingester;
+}
+
+/** An ingestion's answer: 201 for one new event, 200 for a replay or any batch (API.md). */
+export type IngestAnswer = { status: 200 | 201; body: TIngestUsageResponse };
+
+/**
+ * POST /v1/usage/events (`usage`) and POST /v1/usage-events (`metering`), after the writer is
+ * known and the body validated. Metering events are checked against the plan's monthly usage
+ * limits (`assertWithinUsageLimit` in ingester.ts, under a per-counter advisory lock): an event
+ * that would pass its type's limit is refused with 402 subscription_limit_exceeded and nothing of
+ * the request is recorded.
+ *
+ * The subscriptions module's rule (402 subscription_inactive or subscription_limit_exceeded,
+ * `assertSubscriptionAllows`) is applied by the ingester inside the writing transaction, once per
+ * organization per batch rather than once per request.
+ */
+export async function ingestUsage(
+  services: AppServices,
+  writer: UsageWriter,
+  input: TIngestUsageRequest,
+  channel: TUsageChannel,
+): Promise<IngestAnswer> {
+  const { organization, actor } = await authorizeUsageWrite(services.db, writer, input.organization_slug);
+  // The subscription rule (402 while inactive, cancelled, expired or over a limit) is applied by
+  // the ingester, once per organization per transaction, before anything is written.
+  const receivedAt = Date.now();
+  const single = input.events === undefined;
+  const events = single ? [input as TUsageEventInput] : (input.events as TUsageEventInput[]);
+  const outcome = await ingesterFor(services.db).submit({
+    tenantId: organization.id,
+    channel,
+    actor,
+    events: events.map((e) => prepareEvent(e, receivedAt)),
+  });
+  const results: TUsageEventResult[] = outcome.map((r) => ({ event: toUsageEvent(r.event), duplicate: r.duplicate }));
+  if (single) {
+    const [first] = results as [TUsageEventResult];
+    return { status: first.duplicate ? 200 : 201, body: first };
+  }
+  return { status: 200, body: { results } };
+}

@@ -1,0 +1,517 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '@svc/contracts/errors';
+import { newId } from '@svc/contracts/ids';
+import type { TUsageChannel } from '@svc/contracts/usage';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { queueBillingSync } from '@svc/db/queries/billing-sync-queue';
+import {
+  findUsageEventsByKeys,
+  findUsageLimits,
+  insertUsageEvents,
+  lockAdvisory,
+  type NewUsageEvent,
+  sumUsageQuantities,
+  type UsageEventRecord,
+} from '@svc/db/queries/usage';
+import { recordEvents } from '@svc/db/queries/webhook-events';
+import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
+
+/** One event, validated, with its canonical payload hash (see `prepareEvent`). */
+export type PreparedEvent = {
+  idempotencyKey: string;
+  eventType: string;
+  quantity: number;
+  /** Epoch ms. */
+  occurredAt: number;
+  properties: Record<string, unknown>;
+  propertiesJson: string;
+  requestHash: string;
+};
+
+/** Who sent a submission, as its events and their webhook payloads name it. */
+export type UsageActor = { type: 'application' | 'api_key' | 'user'; id: string };
+
+/** The events of one request, for one organization. */
+export type Submission = {
+  tenantId: string;
+  channel: TUsageChannel;
+  actor: UsageActor;
+  events: PreparedEvent[];
+};
+
+/** Per event, in the submission's order: the event as recorded, and whether an earlier request recorded it. */
+export type SubmissionOutcome = { event: UsageEventRecord; duplicate: boolean }[];
+
+export type IngesterOptions = {
+  /** Most events one transaction carries (a submission is never split; a bigger one goes alone). */
+  maxBatchEvents?: number;
+  /** Transactions one process keeps running at once. */
+  maxInFlight?: number;
+};
+
+type Pending = { submission: Submission; resolve: (outcome: SubmissionOutcome) => void; reject: (error: unknown) => void };
+
+/** Thrown inside a transaction to roll it back and write the batch again without the newly refused submissions. */
+class RetryWithout extends Error {}
+
+const keyOf = (tenantId: string, idempotencyKey: string) => `${tenantId}\u0000${idempotencyKey}`;
+
+function monthStartOf(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+function nextMonthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/** The advisory lock of one (organization, event type, month) counter: 64 bits of a SHA-256. */
+function limitLockKey(tenantId: string, eventType: string, month: number): bigint {
+  return createHash('sha256').update(`svc:usage-limit\u0000${tenantId}\u0000${eventType}\u0000${month}`).digest().readBigInt64BE(0);
+}
+
+/** PostgreSQL's deadlock and serialization failures: the transaction may simply be run again. */
+function isTransient(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '40P01' || code === '40001') {
+      return true;
+    }
+  }
+  return false;
+}
+
+export function reusedKeyError(idempotencyKey: string): AppError {
+  return new AppError(
+    'idempotency_key_reused',
+    `idempotency key ${JSON.stringify(idempotencyKey)} was already used for an event with another payload; nothing in this request was recorded`,
+  );
+}
+
+/**
+ * Group commit for usage events. Requests arriving while a transaction runs are gathered and
+ * written together in the next one: one multi-row insert (conflicting keys skipped), the hourly
+ * totals, the `usage_event.created` webhook events and the billing sync queue, so the commit
+ * (and its fsync) is shared by every request in the batch. Each request still gets its own
+ * answer: a submission refused (reused key, usage limit) is answered alone and its events are
+ * never written; a transaction that fails for another reason is retried one submission at a
+ * time, so a bad request never fails its neighbours.
+ *
+ * Nothing here is needed by another process: deduplication is the unique index on
+ * (tenant_id, idempotency_key), limits are counted under a PostgreSQL advisory lock.
+ */
+export class UsageIngester {
+  #queue: Pending[] = [];
+  #scheduled = false;
+  #inFlight = 0;
+  readonly #maxBatchEvents: number;
+  readonly #maxInFlight: number;
+
+  constructor(
+    private readonly db: Db,
+    opts: IngesterOptions = {},
+  ) {
+    this.#maxBatchEvents = opts.maxBatchEvents ?? 2000;
+    this.#maxInFlight = opts.maxInFlight ?? 2;
+  }
+
+  submit(submission: Submission): Promise<SubmissionOutcome> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ submission, resolve, reject });
+      if (!this.#scheduled && this.#inFlight < this.#maxInFlight) {
+        // The next turn of the event loop: requests read in this one join the batch.
+        this.#scheduled = true;
+        setImmediate(this.#flush);
+      }
+    });
+  }
+
+  #flush = (): void => {
+    this.#scheduled = false;
+    while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
+      const batch: Pending[] = [];
+      let events = 0;
+      while (this.#queue.length > 0) {
+        const next = this.#queue[0] as Pending;
+        if (batch.length > 0 && events + next.submission.events.length > this.#maxBatchEvents) {
+          break;
+        }
+        batch.push(next);
+        events += next.submission.events.length;
+        this.#queue.shift();
+      }
+      this.#inFlight++;
+      void this.#run(batch)
+        // Never expected (#run settles every submission itself): fail the batch rather than hang it.
+        .catch((error: unknown) => {
+          for (const p of batch) {
+            p.reject(error);
+          }
+        })
+        .finally(() => {
+          this.#inFlight--;
+          this.#flush();
+        });
+    }
+  };
+
+  /** Writes a batch; every pending submission is resolved or rejected exactly once. */
+  async #run(batch: Pending[]): Promise<void> {
+    const refused = new Map<Pending, AppError>();
+    for (let attempt = 0; ; attempt++) {
+      const active = batch.filter((p) => !refused.has(p));
+      if (active.length === 0) {
+        break;
+      }
+      const refusedBefore = refused.size;
+      try {
+        const outcomes = await this.db.transaction((tx) => write(tx, active, refused));
+        for (const p of active) {
+          const outcome = outcomes.get(p);
+          if (outcome && !refused.has(p)) {
+            p.resolve(outcome);
+          }
+        }
+        break;
+      } catch (error) {
+        // A retry that refused someone new always makes progress; others get three tries.
+        if (
+          (error instanceof RetryWithout && refused.size > refusedBefore) ||
+          ((error instanceof RetryWithout || isTransient(error)) && attempt < 3)
+        ) {
+          continue;
+        }
+        if (active.length > 1) {
+          // Something in the batch broke the transaction: each submission alone, so only its own fails.
+          for (const p of active) {
+            await this.#run([p]);
+          }
+          break;
+        }
+        (active[0] as Pending).reject(error);
+        break;
+      }
+    }
+    for (const [p, error] of refused) {
+      p.reject(error);
+    }
+  }
+}
+
+/**
+ * The usage-limit rule of POST /v1/usage-events: the plan allows `limit` of an event type per
+ * calendar month (UTC, the month of occurredAt); an event that would bring the month's quantity
+ * (`recorded`, every route's events of that type, plus this one) past it is refused with 402
+ * subscription_limit_exceeded. Reaching the limit exactly is allowed. The caller holds the
+ * counter's advisory lock, so `recorded` cannot change before it commits.
+ */
+export function assertWithinUsageLimit(opts: {
+  eventType: string;
+  limit: number;
+  recorded: number;
+  quantity: number;
+  month: number;
+}): void {
+  const total = opts.recorded + opts.quantity;
+  if (total > opts.limit) {
+    const month = new Date(opts.month).toISOString().slice(0, 7);
+    throw new AppError(
+      'subscription_limit_exceeded',
+      `the plan allows ${opts.limit} ${opts.eventType} per calendar month (UTC); ${month} is at ${opts.recorded} and this request would bring it to ${total}; nothing in this request was recorded`,
+    );
+  }
+}
+
+/** Usage limits of the batch's metering events: the running totals they are counted against. */
+type LimitState = {
+  /** (organization, type, month) -> quantity recorded so far, updated as submissions are accepted. */
+  totals: Map<string, number>;
+  /** Recorded events among the limited ones (a replay is answered, never counted again). */
+  existing: Map<string, UsageEventRecord>;
+  limits: Map<string, Record<string, number>>;
+};
+
+const counterOf = (tenantId: string, eventType: string, month: number) => `${tenantId}\u0000${eventType}\u0000${month}`;
+
+/**
+ * For metering submissions whose event types have a plan limit: locks each (organization, type,
+ * month) counter (ascending lock order, so batches never deadlock), then reads the month's
+ * totals and which of the events already exist. Under the lock no other metering transaction
+ * can change those totals until this one commits, in any process.
+ */
+async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState | undefined> {
+  const metering = active.filter((p) => p.submission.channel === 'metering');
+  if (metering.length === 0) {
+    return undefined;
+  }
+  const limits = await findUsageLimits(tx, [...new Set(metering.map((p) => p.submission.tenantId))]);
+  const counters = new Map<string, { tenantId: string; eventType: string; from: number; to: number }>();
+  const keys: { tenantId: string; idempotencyKey: string }[] = [];
+  for (const p of metering) {
+    const { tenantId } = p.submission;
+    const planLimits = limits.get(tenantId) ?? {};
+    for (const e of p.submission.events) {
+      if (planLimits[e.eventType] === undefined) {
+        continue;
+      }
+      const month = monthStartOf(e.occurredAt);
+      counters.set(counterOf(tenantId, e.eventType, month), { tenantId, eventType: e.eventType, from: month, to: nextMonthStart(month) });
+      keys.push({ tenantId, idempotencyKey: e.idempotencyKey });
+    }
+  }
+  if (counters.size === 0) {
+    return undefined;
+  }
+  await lockAdvisory(
+    tx,
+    [...counters.values()].map((c) => limitLockKey(c.tenantId, c.eventType, c.from)),
+  );
+  const list = [...counters.entries()];
+  const [sums, existingRows] = await Promise.all([
+    sumUsageQuantities(
+      tx,
+      list.map(([, c]) => c),
+    ),
+    findUsageEventsByKeys(tx, keys),
+  ]);
+  return {
+    totals: new Map(list.map(([key], i) => [key, sums[i] ?? 0])),
+    existing: new Map(existingRows.map((r) => [keyOf(r.tenantId, r.idempotencyKey), r])),
+    limits,
+  };
+}
+
+/** How one event of a submission is answered once the batch is written. */
+type Slot =
+  /** This submission claimed the key in the batch: created, or (when it already existed) the existing row. */
+  | { kind: 'claim'; key: string; event: PreparedEvent }
+  /** An earlier submission of the batch claimed the key. */
+  | { kind: 'same'; key: string }
+  /** Already recorded (found under the limit lock). */
+  | { kind: 'existing'; row: UsageEventRecord };
+
+/**
+ * One attempt at writing `active` in the caller's transaction. Adds the submissions it refuses
+ * to `refused`; throws RetryWithout when a refusal is discovered after rows of the refused
+ * submission were inserted (the transaction must roll back and the batch run again).
+ */
+async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppError>): Promise<Map<Pending, SubmissionOutcome>> {
+  // The subscription rule (modules/subscriptions: 402 while the subscription is inactive,
+  // cancelled, expired or over a limit), once per organization of the batch, before any write.
+  const tenants = [...new Set(active.map((p) => p.submission.tenantId))];
+  const blocked = await Promise.all(
+    tenants.map((id) =>
+      assertSubscriptionAllows(tx, id).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    ),
+  );
+  for (const [i, error] of blocked.entries()) {
+    if (error === undefined) {
+      continue;
+    }
+    if (!(error instanceof AppError)) {
+      throw error;
+    }
+    for (const p of active) {
+      if (p.submission.tenantId === tenants[i]) {
+        refused.set(p, error);
+      }
+    }
+  }
+  if (refused.size > 0) {
+    active = active.filter((p) => !refused.has(p));
+  }
+  const limitState = await prepareLimits(tx, active);
+  const claims = new Map<string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }>();
+  const slots = new Map<Pending, Slot[]>();
+
+  for (const p of active) {
+    const { submission } = p;
+    const planLimits = submission.channel === 'metering' ? limitState?.limits.get(submission.tenantId) : undefined;
+    const mine: Slot[] = [];
+    const newClaims: [string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }][] = [];
+    const added = new Map<string, number>();
+    let refusal: AppError | undefined;
+    for (const event of submission.events) {
+      const key = keyOf(submission.tenantId, event.idempotencyKey);
+      const existing = limitState?.existing.get(key);
+      if (existing) {
+        if (existing.requestHash !== event.requestHash) {
+          refusal = reusedKeyError(event.idempotencyKey);
+          break;
+        }
+        mine.push({ kind: 'existing', row: existing });
+        continue;
+      }
+      if (claims.has(key)) {
+        // Compared once the batch is written: the original may be the claimant's event or one
+        // recorded earlier (by another request, or another process).
+        mine.push({ kind: 'same', key });
+        continue;
+      }
+      const limit = planLimits?.[event.eventType];
+      if (limit !== undefined && limitState) {
+        const month = monthStartOf(event.occurredAt);
+        const counter = counterOf(submission.tenantId, event.eventType, month);
+        const recorded = (limitState.totals.get(counter) ?? 0) + (added.get(counter) ?? 0);
+        try {
+          assertWithinUsageLimit({ eventType: event.eventType, limit, recorded, quantity: event.quantity, month });
+        } catch (error) {
+          refusal = error as AppError;
+          break;
+        }
+        added.set(counter, (added.get(counter) ?? 0) + event.quantity);
+      }
+      newClaims.push([
+        key,
+        {
+          owner: p,
+          event,
+          row: {
+            id: newId('usageEvent'),
+            tenantId: submission.tenantId,
+            idempotencyKey: event.idempotencyKey,
+            requestHash: event.requestHash,
+            eventType: event.eventType,
+            quantity: event.quantity,
+            occurredAt: event.occurredAt,
+            propertiesJson: event.propertiesJson,
+            sourceId: submission.actor.id,
+            channel: submission.channel,
+          },
+        },
+      ]);
+      mine.push({ kind: 'claim', key, event });
+    }
+    if (refusal) {
+      refused.set(p, refusal);
+      continue;
+    }
+    for (const [key, claim] of newClaims) {
+      claims.set(key, claim);
+    }
+    for (const [counter, quantity] of added) {
+      limitState?.totals.set(counter, (limitState.totals.get(counter) ?? 0) + quantity);
+    }
+    slots.set(p, mine);
+  }
+
+  const created = new Map<string, { id: string; createdAt: number }>();
+  for (const row of await insertUsageEvents(
+    tx,
+    [...claims.values()].map((c) => c.row),
+  )) {
+    created.set(row.id, row);
+  }
+
+  // Claimed keys that were not inserted exist already (committed by another request, possibly in
+  // another process, before or while this statement ran): read them now, in a new snapshot.
+  const missing = [...claims.entries()].filter(([, c]) => !created.has(c.row.id));
+  const found = new Map<string, UsageEventRecord>();
+  for (const row of await findUsageEventsByKeys(
+    tx,
+    missing.map(([, c]) => ({ tenantId: c.row.tenantId, idempotencyKey: c.row.idempotencyKey })),
+  )) {
+    found.set(keyOf(row.tenantId, row.idempotencyKey), row);
+  }
+
+  const recordOf = (key: string): { record: UsageEventRecord; createdHere: boolean } => {
+    const claim = claims.get(key);
+    if (!claim) {
+      throw new Error('usage ingestion: slot without claim');
+    }
+    const inserted = created.get(claim.row.id);
+    if (inserted) {
+      const { propertiesJson: _json, ...row } = claim.row;
+      return { record: { ...row, properties: claim.event.properties, createdAt: inserted.createdAt }, createdHere: true };
+    }
+    const existing = found.get(key);
+    if (!existing) {
+      // The conflicting row vanished (its organization was deleted meanwhile): run the batch again.
+      throw new RetryWithout('conflicting usage event not found');
+    }
+    return { record: existing, createdHere: false };
+  };
+
+  const outcomes = new Map<Pending, SubmissionOutcome>();
+  let mustRetry = false;
+  for (const [p, mine] of slots) {
+    const outcome: SubmissionOutcome = [];
+    let refusal: AppError | undefined;
+    let wroteRows = false;
+    for (const [i, slot] of mine.entries()) {
+      const event = p.submission.events[i] as PreparedEvent;
+      if (slot.kind === 'existing') {
+        outcome.push({ event: slot.row, duplicate: true });
+        continue;
+      }
+      const { record, createdHere } = recordOf(slot.key);
+      const ownClaim = slot.kind === 'claim' && claims.get(slot.key)?.owner === p;
+      if (createdHere && ownClaim) {
+        wroteRows = true;
+        outcome.push({ event: record, duplicate: false });
+      } else if (record.requestHash === event.requestHash) {
+        outcome.push({ event: record, duplicate: true });
+      } else {
+        refusal ??= reusedKeyError(event.idempotencyKey);
+      }
+    }
+    if (refusal) {
+      refused.set(p, refusal);
+      if (wroteRows) {
+        mustRetry = true;
+      }
+      continue;
+    }
+    outcomes.set(p, outcome);
+  }
+  if (mustRetry) {
+    throw new RetryWithout('a submission was refused after its rows were inserted');
+  }
+
+  // Side effects of the events created by this transaction, committed with them.
+  const fresh: { event: UsageEventRecord; actor: UsageActor }[] = [];
+  for (const [p, outcome] of outcomes) {
+    for (const r of outcome) {
+      if (!r.duplicate) {
+        fresh.push({ event: r.event, actor: p.submission.actor });
+      }
+    }
+  }
+  if (fresh.length > 0) {
+    const byTenant = new Map<string, { id: string; eventType: string }[]>();
+    for (const { event } of fresh) {
+      const list = byTenant.get(event.tenantId) ?? [];
+      list.push({ id: event.id, eventType: event.eventType });
+      byTenant.set(event.tenantId, list);
+    }
+    // One connection: postgres.js pipelines these statements rather than waiting for each.
+    await Promise.all([
+      recordEvents(
+        tx,
+        fresh.map(({ event, actor }) => ({ tenantId: event.tenantId, type: 'usage_event.created', data: webhookData(event, actor) })),
+      ),
+      ...[...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events)),
+    ]);
+  }
+  return outcomes;
+}
+
+/** The `data` of a usage_event.created webhook: the event, its organization and who sent it. */
+function webhookData(e: UsageEventRecord, actor: UsageActor): Record<string, unknown> {
+  return {
+    object: 'usage_event',
+    id: e.id,
+    organizationId: e.tenantId,
+    idempotencyKey: e.idempotencyKey,
+    eventType: e.eventType,
+    quantity: e.quantity,
+    occurredAt: new Date(e.occurredAt).toISOString(),
+    properties: e.properties,
+    channel: e.channel,
+    actor: { type: actor.type, id: actor.id },
+  };
+}

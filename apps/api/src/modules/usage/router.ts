@@ -1,0 +1,112 @@
+import {
+  ZIngestUsageRequest,
+  ZIngestUsageResponse,
+  ZListUsageEventsRequest,
+  ZUsageCounters,
+  ZUsageCountersRequest,
+  ZUsageEventPage,
+  ZUsageSummary,
+  ZUsageSummaryRequest,
+} from '@svc/contracts/usage';
+import { publicProcedure, router } from '../../trpc/init.ts';
+import { controlProcedure } from '../../trpc/procedures.ts';
+import { ingestUsage, usageWriterOf } from './ingest.ts';
+import { getUsageCounters, getUsageSummary, listUsageEvents } from './service.ts';
+
+/**
+ * Usage writers (SPEC.md 4.6, 5): an application secret key, a tenant API key with usage.write,
+ * or a session with usage.write. On /v1 these two routes are served by the fast lane
+ * (ingest-route.ts) with the same functions; these procedures are their documented definitions
+ * and the /trpc path of the typed client.
+ */
+const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
+  const writer = await usageWriterOf(ctx.services, ctx.req);
+  return next({ ctx: { ...ctx, writer } });
+});
+
+const INGEST_DESCRIPTION =
+  'Authorization: Bearer sk_live_... (an application secret key, or a tenant API key with usage.write), or a session with usage.write (add organization_slug). Body: one event { idempotencyKey, eventType, quantity? (default 1), occurredAt?, properties? } or { events: [...] } (1-1000). Deduplicated per organization by idempotencyKey: the same key with the same payload answers the original event with duplicate: true (200); with another payload, 409 idempotency_key_reused and nothing of the request is recorded. One event answers 201 { event, duplicate: false } (200 for a replay); a batch answers 200 { results: [{ event, duplicate }] } in request order.';
+
+export const usageRouter = router({
+  events: router({
+    create: usageWriterProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/usage/events',
+          tags: ['usage'],
+          summary: 'Record usage events (append-only, deduplicated by idempotencyKey)',
+          description: INGEST_DESCRIPTION,
+        },
+        successStatus: 201,
+        // ingestUsage applies the subscription rule once it has authorized the organization.
+        subscription: { organization: 'handler' },
+      })
+      .input(ZIngestUsageRequest)
+      .output(ZIngestUsageResponse)
+      .mutation(async ({ ctx, input }) => (await ingestUsage(ctx.services, ctx.writer, input, 'usage')).body),
+    list: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/tenants/{id}/usage/events',
+          tags: ['usage'],
+          summary: "List an organization's usage events, newest occurredAt first",
+          description:
+            'Needs usage.read. Filters: event_type, from (inclusive) and to (exclusive) on occurredAt, idempotency_key. A cursor only continues the list (organization and filters) it came from.',
+        },
+      })
+      .input(ZListUsageEventsRequest)
+      .output(ZUsageEventPage)
+      .query(({ ctx, input }) => listUsageEvents(ctx.services.db, ctx.principal, input)),
+  }),
+  metering: router({
+    create: usageWriterProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/usage-events',
+          tags: ['usage'],
+          summary: "Meter usage against the plan's monthly limits",
+          description: `${INGEST_DESCRIPTION} Events count against the plan's usage limit of their type for the calendar month (UTC) of occurredAt: a request that would pass a limit answers 402 subscription_limit_exceeded and records nothing.`,
+        },
+        successStatus: 201,
+        // ingestUsage applies the subscription rule once it has authorized the organization.
+        subscription: { organization: 'handler' },
+      })
+      .input(ZIngestUsageRequest)
+      .output(ZIngestUsageResponse)
+      .mutation(async ({ ctx, input }) => (await ingestUsage(ctx.services, ctx.writer, input, 'metering')).body),
+  }),
+  summary: router({
+    get: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/tenants/{id}/usage/summary',
+          tags: ['usage'],
+          summary: 'Usage totals per event type over a range, in day or hour buckets',
+          description:
+            'Needs usage.read. from and to are whole hours (UTC), from <= hour < to; default: the current calendar month. bucket=day (at most 400 days) or hour (at most 31 days). Read from hourly totals: its cost does not grow with the number of events.',
+        },
+      })
+      .input(ZUsageSummaryRequest)
+      .output(ZUsageSummary)
+      .query(({ ctx, input }) => getUsageSummary(ctx.services.db, ctx.principal, input)),
+  }),
+  counters: router({
+    get: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/usage',
+          tags: ['usage'],
+          summary: "This calendar month's usage against the plan's limits, and seats",
+          description: "Needs usage.read. organization_slug selects the organization (default: the active workspace, or the API key's).",
+        },
+      })
+      .input(ZUsageCountersRequest)
+      .output(ZUsageCounters)
+      .query(({ ctx, input }) => getUsageCounters(ctx.services.db, ctx.principal, input)),
+  }),
+});
