@@ -17,6 +17,7 @@
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
  * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,webhook-throughput,webhook-latency
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
+ * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -30,6 +31,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -996,6 +998,24 @@ async function main(): Promise<number> {
   log('');
 
   const comparisons: Comparison[] = EDGE_SCENARIOS.some(wanted) ? await edgeBenches() : [];
+  const exportBenches = EXPORT_SCENARIOS.some(wanted)
+    ? await runExportBenches(
+        {
+          root: ROOT,
+          cli: CLI,
+          smoke: SMOKE,
+          rounds: ROUNDS,
+          children,
+          createDb,
+          runCli,
+          freePort,
+          log,
+          nodeArgs: (kind, label) =>
+            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
+        },
+        wanted,
+      )
+    : { verdicts: [], results: {} };
   const webhooks = WEBHOOK_SCENARIOS.some(wanted)
     ? await runWebhookBenches(
         {
@@ -1037,6 +1057,7 @@ async function main(): Promise<number> {
   }
   const results = [...verdicts(comparisons), ...webhooks.verdicts];
   log('');
+  results.push(...exportBenches.verdicts);
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1076,6 +1097,7 @@ async function main(): Promise<number> {
           sides: c.sides.map((s) => ({ target: s.target.label, env: s.target.env ?? {}, best: s.best, rounds: s.rounds })),
         })),
         webhooks: webhooks.results,
+        exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
         verdicts: results,
       },
       null,
