@@ -1,11 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@svc/db/client';
+import { BILLING_SYNC_JOB_KEY } from '@svc/db/queries/billing-sync-queue';
 import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
 import type { SecretBox } from '@svc/db/secret-box';
 import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
+import type { BillingSyncSettings } from './billing/sync.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { TaskName } from './task-names.ts';
+import { syncBilling } from './tasks/billing-sync.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { buildExport } from './tasks/exports-build.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
@@ -29,6 +32,8 @@ export type JobContext = {
   webhookSender: WebhookSender;
   /** The invitation email outbox's provider; absent or disabled, `email:dispatch` sends nothing. */
   email?: EmailOutboxSettings;
+  /** The billing providers' credentials; a provider left out has its sync logs skipped. */
+  billing: BillingSyncSettings;
   /**
    * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
    * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has
@@ -44,6 +49,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_pending_logins': prunePendingLogins,
   'webhooks:dispatch': dispatchWebhooks,
   'email:dispatch': dispatchEmail,
+  'billing:sync': syncBilling,
   'exports:build': buildExport,
 };
 
@@ -53,6 +59,8 @@ const CRONTAB = [
   '*/10 * * * * maintenance:prune_pending_logins ?max=1',
   // A sweep for webhook deliveries nothing else woke (a wake job lost with its worker, say).
   `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
+  // Billing sync logs nothing else woke (a wake-up lost with its worker, say).
+  `* * * * * billing:sync ?max=1&jobKey=${BILLING_SYNC_JOB_KEY}`,
 ].join('\n');
 
 export type StartWorkerOptions = {
@@ -66,6 +74,8 @@ export type StartWorkerOptions = {
   webhooks: WebhookDeliverySettings;
   /** EMAIL_* (apps/api env.ts `config.email`); absent or disabled, no email is sent by this worker. */
   email?: EmailOutboxSettings;
+  /** STRIPE_* / RAZORPAY_* / PADDLE_* (apps/api env.ts `config.billing`); absent, every sync log is skipped as not configured. */
+  billing?: BillingSyncSettings;
 };
 
 export type WorkerHandle = {
@@ -181,6 +191,7 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     webhooks: opts.webhooks,
     webhookSender,
     email: opts.email,
+    billing: opts.billing ?? { settings: { stripe: null, razorpay: null, paddle: null } },
     stopping: stopping.signal,
   };
   const taskList: TaskList = {};

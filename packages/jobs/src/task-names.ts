@@ -15,6 +15,8 @@ export const ZTaskPayloads = {
   }),
   /** Sends due invitation emails (the outbox rows hold the state: nothing to carry). */
   'email:dispatch': z.object({}),
+  /** Hands queued billing sync logs to their providers (the log rows hold the state: nothing to carry). */
+  'billing:sync': z.object({}),
   /** Builds one export snapshot (the export row holds the state: a re-run after completion does nothing). */
   'exports:build': z.object({
     exportId: z.string().regex(/^exp_[0-9A-Za-z]{20}$/),
