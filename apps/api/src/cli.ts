@@ -200,6 +200,7 @@ async function main(argv: string[]): Promise<void> {
         secretBox,
         webhooks: config.webhooks,
         email: config.email,
+        billing: { settings: config.billing },
       });
       process.stdout.write('svc worker running\n');
       onSignal(async () => {

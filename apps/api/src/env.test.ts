@@ -130,3 +130,45 @@ describe('email settings', () => {
     expect(ok.email).toMatchObject({ enabled: true, provider: 'resend', resendBaseUrl: 'http://127.0.0.1:9' });
   });
 });
+
+describe('billing provider settings', () => {
+  it('leave every provider unconfigured by default', () => {
+    expect(loadConfig({}).billing).toEqual({ stripe: null, razorpay: null, paddle: null });
+  });
+
+  it('configure each provider from its key(s), with an optional API base for its SDK', () => {
+    const billing = loadConfig({
+      STRIPE_SECRET_KEY: 'sk_test_abc123',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+      RAZORPAY_KEY_ID: 'rzp_live_abc',
+      RAZORPAY_KEY_SECRET: 'shh-secret',
+      PADDLE_API_KEY: 'pdl_sdbx_apikey_01abc_def',
+    }).billing;
+    expect(billing).toEqual({
+      stripe: { secretKey: 'sk_test_abc123', apiBase: 'http://127.0.0.1:12111' },
+      razorpay: { keyId: 'rzp_live_abc', keySecret: 'shh-secret', apiBase: null },
+      paddle: { apiKey: 'pdl_sdbx_apikey_01abc_def', apiBase: null },
+    });
+    // Empty values are unset.
+    expect(loadConfig({ STRIPE_SECRET_KEY: '', PADDLE_API_KEY: '' }).billing.stripe).toBeNull();
+  });
+
+  it('refuse a malformed key or half a Razorpay pair, naming the variable and never quoting the value', () => {
+    const stripe = configError({ STRIPE_SECRET_KEY: 'pk_live_not-a-secret-key' });
+    expect(stripe.message).toContain('STRIPE_SECRET_KEY');
+    expect(stripe.message).toContain('sk_test_, sk_live_, rk_test_ or rk_live_');
+    expect(stripe.message).not.toContain('pk_live_not-a-secret-key');
+    const spaced = configError({ PADDLE_API_KEY: 'two words-secret' });
+    expect(spaced.message).toContain('PADDLE_API_KEY');
+    expect(spaced.message).not.toContain('words-secret');
+    expect(configError({ RAZORPAY_KEY_ID: 'rzp_test_abc' }).message).toContain('RAZORPAY_KEY_ID and RAZORPAY_KEY_SECRET are set together');
+    expect(configError({ RAZORPAY_KEY_SECRET: 'lonely-secret' }).message).not.toContain('lonely-secret');
+    expect(configError({ RAZORPAY_KEY_ID: 'key_abc', RAZORPAY_KEY_SECRET: 'x' }).message).toContain('rzp_test_ or rzp_live_');
+  });
+
+  it('take an http(s) API base without credentials, query or fragment', () => {
+    expect(configError({ STRIPE_API_BASE: 'ftp://127.0.0.1' }).message).toContain('STRIPE_API_BASE');
+    expect(configError({ PADDLE_API_BASE: 'http://user:pw@127.0.0.1:1' }).message).toContain('PADDLE_API_BASE: must not carry credentials');
+    expect(configError({ RAZORPAY_API_BASE: 'http://127.0.0.1:1/?x=1' }).message).toContain('RAZORPAY_API_BASE');
+  });
+});

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import type { BillingSettings } from '@svc/jobs/billing/providers';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 
@@ -102,6 +103,19 @@ const ZEnv = z.object({
   EMAIL_DELIVERY_WORKER_ENABLED: bool(false),
   EMAIL_DELIVERY_WORKER_INTERVAL_MS: int(30_000, 100),
   EMAIL_DELIVERY_WORKER_BATCH_SIZE: int(25, 1),
+  // Billing providers (SPEC.md 4.7): each is configured when its key(s) are set; the key's form
+  // tells sandbox from live. Secrets: never logged, never answered. The *_API_BASE settings point
+  // the provider's SDK elsewhere (tests: a local recording server).
+  STRIPE_SECRET_KEY: secretToken(
+    /^(sk|rk)_(test|live)_/,
+    'must be a Stripe secret or restricted key (sk_test_, sk_live_, rk_test_ or rk_live_)',
+  ),
+  STRIPE_API_BASE: apiBase(),
+  RAZORPAY_KEY_ID: secretToken(/^rzp_(test|live)_/, 'must be a Razorpay key id (rzp_test_ or rzp_live_)'),
+  RAZORPAY_KEY_SECRET: secretToken(),
+  RAZORPAY_API_BASE: apiBase(),
+  PADDLE_API_KEY: secretToken(),
+  PADDLE_API_BASE: apiBase(),
 });
 
 export type Config = {
@@ -158,6 +172,8 @@ export type Config = {
   encryptionKey: Buffer | null;
   webhooks: WebhookSettings;
   email: EmailSettings;
+  /** Billing providers' keys (secrets: never log `config.billing`) and SDK base overrides. */
+  billing: BillingSettings;
 };
 
 export type WebhookSettings = {
@@ -269,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       secretGraceMs: Math.round(e.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000),
     },
     email: emailSettings(e),
+    billing: billingSettings(e),
   };
 }
 
@@ -285,6 +302,45 @@ function encryptionKeyOf(value: string | undefined, production: boolean): Buffer
     throw new ConfigError('SVC_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
   }
   return key;
+}
+
+/** An optional key: one token of printable characters (empty is unset); the message never quotes it. */
+function secretToken(form?: RegExp, formMessage?: string) {
+  const token = z.string().regex(/^[\x21-\x7e]+$/, 'must be one token of printable ASCII characters (no spaces or line breaks)');
+  return z
+    .union([z.literal(''), form ? token.regex(form, formMessage) : token])
+    .optional()
+    .transform((v) => v || undefined);
+}
+
+/** An optional http(s) base URL without credentials, query or fragment (empty is unset). */
+function apiBase() {
+  return z
+    .union([z.literal(''), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:12111' })])
+    .optional()
+    .transform((v) => v || undefined)
+    .refine(
+      (v) => {
+        const url = v === undefined ? undefined : new URL(v);
+        return !url || (!url.username && !url.password && !url.search && !url.hash);
+      },
+      { message: 'must not carry credentials, a query or a fragment' },
+    );
+}
+
+/** RAZORPAY_KEY_ID and RAZORPAY_KEY_SECRET go together; each provider is configured by its key(s) alone. */
+function billingSettings(e: z.infer<typeof ZEnv>): BillingSettings {
+  if (Boolean(e.RAZORPAY_KEY_ID) !== Boolean(e.RAZORPAY_KEY_SECRET)) {
+    throw new ConfigError('RAZORPAY_KEY_ID and RAZORPAY_KEY_SECRET are set together (or neither)');
+  }
+  return {
+    stripe: e.STRIPE_SECRET_KEY ? { secretKey: e.STRIPE_SECRET_KEY, apiBase: e.STRIPE_API_BASE ?? null } : null,
+    razorpay:
+      e.RAZORPAY_KEY_ID && e.RAZORPAY_KEY_SECRET
+        ? { keyId: e.RAZORPAY_KEY_ID, keySecret: e.RAZORPAY_KEY_SECRET, apiBase: e.RAZORPAY_API_BASE ?? null }
+        : null,
+    paddle: e.PADDLE_API_KEY ? { apiKey: e.PADDLE_API_KEY, apiBase: e.PADDLE_API_BASE ?? null } : null,
+  };
 }
 
 const UNIT_MS: Record<string, number> = { '': 1, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

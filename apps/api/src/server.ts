@@ -88,6 +88,7 @@ async function startOn(
       secretBox: services.secretBox,
       webhooks: config.webhooks,
       email: config.email,
+      billing: { settings: config.billing },
     });
     started.push(() => running.stop());
     worker = running;
