@@ -18,6 +18,7 @@ const NAV_PAGES = [
   { id: 'api-keys', path: '/api-keys', heading: 'API keys' },
   { id: 'webhooks', path: '/webhooks', heading: 'Webhooks' },
   { id: 'webhook-deliveries', path: '/webhook-deliveries', heading: 'Webhook deliveries' },
+  { id: 'usage', path: '/usage', heading: 'Usage' },
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
   { id: 'settings', path: '/settings', heading: 'Settings' },
 ] as const;

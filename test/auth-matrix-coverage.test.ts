@@ -18,6 +18,10 @@ const EXEMPT: Record<string, string> = {
   'POST /v1/invitations/accept': 'authorized by the invitation token, not a membership (invitations tests)',
   'GET /v1/platform/jobs': 'platform only: not organization-scoped (job-queue tests)',
   'GET /v1/webhook-event-types': 'the same event catalog for any signed-in caller or API key: no organization involved (webhooks tests)',
+  'GET /v1/subscription-plans': 'the same plan list for any signed-in caller or API key: no organization involved (subscriptions tests)',
+  'POST /v1/subscription-plans': 'platform admins only, no organization involved: every caller kind in subscriptions tests',
+  'PATCH /v1/subscription-plans/{id}': 'platform admins only, no organization involved: every caller kind in subscriptions tests',
+  'PATCH /v1/subscription': 'platform admins only (an org admin gets 403): every caller kind in subscriptions tests',
 };
 
 const MODULES = path.resolve(import.meta.dirname, '../apps/api/src/modules');

@@ -80,6 +80,10 @@ export function describeAuthMatrix(name: string, getServer: () => RunningServer,
       const db = server.services.db;
       const org = await seedOrganization(db);
       const other = await seedOrganization(db);
+      // The matrix is about who may call; seat limits have their own walk
+      // (modules/subscriptions/subscription-gate.test.ts). Member-adding prepares would otherwise
+      // fill the default plan's 10 seats and turn later answers into 402.
+      await server.services.sql`update subscriptions set seats = 1000000 where tenant_id = ${org.id}`;
       const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
       fixture = { org, admin, server };
       const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });

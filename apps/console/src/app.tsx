@@ -18,6 +18,7 @@ import { OverviewPage } from './pages/overview/overview-page.tsx';
 import { RolesPage } from './pages/roles/roles-page.tsx';
 import { SessionsPage } from './pages/sessions/sessions-page.tsx';
 import { SettingsPage } from './pages/settings/settings-page.tsx';
+import { UsagePage } from './pages/usage/usage-page.tsx';
 import { UsersPage } from './pages/users/users-page.tsx';
 import { WebhookDeliveriesPage } from './pages/webhook-deliveries/webhook-deliveries-page.tsx';
 import { WebhooksPage } from './pages/webhooks/webhooks-page.tsx';
@@ -48,6 +49,7 @@ const router = createBrowserRouter(
             { path: 'api-keys', element: <ApiKeysPage /> },
             { path: 'webhooks', element: <WebhooksPage /> },
             { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
+            { path: 'usage', element: <UsagePage /> },
             { path: 'audit-log', element: <AuditLogPage /> },
             { path: 'settings', element: <SettingsPage /> },
             { path: 'job-queue', element: <JobQueuePage /> },

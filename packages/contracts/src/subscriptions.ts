@@ -26,24 +26,44 @@ export const MAX_USAGE_LIMITS = 100;
 export const ZSeatCount = z.number().int('seats are a whole number').min(1, 'at least 1 seat').max(MAX_SEATS, `at most ${MAX_SEATS} seats`);
 
 /**
- * A usage event type a plan may limit (`api_call`, `sms.sent`): 1-100 letters, digits, `_`, `.`,
- * `:` or `-`, starting with a letter or digit.
+ * A usage event type a plan may limit: the names usage events carry (lower-case letters and
+ * digits in words joined by one `.`, `_`, `:` or `-`, starting with a letter, at most 64
+ * characters: `api_call`, `storage.gb_hours`, `llm:tokens`).
  */
 export const ZUsageLimitEventType = z
   .string()
+  .min(1)
+  .max(64)
   .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/,
-    'an event type is 1-100 letters, digits, "_", ".", ":" or "-", starting with a letter or digit',
+    /^[a-z][a-z0-9]*(?:[._:-][a-z0-9]+)*$/,
+    'an event type is lower-case letters and digits in words joined by . _ : or - (e.g. api_call)',
   );
 
-/** Per event type, the quantity allowed per calendar month (UTC); a type not listed is unlimited. */
+/**
+ * Per event type, the quantity allowed per calendar month (UTC); a type not listed is unlimited.
+ * Keys are checked one by one so that a bad one is named in the error (path `usageLimits.<key>`).
+ */
 export const ZUsageLimits = z
-  .record(
-    ZUsageLimitEventType,
-    z.number().int('a usage limit is a whole number').min(0, 'a usage limit is 0 or more').max(Number.MAX_SAFE_INTEGER),
-  )
-  .refine((limits) => Object.keys(limits).length <= MAX_USAGE_LIMITS, { message: `at most ${MAX_USAGE_LIMITS} limited event types` })
-  .describe('event type -> quantity allowed per calendar month (UTC); a type not listed is unlimited, 0 allows none');
+  .record(z.string(), z.number().int('a usage limit is a whole number').min(0, 'a usage limit is 0 or more').max(Number.MAX_SAFE_INTEGER))
+  .superRefine((limits, ctx) => {
+    const keys = Object.keys(limits);
+    if (keys.length > MAX_USAGE_LIMITS) {
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_USAGE_LIMITS} limited event types` });
+    }
+    for (const key of keys) {
+      const checked = ZUsageLimitEventType.safeParse(key);
+      if (!checked.success) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key.slice(0, 80)}: ${checked.error.issues[0]?.message ?? 'not a valid event type'}`,
+        });
+      }
+    }
+  })
+  .describe(
+    'event type (lower-case words joined by . _ : or -, at most 64 characters) -> quantity allowed per calendar month (UTC); a type not listed is unlimited, 0 allows none',
+  );
 
 export const ZSubscriptionPlan = z
   .object({

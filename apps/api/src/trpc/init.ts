@@ -3,6 +3,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
 import { classifyError, toTrpcError } from './errors.ts';
+import type { SubscriptionRule } from './subscription-gate.ts';
 
 /** How an operation authenticates; drives its OpenAPI `security` and the docs. */
 export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session' | 'sessionOrApiKey';
@@ -10,6 +11,11 @@ export type Meta = OpenApiMeta & {
   auth?: AuthKind;
   /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (API.md). */
   successStatus?: 201 | 202;
+  /**
+   * The route is a project, user, webhook or usage route under the subscription rule: its
+   * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).
+   */
+  subscription?: SubscriptionRule;
 };
 
 /**

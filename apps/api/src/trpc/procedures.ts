@@ -4,6 +4,7 @@ import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
+import { enforceSubscription } from './subscription-gate.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
 export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
@@ -32,12 +33,21 @@ export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(as
  * `Authorization: Bearer sk_live_...`; anonymous gets 401. What the caller may do in which
  * organization is decided per procedure by `authorize` (modules/access).
  */
-export const controlProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
+const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
   const principal = await principalOf(ctx.services, ctx.req);
   if (!principal) {
     throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
   }
   return next({ ctx: { ...ctx, principal, request: requestMetaOf(ctx.req, ctx.services.clientIp, ctx.requestId) } });
+});
+
+/**
+ * Control-plane procedures. The subscription rule (subscription-gate.ts) runs here for procedures
+ * whose meta declares `subscription`; for the others it returns at once, without a query.
+ */
+export const controlProcedure = authenticatedControlProcedure.use(async (opts) => {
+  await enforceSubscription(opts);
+  return opts.next();
 });
 
 /** Control-plane procedures only a signed-in person may call (an API key gets 403). */
@@ -54,22 +64,29 @@ export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).u
  * the path only. This procedure also takes the query's `organization_slug`, as if it were in the
  * body; sent in both places with different values it is a 400 rather than a guess.
  */
-export const controlProcedureWithQuerySlug = controlProcedure.use(async ({ ctx, getRawInput, next }) => {
-  const fromQuery = ctx.req.query?.organization_slug;
-  if (fromQuery === undefined) {
-    return next();
-  }
-  return next({
-    getRawInput: async () => {
-      const raw = (await getRawInput()) ?? {};
-      if (typeof raw !== 'object' || Array.isArray(raw)) {
-        return raw;
-      }
-      const fromBody = (raw as { organization_slug?: unknown }).organization_slug;
-      if (fromBody !== undefined && fromBody !== fromQuery) {
-        throw new AppError('validation_failed', 'organization_slug differs between the query and the body');
-      }
-      return { ...raw, organization_slug: fromQuery };
-    },
+export const controlProcedureWithQuerySlug = authenticatedControlProcedure
+  .use(async ({ ctx, getRawInput, next }) => {
+    const fromQuery = ctx.req.query?.organization_slug;
+    if (fromQuery === undefined) {
+      return next();
+    }
+    return next({
+      getRawInput: async () => {
+        const raw = (await getRawInput()) ?? {};
+        if (typeof raw !== 'object' || Array.isArray(raw)) {
+          return raw;
+        }
+        const fromBody = (raw as { organization_slug?: unknown }).organization_slug;
+        if (fromBody !== undefined && fromBody !== fromQuery) {
+          throw new AppError('validation_failed', 'organization_slug differs between the query and the body');
+        }
+        return { ...raw, organization_slug: fromQuery };
+      },
+    });
+  })
+  // The subscription rule runs after the query's organization_slug is merged in, so it finds
+  // the organization the route will act on.
+  .use(async (opts) => {
+    await enforceSubscription(opts);
+    return opts.next();
   });
-});

@@ -12,6 +12,7 @@ import { orgSessionsRouter } from '../modules/org-sessions/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service-config/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
+import { subscriptionsRouter } from '../modules/subscriptions/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
 import { usageRouter } from '../modules/usage/router.ts';
 import { usersRouter } from '../modules/users/router.ts';
@@ -37,6 +38,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   exports: exportsRouter,
   usage: usageRouter,
+  subscriptions: subscriptionsRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -11,6 +11,7 @@ export const NAV_ITEMS = [
   { id: 'api-keys', label: 'API keys', path: '/api-keys' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },
+  { id: 'usage', label: 'Usage', path: '/usage' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'settings', label: 'Settings', path: '/settings' },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },

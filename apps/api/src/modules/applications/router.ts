@@ -31,6 +31,7 @@ export const applicationsRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/applications', tags, summary: 'Create an application; its secret key is shown once' },
       successStatus: 201,
+      subscription: {},
     })
     .input(ZCreateApplicationRequest)
     .output(ZApplicationWithSecret)
@@ -48,12 +49,16 @@ export const applicationsRouter = router({
         tags,
         summary: 'Rename an application or change its redirect URLs, origins or production OAuth provider',
       },
+      subscription: { record: 'application' },
     })
     .input(ZUpdateApplicationRequest)
     .output(ZApplication)
     .mutation(({ ctx, input }) => updateApplication(ctx.services, ctx.principal, ctx.request, input)),
   setStatus: controlProcedure
-    .meta({ openapi: { method: 'POST', path: '/applications/{id}/status', tags, summary: 'Enable or disable an application' } })
+    .meta({
+      openapi: { method: 'POST', path: '/applications/{id}/status', tags, summary: 'Enable or disable an application' },
+      subscription: { record: 'application' },
+    })
     .input(ZSetApplicationStatusRequest)
     .output(ZApplication)
     .mutation(({ ctx, input }) => setApplicationStatusFor(ctx.services, ctx.principal, ctx.request, input)),
@@ -65,6 +70,7 @@ export const applicationsRouter = router({
         tags,
         summary: 'Replace the secret key (shown once); the old one stops working at once',
       },
+      subscription: { record: 'application' },
     })
     .input(ZApplicationRef)
     .output(ZApplicationWithSecret)

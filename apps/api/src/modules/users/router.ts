@@ -26,6 +26,7 @@ export const usersRouter = router({
         summary: 'Pre-provision a user in the organization (and in the engine when its admin API is configured)',
       },
       successStatus: 201,
+      subscription: { seats: 'adds' },
     })
     .input(ZCreateUserRequest)
     .output(ZUser)
@@ -40,6 +41,7 @@ export const usersRouter = router({
         tags: ['users'],
         summary: "Change a user's name or role, suspend or reactivate them",
       },
+      subscription: {},
     })
     .input(ZUpdateUserRequest)
     .output(ZUser)
@@ -52,6 +54,7 @@ export const usersRouter = router({
         tags: ['users'],
         summary: 'Remove a user from the organization (the person and their other memberships stay)',
       },
+      subscription: { seats: 'removes' },
     })
     .input(ZRemoveUserRequest)
     .output(ZRemoveUserResponse)

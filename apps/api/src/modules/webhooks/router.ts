@@ -70,6 +70,7 @@ export const webhooksRouter = router({
           summary: 'Create a webhook endpoint; its signing secret (whsec_...) is returned this once',
         },
         successStatus: 201,
+        subscription: {},
       })
       .input(ZCreateWebhookEndpointRequest)
       .output(ZWebhookEndpointWithSecret)
@@ -87,6 +88,7 @@ export const webhooksRouter = router({
           tags,
           summary: "Change a webhook endpoint's URL, event types or description, or enable / disable it",
         },
+        subscription: { record: 'webhookEndpoint' },
       })
       .input(ZUpdateWebhookEndpointRequest)
       .output(ZWebhookEndpoint)
@@ -94,6 +96,7 @@ export const webhooksRouter = router({
     delete: controlProcedure
       .meta({
         openapi: { method: 'DELETE', path: '/webhook-endpoints/{id}', tags, summary: 'Delete a webhook endpoint and its deliveries' },
+        subscription: { record: 'webhookEndpoint' },
       })
       .input(ZWebhookEndpointRef)
       .output(ZDeletedWebhookEndpoint)
@@ -106,6 +109,7 @@ export const webhooksRouter = router({
           tags,
           summary: 'Replace the signing secret (returned this once); the old one keeps signing during the grace period',
         },
+        subscription: { record: 'webhookEndpoint' },
       })
       .input(ZWebhookEndpointRef)
       .output(ZWebhookEndpointWithSecret)
@@ -119,6 +123,7 @@ export const webhooksRouter = router({
           summary: 'Queue a webhook.test event for this endpoint only',
         },
         successStatus: 202,
+        subscription: { record: 'webhookEndpoint' },
       })
       .input(ZWebhookEndpointRef)
       .output(ZWebhookTestResponse)
@@ -150,6 +155,7 @@ export const webhooksRouter = router({
           tags,
           summary: 'Move a failed or retrying delivery back to pending, due now',
         },
+        subscription: { record: 'webhookDelivery' },
       })
       .input(ZWebhookDeliveryRef)
       .output(ZWebhookDelivery)

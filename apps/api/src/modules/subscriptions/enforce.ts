@@ -1,0 +1,38 @@
+import { AppError } from '@svc/contracts/errors';
+import type { DbOrTx } from '@svc/db/client';
+import { findSubscriptionState, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
+import { type SeatEffect, subscriptionBlock, usagePeriod } from './rules.ts';
+
+/**
+ * Refuses with 402 when the subscription of the organization `target` names blocks a mutating
+ * project, user, webhook or usage route (rules.ts says when and with which message). One
+ * statement: organizations ⋈ subscriptions ⋈ plans, a member count when a seat limit applies, and
+ * this month's hourly usage totals of the limited event types. Nothing is refused for an
+ * organization that `canSee` rejects (the route answers its own 404), nor for the platform and
+ * keyless workspaces, which have no subscription.
+ */
+export async function refuseWhenBlocked(
+  db: DbOrTx,
+  target: SubscriptionTarget,
+  opts: { seats?: SeatEffect; canSee: (organizationId: string) => boolean },
+): Promise<void> {
+  const period = usagePeriod();
+  const state = await findSubscriptionState(db, { target, usageSince: period.start, usageUntil: period.end });
+  if (!state?.subscription || state.organization.kind !== 'tenant' || !opts.canSee(state.organization.id)) {
+    return;
+  }
+  const block = subscriptionBlock(state.subscription, { seatEffect: opts.seats, periodEnd: period.end });
+  if (block) {
+    throw new AppError(block.code, block.message);
+  }
+}
+
+/**
+ * The subscription rule for a handler that has already found and authorized the organization
+ * (usage ingestion, whose /v1 routes a fast lane serves outside tRPC): call it right after
+ * authorizing, before anything is written. Every other guarded route gets the rule from its
+ * procedure's meta (apps/api/src/trpc/subscription-gate.ts).
+ */
+export async function assertSubscriptionAllows(db: DbOrTx, organizationId: string, opts: { seats?: SeatEffect } = {}): Promise<void> {
+  await refuseWhenBlocked(db, { organizationId }, { seats: opts.seats, canSee: () => true });
+}

@@ -1,0 +1,91 @@
+import { BLOCKING_STATUSES, type TSubscriptionBlockCode } from '@svc/contracts/subscriptions';
+import type { SubscriptionStateRow } from '@svc/db/queries/subscriptions';
+
+/**
+ * The subscription rule (SPEC.md 3, 7, 8.4), as one pure function: the middleware that guards
+ * mutating project, user, webhook and usage routes (trpc/subscription-gate.ts) and the
+ * subscription view's `blocked` field both call it, so what the console announces is what the
+ * routes answer.
+ */
+
+/** Usage limits count calendar months in UTC: [start, end). */
+export function usagePeriod(now = new Date()): { start: Date; end: Date } {
+  return {
+    start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
+    end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
+  };
+}
+
+export type SubscriptionState = NonNullable<SubscriptionStateRow['subscription']>;
+
+/** The seat limit in force: seats bought, else the plan's; null is unlimited. */
+export function seatLimitOf(state: Pick<SubscriptionState, 'seats' | 'plan'>): number | null {
+  return state.seats ?? state.plan.seatLimit;
+}
+
+/** What a route does to seats, which changes what the seat rule asks of it. */
+export type SeatEffect =
+  /** Neither adds nor removes members. */
+  | 'none'
+  /** Adds a member (POST /v1/users): refused when every seat is taken. */
+  | 'adds'
+  /**
+   * Removes a member (DELETE /v1/users/{id}): allowed while the only problem is being over the
+   * seat limit, because removing members is how an organization gets back under it without a
+   * platform admin. A cancelled organization, or one over a usage limit, is still refused.
+   */
+  | 'removes';
+
+export type SubscriptionBlock = { code: TSubscriptionBlockCode; message: string };
+
+const STATUS_WORDS = {
+  inactive: 'is inactive: a platform admin can reactivate it',
+  cancelled: 'is cancelled: a platform admin can reactivate it',
+  expired: 'has expired: a platform admin can renew it',
+} as const;
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Why a mutating route of this organization is refused with 402, or null when it may go ahead.
+ * In order: a blocking status (subscription_inactive), then seats, then usage this month
+ * (subscription_limit_exceeded). Each message says what to do about it.
+ */
+export function subscriptionBlock(state: SubscriptionState, opts: { seatEffect?: SeatEffect; periodEnd: Date }): SubscriptionBlock | null {
+  const { status, plan } = state;
+  if (BLOCKING_STATUSES.has(status)) {
+    const words = STATUS_WORDS[status as keyof typeof STATUS_WORDS];
+    return {
+      code: 'subscription_inactive',
+      message: `the organization's subscription ${words} (PATCH /v1/subscription); until then changes to its applications, users, webhooks and usage are refused, reads keep working`,
+    };
+  }
+  const limit = seatLimitOf(state);
+  const members = state.members;
+  const seatEffect = opts.seatEffect ?? 'none';
+  if (limit !== null && members !== null) {
+    if (members > limit && seatEffect !== 'removes') {
+      return {
+        code: 'subscription_limit_exceeded',
+        message: `the organization has ${plural(members, 'member', 'members')} but ${plural(limit, 'seat', 'seats')} (plan ${plan.name}): remove members, or ask a platform admin for more seats or another plan`,
+      };
+    }
+    if (seatEffect === 'adds' && members >= limit) {
+      return {
+        code: 'subscription_limit_exceeded',
+        message: `all ${plural(limit, 'seat', 'seats')} of the organization are taken (plan ${plan.name}): remove a member, or ask a platform admin for more seats or another plan`,
+      };
+    }
+  }
+  const over = state.usage.find((u) => u.used > u.limit);
+  if (over) {
+    const resets = opts.periodEnd.toISOString().slice(0, 10);
+    return {
+      code: 'subscription_limit_exceeded',
+      message: `the organization used ${over.used} ${over.eventType} this month, over its limit of ${over.limit} (plan ${plan.name}): ask a platform admin for another plan; the count starts again on ${resets}`,
+    };
+  }
+  return null;
+}

@@ -1,0 +1,455 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { newId } from '@svc/contracts/ids';
+import { PERMISSIONS } from '@svc/contracts/permissions';
+import type { OrganizationRow } from '@svc/db/queries/organizations';
+import { applications } from '@svc/db/schema/applications';
+import { auditLogs } from '@svc/db/schema/audit-logs';
+import { memberships, users } from '@svc/db/schema/identity';
+import { usageHourly } from '@svc/db/schema/usage';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MatrixFixture, MatrixRoute } from '../../../../../test/support/auth-matrix.ts';
+import { seedApplication } from '../../../../../test/support/factories.ts';
+import { startTestServer } from '../../../../../test/support/server.ts';
+import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { buildOpenApiDocument } from '../../http/openapi.ts';
+import type { Meta } from '../../trpc/init.ts';
+import { appRouter } from '../../trpc/router.ts';
+
+/**
+ * The subscription rule (SPEC.md 3, 7, 8.4) walked over EVERY mutating route of the four families
+ * it covers: project (application), user, webhook and usage routes. The routes come from the
+ * served OpenAPI document (by path and by tag), so a new mutating route in those families is
+ * walked as soon as it exists: without the rule it answers 2xx where 402 is expected, and the
+ * test fails. Each route is called the way its authorization-matrix entry calls it (as the org
+ * admin of a fresh organization) in every subscription state, and every read of the families
+ * must still answer 200 while mutations are refused.
+ */
+
+const FAMILY_PATH = /^\/v1\/(applications|users|webhook-endpoints|webhook-deliveries|usage|usage-events)(\/|$)/;
+const FAMILY_TAGS = new Set(['applications', 'users', 'webhooks', 'usage']);
+
+type Operation = { method: MatrixRoute['method']; template: string };
+
+function familyOperations(): Operation[] {
+  const doc = buildOpenApiDocument('http://svc.test') as { paths: Record<string, Record<string, { tags?: string[] }>> };
+  const out: Operation[] = [];
+  for (const [p, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const template = `/v1${p}`;
+      if (FAMILY_PATH.test(template) || operation.tags?.some((t) => FAMILY_TAGS.has(t))) {
+        out.push({ method: method.toUpperCase() as Operation['method'], template });
+      }
+    }
+  }
+  return out;
+}
+
+const key = (o: Operation) => `${o.method} ${o.template}`;
+
+const MODULES = path.resolve(import.meta.dirname, '..');
+
+async function matrixRoutes(): Promise<Map<string, MatrixRoute>> {
+  const routes = new Map<string, MatrixRoute>();
+  for (const domain of readdirSync(MODULES)) {
+    for (const file of readdirSync(path.join(MODULES, domain)).filter((f) => f.endsWith('.matrix.ts'))) {
+      const module = (await import(path.join(MODULES, domain, file))) as { MATRIX?: MatrixRoute[] };
+      for (const route of module.MATRIX ?? []) {
+        routes.set(`${route.method} ${route.template}`, route);
+      }
+    }
+  }
+  return routes;
+}
+
+let u = 0;
+const unique = (label: string) => `${label}-${++u}-${Math.random().toString(36).slice(2, 8)}`;
+
+type Prepare = MatrixRoute['prepare'];
+
+/** How to call a family route that has no authorization-matrix entry (not organization-scoped, or not in one yet). */
+const FALLBACK: Record<string, { prepare: Prepare; okStatus?: number }> = {
+  'GET /v1/webhook-event-types': { prepare: async () => ({ path: '/v1/webhook-event-types' }) },
+  'POST /v1/usage/events': {
+    prepare: async ({ org }) => ({
+      path: '/v1/usage/events',
+      body: { organization_slug: org.slug, idempotencyKey: unique('walk'), eventType: 'walk_event' },
+    }),
+    okStatus: 201,
+  },
+  'POST /v1/usage-events': {
+    prepare: async ({ org }) => ({
+      path: '/v1/usage-events',
+      body: { organization_slug: org.slug, idempotencyKey: unique('walk'), eventType: 'walk_event' },
+    }),
+    okStatus: 201,
+  },
+  'GET /v1/tenants/{id}/usage/events': { prepare: async ({ org }) => ({ path: `/v1/tenants/${org.id}/usage/events` }) },
+  'GET /v1/tenants/{id}/usage/summary': { prepare: async ({ org }) => ({ path: `/v1/tenants/${org.id}/usage/summary` }) },
+  'GET /v1/usage': { prepare: async ({ org }) => ({ path: `/v1/usage?organization_slug=${org.slug}` }) },
+};
+
+/** The routes the walk must find, at least (a sanity check of the derivation itself). */
+const KNOWN_MUTATING = [
+  'POST /v1/applications',
+  'PATCH /v1/applications/{id}',
+  'POST /v1/applications/{id}/status',
+  'POST /v1/applications/{id}/rotate-secret',
+  'POST /v1/users',
+  'PATCH /v1/users/{id}',
+  'DELETE /v1/users/{id}',
+  'POST /v1/webhook-endpoints',
+  'PATCH /v1/webhook-endpoints/{id}',
+  'DELETE /v1/webhook-endpoints/{id}',
+  'POST /v1/webhook-endpoints/{id}/rotate-secret',
+  'POST /v1/webhook-endpoints/{id}/test',
+  'POST /v1/webhook-deliveries/{id}/retry',
+  'POST /v1/usage/events',
+  'POST /v1/usage-events',
+];
+
+/** Removing a member is how an organization gets back under its seat limit: allowed while that is the only problem. */
+const RELIEVES_SEATS = new Set(['DELETE /v1/users/{id}']);
+
+const operations = familyOperations();
+const mutating = operations.filter((o) => o.method !== 'GET');
+const reads = operations.filter((o) => o.method === 'GET');
+const matrix = await matrixRoutes();
+
+function howToCall(o: Operation): { prepare: Prepare; okStatus?: number } | undefined {
+  return matrix.get(key(o)) ?? FALLBACK[key(o)];
+}
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let platform: SignedIn;
+
+beforeAll(async () => {
+  // Webhook endpoints of the matrix point at loopback.
+  server = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  platform = await seedSignedIn(server.services.db, { platformAdmin: true });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+type Json = Record<string, any>;
+
+async function send(method: string, p: string, opts: { cookie?: string; authorization?: string; body?: unknown } = {}) {
+  const res = await fetch(`${server.url}${p}`, {
+    method,
+    headers: {
+      ...(opts.cookie ? { cookie: opts.cookie } : {}),
+      ...(opts.authorization ? { authorization: opts.authorization } : {}),
+      ...(method !== 'GET' ? { 'content-type': 'application/json', origin: server.services.config.publicUrl.replace(/\/$/, '') } : {}),
+    },
+    body: method === 'GET' || method === 'DELETE' ? undefined : JSON.stringify(opts.body ?? {}),
+  });
+  const text = await res.text();
+  return { status: res.status, text, body: (text ? JSON.parse(text) : {}) as Json };
+}
+
+async function patchSubscription(org: OrganizationRow, body: Json): Promise<Json> {
+  const res = await send('PATCH', `/v1/subscription?organization_slug=${org.slug}`, { cookie: platform.cookie, body });
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+
+async function addMembers(org: OrganizationRow, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const id = newId('user');
+    await server.services.db.insert(users).values({ id, email: `${id.toLowerCase()}@example.com` });
+    await server.services.db.insert(memberships).values({ tenantId: org.id, userId: id, roleKey: 'org_member' });
+  }
+}
+
+type Expectation = { ok: true } | { code: 'subscription_inactive' | 'subscription_limit_exceeded'; message: RegExp };
+
+type State = {
+  name: string;
+  /** Puts a fresh organization in this state. */
+  enter: (org: OrganizationRow) => Promise<void>;
+  expect: (route: string) => Expectation;
+  /** Mutations are refused in this state: reads are checked too. */
+  blocked: boolean;
+};
+
+const STATES: State[] = [
+  { name: 'active', enter: async () => {}, expect: () => ({ ok: true }), blocked: false },
+  {
+    name: 'trialing',
+    enter: async (org) => {
+      await patchSubscription(org, { status: 'trialing' });
+    },
+    expect: () => ({ ok: true }),
+    blocked: false,
+  },
+  ...(['inactive', 'cancelled', 'expired'] as const).map(
+    (status): State => ({
+      name: status,
+      enter: async (org) => {
+        await patchSubscription(org, { status });
+      },
+      expect: () => ({
+        code: 'subscription_inactive',
+        message: new RegExp(`subscription (is ${status}|has ${status}).*platform admin can (reactivate|renew) it`),
+      }),
+      blocked: true,
+    }),
+  ),
+  {
+    name: 'over its seat limit',
+    enter: async (org) => {
+      await addMembers(org, 2);
+      await patchSubscription(org, { seats: 2 });
+    },
+    expect: (route) =>
+      RELIEVES_SEATS.has(route) ? { ok: true } : { code: 'subscription_limit_exceeded', message: /members but 2 seats.*remove members/ },
+    blocked: true,
+  },
+  {
+    name: 'over a usage limit this month',
+    enter: async (org) => {
+      const plan = await send('POST', '/v1/subscription-plans', {
+        cookie: platform.cookie,
+        body: { key: unique('walk-metered'), name: 'Walk metered', seatLimit: null, usageLimits: { walk_metric: 1 } },
+      });
+      expect(plan.status, plan.text).toBe(201);
+      await patchSubscription(org, { planKey: plan.body.key });
+      const hour = new Date();
+      hour.setUTCMinutes(0, 0, 0);
+      await server.services.db.insert(usageHourly).values({ tenantId: org.id, eventType: 'walk_metric', hour, events: 2, quantity: 5 });
+    },
+    expect: () => ({ code: 'subscription_limit_exceeded', message: /used 5 walk_metric this month, over its limit of 1/ }),
+    blocked: true,
+  },
+];
+
+describe('the routes the subscription rule covers', () => {
+  it('are derived from the OpenAPI document and include every known mutating route of the four families', () => {
+    expect(mutating.map(key)).toEqual(expect.arrayContaining(KNOWN_MUTATING));
+    expect(reads.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('each has a way to be called here (its authorization-matrix entry)', () => {
+    expect(operations.filter((o) => !howToCall(o)).map(key)).toEqual([]);
+  });
+
+  it('each mutating procedure of the families declares the rule in its meta', () => {
+    const undeclared: string[] = [];
+    for (const [name, procedure] of Object.entries(appRouter._def.procedures)) {
+      const def = (procedure as unknown as { _def: { meta?: Meta; type: string } })._def;
+      const openapi = def.meta?.openapi;
+      if (!openapi || def.type !== 'mutation') {
+        continue;
+      }
+      const template = `/v1${openapi.path}`;
+      if ((FAMILY_PATH.test(template) || openapi.tags?.some((t) => FAMILY_TAGS.has(t))) && def.meta?.subscription === undefined) {
+        undeclared.push(`${name} (${openapi.method} ${template})`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+  });
+});
+
+for (const state of STATES) {
+  describe(`organization ${state.name}`, () => {
+    let fixture: MatrixFixture;
+    let ready: Promise<void> | undefined;
+
+    async function setUp(): Promise<void> {
+      const db = server.services.db;
+      const org = await seedOrganization(db);
+      const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+      fixture = { org, admin, server };
+      await state.enter(org);
+    }
+
+    it.each(mutating.map(key))('%s', async (route) => {
+      ready ??= setUp();
+      await ready;
+      const how = howToCall(mutating.find((o) => key(o) === route) as Operation);
+      if (!how) {
+        throw new Error(`no way to call ${route}: add it to its domain's authorization matrix`);
+      }
+      const req = await how.prepare(fixture);
+      const res = await send(route.split(' ')[0] as string, req.path, { cookie: fixture.admin.cookie, body: req.body });
+      const expected = state.expect(route);
+      if ('ok' in expected) {
+        if (how.okStatus !== undefined) {
+          expect(res.status, res.text).toBe(how.okStatus);
+        } else {
+          expect(res.status >= 200 && res.status < 300, `${res.status} ${res.text}`).toBe(true);
+        }
+      } else {
+        expect(res.status, res.text).toBe(402);
+        expect(res.body.error.code).toBe(expected.code);
+        expect(res.body.error.message).toMatch(expected.message);
+        expect(typeof res.body.error.requestId).toBe('string');
+      }
+    });
+
+    if (state.blocked) {
+      it.each(reads.map(key))('%s still answers 200', async (route) => {
+        ready ??= setUp();
+        await ready;
+        const how = howToCall(reads.find((o) => key(o) === route) as Operation);
+        if (!how) {
+          throw new Error(`no way to call ${route}: add it to its domain's authorization matrix`);
+        }
+        const req = await how.prepare(fixture);
+        const res = await send('GET', req.path, { cookie: fixture.admin.cookie });
+        expect(res.status, res.text).toBe(200);
+      });
+    }
+  });
+}
+
+describe('who is refused, and who is not', () => {
+  async function cancelledOrg() {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await patchSubscription(org, { status: 'cancelled' });
+    return { db, org, admin };
+  }
+
+  it('a refused mutation changes nothing: no application, no audit entry', async () => {
+    const { db, org, admin } = await cancelledOrg();
+    const res = await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'Never' } });
+    expect(res.status).toBe(402);
+    expect(await db.select().from(applications).where(eq(applications.tenantId, org.id))).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(auditLogs)
+        .where(and(eq(auditLogs.tenantId, org.id), eq(auditLogs.action, 'application.created'))),
+    ).toEqual([]);
+  });
+
+  it('a tenant API key (its own organization, no organization_slug) and the console over /trpc are refused alike', async () => {
+    const { db, org, admin } = await cancelledOrg();
+    const apiKey = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    const byKey = await send('POST', '/v1/applications', { authorization: apiKey.authorization, body: { name: 'By key' } });
+    expect(byKey.status).toBe(402);
+    expect(byKey.body.error.code).toBe('subscription_inactive');
+
+    const trpc = await fetch(`${server.url}/trpc/webhooks.endpoint.create`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+      body: JSON.stringify({ organization_slug: org.slug, url: 'http://127.0.0.1:9/x', eventTypes: ['user.created'] }),
+    });
+    expect(trpc.status).toBe(402);
+    const body = (await trpc.json()) as Json;
+    expect(body.error.data).toMatchObject({ code: 'subscription_inactive', httpStatus: 402 });
+    expect(body.error.message).toMatch(/cancelled: a platform admin can reactivate it/);
+  });
+
+  it("an application's secret key writing usage is refused", async () => {
+    const { db, org } = await cancelledOrg();
+    const app = await seedApplication(db, { org: org.slug });
+    for (const p of ['/v1/usage/events', '/v1/usage-events']) {
+      const res = await send('POST', p, {
+        authorization: `Bearer ${app.secretKey}`,
+        body: { idempotencyKey: unique('sk'), eventType: 'api_call' },
+      });
+      expect(res.status, res.text).toBe(402);
+      expect(res.body.error.code).toBe('subscription_inactive');
+    }
+  });
+
+  it('an outsider learns nothing: 404 whatever the subscription, never 402', async () => {
+    const { db, org } = await cancelledOrg();
+    const outsider = await seedSignedIn(db, { organization: await seedOrganization(db), roleKey: 'org_admin' });
+    const app = await seedApplication(db, { org: org.slug });
+    const bySlug = await send('POST', '/v1/applications', { cookie: outsider.cookie, body: { organization_slug: org.slug, name: 'x' } });
+    expect(bySlug.status).toBe(404);
+    const byId = await send('PATCH', `/v1/applications/${app.application.id}`, { cookie: outsider.cookie, body: { name: 'x' } });
+    expect(byId.status).toBe(404);
+    const otherKey = await seedApiKey(db, { tenantId: outsider.organization.id, scopes: [...PERMISSIONS] });
+    const keyed = await send('POST', '/v1/webhook-endpoints', {
+      authorization: otherKey.authorization,
+      body: { organization_slug: org.slug, url: 'http://127.0.0.1:9/x', eventTypes: ['user.created'] },
+    });
+    expect(keyed.status).toBe(404);
+    for (const res of [bySlug, byId, keyed]) {
+      expect(res.text).not.toContain('subscription');
+    }
+  });
+
+  it('the platform workspace is never refused (it has no subscription)', async () => {
+    const res = await send('POST', '/v1/applications', { cookie: platform.cookie, body: { name: unique('Platform app') } });
+    expect(res.status, res.text).toBe(201);
+  });
+
+  it('reactivating lets mutations through again at once', async () => {
+    const { org, admin } = await cancelledOrg();
+    expect(
+      (await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'Before' } })).status,
+    ).toBe(402);
+    await patchSubscription(org, { status: 'active' });
+    expect(
+      (await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'After' } })).status,
+    ).toBe(201);
+  });
+});
+
+describe('seats', () => {
+  it('with every seat taken, adding a user is refused (402) while other changes work; removing one frees a seat', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await addMembers(org, 1);
+    await patchSubscription(org, { seats: 2 });
+    const full = await send('POST', '/v1/users', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email: `${unique('new')}@example.com` },
+    });
+    expect(full.status, full.text).toBe(402);
+    expect(full.body.error.code).toBe('subscription_limit_exceeded');
+    expect(full.body.error.message).toMatch(/all 2 seats of the organization are taken.*remove a member, or ask a platform admin/);
+    const app = await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'Still fine' } });
+    expect(app.status).toBe(201);
+
+    const list = await send('GET', `/v1/users?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    const other = list.body.data.find((row: Json) => row.id !== admin.user.id);
+    expect((await send('DELETE', `/v1/users/${other.id}?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(200);
+    const added = await send('POST', '/v1/users', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email: `${unique('new')}@example.com` },
+    });
+    expect(added.status, added.text).toBe(201);
+  });
+
+  it('over the seat limit, removing members brings the organization back under, and mutations work again', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await addMembers(org, 2);
+    await patchSubscription(org, { seats: 1 });
+    const refused = await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'x' } });
+    expect(refused.status).toBe(402);
+    const list = await send('GET', `/v1/users?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    for (const row of list.body.data.filter((r: Json) => r.id !== admin.user.id)) {
+      expect((await send('DELETE', `/v1/users/${row.id}?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(200);
+    }
+    const sub = await send('GET', `/v1/subscription?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(sub.body).toMatchObject({ seats: { used: 1, limit: 1, overLimit: false }, blocked: null });
+    expect(
+      (await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'y' } })).status,
+    ).toBe(201);
+  });
+
+  it('a cancelled organization cannot remove members either (only the seat problem has that way out)', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await addMembers(org, 1);
+    await patchSubscription(org, { status: 'cancelled' });
+    const list = await send('GET', `/v1/users?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    const other = list.body.data.find((row: Json) => row.id !== admin.user.id);
+    const res = await send('DELETE', `/v1/users/${other.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(402);
+    expect(res.body.error.code).toBe('subscription_inactive');
+  });
+});

@@ -1,0 +1,138 @@
+import { newId } from '@svc/contracts/ids';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase } from '../test/support/db.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_USER, signInAt } from './support/sign-in.ts';
+
+type Json = Record<string, any>;
+
+/** A same-origin JSON call from the signed-in page (the session cookie, the page's Origin). */
+async function api(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  return page.evaluate(
+    async ({ method, path, body }) => {
+      const res = await fetch(path, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() };
+    },
+    { method, path, body },
+  );
+}
+
+/**
+ * The Usage page against a real `svc serve`: events recorded through the API show up in the
+ * chart per type and in this month's counters; a type at its plan limit is called out, and the
+ * metering route then answers 402 subscription_limit_exceeded.
+ */
+describeInChromium('e2e: console usage', () => {
+  let server: E2EServer;
+  let sql: postgres.Sql;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    const databaseUrl = await createTestDatabase();
+    sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    server = await startServer({ databaseUrl });
+    browser = await launchChromium();
+    context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 1000 } });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.stop();
+    await sql?.end({ timeout: 2 });
+  });
+
+  it('charts events per type, shows counters against the limits, and calls out a reached limit (402)', async () => {
+    await signInAt(page, server.url, '/auth/console/usage', DEMO_USER);
+    await page.getByTestId('page-usage').waitFor({ state: 'visible' });
+    await page.getByTestId('usage-chart-empty').waitFor({ state: 'visible' });
+    const me = await api(page, 'GET', '/v1/me');
+    const org = me.json.activeWorkspace as { id: string; slug: string };
+
+    // Three days of usage in the last 72 hours, two types, recorded as the admin (usage.write).
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const events = Array.from({ length: 36 }, (_, i) => ({
+      idempotencyKey: `e2e-${i}`,
+      eventType: i % 3 === 0 ? 'tokens' : 'api_call',
+      quantity: i % 3 === 0 ? 100 : 1 + (i % 4),
+      occurredAt: new Date(hour - (i * 2 + 1) * 3_600_000).toISOString(),
+    }));
+    const recorded = await api(page, 'POST', '/v1/usage/events', { organization_slug: org.slug, events });
+    expect(recorded.status).toBe(200);
+    const total = (type: string) => events.filter((e) => e.eventType === type).reduce((sum, e) => sum + e.quantity, 0);
+
+    // The plan allows exactly what api_call has used this month: reached (not yet over).
+    const counters = await api(page, 'GET', `/v1/usage?organization_slug=${org.slug}`);
+    const used = (counters.json.usage as Json[]).find((u) => u.eventType === 'api_call')?.quantity as number;
+    const planId = newId('subscriptionPlan');
+    await sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits)
+              values (${planId}, 'e2e-metered', 'Metered', 5, ${sql.json({ api_call: used, exports: 10 })})`;
+    await sql`update subscriptions set plan_id = ${planId} where tenant_id = ${org.id}`;
+
+    // What an integrator sees next: the metering route refuses more api_call.
+    const refused = await api(page, 'POST', '/v1/usage-events', {
+      organization_slug: org.slug,
+      idempotencyKey: 'e2e-over',
+      eventType: 'api_call',
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.code).toBe('subscription_limit_exceeded');
+
+    await page.reload();
+    const chart = page.getByTestId('usage-chart');
+    await chart.waitFor({ state: 'visible' });
+    expect(await chart.getAttribute('data-bucket')).toBe('hour');
+    expect(Number(await chart.getAttribute('data-buckets'))).toBe(7 * 24);
+    const series = page.getByTestId('usage-series');
+    expect(await series.count()).toBe(2);
+    expect(await page.locator('[data-testid="usage-series"][data-event-type="api_call"]').getAttribute('data-total')).toBe(
+      String(total('api_call')),
+    );
+    expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe(
+      String(total('tokens')),
+    );
+    // One dot per non-empty hour.
+    expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"] circle').count()).toBe(12);
+
+    const banner = page.getByTestId('usage-limit-reached');
+    await banner.waitFor({ state: 'visible' });
+    expect(await banner.textContent()).toContain('api_call');
+    expect(await banner.textContent()).toContain('402');
+    const row = page.locator('[data-testid="usage-counter-row"][data-event-type="api_call"]');
+    expect(await row.getAttribute('data-reached')).toBe('true');
+    expect(await row.getByTestId('usage-counter-limit').textContent()).toBe(used.toLocaleString('en-US'));
+    await row.getByTestId('usage-counter-reached').waitFor({ state: 'visible' });
+    const exportsRow = page.locator('[data-testid="usage-counter-row"][data-event-type="exports"]');
+    expect(await exportsRow.getAttribute('data-reached')).toBe('false');
+    expect(await page.getByTestId('usage-seats-value').textContent()).toBe('1 / 5');
+    expect(await page.getByTestId('usage-event-row').count()).toBe(20);
+    await saveScreenshot(page, 'console-usage');
+
+    // Events instead of quantity, daily buckets over 30 days.
+    await page.getByTestId('usage-metric').selectOption('events');
+    await page.getByTestId('usage-range').selectOption('30d');
+    await page.locator('[data-testid="usage-chart"][data-bucket="day"]').waitFor({ state: 'visible' });
+    expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe('12');
+    await page.getByTestId('usage-events-pager-next').click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="usage-event-row"]').length === 16);
+    await saveScreenshot(page, 'console-usage-daily');
+
+    expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
+    pageErrors = [];
+  });
+});

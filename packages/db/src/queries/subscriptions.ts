@@ -1,0 +1,281 @@
+import { and, desc, eq, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.ts';
+import type { Cursor } from '../pagination.ts';
+import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/usage.ts';
+
+export type SubscriptionPlanRow = typeof subscriptionPlans.$inferSelect;
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+// Plans -------------------------------------------------------------------------------------
+
+/** Plans, newest first: at most `limit` rows after `after`. Plans are few; no tenant predicate (they are platform-wide). */
+export async function listSubscriptionPlans(db: DbOrTx, opts: { after?: Cursor; limit: number }): Promise<SubscriptionPlanRow[]> {
+  return db
+    .select()
+    .from(subscriptionPlans)
+    .where(
+      and(
+        opts.after ? lte(subscriptionPlans.createdAt, opts.after.createdAt) : undefined,
+        opts.after
+          ? sql`(${subscriptionPlans.createdAt}, ${subscriptionPlans.id}) < (${opts.after.createdAt.toISOString()}::timestamptz, ${opts.after.id})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(subscriptionPlans.createdAt), desc(subscriptionPlans.id))
+    .limit(opts.limit);
+}
+
+export async function findSubscriptionPlanById(db: DbOrTx, id: string): Promise<SubscriptionPlanRow | undefined> {
+  const [row] = await db.select().from(subscriptionPlans).where(eq(subscriptionPlans.id, id)).limit(1);
+  return row;
+}
+
+export async function findSubscriptionPlanByKey(db: DbOrTx, key: string): Promise<SubscriptionPlanRow | undefined> {
+  const [row] = await db.select().from(subscriptionPlans).where(eq(subscriptionPlans.key, key)).limit(1);
+  return row;
+}
+
+/**
+ * Serializes changes of which plan is the default (one transaction-scoped advisory lock): two
+ * admins making two plans the default at once end with one default, never a unique violation.
+ */
+export async function lockDefaultPlanChoice(tx: DbOrTx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('svc:subscription_plans:default'))`);
+}
+
+/** The current default stops being one (call under `lockDefaultPlanChoice`). */
+export async function clearDefaultSubscriptionPlan(tx: DbOrTx, opts: { exceptId?: string } = {}): Promise<void> {
+  await tx
+    .update(subscriptionPlans)
+    .set({ isDefault: null, updatedAt: sql`now()` })
+    .where(and(isNotNull(subscriptionPlans.isDefault), opts.exceptId ? ne(subscriptionPlans.id, opts.exceptId) : undefined));
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e.code === '23505' || e.cause?.code === '23505';
+}
+
+/** Inserts a plan; undefined when the key is taken (the unique index decides). */
+export async function insertSubscriptionPlan(
+  tx: DbOrTx,
+  values: { id: string; key: string; name: string; seatLimit: number | null; usageLimits: Record<string, number>; isDefault: boolean },
+): Promise<SubscriptionPlanRow | undefined> {
+  const [row] = await tx
+    .insert(subscriptionPlans)
+    .values({ ...values, isDefault: values.isDefault ? 'yes' : null })
+    .onConflictDoNothing({ target: subscriptionPlans.key })
+    .returning();
+  return row;
+}
+
+/**
+ * Changes a plan. `'key_taken'` when another plan has the new key; undefined when no plan has
+ * the id.
+ */
+export async function updateSubscriptionPlan(
+  tx: DbOrTx,
+  opts: { id: string; key?: string; name?: string; seatLimit?: number | null; usageLimits?: Record<string, number>; isDefault?: true },
+): Promise<SubscriptionPlanRow | 'key_taken' | undefined> {
+  if (opts.key !== undefined) {
+    const [holder] = await tx
+      .select({ id: subscriptionPlans.id })
+      .from(subscriptionPlans)
+      .where(and(eq(subscriptionPlans.key, opts.key), ne(subscriptionPlans.id, opts.id)))
+      .limit(1);
+    if (holder) {
+      return 'key_taken';
+    }
+  }
+  try {
+    const [row] = await tx
+      .update(subscriptionPlans)
+      .set({
+        ...(opts.key !== undefined ? { key: opts.key } : {}),
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.seatLimit !== undefined ? { seatLimit: opts.seatLimit } : {}),
+        ...(opts.usageLimits !== undefined ? { usageLimits: opts.usageLimits } : {}),
+        ...(opts.isDefault ? { isDefault: 'yes' as const } : {}),
+        updatedAt: sql`now()`,
+      })
+      .where(eq(subscriptionPlans.id, opts.id))
+      .returning();
+    return row;
+  } catch (error) {
+    // Another transaction took the key between the check and the update.
+    if (opts.key !== undefined && isUniqueViolation(error)) {
+      return 'key_taken';
+    }
+    throw error;
+  }
+}
+
+// Subscriptions -----------------------------------------------------------------------------
+
+/**
+ * How a request names the organization whose subscription decides: its id or slug, or a record
+ * of it (an application, a webhook endpoint, a webhook delivery) whose organization the route
+ * would act on. The record's tenant id is read in the same statement: untrusted, and only used
+ * to find the subscription (the caller's access to it is checked by the caller).
+ */
+export type SubscriptionTarget =
+  | { organizationId: string }
+  | { organizationSlug: string }
+  | { applicationId: string }
+  | { webhookEndpointId: string }
+  | { webhookDeliveryId: string };
+
+/** One limited event type this month. */
+export type UsageAgainstLimitRow = { eventType: string; limit: number; used: number };
+
+/** An organization's subscription with what its limits are measured against. */
+export type SubscriptionStateRow = {
+  organization: { id: string; slug: string; name: string; kind: 'tenant' | 'platform' | 'keyless' };
+  /** Null for the platform and keyless workspaces (never subscribed, never limited). */
+  subscription: {
+    status: SubscriptionStatus;
+    /** Seats bought (null: the plan's). */
+    seats: number | null;
+    createdAt: Date;
+    updatedAt: Date;
+    plan: SubscriptionPlanRow;
+    /** Members now; null when no seat limit applies and `countMembers` was not asked for. */
+    members: number | null;
+    /** Per limited event type, the quantity since `periodStart`; empty when not asked for. */
+    usage: UsageAgainstLimitRow[];
+  } | null;
+};
+
+function targetPredicate(target: SubscriptionTarget): SQL {
+  if ('organizationId' in target) {
+    return sql`o.id = ${target.organizationId}`;
+  }
+  if ('organizationSlug' in target) {
+    return sql`o.slug = ${target.organizationSlug}`;
+  }
+  if ('applicationId' in target) {
+    return sql`o.id = (select a.tenant_id from applications a where a.id = ${target.applicationId})`;
+  }
+  if ('webhookEndpointId' in target) {
+    return sql`o.id = (select e.tenant_id from webhook_endpoints e where e.id = ${target.webhookEndpointId})`;
+  }
+  return sql`o.id = (select d.tenant_id from webhook_deliveries d where d.id = ${target.webhookDeliveryId})`;
+}
+
+type StateDbRow = {
+  id: string;
+  slug: string;
+  name: string;
+  kind: 'tenant' | 'platform' | 'keyless';
+  status: SubscriptionStatus | null;
+  seats: number | null;
+  sub_created_at: string | null;
+  sub_updated_at: string | null;
+  plan: {
+    id: string;
+    key: string;
+    name: string;
+    seat_limit: number | null;
+    usage_limits: Record<string, number>;
+    is_default: 'yes' | null;
+    created_at: string;
+    updated_at: string;
+  } | null;
+  members: string | number | null;
+  usage: { eventType: string; limit: string | number; used: string | number }[] | null;
+};
+
+/**
+ * One statement, one row: the organization, its subscription and plan, its member count (only
+ * when a seat limit applies, unless `countMembers`), and, when `usageSince` is given and the
+ * subscription is in good standing (or `alwaysUsage`), each limited event type's quantity since
+ * then (and before `usageUntil`) from the hourly totals (primary key (tenant_id, event_type, hour): a few hundred rows per
+ * type per month whatever the event count). Undefined when no organization matches.
+ */
+export async function findSubscriptionState(
+  db: DbOrTx,
+  opts: { target: SubscriptionTarget; usageSince?: Date; usageUntil?: Date; countMembers?: boolean; alwaysUsage?: boolean },
+): Promise<SubscriptionStateRow | undefined> {
+  const since = opts.usageSince?.toISOString() ?? null;
+  const until = opts.usageUntil?.toISOString() ?? null;
+  const countAlways = opts.countMembers === true;
+  const usageAlways = opts.alwaysUsage === true;
+  const rows = await db.execute<StateDbRow>(sql`
+    select o.id, o.slug, o.name, o.kind,
+      s.status, s.seats, s.created_at as sub_created_at, s.updated_at as sub_updated_at,
+      case when p.id is null then null else json_build_object(
+        'id', p.id, 'key', p.key, 'name', p.name, 'seat_limit', p.seat_limit, 'usage_limits', p.usage_limits,
+        'is_default', p.is_default, 'created_at', p.created_at, 'updated_at', p.updated_at) end as plan,
+      case when s.tenant_id is not null and (${countAlways}::boolean or coalesce(s.seats, p.seat_limit) is not null)
+        then (select count(*) from memberships m where m.tenant_id = o.id) end as members,
+      case when s.tenant_id is not null and ${since}::timestamptz is not null
+          and (${usageAlways}::boolean or s.status in ('active', 'trialing'))
+        then (
+          select coalesce(json_agg(json_build_object('eventType', l.key, 'limit', l.value::bigint, 'used', u.used) order by l.key), '[]'::json)
+          from jsonb_each_text(p.usage_limits) l
+          cross join lateral (
+            select coalesce(sum(h.quantity), 0) as used from usage_hourly h
+            where h.tenant_id = o.id and h.event_type = l.key and h.hour >= ${since}::timestamptz
+              and (${until}::timestamptz is null or h.hour < ${until}::timestamptz)
+          ) u
+        ) end as usage
+    from organizations o
+    left join subscriptions s on s.tenant_id = o.id
+    left join subscription_plans p on p.id = s.plan_id
+    where ${targetPredicate(opts.target)}
+    limit 1`);
+  const row = rows[0];
+  if (!row) {
+    return undefined;
+  }
+  const organization = { id: row.id, slug: row.slug, name: row.name, kind: row.kind };
+  if (row.status === null || row.plan === null || row.sub_created_at === null || row.sub_updated_at === null) {
+    return { organization, subscription: null };
+  }
+  const plan = row.plan;
+  return {
+    organization,
+    subscription: {
+      status: row.status,
+      seats: row.seats,
+      createdAt: new Date(row.sub_created_at),
+      updatedAt: new Date(row.sub_updated_at),
+      plan: {
+        id: plan.id,
+        key: plan.key,
+        name: plan.name,
+        seatLimit: plan.seat_limit,
+        usageLimits: plan.usage_limits,
+        isDefault: plan.is_default,
+        createdAt: new Date(plan.created_at),
+        updatedAt: new Date(plan.updated_at),
+      },
+      members: row.members === null ? null : Number(row.members),
+      usage: (row.usage ?? []).map((u) => ({ eventType: u.eventType, limit: Number(u.limit), used: Number(u.used) })),
+    },
+  };
+}
+
+/** The organization's subscription row, locked until the transaction ends (PATCH reads, then writes). */
+export async function lockSubscription(tx: DbOrTx, tenantId: string): Promise<SubscriptionRow | undefined> {
+  const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.tenantId, tenantId)).for('update').limit(1);
+  return row;
+}
+
+/** Sets plan, seats and/or status of the organization's subscription. */
+export async function updateSubscription(
+  tx: DbOrTx,
+  opts: { tenantId: string; planId?: string; seats?: number | null; status?: SubscriptionStatus },
+): Promise<SubscriptionRow | undefined> {
+  const [row] = await tx
+    .update(subscriptions)
+    .set({
+      ...(opts.planId !== undefined ? { planId: opts.planId } : {}),
+      ...(opts.seats !== undefined ? { seats: opts.seats } : {}),
+      ...(opts.status !== undefined ? { status: opts.status } : {}),
+      updatedAt: sql`now()`,
+    })
+    .where(eq(subscriptions.tenantId, opts.tenantId))
+    .returning();
+  return row;
+}
