@@ -2,6 +2,7 @@ import { apiKeysRouter } from '../modules/api-keys/router.ts';
 import { applicationsRouter } from '../modules/applications/router.ts';
 import { auditLogsRouter } from '../modules/audit-logs/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
+import { billingRouter } from '../modules/billing/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
 import { exportsRouter } from '../modules/exports/router.ts';
@@ -36,6 +37,7 @@ export const appRouter = router({
   jobQueue: jobQueueRouter,
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
+  billing: billingRouter,
   exports: exportsRouter,
   usage: usageRouter,
   subscriptions: subscriptionsRouter,

@@ -1,0 +1,102 @@
+import {
+  ZBillingMappingPage,
+  ZBillingProviderRecord,
+  ZBillingProvidersAnswer,
+  ZBillingSyncLog,
+  ZBillingSyncLogPage,
+  ZBillingSyncLogRef,
+  ZConnectBillingRequest,
+  ZCreateBillingProviderRequest,
+  ZListBillingMappingsRequest,
+  ZListBillingProvidersRequest,
+  ZListBillingSyncLogsRequest,
+  ZUpsertBillingMappingAnswer,
+  ZUpsertBillingMappingRequest,
+} from '@svc/contracts/billing';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
+import { connectProvider, createProvider, listMappings, listProviders, listSyncLogs, retrySyncLog, upsertMapping } from './service.ts';
+
+const tags = ['billing'];
+
+/**
+ * Billing handoff (SPEC.md 4.7): provider records, event-type mappings and sync logs. Reads need
+ * billing.read, changes billing.manage (and, for a person, the org_admin role). Tenant API keys
+ * with the scope may call every route. No answer carries a provider key.
+ */
+export const billingRouter = router({
+  provider: router({
+    list: controlProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/tenants/{id}/billing/providers',
+          tags,
+          summary: "List an organization's billing provider records and the adapters' status (configured, sandbox or live)",
+        },
+      })
+      .input(ZListBillingProvidersRequest)
+      .output(ZBillingProvidersAnswer)
+      .query(({ ctx, input }) => listProviders(ctx.services.db, ctx.services.config.billing, ctx.principal, input)),
+    create: controlProcedure
+      .meta({
+        openapi: { method: 'POST', path: '/tenants/{id}/billing/providers', tags, summary: 'Create a billing provider record' },
+        successStatus: 201,
+      })
+      .input(ZCreateBillingProviderRequest)
+      .output(ZBillingProviderRecord)
+      .mutation(({ ctx, input }) => createProvider(ctx.services.db, ctx.services.config.billing, ctx.principal, ctx.request, input)),
+    connect: controlProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/billing/connect/{provider}',
+          tags,
+          summary: "Connect a payment provider (stripe, razorpay or paddle): create or update the organization's record",
+        },
+      })
+      .input(ZConnectBillingRequest)
+      .output(ZBillingProviderRecord)
+      .mutation(({ ctx, input }) => connectProvider(ctx.services.db, ctx.services.config.billing, ctx.principal, ctx.request, input)),
+  }),
+  mapping: router({
+    list: controlProcedure
+      .meta({ openapi: { method: 'GET', path: '/billing/mappings', tags, summary: "List an organization's usage-to-provider mappings" } })
+      .input(ZListBillingMappingsRequest)
+      .output(ZBillingMappingPage)
+      .query(({ ctx, input }) => listMappings(ctx.services.db, ctx.principal, input)),
+    upsert: controlProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/billing/mappings',
+          tags,
+          summary: 'Map a usage event type to a provider item (posting the same provider and event type again re-points it)',
+        },
+      })
+      .input(ZUpsertBillingMappingRequest)
+      .output(ZUpsertBillingMappingAnswer)
+      .mutation(({ ctx, input }) => upsertMapping(ctx.services.db, ctx.principal, ctx.request, input)),
+  }),
+  syncLog: router({
+    list: controlProcedure
+      .meta({
+        openapi: { method: 'GET', path: '/billing/sync-logs', tags, summary: 'List billing sync logs, filtered by status and provider' },
+      })
+      .input(ZListBillingSyncLogsRequest)
+      .output(ZBillingSyncLogPage)
+      .query(({ ctx, input }) => listSyncLogs(ctx.services.db, ctx.principal, input)),
+    retry: controlProcedureWithQuerySlug
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/billing/sync-logs/{id}/retry',
+          tags,
+          summary: 'Queue a failed or skipped sync log again (a fresh round of attempts)',
+        },
+      })
+      .input(ZBillingSyncLogRef)
+      .output(ZBillingSyncLog)
+      .mutation(({ ctx, input }) => retrySyncLog(ctx.services.db, ctx.principal, ctx.request, input)),
+  }),
+});

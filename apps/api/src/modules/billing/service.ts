@@ -1,0 +1,341 @@
+import type {
+  TBillingAdapterStatus,
+  TBillingMapping,
+  TBillingMappingPage,
+  TBillingMode,
+  TBillingProvider,
+  TBillingProviderRecord,
+  TBillingProvidersAnswer,
+  TBillingSyncLog,
+  TBillingSyncLogPage,
+  TBillingSyncLogRef,
+  TConnectBillingRequest,
+  TCreateBillingProviderRequest,
+  TListBillingMappingsRequest,
+  TListBillingProvidersRequest,
+  TListBillingSyncLogsRequest,
+  TUpsertBillingMappingAnswer,
+  TUpsertBillingMappingRequest,
+} from '@svc/contracts/billing';
+import { AppError } from '@svc/contracts/errors';
+import { newId } from '@svc/contracts/ids';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import {
+  type BillingMappingRow,
+  type BillingProviderRow,
+  type BillingSyncLogView,
+  findBillingSyncLog,
+  findBillingSyncLogTenant,
+  insertBillingProvider,
+  listBillingMappings,
+  listBillingProviders,
+  listBillingSyncLogs,
+  requeueBillingSyncLog,
+  upsertBillingMapping,
+  upsertBillingProvider,
+} from '@svc/db/queries/billing';
+import { type BillingSettings, billingAdapterStatuses } from '@svc/jobs/billing/providers';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+
+// Billing handoff (SPEC.md 1.5, 4.7). Reads need billing.read; changes need billing.manage (and,
+// for a person, the org_admin role). Nothing here holds or answers a provider key: adapter status
+// is derived from the environment and says only configured / sandbox / live.
+
+const SYNC_LOG_NOT_FOUND = 'billing sync log not found';
+
+const iso = (at: Date): string => at.toISOString();
+
+export function toBillingProviderRecord(row: BillingProviderRow): TBillingProviderRecord {
+  return {
+    id: row.id,
+    provider: row.provider,
+    externalAccountId: row.externalAccountId,
+    mode: row.mode,
+    status: row.status,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+
+export function toBillingMapping(row: BillingMappingRow): TBillingMapping {
+  return {
+    id: row.id,
+    provider: row.provider,
+    eventType: row.eventType,
+    providerItemId: row.providerItemId,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+
+export function toBillingSyncLog(row: BillingSyncLogView): TBillingSyncLog {
+  return {
+    id: row.id,
+    provider: row.provider,
+    mappingId: row.mappingId,
+    eventType: row.eventType,
+    providerItemId: row.providerItemId,
+    usageEventId: row.usageEventId,
+    status: row.status,
+    attempts: row.attempts,
+    reason: row.reason,
+    providerRecordId: row.providerRecordId,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+
+/** The adapters as the environment configures them: configured or not, sandbox or live. */
+export function adapterStatuses(settings: BillingSettings): TBillingAdapterStatus[] {
+  return billingAdapterStatuses(settings).map(({ provider, configured, mode }) => ({ provider, configured, mode }));
+}
+
+/**
+ * The mode a connection gets: the one asked for, else the configured key's (sandbox without
+ * one). Rule: when the provider's key is configured and its form tells its mode, a connection
+ * must have that mode: a live connection on a test key (or the reverse) would send usage to the
+ * wrong account, so it is refused with `billing_mode_mismatch`. Unconfigured providers (or keys
+ * whose form does not tell) accept either mode: the record is only a handoff note until then, and
+ * the sync task checks again before it sends anything.
+ */
+function modeFor(settings: BillingSettings, provider: TBillingProvider, requested: TBillingMode | undefined): TBillingMode {
+  const adapter = adapterStatuses(settings).find((a) => a.provider === provider);
+  const keyMode = adapter?.configured ? adapter.mode : null;
+  if (requested !== undefined && keyMode !== null && requested !== keyMode) {
+    throw new AppError(
+      'billing_mode_mismatch',
+      `the configured ${provider} key is a ${keyMode} key: a ${requested} connection would send usage to the wrong account`,
+    );
+  }
+  return requested ?? keyMode ?? 'sandbox';
+}
+
+/** GET /v1/tenants/{id}/billing/providers: the organization's handoff records and the adapters' status. */
+export async function listProviders(
+  db: Db,
+  settings: BillingSettings,
+  principal: Principal,
+  input: TListBillingProvidersRequest,
+): Promise<TBillingProvidersAnswer> {
+  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'billing.read' });
+  const rows = await listBillingProviders(db, { tenantId: organization.id });
+  return { data: rows.map(toBillingProviderRecord), nextCursor: null, adapters: adapterStatuses(settings) };
+}
+
+/** POST /v1/tenants/{id}/billing/providers: a new handoff record (409 when the provider has one: connect updates it). */
+export async function createProvider(
+  db: Db,
+  settings: BillingSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TCreateBillingProviderRequest,
+): Promise<TBillingProviderRecord> {
+  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'billing.manage', adminOnly: true });
+  const mode = modeFor(settings, input.provider, input.mode);
+  return db.transaction(async (tx) => {
+    const row = await insertBillingProvider(tx, {
+      id: newId('billingProvider'),
+      tenantId: access.organization.id,
+      provider: input.provider,
+      externalAccountId: input.externalAccountId ?? null,
+      mode,
+      status: input.externalAccountId ? 'connected' : 'pending',
+    });
+    if (!row) {
+      throw new AppError(
+        'billing_provider_exists',
+        `the organization already has a ${input.provider} record: POST /v1/billing/connect/${input.provider} updates it`,
+      );
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'billing_provider.created',
+      target: { type: 'billing_provider', id: row.id },
+      summary: { provider: row.provider, mode: row.mode, status: row.status, externalAccountId: row.externalAccountId },
+    });
+    return toBillingProviderRecord(row);
+  });
+}
+
+/** POST /v1/billing/connect/{provider}: creates or updates the organization's record for the provider. */
+export async function connectProvider(
+  db: Db,
+  settings: BillingSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TConnectBillingRequest,
+): Promise<TBillingProviderRecord> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'billing.manage',
+    adminOnly: true,
+  });
+  const mode = modeFor(settings, input.provider, input.mode);
+  return db.transaction(async (tx) => {
+    const { row, created } = await upsertBillingProvider(tx, {
+      id: newId('billingProvider'),
+      tenantId: access.organization.id,
+      provider: input.provider,
+      externalAccountId: input.externalAccountId,
+      mode,
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: 'billing_provider.connected',
+      target: { type: 'billing_provider', id: row.id },
+      summary: { provider: row.provider, mode: row.mode, status: row.status, externalAccountId: row.externalAccountId, created },
+    });
+    return toBillingProviderRecord(row);
+  });
+}
+
+/** POST /v1/billing/mappings: maps an event type to a provider item, or re-points the mapping. */
+export async function upsertMapping(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TUpsertBillingMappingRequest,
+): Promise<TUpsertBillingMappingAnswer> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'billing.manage',
+    adminOnly: true,
+  });
+  return db.transaction(async (tx) => {
+    const { row, created, previousItemId } = await upsertBillingMapping(tx, {
+      id: newId('billingMapping'),
+      tenantId: access.organization.id,
+      provider: input.provider,
+      eventType: input.eventType,
+      providerItemId: input.providerItemId,
+    });
+    await recordAudit(tx, principal, request, {
+      tenantId: access.organization.id,
+      action: created ? 'billing_mapping.created' : 'billing_mapping.updated',
+      target: { type: 'billing_mapping', id: row.id },
+      summary: {
+        provider: row.provider,
+        eventType: row.eventType,
+        providerItemId: row.providerItemId,
+        ...(created ? {} : { previousProviderItemId: previousItemId }),
+      },
+    });
+    return { mapping: toBillingMapping(row), created };
+  });
+}
+
+/** GET /v1/billing/mappings. */
+export async function listMappings(db: Db, principal: Principal, input: TListBillingMappingsRequest): Promise<TBillingMappingPage> {
+  const { organization } = await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'billing.read' });
+  const scope = `billing_mappings:${organization.id}`;
+  const rows = await listBillingMappings(db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
+  return toPage(scope, rows, input.limit, toBillingMapping);
+}
+
+/**
+ * GET /v1/billing/sync-logs?tenant_id=: the organization named by `tenant_id` (SPEC.md), else by
+ * `organization_slug`, else the caller's; both given must name the same one.
+ */
+export async function listSyncLogs(db: Db, principal: Principal, input: TListBillingSyncLogsRequest): Promise<TBillingSyncLogPage> {
+  const ref: UntrustedOrganizationRef = input.tenant_id !== undefined ? { id: input.tenant_id } : { slug: input.organization_slug };
+  const { organization } = await authorize(db, principal, { organization: ref, permission: 'billing.read' });
+  if (input.tenant_id !== undefined && input.organization_slug !== undefined && input.organization_slug !== organization.slug) {
+    throw new AppError('validation_failed', 'tenant_id and organization_slug name different organizations');
+  }
+  const scope = `billing_sync_logs:${organization.id}:${input.status ?? '*'}:${input.provider ?? '*'}`;
+  const rows = await listBillingSyncLogs(db, {
+    tenantId: organization.id,
+    status: input.status,
+    provider: input.provider,
+    limit: input.limit,
+    cursor: decodeCursor(scope, input.cursor),
+  });
+  return toPage(scope, rows, input.limit, toBillingSyncLog);
+}
+
+/**
+ * Authorizes the caller in the organization of a sync log: the one named by `organization_slug`,
+ * else the one the id claims (untrusted until `authorize` accepts the caller there). Unknown ids,
+ * ids of organizations the caller cannot see, and ids outside the named one answer the same 404.
+ */
+async function authorizeSyncLog(
+  db: Db,
+  principal: Principal,
+  ref: TBillingSyncLogRef,
+): Promise<{ access: Access; log: BillingSyncLogView }> {
+  let organization: UntrustedOrganizationRef;
+  if (ref.organization_slug !== undefined) {
+    organization = { slug: ref.organization_slug };
+  } else {
+    const untrustedTenantId = await findBillingSyncLogTenant(db, { untrustedId: ref.id });
+    if (untrustedTenantId === undefined) {
+      throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
+    }
+    organization = { id: untrustedTenantId };
+  }
+  let access: Access;
+  try {
+    access = await authorize(db, principal, { organization, permission: 'billing.manage', adminOnly: true });
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') {
+      throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
+    }
+    throw error;
+  }
+  const log = await findBillingSyncLog(db, { tenantId: access.organization.id, id: ref.id });
+  if (!log) {
+    throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
+  }
+  return { access, log };
+}
+
+/**
+ * POST /v1/billing/sync-logs/{id}/retry: a failed or skipped log goes back to the queue with a
+ * fresh round of attempts, and the sync task is woken in the same transaction. A queued or
+ * succeeded log is 409 billing_sync_log_not_retryable (a succeeded one would be recorded twice).
+ */
+export async function retrySyncLog(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TBillingSyncLogRef,
+): Promise<TBillingSyncLog> {
+  const { access, log } = await authorizeSyncLog(db, principal, input);
+  const tenantId = access.organization.id;
+  const notRetryable = (status: string) =>
+    new AppError(
+      'billing_sync_log_not_retryable',
+      status === 'queued'
+        ? 'this sync log is already queued: the sync task will send it'
+        : `this sync log ${status === 'succeeded' ? 'succeeded' : `is ${status}`}: only a failed or skipped log can be retried`,
+    );
+  if (log.status !== 'failed' && log.status !== 'skipped') {
+    throw notRetryable(log.status);
+  }
+  return db.transaction(async (tx) => {
+    const row = await requeueBillingSyncLog(tx, { tenantId, id: log.id });
+    if (!row) {
+      const current = await findBillingSyncLog(tx, { tenantId, id: log.id });
+      if (!current) {
+        throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
+      }
+      throw notRetryable(current.status);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'billing_sync_log.retried',
+      target: { type: 'billing_sync_log', id: row.id },
+      summary: {
+        provider: row.provider,
+        usageEventId: row.usageEventId,
+        previousStatus: log.status,
+        previousAttempts: log.attempts,
+        previousReason: log.reason,
+      },
+    });
+    return toBillingSyncLog({ ...row, eventType: log.eventType, providerItemId: log.providerItemId });
+  });
+}
