@@ -20,6 +20,7 @@ const NAV_PAGES = [
   { id: 'webhook-deliveries', path: '/webhook-deliveries', heading: 'Webhook deliveries' },
   { id: 'usage', path: '/usage', heading: 'Usage' },
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
+  { id: 'exports', path: '/exports', heading: 'Exports' },
   { id: 'settings', path: '/settings', heading: 'Settings' },
 ] as const;
 

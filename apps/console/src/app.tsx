@@ -10,6 +10,7 @@ import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
 import { ApplicationsPage } from './pages/applications/applications-page.tsx';
 import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
 import { EmailDeliveriesPage } from './pages/email-deliveries/email-deliveries-page.tsx';
+import { ExportsPage } from './pages/exports/exports-page.tsx';
 import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
 import { JobQueuePage } from './pages/job-queue/job-queue-page.tsx';
 import { MembersPage } from './pages/members/members-page.tsx';
@@ -51,6 +52,7 @@ const router = createBrowserRouter(
             { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
             { path: 'usage', element: <UsagePage /> },
             { path: 'audit-log', element: <AuditLogPage /> },
+            { path: 'exports', element: <ExportsPage /> },
             { path: 'settings', element: <SettingsPage /> },
             { path: 'job-queue', element: <JobQueuePage /> },
             { path: '*', element: <NotFoundPage /> },

@@ -13,6 +13,7 @@ export const NAV_ITEMS = [
   { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },
   { id: 'usage', label: 'Usage', path: '/usage' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
+  { id: 'exports', label: 'Exports', path: '/exports' },
   { id: 'settings', label: 'Settings', path: '/settings' },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
 ] as const;
