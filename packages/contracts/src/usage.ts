@@ -49,25 +49,56 @@ export const ZUsageOccurredAt = z.iso.datetime({ offset: true }).refine(
   { message: 'occurredAt must be within the last 35 days and at most 5 minutes ahead' },
 );
 
+/**
+ * Walks a JSON value once: its nesting depth, whether a NUL character is in any key or string,
+ * and an upper bound of its JSON size in UTF-8 bytes (6 per UTF-16 unit covers every escape).
+ */
+function measure(value: unknown, depth: number, acc: { depth: number; nul: boolean; bound: number }): void {
+  if (typeof value === 'string') {
+    acc.bound += value.length * 6 + 2;
+    if (value.includes('\u0000')) {
+      acc.nul = true;
+    }
+    return;
+  }
+  if (value === null || typeof value !== 'object') {
+    acc.bound += 24;
+    return;
+  }
+  const level = depth + 1;
+  if (level > acc.depth) {
+    acc.depth = level;
+  }
+  acc.bound += 2;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      acc.bound += 1;
+      measure(item, level, acc);
+    }
+    return;
+  }
+  for (const key in value) {
+    acc.bound += key.length * 6 + 4;
+    if (key.includes('\u0000')) {
+      acc.nul = true;
+    }
+    measure((value as Record<string, unknown>)[key], level, acc);
+  }
+}
+
 /** Why `properties` is refused, or undefined: depth, size, and no NUL (PostgreSQL's jsonb refuses \u0000). */
 function propertiesProblem(value: Record<string, unknown>): string | undefined {
-  let json: string;
-  try {
-    json = JSON.stringify(value);
-  } catch {
-    return 'properties must be plain JSON';
+  const acc = { depth: 0, nul: false, bound: 0 };
+  measure(value, 0, acc);
+  if (acc.depth > MAX_USAGE_PROPERTIES_DEPTH) {
+    return `properties may nest at most ${MAX_USAGE_PROPERTIES_DEPTH} levels`;
   }
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: only long text is measured exactly.
-  if (json.length * 3 > MAX_USAGE_PROPERTIES_BYTES && new TextEncoder().encode(json).length > MAX_USAGE_PROPERTIES_BYTES) {
-    return `properties may take at most ${MAX_USAGE_PROPERTIES_BYTES} bytes as JSON`;
-  }
-  if (json.includes('\\u0000')) {
+  if (acc.nul) {
     return 'properties may not contain the NUL character';
   }
-  const depth = (v: unknown): number =>
-    v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depth)) : 0;
-  if (depth(value) > MAX_USAGE_PROPERTIES_DEPTH) {
-    return `properties may nest at most ${MAX_USAGE_PROPERTIES_DEPTH} levels`;
+  // Serialized only when the bound says it might be too large.
+  if (acc.bound > MAX_USAGE_PROPERTIES_BYTES && new TextEncoder().encode(JSON.stringify(value)).length > MAX_USAGE_PROPERTIES_BYTES) {
+    return `properties may take at most ${MAX_USAGE_PROPERTIES_BYTES} bytes as JSON`;
   }
   return undefined;
 }

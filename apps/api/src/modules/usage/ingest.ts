@@ -83,18 +83,49 @@ export async function authorizeUsageWrite(db: Db, writer: UsageWriter, untrusted
   };
 }
 
-/** JSON with object keys sorted at every level: equal payloads hash equal whatever the key order. */
-function canonicalJson(value: unknown): string {
+/** Object keys are in sorted order at every level (then JSON.stringify is already canonical). */
+function keysSorted(value: unknown): boolean {
   if (value === null || typeof value !== 'object') {
-    return JSON.stringify(value) ?? 'null';
+    return true;
   }
   if (Array.isArray(value)) {
-    return `[${value.map(canonicalJson).join(',')}]`;
+    return value.every(keysSorted);
   }
-  const entries = Object.keys(value)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
+  let previous: string | undefined;
+  for (const key in value) {
+    if (previous !== undefined && previous >= key) {
+      return false;
+    }
+    previous = key;
+    if (!keysSorted((value as Record<string, unknown>)[key])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A copy with object keys sorted at every level. */
+function sortKeys(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') {
+    return value;
+  }
+  if (Array.isArray(value)) {
+    return value.map(sortKeys);
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    out[key] = sortKeys((value as Record<string, unknown>)[key]);
+  }
+  return out;
+}
+
+/**
+ * JSON with object keys sorted at every level: equal payloads hash equal whatever the key order.
+ * (Integer-like keys: JavaScript lists them first in ascending numeric order, so such objects
+ * count as unsorted and are rebuilt, which gives them the same order every time.)
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(keysSorted(value) ? value : sortKeys(value));
 }
 
 const EMPTY_PROPERTIES = Object.freeze({}) as Record<string, unknown>;

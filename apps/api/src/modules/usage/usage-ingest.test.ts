@@ -55,7 +55,8 @@ describe('POST /v1/usage/events with an application secret key', () => {
   it('records one event (201), replays it (200, same event), refuses the key with another payload (409)', async () => {
     const app = await seedApplication(server.services.db);
     const k = key();
-    const body = { idempotencyKey: k, eventType: 'api_call', quantity: 3, occurredAt: '2000-01-01T00:00:00Z', properties: { a: 1 } };
+    const properties = { a: 1, nested: { y: 2, x: [1, { d: 1, c: 'two' }] }, '10': true, '9': false };
+    const body = { idempotencyKey: k, eventType: 'api_call', quantity: 3, occurredAt: '2000-01-01T00:00:00Z', properties };
     // Far in the past: refused by the window check, with the field named.
     const old = await post('/v1/usage/events', body, bearer(app.secretKey));
     expect(old.status, old.text).toBe(400);
@@ -71,7 +72,7 @@ describe('POST /v1/usage/events with an application secret key', () => {
       eventType: 'api_call',
       quantity: 3,
       occurredAt,
-      properties: { a: 1 },
+      properties,
       channel: 'usage',
       sourceId: app.application.id,
     });
@@ -83,7 +84,13 @@ describe('POST /v1/usage/events with an application secret key', () => {
     // Same payload, keys of properties in another order: the same event.
     const replay = await post(
       '/v1/usage/events',
-      { properties: { a: 1 }, occurredAt, quantity: 3, eventType: 'api_call', idempotencyKey: k },
+      {
+        properties: { '9': false, nested: { x: [1, { c: 'two', d: 1 }], y: 2 }, '10': true, a: 1 },
+        occurredAt: occurredAt.replace('Z', '+00:00'),
+        quantity: 3,
+        eventType: 'api_call',
+        idempotencyKey: k,
+      },
       bearer(app.secretKey),
     );
     expect(replay.status, replay.text).toBe(200);
