@@ -15,7 +15,8 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,webhook-throughput,webhook-latency
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,webhook-throughput,webhook-latency,
+ * usage-single,usage-batch,usage-summary
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  *
@@ -32,6 +33,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
+import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -998,6 +1000,26 @@ async function main(): Promise<number> {
   log('');
 
   const comparisons: Comparison[] = EDGE_SCENARIOS.some(wanted) ? await edgeBenches() : [];
+  const usage = USAGE_SCENARIOS.some(wanted)
+    ? await runUsageBenches(
+        {
+          root: ROOT,
+          cli: CLI,
+          smoke: SMOKE,
+          rounds: ROUNDS,
+          duration: DURATION,
+          warmup: WARMUP,
+          children,
+          createDb,
+          runCli,
+          freePort,
+          log,
+          nodeArgs: (kind, label) =>
+            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
+        },
+        wanted,
+      )
+    : { verdicts: [], results: {} };
   const exportBenches = EXPORT_SCENARIOS.some(wanted)
     ? await runExportBenches(
         {
@@ -1055,7 +1077,7 @@ async function main(): Promise<number> {
     }
     log('  ratios may be off by as much; rerun on a quiet machine or raise BENCH_ROUNDS.');
   }
-  const results = [...verdicts(comparisons), ...webhooks.verdicts];
+  const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
   results.push(...exportBenches.verdicts);
   log('summary');
@@ -1089,7 +1111,7 @@ async function main(): Promise<number> {
           smallApps: SMALL_APPS,
           rotatingKeys,
         },
-        targets: { ...TARGETS, ...WEBHOOK_TARGETS },
+        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS },
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
           load: c.load,
@@ -1098,6 +1120,7 @@ async function main(): Promise<number> {
         })),
         webhooks: webhooks.results,
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
+        usage: usage.results,
         verdicts: results,
       },
       null,

@@ -1,0 +1,470 @@
+/**
+ * Usage figures (issue 6 "Figures"), run by bench/run.ts:
+ *
+ * - usage-single: POST /v1/usage/events, one new event per request (an application secret key),
+ *   BENCH_USAGE_CONNECTIONS (64) connections: svc events/s against the naive handler
+ *   (bench/usage-baseline.ts: Express 5 + postgres.js, one INSERT ... ON CONFLICT transaction per
+ *   request), same database, alternating A, B per round. Target >= 1.5x.
+ * - usage-batch: the same route with 100 new events per request: svc events/s against the naive
+ *   handler's single-event events/s of the same run. Target >= 20x.
+ * - usage-summary: GET /v1/tenants/{id}/usage/summary for last calendar month (day buckets) of an
+ *   organization with 5,000,000 events against one with 100,000 (events over the last 90 days,
+ *   hourly totals consistent with them), same server, alternating. Target: the large
+ *   organization's req/s >= 0.8x the small one's (its time within 25%).
+ *
+ * Every svc server is a real `svc serve` process (NODE_ENV=production, LOG_LEVEL=warn,
+ * WORKER_ENABLED=false, rate limits 1e9/min); the naive handler is its own process too.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+
+export type UsageBenchContext = {
+  root: string;
+  cli: string;
+  smoke: boolean;
+  rounds: number;
+  duration: number;
+  warmup: number;
+  children: Set<ChildProcess>;
+  createDb: (suffix: string) => Promise<{ name: string; url: string }>;
+  runCli: (args: string[], databaseUrl: string) => Promise<string>;
+  freePort: () => Promise<number>;
+  log: (line: string) => void;
+  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
+};
+
+export type UsageVerdict = { name: string; pass: boolean; detail: string };
+
+export const USAGE_TARGETS = { singleMin: 1.5, batchMin: 20, summaryMin: 0.8 };
+export const USAGE_SCENARIOS = ['usage-single', 'usage-batch', 'usage-summary'] as const;
+
+function numberSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new Error(`${name} must be a positive number, got ${raw}`);
+  }
+  return value;
+}
+
+const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const HOST = '127.0.0.1';
+
+type Server = { url: string; stop: () => Promise<void> };
+
+async function startServer(
+  ctx: UsageBenchContext,
+  kind: 'svc' | 'baseline',
+  databaseUrl: string,
+  encryptionKey: string,
+  label: string,
+): Promise<Server> {
+  const port = await ctx.freePort();
+  const url = `http://${HOST}:${port}`;
+  const script = kind === 'svc' ? [ctx.cli, 'serve'] : ['bench/usage-baseline.ts'];
+  const child = spawn(process.execPath, [...ctx.nodeArgs(kind === 'svc' ? 'svc' : 'other', label), ...script], {
+    cwd: ctx.root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST,
+      PUBLIC_URL: url,
+      NODE_ENV: 'production',
+      ENGINE_ISSUER: 'http://127.0.0.1:3001/application/o/svc/',
+      SVC_ENCRYPTION_KEY: encryptionKey,
+      LOG_LEVEL: 'warn',
+      WORKER_ENABLED: 'false',
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000000',
+      RATE_LIMIT_BACKEND_PER_MINUTE: '1000000000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  ctx.children.add(child);
+  let output = '';
+  const add = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-8_000);
+  };
+  child.stdout?.on('data', add);
+  child.stderr?.on('data', add);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      ctx.children.delete(child);
+      resolve();
+    }),
+  );
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return;
+    }
+    child.kill('SIGTERM');
+    if (!(await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]))) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`${label} exited before it was healthy:\n${output}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`${label} was not healthy within 60 s:\n${output}`);
+    }
+    await sleep(100);
+  }
+  return { url, stop };
+}
+
+type Load = { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: (n: number) => string; connections: number };
+type Measurement = { rps: number; p50: number; p99: number; ok: number; failed: number; seconds: number };
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number);
+}
+
+/** One autocannon run; POST bodies are built per request (`body(n)`, n counting up) so every event is new. */
+function cannon(url: string, load: Load, seconds: number, counter: { n: number }): Promise<Measurement> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${url}${load.path}`,
+        connections: load.connections,
+        duration: seconds,
+        timeout: 20,
+        requests: [
+          {
+            method: load.method,
+            path: load.path,
+            headers: load.headers,
+            setupRequest: (req: Record<string, unknown>) => (load.body ? { ...req, body: load.body(counter.n++) } : req),
+          },
+        ],
+      },
+      (error: Error | null, result: autocannon.Result) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        const sorted = Float64Array.from(latencies).sort();
+        const secondsRun = result.duration > 0 ? result.duration : seconds;
+        resolve({
+          rps: result['2xx'] / secondsRun,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          ok: result['2xx'],
+          failed: result.non2xx + result.errors + result.timeouts,
+          seconds: secondsRun,
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+      latencies.push(responseTime);
+    });
+  });
+}
+
+async function measure(ctx: UsageBenchContext, url: string, load: Load, counter: { n: number }): Promise<Measurement> {
+  if (ctx.warmup > 0) {
+    await cannon(url, load, ctx.warmup, counter);
+  }
+  return cannon(url, load, ctx.duration, counter);
+}
+
+/** One request first: the route answers 2xx with the expected body. */
+async function check(url: string, load: Load, counter: { n: number }, expect: (status: number, body: unknown) => boolean, label: string) {
+  const res = await fetch(`${url}${load.path}`, {
+    method: load.method,
+    headers: load.headers,
+    body: load.body ? load.body(counter.n++) : undefined,
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: reported below
+  }
+  if (!expect(res.status, body)) {
+    throw new Error(`${label} ${load.method} ${load.path} answered ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+type CreatedApp = { secretKey: string; application: { id: string } };
+
+/** A single event and a batch of 100, each with keys no other request uses. */
+function eventBodies(tag: string) {
+  const types = ['api_call', 'tokens', 'storage_gb_hours'];
+  return {
+    single: (n: number) =>
+      `{"idempotencyKey":"${tag}-s${n}","eventType":"${types[n % 3]}","quantity":${(n % 7) + 1},"properties":{"route":"/v1/things","region":"eu"}}`,
+    batch: (n: number) => {
+      const parts: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        parts.push(
+          `{"idempotencyKey":"${tag}-b${n}-${i}","eventType":"${types[i % 3]}","quantity":${(i % 7) + 1},"properties":{"route":"/v1/things","region":"eu"}}`,
+        );
+      }
+      return `{"events":[${parts.join(',')}]}`;
+    },
+  };
+}
+
+type Side = { label: string; rounds: Measurement[] };
+const best = (side: Side) => [...side.rounds].sort((a, b) => b.rps - a.rps)[0] as Measurement;
+const clean = (...sides: Side[]) => sides.every((s) => s.rounds.every((r) => r.failed === 0 && r.ok > 0));
+
+function line(ctx: UsageBenchContext, scenario: string, round: number, label: string, m: Measurement, perRequest: number) {
+  ctx.log(
+    `  ${scenario.padEnd(14)} round ${round} ${label.padEnd(34)} ${fmt(m.rps * perRequest, 0).padStart(8)} events/s ` +
+      `(${fmt(m.rps, 0)} req/s)  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
+  );
+}
+
+/** usage-single and usage-batch: svc and the naive handler on one database, one process at a time. */
+async function ingestion(
+  ctx: UsageBenchContext,
+  wanted: (s: string) => boolean,
+  verdicts: UsageVerdict[],
+  results: Record<string, unknown>,
+) {
+  const db = await ctx.createDb('usage_ingest');
+  await ctx.runCli(['migrate'], db.url);
+  const app = JSON.parse(
+    await ctx.runCli(['apps', 'create', '--org', 'bench-usage', '--name', 'Bench usage', '--json'], db.url),
+  ) as CreatedApp;
+  const encryptionKey = randomBytes(32).toString('base64');
+  const connections = numberSetting('BENCH_USAGE_CONNECTIONS', 64);
+  const headers = { authorization: `Bearer ${app.secretKey}`, 'content-type': 'application/json' };
+  const naive: Side = { label: 'naive handler, 1 event/request', rounds: [] };
+  const single: Side = { label: 'svc, 1 event/request', rounds: [] };
+  const batch: Side = { label: 'svc, 100 events/request', rounds: [] };
+  const counter = { n: 0 };
+  const isNew = (status: number, body: unknown) => status === 201 && (body as { duplicate?: boolean })?.duplicate === false;
+  const isBatch = (status: number, body: unknown) =>
+    status === 200 && ((body as { results?: { duplicate: boolean }[] })?.results ?? []).filter((r) => !r.duplicate).length === 100;
+  ctx.log(
+    `measuring: POST /v1/usage/events at ${connections} connections, svc vs the naive handler (bench/usage-baseline.ts), ` +
+      `${ctx.warmup} s warmup + ${ctx.duration} s per measurement, ${ctx.rounds} round(s)`,
+  );
+  for (let round = 1; round <= ctx.rounds; round++) {
+    const tag = `r${round}-${randomBytes(4).toString('hex')}`;
+    const bodies = eventBodies(tag);
+    for (const kind of round % 2 === 1 ? (['baseline', 'svc'] as const) : (['svc', 'baseline'] as const)) {
+      const server = await startServer(ctx, kind, db.url, encryptionKey, kind === 'svc' ? 'svc-usage' : 'usage-baseline');
+      try {
+        const singleLoad: Load = { path: '/v1/usage/events', method: 'POST', headers, body: bodies.single, connections };
+        if (kind === 'baseline') {
+          await check(server.url, singleLoad, counter, isNew, 'naive handler');
+          const m = await measure(ctx, server.url, singleLoad, counter);
+          naive.rounds.push(m);
+          line(ctx, 'usage', round, naive.label, m, 1);
+          continue;
+        }
+        if (wanted('usage-single')) {
+          await check(server.url, singleLoad, counter, isNew, 'svc');
+          const m = await measure(ctx, server.url, singleLoad, counter);
+          single.rounds.push(m);
+          line(ctx, 'usage-single', round, single.label, m, 1);
+        }
+        if (wanted('usage-batch')) {
+          const batchLoad: Load = { ...singleLoad, body: bodies.batch };
+          await check(server.url, batchLoad, counter, isBatch, 'svc');
+          const m = await measure(ctx, server.url, batchLoad, counter);
+          batch.rounds.push(m);
+          line(ctx, 'usage-batch', round, batch.label, m, 100);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  const base = best(naive);
+  if (single.rounds.length > 0) {
+    const s = best(single);
+    const ratio = s.rps / base.rps;
+    results.single = { naive: naive.rounds, svc: single.rounds, ratio };
+    verdicts.push({
+      name: `usage-single: svc events/s >= ${USAGE_TARGETS.singleMin}x naive handler (${connections} conns)`,
+      pass: clean(naive, single) && ratio >= USAGE_TARGETS.singleMin,
+      detail: `${fmt(s.rps, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 2)}x (p99 ${fmt(s.p99, 1)} vs ${fmt(base.p99, 1)} ms)${clean(naive, single) ? '' : ' [failed requests]'}`,
+    });
+  }
+  if (batch.rounds.length > 0) {
+    const b = best(batch);
+    const ratio = (b.rps * 100) / base.rps;
+    results.batch = { naive: naive.rounds, svc: batch.rounds, ratio };
+    verdicts.push({
+      name: `usage-batch: svc events/s in 100-event requests >= ${USAGE_TARGETS.batchMin}x naive`,
+      pass: clean(naive, batch) && ratio >= USAGE_TARGETS.batchMin,
+      detail: `${fmt(b.rps * 100, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 1)}x (${fmt(b.rps, 0)} req/s, p99 ${fmt(b.p99, 1)} ms)${clean(naive, batch) ? '' : ' [failed requests]'}`,
+    });
+  }
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    // The totals svc kept while ingesting agree with its events (the naive handler keeps none).
+    const [check] = await sql<{ events: number; hourly: number }[]>`
+      select (select count(*) from usage_events where channel = 'usage' and source_id = ${app.application.id})::float8 as events,
+             (select coalesce(sum(events), 0) from usage_hourly)::float8 as hourly`;
+    ctx.log(`  check: svc recorded ${check?.events} events; usage_hourly counts ${check?.hourly}`);
+    results.hourlyConsistent = check?.events === check?.hourly;
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+/**
+ * `count` events of one organization, spread evenly over the 90 days before now across three
+ * types, inserted with generate_series, then the hourly totals computed from them (what ingestion
+ * would have kept).
+ */
+async function seedEvents(sql: postgres.Sql, tenantId: string, count: number): Promise<void> {
+  const span = 90 * 86_400_000;
+  await sql`
+    insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel, created_at)
+    select 'uev_' || substr(md5(${tenantId} || g), 1, 20), ${tenantId}, 'seed-' || g, md5(g::text),
+           (array['api_call', 'tokens', 'storage_gb_hours'])[1 + g % 3], 1 + g % 7,
+           now() - (${span}::float8 * g / ${count}::float8) * interval '1 millisecond',
+           '{"route":"/v1/things"}'::jsonb, null, 'usage',
+           now() - (${span}::float8 * g / ${count}::float8) * interval '1 millisecond'
+    from generate_series(1, ${count}::int) g`;
+  await sql`
+    insert into usage_hourly (tenant_id, event_type, hour, events, quantity)
+    select tenant_id, event_type, date_trunc('hour', occurred_at, 'UTC'), count(*), sum(quantity)
+    from usage_events where tenant_id = ${tenantId} group by 1, 2, 3`;
+}
+
+/** An org admin of the organization with a live session (as a sign-in leaves it); its cookie. */
+async function seedAdmin(sql: postgres.Sql, tenantId: string, label: string): Promise<string> {
+  const token = createHash('sha256')
+    .update(`bench-usage-${label}-${randomBytes(8).toString('hex')}`)
+    .digest('hex')
+    .replace(/[0189]/g, '2')
+    .slice(0, 32);
+  const userId = `usr_benchusage${label}`;
+  await sql`insert into users (id, engine_subject, email, email_verified, name) values (${userId}, ${`bench-usage-${label}`}, ${`bench-usage-${label}@example.com`}, true, 'Bench')`;
+  await sql`insert into memberships (tenant_id, user_id, role_key) values (${tenantId}, ${userId}, 'org_admin')`;
+  await sql`
+    insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
+    values (${`ses_benchusage${label}`}, encode(sha256(convert_to(${token}, 'UTF8')), 'hex'), ${userId}, ${tenantId},
+            now() + interval '1 day', now() + interval '7 days', now())`;
+  return `svc_session=${token}`;
+}
+
+/** usage-summary: one server, two organizations (100,000 and 5,000,000 events), alternating. */
+async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results: Record<string, unknown>) {
+  const small = numberSetting('BENCH_USAGE_SMALL', ctx.smoke ? 10_000 : 100_000);
+  const large = numberSetting('BENCH_USAGE_LARGE', ctx.smoke ? 200_000 : 5_000_000);
+  const db = await ctx.createDb('usage_summary');
+  await ctx.runCli(['migrate'], db.url);
+  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const encryptionKey = randomBytes(32).toString('base64');
+  const orgs = { small: 'ten_benchusagesmall00000', large: 'ten_benchusagelarge00000' };
+  let cookies: { small: string; large: string };
+  try {
+    const started = Date.now();
+    for (const [label, id] of Object.entries(orgs)) {
+      await sql`insert into organizations (id, slug, name) values (${id}, ${`bench-usage-${label}`}, ${`Bench usage ${label}`})`;
+    }
+    await Promise.all([seedEvents(sql, orgs.small, small), seedEvents(sql, orgs.large, large)]);
+    await sql`analyze usage_events`;
+    await sql`analyze usage_hourly`;
+    cookies = { small: await seedAdmin(sql, orgs.small, 'small'), large: await seedAdmin(sql, orgs.large, 'large') };
+    const [counts] = await sql<{ s: number; l: number; h: number }[]>`
+      select (select count(*) from usage_events where tenant_id = ${orgs.small})::float8 as s,
+             (select count(*) from usage_events where tenant_id = ${orgs.large})::float8 as l,
+             (select count(*) from usage_hourly)::float8 as h`;
+    ctx.log(
+      `setup: usage-summary ${counts?.s.toLocaleString('en-US')} and ${counts?.l.toLocaleString('en-US')} events, ` +
+        `${counts?.h.toLocaleString('en-US')} hourly rows, seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+  const now = new Date();
+  const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString();
+  const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+  const query = `?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&bucket=day`;
+  const connections = numberSetting('BENCH_CONNECTIONS', 20);
+  const loads = {
+    small: {
+      path: `/v1/tenants/${orgs.small}/usage/summary${query}`,
+      method: 'GET',
+      headers: { cookie: cookies.small },
+      connections,
+    } as Load,
+    large: {
+      path: `/v1/tenants/${orgs.large}/usage/summary${query}`,
+      method: 'GET',
+      headers: { cookie: cookies.large },
+      connections,
+    } as Load,
+  };
+  const sides = {
+    small: { label: `${small.toLocaleString('en-US')} events`, rounds: [] } as Side,
+    large: { label: `${large.toLocaleString('en-US')} events`, rounds: [] } as Side,
+  };
+  const days = Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000);
+  const expectMonth = (status: number, body: unknown) => {
+    const data = (body as { data?: { points: unknown[] }[] })?.data;
+    return status === 200 && Array.isArray(data) && data.length === 3 && data.every((d) => d.points.length === days);
+  };
+  ctx.log(`measuring: GET usage summary of ${from.slice(0, 7)} (day buckets), ${sides.small.label} vs ${sides.large.label}, same server`);
+  const counter = { n: 0 };
+  for (let round = 1; round <= ctx.rounds; round++) {
+    const server = await startServer(ctx, 'svc', db.url, encryptionKey, 'svc-usage-summary');
+    try {
+      for (const which of round % 2 === 1 ? (['small', 'large'] as const) : (['large', 'small'] as const)) {
+        await check(server.url, loads[which], counter, expectMonth, `summary ${which}`);
+        const m = await measure(ctx, server.url, loads[which], counter);
+        sides[which].rounds.push(m);
+        ctx.log(
+          `  usage-summary  round ${round} ${sides[which].label.padEnd(20)} ${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2)} ms  p99 ${fmt(m.p99, 2)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
+        );
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  const s = best(sides.small);
+  const l = best(sides.large);
+  const ratio = l.rps / s.rps;
+  results.summary = { small: sides.small.rounds, large: sides.large.rounds, ratio };
+  verdicts.push({
+    name: `usage-summary: month summary req/s at ${large.toLocaleString('en-US')} events >= ${USAGE_TARGETS.summaryMin}x at ${small.toLocaleString('en-US')}`,
+    pass: clean(sides.small, sides.large) && ratio >= USAGE_TARGETS.summaryMin,
+    detail: `${fmt(l.rps, 0)} vs ${fmt(s.rps, 0)} req/s = ${fmt(ratio, 2)}x (p50 ${fmt(l.p50, 2)} vs ${fmt(s.p50, 2)} ms)`,
+  });
+}
+
+export async function runUsageBenches(
+  ctx: UsageBenchContext,
+  wanted: (scenario: string) => boolean,
+): Promise<{ verdicts: UsageVerdict[]; results: Record<string, unknown> }> {
+  const verdicts: UsageVerdict[] = [];
+  const results: Record<string, unknown> = {};
+  if (wanted('usage-single') || wanted('usage-batch')) {
+    await ingestion(ctx, wanted, verdicts, results);
+  }
+  if (wanted('usage-summary')) {
+    await summary(ctx, verdicts, results);
+  }
+  return { verdicts, results };
+}
