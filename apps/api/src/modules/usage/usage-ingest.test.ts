@@ -204,6 +204,33 @@ describe('POST /v1/usage/events with an application secret key', () => {
   });
 });
 
+describe('billing handoff', () => {
+  it('queues one sync log per created event of a mapped type, in the ingesting transaction, and none for a replay', async () => {
+    const app = await seedApplication(server.services.db);
+    const tenantId = app.organization.id;
+    await server.services.db.execute(sql`
+      insert into billing_mappings (id, tenant_id, provider, event_type, provider_item_id)
+      values (${newId('billingMapping')}, ${tenantId}, 'stripe', 'tokens', 'meter_tokens')`);
+    await server.services.db.execute(sql`select graphile_worker.remove_job('billing:sync')`);
+    const events = [
+      { idempotencyKey: key(), eventType: 'tokens', quantity: 30 },
+      { idempotencyKey: key(), eventType: 'unmapped' },
+      { idempotencyKey: key(), eventType: 'tokens', quantity: 12 },
+    ];
+    const res = await post('/v1/usage-events', { events }, bearer(app.secretKey));
+    expect(res.status, res.text).toBe(200);
+    const logs = await rows<{ usage_event_id: string; status: string; provider: string }>(
+      sql`select usage_event_id, status, provider from billing_sync_logs where tenant_id = ${tenantId} order by usage_event_id`,
+    );
+    const tokenIds = res.json.results.filter((r: Json) => r.event.eventType === 'tokens').map((r: Json) => r.event.id);
+    expect(logs).toEqual(tokenIds.sort().map((id: string) => ({ usage_event_id: id, status: 'queued', provider: 'stripe' })));
+    const jobs = await rows<{ n: number }>(sql`select count(*)::int as n from graphile_worker.jobs where key = 'billing:sync'`);
+    expect(jobs[0]?.n).toBe(1);
+    expect((await post('/v1/usage-events', { events }, bearer(app.secretKey))).json.results.every((r: Json) => r.duplicate)).toBe(true);
+    expect((await rows(sql`select 1 from billing_sync_logs where tenant_id = ${tenantId}`)).length).toBe(2);
+  });
+});
+
 describe('batches', () => {
   it('answers in request order, new and replayed events mixed; a reused key refuses the whole batch', async () => {
     const app = await seedApplication(server.services.db);
