@@ -19,6 +19,8 @@ const NAV_PAGES = [
   { id: 'webhooks', path: '/webhooks', heading: 'Webhooks' },
   { id: 'webhook-deliveries', path: '/webhook-deliveries', heading: 'Webhook deliveries' },
   { id: 'usage', path: '/usage', heading: 'Usage' },
+  { id: 'subscription', path: '/subscription', heading: 'Subscription' },
+  { id: 'plans', path: '/plans', heading: 'Plans' },
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
   { id: 'exports', path: '/exports', heading: 'Exports' },
   { id: 'settings', path: '/settings', heading: 'Settings' },

@@ -16,9 +16,11 @@ import { JobQueuePage } from './pages/job-queue/job-queue-page.tsx';
 import { MembersPage } from './pages/members/members-page.tsx';
 import { NotFoundPage } from './pages/not-found/not-found-page.tsx';
 import { OverviewPage } from './pages/overview/overview-page.tsx';
+import { PlansPage } from './pages/plans/plans-page.tsx';
 import { RolesPage } from './pages/roles/roles-page.tsx';
 import { SessionsPage } from './pages/sessions/sessions-page.tsx';
 import { SettingsPage } from './pages/settings/settings-page.tsx';
+import { SubscriptionPage } from './pages/subscription/subscription-page.tsx';
 import { UsagePage } from './pages/usage/usage-page.tsx';
 import { UsersPage } from './pages/users/users-page.tsx';
 import { WebhookDeliveriesPage } from './pages/webhook-deliveries/webhook-deliveries-page.tsx';
@@ -51,6 +53,8 @@ const router = createBrowserRouter(
             { path: 'webhooks', element: <WebhooksPage /> },
             { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
             { path: 'usage', element: <UsagePage /> },
+            { path: 'subscription', element: <SubscriptionPage /> },
+            { path: 'plans', element: <PlansPage /> },
             { path: 'audit-log', element: <AuditLogPage /> },
             { path: 'exports', element: <ExportsPage /> },
             { path: 'settings', element: <SettingsPage /> },

@@ -12,6 +12,8 @@ export const NAV_ITEMS = [
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },
   { id: 'usage', label: 'Usage', path: '/usage' },
+  { id: 'subscription', label: 'Subscription', path: '/subscription' },
+  { id: 'plans', label: 'Plans', path: '/plans' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'exports', label: 'Exports', path: '/exports' },
   { id: 'settings', label: 'Settings', path: '/settings' },

@@ -1,0 +1,320 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { SUBSCRIPTION_STATUSES, type TSubscription, type TSubscriptionStatus, ZSubscriptionForm } from '@svc/contracts/subscriptions';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useForm } from 'react-hook-form';
+import { Link, useSearchParams } from 'react-router';
+import { ErrorPanel } from '../../components/error-panel.tsx';
+import { PageHeader } from '../../components/page-header.tsx';
+import { useActiveOrganization } from '../../lib/organization.ts';
+import { useTRPC } from '../../trpc.ts';
+
+/** Statuses in which changes are refused with 402 subscription_inactive. */
+const BLOCKING: ReadonlySet<TSubscriptionStatus> = new Set(['inactive', 'cancelled', 'expired']);
+
+function StatusPill({ status }: { status: TSubscriptionStatus }) {
+  return (
+    <span
+      className={BLOCKING.has(status) ? 'pill' : 'pill pill--on'}
+      style={BLOCKING.has(status) ? { background: 'var(--danger-soft)', color: 'var(--danger)' } : undefined}
+      data-testid="subscription-status"
+      data-status={status}
+    >
+      {status}
+    </span>
+  );
+}
+
+/**
+ * The organization's subscription (SPEC.md 4.9): plan, status, seats used against the limit and
+ * this month's usage against each limit, and what changes answer right now (402 or fine).
+ * Platform admins change plan, seats and status here; they pick the organization with
+ * `?organization=<slug>` (their own platform workspace has no subscription).
+ */
+export function SubscriptionPage() {
+  const trpc = useTRPC();
+  const active = useActiveOrganization();
+  const [search, setSearch] = useSearchParams();
+  const isPlatformAdmin = active.me?.isPlatformAdmin === true;
+  const chosen = search.get('organization') ?? undefined;
+  const onPlatform = active.organization?.kind === 'platform';
+  const slug = chosen ?? (onPlatform ? undefined : active.organization?.slug);
+  const subscription = useQuery(
+    trpc.subscriptions.get.queryOptions({ organization_slug: slug }, { enabled: slug !== undefined, staleTime: 0 }),
+  );
+
+  return (
+    <div data-testid="page-subscription">
+      <PageHeader
+        title="Subscription"
+        description="The plan, status, seats and this month's usage of the organization. Changes to its applications, users, webhooks and usage are refused (402) while it is inactive, cancelled, expired or over a limit; reads always work."
+      />
+      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+      {isPlatformAdmin && (
+        <OrganizationPicker
+          current={slug}
+          onPick={(next) => setSearch(next ? { organization: next } : {})}
+          hint={
+            onPlatform && chosen === undefined
+              ? 'You are in the platform workspace, which has no subscription. Enter the slug of the organization to manage.'
+              : undefined
+          }
+        />
+      )}
+      {subscription.isError && (
+        <ErrorPanel error={subscription.error} title="Could not load the subscription" onRetry={() => void subscription.refetch()} />
+      )}
+      {slug !== undefined && subscription.isPending && !subscription.isError && (
+        <p className="loading" data-testid="subscription-loading">
+          Loading the subscription…
+        </p>
+      )}
+      {subscription.data && (
+        <div style={{ display: 'grid', gap: 16, marginTop: 16 }}>
+          <Overview subscription={subscription.data} />
+          <UsageTable subscription={subscription.data} />
+          {isPlatformAdmin && <ChangeForm key={subscription.data.organization.slug} subscription={subscription.data} />}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function OrganizationPicker({
+  current,
+  onPick,
+  hint,
+}: {
+  current: string | undefined;
+  onPick: (slug: string | undefined) => void;
+  hint?: string;
+}) {
+  const [value, setValue] = useState(current ?? '');
+  return (
+    <section className="panel" data-testid="subscription-picker">
+      <h2 className="panel__title">Organization</h2>
+      {hint && (
+        <p className="muted" data-testid="subscription-picker-hint">
+          {hint}
+        </p>
+      )}
+      <form
+        className="form-row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          onPick(value.trim() === '' ? undefined : value.trim());
+        }}
+      >
+        <label className="form-field">
+          <span>Organization slug</span>
+          <input value={value} onChange={(e) => setValue(e.target.value)} placeholder="acme" data-testid="subscription-picker-slug" />
+        </label>
+        <button type="submit" className="button" data-testid="subscription-picker-open">
+          Open
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function Overview({ subscription }: { subscription: TSubscription }) {
+  const { plan, seats, blocked, organization } = subscription;
+  return (
+    <section className="panel" data-testid="subscription-overview" data-organization-slug={organization.slug}>
+      <h2 className="panel__title">{organization.name}</h2>
+      {blocked ? (
+        <div
+          role="status"
+          data-testid="subscription-blocked"
+          data-code={blocked.code}
+          style={{
+            margin: '0 0 12px',
+            padding: '10px 12px',
+            background: 'var(--danger-soft)',
+            borderLeft: '4px solid var(--danger)',
+            borderRadius: 6,
+          }}
+        >
+          <strong>Changes are refused with 402 </strong>
+          <code data-testid="subscription-blocked-code">{blocked.code}</code>
+          <p style={{ margin: '4px 0 0' }} data-testid="subscription-blocked-message">
+            {blocked.message}
+          </p>
+        </div>
+      ) : (
+        <p className="muted" data-testid="subscription-ok">
+          In good standing: changes to applications, users, webhooks and usage are accepted.
+        </p>
+      )}
+      <dl className="facts">
+        <dt>Plan</dt>
+        <dd>
+          <span data-testid="subscription-plan-name">{plan.name}</span> <code data-testid="subscription-plan-key">{plan.key}</code>{' '}
+          <Link to="/plans" className="muted">
+            (plans)
+          </Link>
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          <StatusPill status={subscription.status} />
+        </dd>
+        <dt>Seats</dt>
+        <dd data-testid="subscription-seats" data-over-limit={seats.overLimit ? 'true' : 'false'}>
+          <span data-testid="subscription-seats-used">{seats.used}</span> used of{' '}
+          <span data-testid="subscription-seats-limit">{seats.limit === null ? 'unlimited' : seats.limit}</span>
+          {seats.bought !== null
+            ? ' (seats bought for this organization)'
+            : ` (the plan's ${plan.seatLimit === null ? 'unlimited seats' : 'seat limit'})`}
+          {seats.overLimit && (
+            <span className="badge" style={{ marginLeft: 8, background: 'var(--danger-soft)', color: 'var(--danger)' }}>
+              over the limit
+            </span>
+          )}
+        </dd>
+        <dt>Organization</dt>
+        <dd>
+          <code>{organization.slug}</code>
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
+function UsageTable({ subscription }: { subscription: TSubscription }) {
+  const { usage } = subscription;
+  return (
+    <section className="panel" data-testid="subscription-usage">
+      <h2 className="panel__title">
+        Usage this month{' '}
+        <span className="muted" style={{ fontWeight: 400 }}>
+          ({usage.periodStart.slice(0, 10)} to {usage.periodEnd.slice(0, 10)}, UTC)
+        </span>
+      </h2>
+      {usage.limits.length === 0 ? (
+        <p className="muted" data-testid="subscription-usage-unlimited">
+          The plan limits no event type: usage is unlimited.
+        </p>
+      ) : (
+        <table className="data-table">
+          <thead>
+            <tr>
+              <th>Event type</th>
+              <th>Used</th>
+              <th>Limit</th>
+              <th>Remaining</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {usage.limits.map((row) => (
+              <tr
+                key={row.eventType}
+                data-testid="subscription-usage-row"
+                data-event-type={row.eventType}
+                data-over-limit={row.overLimit ? 'true' : 'false'}
+              >
+                <td>
+                  <code>{row.eventType}</code>
+                </td>
+                <td data-testid="subscription-usage-used">{row.used.toLocaleString()}</td>
+                <td data-testid="subscription-usage-limit">{row.limit.toLocaleString()}</td>
+                <td>{row.remaining.toLocaleString()}</td>
+                <td>
+                  {row.overLimit && (
+                    <span className="badge" style={{ background: 'var(--danger-soft)', color: 'var(--danger)' }}>
+                      over the limit
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** Platform admins: plan, seats (empty: the plan's) and status; only what changed is sent. */
+function ChangeForm({ subscription }: { subscription: TSubscription }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const plans = useQuery(trpc.subscriptions.plan.list.queryOptions({ limit: 200 }));
+  const defaults = {
+    planKey: subscription.plan.key,
+    seats: subscription.seats.bought === null ? '' : String(subscription.seats.bought),
+    status: subscription.status,
+  };
+  const form = useForm({ resolver: zodResolver(ZSubscriptionForm), defaultValues: defaults });
+  const errors = form.formState.errors;
+  const update = useMutation(
+    trpc.subscriptions.update.mutationOptions({
+      onSuccess: async (saved) => {
+        form.reset({ planKey: saved.plan.key, seats: saved.seats.bought === null ? '' : String(saved.seats.bought), status: saved.status });
+        queryClient.setQueryData(trpc.subscriptions.get.queryKey({ organization_slug: saved.organization.slug }), saved);
+        await queryClient.invalidateQueries({ queryKey: trpc.subscriptions.get.pathKey() });
+      },
+    }),
+  );
+  const submit = form.handleSubmit((values) =>
+    update
+      .mutateAsync({
+        organization_slug: subscription.organization.slug,
+        ...(values.planKey !== subscription.plan.key ? { planKey: values.planKey } : {}),
+        ...(values.seats !== subscription.seats.bought ? { seats: values.seats } : {}),
+        ...(values.status !== subscription.status ? { status: values.status } : {}),
+      })
+      .catch(() => undefined),
+  );
+  const planOptions = plans.data?.data ?? [];
+
+  return (
+    <section className="panel" data-testid="subscription-change">
+      <h2 className="panel__title">Change the subscription</h2>
+      <p className="muted">Platform admins only. The change is audited as subscription.updated and sent to the organization's webhooks.</p>
+      <form onSubmit={submit} noValidate data-testid="subscription-form">
+        <div className="form-row">
+          <label className="form-field">
+            <span>Plan</span>
+            <select data-testid="subscription-form-plan" {...form.register('planKey')}>
+              {planOptions.length === 0 && <option value={subscription.plan.key}>{subscription.plan.name}</option>}
+              {planOptions.map((p) => (
+                <option key={p.id} value={p.key}>
+                  {p.name} ({p.key}){p.isDefault ? ' · default' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="form-field">
+            <span>Seats bought (empty: the plan's)</span>
+            <input inputMode="numeric" data-testid="subscription-form-seats" {...form.register('seats')} />
+            {errors.seats && (
+              <span className="form-field__error" data-testid="subscription-form-seats-error">
+                {errors.seats.message}
+              </span>
+            )}
+          </label>
+          <label className="form-field">
+            <span>Status</span>
+            <select data-testid="subscription-form-status" {...form.register('status')}>
+              {SUBSCRIPTION_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="button button--primary" disabled={update.isPending} data-testid="subscription-form-save">
+            {update.isPending ? 'Saving…' : 'Save'}
+          </button>
+        </div>
+      </form>
+      {update.isSuccess && (
+        <p className="muted" data-testid="subscription-saved">
+          Saved: {update.data.plan.name}, {update.data.status}.
+        </p>
+      )}
+      {update.isError && <ErrorPanel error={update.error} title="Could not change the subscription" />}
+    </section>
+  );
+}

@@ -1,0 +1,180 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
+
+const CONSOLE = '/auth/console';
+
+/**
+ * Subscription and Plans pages against a real `svc serve`: a platform admin creates and edits a
+ * plan, moves an organization onto it and cancels it; that organization's admin then tries to
+ * create an application and a webhook endpoint and sees the 402 explained as a subscription
+ * problem, with what to do and a way to the Subscription page; reads keep working; once the
+ * platform admin reactivates it, the same create succeeds.
+ */
+describeInChromium('e2e: subscription and plans in the console', () => {
+  let server: E2EServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) {
+      await context.close();
+    }
+    await browser?.close();
+    await server?.stop();
+  });
+
+  async function signedIn(credentials: { email: string; password: string }, path: string): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 1000 } });
+    contexts.push(context);
+    context.setDefaultTimeout(20_000);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    await signInAt(page, server.url, `${CONSOLE}${path}`, credentials);
+    return page;
+  }
+
+  it('a platform admin manages plans and cancels an organization; its admin sees the 402 explained, and reads keep working', async () => {
+    // The organization admin: their own workspace, on the default plan, active.
+    const user = await signedIn(DEMO_USER, '/subscription');
+    const overview = user.getByTestId('subscription-overview');
+    await overview.waitFor({ state: 'visible' });
+    const slug = (await overview.getAttribute('data-organization-slug')) ?? '';
+    expect(slug).not.toBe('');
+    expect(await user.getByTestId('subscription-plan-key').textContent()).toBe('free');
+    expect(await user.getByTestId('subscription-status').textContent()).toBe('active');
+    expect(await user.getByTestId('subscription-seats-used').textContent()).toBe('1');
+    expect(await user.getByTestId('subscription-seats-limit').textContent()).toBe('10');
+    await user.getByTestId('subscription-ok').waitFor({ state: 'visible' });
+    // Not a platform admin: no way to change it here.
+    expect(await user.getByTestId('subscription-change').count()).toBe(0);
+    await saveScreenshot(user, 'subscription-active');
+
+    // The platform admin creates a plan (the form checks the limits before sending).
+    const admin = await signedIn(DEMO_ADMIN, '/plans');
+    await admin.getByTestId('plan-create').waitFor({ state: 'visible' });
+    await admin.getByTestId('plan-create-key').fill('team');
+    await admin.getByTestId('plan-create-name').fill('Team');
+    await admin.getByTestId('plan-create-seats').fill('5');
+    await admin.getByTestId('plan-create-usage-limits').fill('api_call = -3');
+    await admin.getByTestId('plan-create-submit').click();
+    await admin.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
+    await admin.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
+    await admin.getByTestId('plan-create-submit').click();
+    await admin.getByTestId('plan-created').waitFor({ state: 'visible' });
+    const teamRow = admin.locator('[data-testid="plan-row"][data-plan-key="team"]');
+    await teamRow.waitFor({ state: 'visible' });
+    expect(await teamRow.getByTestId('plan-seats').textContent()).toBe('5');
+    expect(await teamRow.getByTestId('plan-usage-limits').textContent()).toContain('api_call');
+    // The same key again: the API's 409 plan_key_taken, shown with its code.
+    await admin.getByTestId('plan-create-key').fill('team');
+    await admin.getByTestId('plan-create-name').fill('Team again');
+    await admin.getByTestId('plan-create-seats').fill('');
+    await admin.getByTestId('plan-create-submit').click();
+    const taken = admin.getByTestId('plan-create').getByTestId('error-code');
+    await taken.waitFor({ state: 'visible' });
+    expect(await taken.textContent()).toBe('plan_key_taken');
+
+    // Edit it: a new name and seat limit.
+    await teamRow.getByTestId('plan-edit').click();
+    const edit = admin.getByTestId('plan-edit-form');
+    await edit.getByTestId('plan-edit-name').fill('Team plus');
+    await edit.getByTestId('plan-edit-seats').fill('8');
+    await edit.getByTestId('plan-edit-save').click();
+    await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-name"]', { hasText: 'Team plus' }).waitFor();
+    expect(await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-seats"]').textContent()).toBe('8');
+    // The default plan is marked.
+    await admin.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-default"]').waitFor();
+    await saveScreenshot(admin, 'plans');
+
+    // The platform admin opens the organization's subscription, moves it to Team plus and cancels it.
+    await admin.getByTestId('nav-subscription').click();
+    await admin.getByTestId('subscription-picker-hint').waitFor({ state: 'visible' });
+    await admin.getByTestId('subscription-picker-slug').fill(slug);
+    await admin.getByTestId('subscription-picker-open').click();
+    await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
+    await admin.getByTestId('subscription-form-plan').selectOption('team');
+    await admin.getByTestId('subscription-form-status').selectOption('cancelled');
+    await admin.getByTestId('subscription-form-save').click();
+    await admin.getByTestId('subscription-saved').waitFor({ state: 'visible' });
+    await admin.locator('[data-testid="subscription-status"][data-status="cancelled"]').waitFor();
+    expect(await admin.getByTestId('subscription-plan-name').textContent()).toBe('Team plus');
+    expect(await admin.getByTestId('subscription-seats-limit').textContent()).toBe('8');
+    expect(await admin.getByTestId('subscription-blocked-code').textContent()).toBe('subscription_inactive');
+    expect(await admin.getByTestId('subscription-usage-row').count()).toBe(2);
+    await saveScreenshot(admin, 'subscription-cancelled-by-platform-admin');
+
+    // The organization's admin tries to create an application: 402, explained.
+    await user.getByTestId('nav-applications').click();
+    await user.getByTestId('application-create-panel').waitFor({ state: 'visible' });
+    // Reads still work: the (empty) list is shown.
+    await user.getByTestId('applications-empty').waitFor({ state: 'visible' });
+    await user.getByTestId('application-name-input').fill('Blocked app');
+    await user.getByTestId('application-create').click();
+    const appPanel = user.getByTestId('application-create-panel').getByTestId('error-panel');
+    await appPanel.waitFor({ state: 'visible' });
+    expect(await appPanel.getAttribute('data-subscription-problem')).toBe('true');
+    expect(await appPanel.getByTestId('error-code').textContent()).toBe('subscription_inactive');
+    expect(await appPanel.textContent()).toContain('402');
+    expect(await appPanel.getByTestId('error-subscription-headline').textContent()).toBe(
+      "Subscription problem: the organization's subscription is not active",
+    );
+    expect(await appPanel.getByTestId('error-subscription-help').textContent()).toContain('A platform admin can reactivate it');
+    expect(await appPanel.getByTestId('error-message').textContent()).toContain('is cancelled: a platform admin can reactivate it');
+    expect(await user.getByTestId('applications-empty').count()).toBe(1);
+    await saveScreenshot(user, 'subscription-402-create-application');
+
+    // And a webhook endpoint: the same explanation.
+    await user.getByTestId('nav-webhooks').click();
+    await user.getByTestId('webhooks-empty').waitFor({ state: 'visible' });
+    await user.getByTestId('webhook-create-url').fill('https://hooks.example.com/svc');
+    await user.getByTestId('webhook-create-type-user.created').check();
+    await user.getByTestId('webhook-create-submit').click();
+    const hookPanel = user.getByTestId('webhook-create-panel').getByTestId('error-panel');
+    await hookPanel.waitFor({ state: 'visible' });
+    expect(await hookPanel.getByTestId('error-code').textContent()).toBe('subscription_inactive');
+    await hookPanel.getByTestId('error-subscription').waitFor({ state: 'visible' });
+    await saveScreenshot(user, 'subscription-402-create-webhook');
+
+    // The panel leads to the Subscription page, which says why and since when nothing changes.
+    await hookPanel.getByTestId('error-subscription-link').click();
+    await user.waitForURL(`${server.url}${CONSOLE}/subscription`);
+    await user.locator('[data-testid="subscription-blocked"][data-code="subscription_inactive"]').waitFor();
+    expect(await user.getByTestId('subscription-blocked-message').textContent()).toContain('platform admin can reactivate it');
+    expect(await user.getByTestId('subscription-status').textContent()).toBe('cancelled');
+    await saveScreenshot(user, 'subscription-cancelled-seen-by-org-admin');
+
+    // Reactivated by the platform admin: the same create goes through at once.
+    await admin.getByTestId('subscription-form-status').selectOption('active');
+    await admin.getByTestId('subscription-form-save').click();
+    await admin.locator('[data-testid="subscription-status"][data-status="active"]').waitFor();
+    await user.getByTestId('nav-applications').click();
+    await user.getByTestId('application-name-input').fill('Allowed app');
+    await user.getByTestId('application-create').click();
+    await user.getByTestId('application-revealed').waitFor({ state: 'visible' });
+    expect(await user.getByTestId('application-create-panel').getByTestId('error-panel').count()).toBe(0);
+
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('an organization admin sees plans read-only', async () => {
+    const user = await signedIn(DEMO_USER, '/plans');
+    await user.getByTestId('plans-table').waitFor({ state: 'visible' });
+    await user.getByTestId('plans-read-only').waitFor({ state: 'visible' });
+    expect(await user.getByTestId('plan-create').count()).toBe(0);
+    expect(await user.getByTestId('plan-edit').count()).toBe(0);
+    expect(await user.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-seats"]').textContent()).toBe('10');
+    await saveScreenshot(user, 'plans-read-only');
+    expect(pageErrors).toEqual([]);
+  });
+});
