@@ -10,6 +10,7 @@ import { resolveEncryptionKey } from './encryption-key.ts';
 import { ConfigError, loadConfig } from './env.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
+import { surviveLostConnections } from './process-guards.ts';
 import { startServer } from './server.ts';
 
 const USAGE = `svc <command>
@@ -179,6 +180,7 @@ async function main(argv: string[]): Promise<void> {
     case 'serve': {
       const config = loadConfig();
       const logger = createLogger(config);
+      surviveLostConnections(logger);
       const server = await startServer(config, logger);
       process.stdout.write(`svc listening on ${server.url} (console ${server.url}/auth/console, API docs ${server.url}/docs)\n`);
       onSignal(server.close, config.shutdownTimeoutMs);
@@ -187,6 +189,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker': {
       const config = loadConfig();
       const logger = createLogger(config);
+      surviveLostConnections(logger);
       // Before the database starts: a missing key is a configuration error, with nothing to undo.
       const secretBox = createSecretBox(resolveEncryptionKey(config));
       const database = await resolveDatabase(config);
