@@ -75,7 +75,7 @@ export function subscriptionBlock(state: SubscriptionState, opts: { seatEffect?:
     if (seatEffect === 'adds' && members >= limit) {
       return {
         code: 'subscription_limit_exceeded',
-        message: `all ${plural(limit, 'seat', 'seats')} of the organization are taken (plan ${plan.name}): remove a member, or ask a platform admin for more seats or another plan`,
+        message: `${limit === 1 ? "the organization's only seat is" : `all ${limit} seats of the organization are`} taken (plan ${plan.name}): remove a member, or ask a platform admin for more seats or another plan`,
       };
     }
   }

@@ -440,6 +440,41 @@ describe('seats', () => {
     ).toBe(201);
   });
 
+  it('accepting an invitation takes a seat: refused (402) with every seat taken, and in a cancelled organization; accepted once a seat is free', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await patchSubscription(org, { seats: 1 });
+    const email = `${unique('invitee')}@example.com`;
+    const invited = await send('POST', '/v1/invitations', { cookie: admin.cookie, body: { organization_slug: org.slug, email } });
+    expect(invited.status, invited.text).toBe(201);
+    const invitee = await seedSignedIn(db, { email });
+    const full = await send('POST', '/v1/invitations/accept', { cookie: invitee.cookie, body: { token: invited.body.invitationToken } });
+    expect(full.status, full.text).toBe(402);
+    expect(full.body.error.code).toBe('subscription_limit_exceeded');
+    expect(full.body.error.message).toMatch(
+      /^the organization's only seat is taken \(plan Free\): remove a member, or ask a platform admin/,
+    );
+    const members = await db.select().from(memberships).where(eq(memberships.tenantId, org.id));
+    expect(members).toHaveLength(1);
+
+    await patchSubscription(org, { seats: 2, status: 'cancelled' });
+    const cancelled = await send('POST', '/v1/invitations/accept', {
+      cookie: invitee.cookie,
+      body: { token: invited.body.invitationToken },
+    });
+    expect(cancelled.status).toBe(402);
+    expect(cancelled.body.error.code).toBe('subscription_inactive');
+
+    await patchSubscription(org, { status: 'active' });
+    const accepted = await send('POST', '/v1/invitations/accept', {
+      cookie: invitee.cookie,
+      body: { token: invited.body.invitationToken },
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(2);
+  });
+
   it('a cancelled organization cannot remove members either (only the seat problem has that way out)', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);
