@@ -19,6 +19,7 @@ const NAV_PAGES = [
   { id: 'webhooks', path: '/webhooks', heading: 'Webhooks' },
   { id: 'webhook-deliveries', path: '/webhook-deliveries', heading: 'Webhook deliveries' },
   { id: 'usage', path: '/usage', heading: 'Usage' },
+  { id: 'billing', path: '/billing', heading: 'Billing' },
   { id: 'subscription', path: '/subscription', heading: 'Subscription' },
   { id: 'plans', path: '/plans', heading: 'Plans' },
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },

@@ -9,6 +9,7 @@ import { redirectToSignIn } from './lib/session.ts';
 import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
 import { ApplicationsPage } from './pages/applications/applications-page.tsx';
 import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
+import { BillingPage } from './pages/billing/billing-page.tsx';
 import { EmailDeliveriesPage } from './pages/email-deliveries/email-deliveries-page.tsx';
 import { ExportsPage } from './pages/exports/exports-page.tsx';
 import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
@@ -53,6 +54,7 @@ const router = createBrowserRouter(
             { path: 'webhooks', element: <WebhooksPage /> },
             { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
             { path: 'usage', element: <UsagePage /> },
+            { path: 'billing', element: <BillingPage /> },
             { path: 'subscription', element: <SubscriptionPage /> },
             { path: 'plans', element: <PlansPage /> },
             { path: 'audit-log', element: <AuditLogPage /> },

@@ -99,6 +99,10 @@ export const ZConnectBillingBody = z.object({
 });
 export type TConnectBillingBody = z.infer<typeof ZConnectBillingBody>;
 
+/** The console's connect form: the body plus the provider of the path. */
+export const ZConnectBillingForm = ZConnectBillingBody.extend({ provider: ZBillingProvider });
+export type TConnectBillingForm = z.infer<typeof ZConnectBillingForm>;
+
 /** POST /v1/tenants/{id}/billing/providers. */
 export const ZCreateBillingProviderRequest = ZConnectBillingBody.extend({ id: ZOrganizationIdRef, provider: ZBillingProvider });
 export type TCreateBillingProviderRequest = z.infer<typeof ZCreateBillingProviderRequest>;

@@ -12,6 +12,7 @@ export const NAV_ITEMS = [
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'webhook-deliveries', label: 'Webhook deliveries', path: '/webhook-deliveries' },
   { id: 'usage', label: 'Usage', path: '/usage' },
+  { id: 'billing', label: 'Billing', path: '/billing' },
   { id: 'subscription', label: 'Subscription', path: '/subscription' },
   { id: 'plans', label: 'Plans', path: '/plans' },
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
