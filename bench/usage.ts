@@ -17,6 +17,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
@@ -53,7 +54,7 @@ function numberSetting(name: string, fallback: number): number {
 const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const HOST = '127.0.0.1';
 
-type Server = { url: string; stop: () => Promise<void> };
+type Server = { url: string; pid: number | undefined; stop: () => Promise<void> };
 
 async function startServer(
   ctx: UsageBenchContext,
@@ -127,11 +128,41 @@ async function startServer(
     }
     await sleep(100);
   }
-  return { url, stop };
+  return { url, pid: child.pid, stop };
 }
 
 type Load = { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: (n: number) => string; connections: number };
-type Measurement = { rps: number; p50: number; p99: number; ok: number; failed: number; seconds: number };
+type Measurement = {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  failed: number;
+  seconds: number;
+  /** CPU of the server process and of its PostgreSQL backends during the measurement, ms. */
+  serverCpuMs?: number;
+  pgCpuMs?: number;
+};
+
+/** User + system CPU of a process so far (Linux /proc; NaN elsewhere), in ms. */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // utime and stime, fields 14 and 15: the 12th and 13th after the command name; 10 ms ticks.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU so far of every PostgreSQL backend connected to the database (but this one), by pid. */
+async function backendCpu(sql: postgres.Sql): Promise<Map<number, number>> {
+  const rows = await sql<
+    { pid: number }[]
+  >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  return new Map(rows.map((r) => [r.pid, processCpuMs(r.pid)]).filter(([, ms]) => Number.isFinite(ms)) as [number, number][]);
+}
 
 function percentile(sorted: Float64Array, p: number): number {
   return sorted.length === 0
@@ -181,12 +212,38 @@ function cannon(url: string, load: Load, seconds: number, counter: { n: number }
   });
 }
 
-async function measure(ctx: UsageBenchContext, url: string, load: Load, counter: { n: number }): Promise<Measurement> {
+/**
+ * Warmup, then the measured run; with `cpu`, also the CPU the server process and its PostgreSQL
+ * backends spent during the measured run (a figure other load on the machine does not inflate).
+ */
+async function measure(
+  ctx: UsageBenchContext,
+  url: string,
+  load: Load,
+  counter: { n: number },
+  cpu?: { pid: number | undefined; sql: postgres.Sql },
+): Promise<Measurement> {
   if (ctx.warmup > 0) {
     await cannon(url, load, ctx.warmup, counter);
   }
-  return cannon(url, load, ctx.duration, counter);
+  if (!cpu) {
+    return cannon(url, load, ctx.duration, counter);
+  }
+  const serverBefore = processCpuMs(cpu.pid);
+  const backendsBefore = await backendCpu(cpu.sql);
+  const m = await cannon(url, load, ctx.duration, counter);
+  const serverAfter = processCpuMs(cpu.pid);
+  const backendsAfter = await backendCpu(cpu.sql);
+  let pg = 0;
+  for (const [pid, ms] of backendsAfter) {
+    pg += ms - (backendsBefore.get(pid) ?? 0);
+  }
+  return { ...m, serverCpuMs: serverAfter - serverBefore, pgCpuMs: pg };
 }
+
+/** CPU (server + PostgreSQL backends) per event, µs. */
+const cpuPerEvent = (m: Measurement, perRequest: number) =>
+  (((m.serverCpuMs ?? Number.NaN) + (m.pgCpuMs ?? Number.NaN)) * 1000) / (m.ok * perRequest);
 
 /** One request first: the route answers 2xx with the expected body. */
 async function check(url: string, load: Load, counter: { n: number }, expect: (status: number, body: unknown) => boolean, label: string) {
@@ -234,7 +291,9 @@ const clean = (...sides: Side[]) => sides.every((s) => s.rounds.every((r) => r.f
 function line(ctx: UsageBenchContext, scenario: string, round: number, label: string, m: Measurement, perRequest: number) {
   ctx.log(
     `  ${scenario.padEnd(14)} round ${round} ${label.padEnd(34)} ${fmt(m.rps * perRequest, 0).padStart(8)} events/s ` +
-      `(${fmt(m.rps, 0)} req/s)  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
+      `(${fmt(m.rps, 0)} req/s)  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms  ` +
+      `CPU ${fmt(cpuPerEvent(m, perRequest), 0)} µs/event (server ${fmt(((m.serverCpuMs ?? Number.NaN) * 1000) / (m.ok * perRequest), 0)}, PostgreSQL ${fmt(((m.pgCpuMs ?? Number.NaN) * 1000) / (m.ok * perRequest), 0)})` +
+      `${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
   );
 }
 
@@ -257,6 +316,8 @@ async function ingestion(
   const single: Side = { label: 'svc, 1 event/request', rounds: [] };
   const batch: Side = { label: 'svc, 100 events/request', rounds: [] };
   const counter = { n: 0 };
+  // Reads the backends' pids for the CPU figures (its own backend is left out).
+  const probe = postgres(db.url, { max: 1, onnotice: () => {} });
   const isNew = (status: number, body: unknown) => status === 201 && (body as { duplicate?: boolean })?.duplicate === false;
   const isBatch = (status: number, body: unknown) =>
     status === 200 && ((body as { results?: { duplicate: boolean }[] })?.results ?? []).filter((r) => !r.duplicate).length === 100;
@@ -273,21 +334,21 @@ async function ingestion(
         const singleLoad: Load = { path: '/v1/usage/events', method: 'POST', headers, body: bodies.single, connections };
         if (kind === 'baseline') {
           await check(server.url, singleLoad, counter, isNew, 'naive handler');
-          const m = await measure(ctx, server.url, singleLoad, counter);
+          const m = await measure(ctx, server.url, singleLoad, counter, { pid: server.pid, sql: probe });
           naive.rounds.push(m);
           line(ctx, 'usage', round, naive.label, m, 1);
           continue;
         }
         if (wanted('usage-single')) {
           await check(server.url, singleLoad, counter, isNew, 'svc');
-          const m = await measure(ctx, server.url, singleLoad, counter);
+          const m = await measure(ctx, server.url, singleLoad, counter, { pid: server.pid, sql: probe });
           single.rounds.push(m);
           line(ctx, 'usage-single', round, single.label, m, 1);
         }
         if (wanted('usage-batch')) {
           const batchLoad: Load = { ...singleLoad, body: bodies.batch };
           await check(server.url, batchLoad, counter, isBatch, 'svc');
-          const m = await measure(ctx, server.url, batchLoad, counter);
+          const m = await measure(ctx, server.url, batchLoad, counter, { pid: server.pid, sql: probe });
           batch.rounds.push(m);
           line(ctx, 'usage-batch', round, batch.label, m, 100);
         }
@@ -296,7 +357,10 @@ async function ingestion(
       }
     }
   }
+  await probe.end({ timeout: 2 });
   const base = best(naive);
+  const cpuNote = (svc: Measurement, perRequest: number) =>
+    `; CPU per event (server + PostgreSQL backends) ${fmt(cpuPerEvent(svc, perRequest), 0)} vs ${fmt(cpuPerEvent(base, 1), 0)} µs = ${fmt(cpuPerEvent(base, 1) / cpuPerEvent(svc, perRequest), 1)}x less`;
   if (single.rounds.length > 0) {
     const s = best(single);
     const ratio = s.rps / base.rps;
@@ -304,7 +368,7 @@ async function ingestion(
     verdicts.push({
       name: `usage-single: svc events/s >= ${USAGE_TARGETS.singleMin}x naive handler (${connections} conns)`,
       pass: clean(naive, single) && ratio >= USAGE_TARGETS.singleMin,
-      detail: `${fmt(s.rps, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 2)}x (p99 ${fmt(s.p99, 1)} vs ${fmt(base.p99, 1)} ms)${clean(naive, single) ? '' : ' [failed requests]'}`,
+      detail: `${fmt(s.rps, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 2)}x (p99 ${fmt(s.p99, 1)} vs ${fmt(base.p99, 1)} ms${cpuNote(s, 1)})${clean(naive, single) ? '' : ' [failed requests]'}`,
     });
   }
   if (batch.rounds.length > 0) {
@@ -314,7 +378,7 @@ async function ingestion(
     verdicts.push({
       name: `usage-batch: svc events/s in 100-event requests >= ${USAGE_TARGETS.batchMin}x naive`,
       pass: clean(naive, batch) && ratio >= USAGE_TARGETS.batchMin,
-      detail: `${fmt(b.rps * 100, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 1)}x (${fmt(b.rps, 0)} req/s, p99 ${fmt(b.p99, 1)} ms)${clean(naive, batch) ? '' : ' [failed requests]'}`,
+      detail: `${fmt(b.rps * 100, 0)} vs ${fmt(base.rps, 0)} events/s = ${fmt(ratio, 1)}x (${fmt(b.rps, 0)} req/s, p99 ${fmt(b.p99, 1)} ms${cpuNote(b, 100)})${clean(naive, batch) ? '' : ' [failed requests]'}`,
     });
   }
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
