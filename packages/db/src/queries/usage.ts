@@ -32,13 +32,11 @@ const EVENT_COLUMNS = sql.raw(`
   properties, source_id as "sourceId", channel, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`);
 
 /**
- * Inserts the events that are new and adds them to the hourly totals, in one statement. Events
- * whose (organization, idempotency key) exists are skipped: when the existing row belongs to a
- * transaction still running, PostgreSQL waits for it, so concurrent duplicates (in any process)
- * produce one row. Returns the created events' ids and creation times.
- *
- * Rows are inserted sorted by (organization, key) and totals upserted sorted by (organization,
- * type, hour): two batches lock in the same order and cannot deadlock each other.
+ * Inserts the events that are new, in one statement. Events whose (organization, idempotency
+ * key) exists are skipped: when the existing row belongs to a transaction still running,
+ * PostgreSQL waits for it, so concurrent duplicates (in any process) produce one row. Rows are
+ * inserted sorted by (organization, key), so two batches lock keys in the same order and cannot
+ * deadlock each other. Returns the created events' ids and creation times.
  */
 export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEvent[]): Promise<{ id: string; createdAt: number }[]> {
   if (events.length === 0) {
@@ -48,35 +46,74 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
     a.tenantId === b.tenantId ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.tenantId, b.tenantId),
   );
   return (await tx.execute(sql`
-    with input as (
-      select * from unnest(
-        ${sql.param(sorted.map((e) => e.id))}::text[],
-        ${sql.param(sorted.map((e) => e.tenantId))}::text[],
-        ${sql.param(sorted.map((e) => e.idempotencyKey))}::text[],
-        ${sql.param(sorted.map((e) => e.requestHash))}::text[],
-        ${sql.param(sorted.map((e) => e.eventType))}::text[],
-        ${sql.param(sorted.map((e) => e.quantity))}::bigint[],
-        ${sql.param(sorted.map((e) => e.occurredAt))}::float8[],
-        ${sql.param(sorted.map((e) => e.propertiesJson))}::text[],
-        ${sql.param(sorted.map((e) => e.sourceId))}::text[],
-        ${sql.param(sorted.map((e) => e.channel))}::text[]
-      ) with ordinality as t(id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_ms, properties, source_id, channel, n)
-    ),
-    ins as (
-      insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
-      select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties::jsonb, source_id, channel
-      from input order by n
-      on conflict (tenant_id, idempotency_key) do nothing
-      returning id, tenant_id, event_type, quantity, occurred_at, created_at
-    ),
-    totals as (
-      insert into usage_hourly (tenant_id, event_type, hour, events, quantity)
-      select tenant_id, event_type, date_trunc('hour', occurred_at, 'UTC'), count(*), sum(quantity)
-      from ins group by 1, 2, 3 order by 1, 2, 3
-      on conflict (tenant_id, event_type, hour) do update
-        set events = usage_hourly.events + excluded.events, quantity = usage_hourly.quantity + excluded.quantity
-    )
-    select id, (extract(epoch from created_at) * 1000)::float8 as "createdAt" from ins`)) as unknown as { id: string; createdAt: number }[];
+    insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
+    select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties::jsonb, source_id, channel
+    from unnest(
+      ${sql.param(sorted.map((e) => e.id))}::text[],
+      ${sql.param(sorted.map((e) => e.tenantId))}::text[],
+      ${sql.param(sorted.map((e) => e.idempotencyKey))}::text[],
+      ${sql.param(sorted.map((e) => e.requestHash))}::text[],
+      ${sql.param(sorted.map((e) => e.eventType))}::text[],
+      ${sql.param(sorted.map((e) => e.quantity))}::bigint[],
+      ${sql.param(sorted.map((e) => e.occurredAt))}::float8[],
+      ${sql.param(sorted.map((e) => e.propertiesJson))}::text[],
+      ${sql.param(sorted.map((e) => e.sourceId))}::text[],
+      ${sql.param(sorted.map((e) => e.channel))}::text[]
+    ) with ordinality as t(id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_ms, properties, source_id, channel, n)
+    order by n
+    on conflict (tenant_id, idempotency_key) do nothing
+    returning id, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`)) as unknown as { id: string; createdAt: number }[];
+}
+
+/** The hour (UTC) an instant falls in, epoch ms. */
+export function hourOf(ms: number): number {
+  return Math.floor(ms / 3_600_000) * 3_600_000;
+}
+
+/**
+ * Adds created events to the hourly totals: one upsert of the rows aggregated per (organization,
+ * type, hour). Every hot counter row is locked here until the transaction ends, so callers run
+ * it last; rows are upserted in (organization, type, hour) order, the same in every transaction.
+ */
+export async function addToHourlyTotals(
+  tx: DbOrTx,
+  events: readonly { tenantId: string; eventType: string; occurredAt: number; quantity: number }[],
+): Promise<void> {
+  const totals = new Map<string, { tenantId: string; eventType: string; hour: number; events: number; quantity: number }>();
+  for (const e of events) {
+    const hour = hourOf(e.occurredAt);
+    const key = `${e.tenantId}\u0000${e.eventType}\u0000${hour}`;
+    const total = totals.get(key);
+    if (total) {
+      total.events += 1;
+      total.quantity += e.quantity;
+    } else {
+      totals.set(key, { tenantId: e.tenantId, eventType: e.eventType, hour, events: 1, quantity: e.quantity });
+    }
+  }
+  if (totals.size === 0) {
+    return;
+  }
+  const rows = [...totals.values()].sort((a, b) =>
+    a.tenantId !== b.tenantId
+      ? compare(a.tenantId, b.tenantId)
+      : a.eventType !== b.eventType
+        ? compare(a.eventType, b.eventType)
+        : a.hour - b.hour,
+  );
+  await tx.execute(sql`
+    insert into usage_hourly (tenant_id, event_type, hour, events, quantity)
+    select tenant_id, event_type, to_timestamp(hour_ms / 1000), events, quantity
+    from unnest(
+      ${sql.param(rows.map((r) => r.tenantId))}::text[],
+      ${sql.param(rows.map((r) => r.eventType))}::text[],
+      ${sql.param(rows.map((r) => r.hour))}::float8[],
+      ${sql.param(rows.map((r) => r.events))}::bigint[],
+      ${sql.param(rows.map((r) => r.quantity))}::bigint[]
+    ) with ordinality as t(tenant_id, event_type, hour_ms, events, quantity, n)
+    order by n
+    on conflict (tenant_id, event_type, hour) do update
+      set events = usage_hourly.events + excluded.events, quantity = usage_hourly.quantity + excluded.quantity`);
 }
 
 function compare(a: string, b: string): number {

@@ -5,6 +5,7 @@ import type { TUsageChannel } from '@svc/contracts/usage';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { queueBillingSync } from '@svc/db/queries/billing-sync-queue';
 import {
+  addToHourlyTotals,
   findUsageEventsByKeys,
   findUsageLimits,
   insertUsageEvents,
@@ -496,6 +497,12 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
       ),
       ...[...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events)),
     ]);
+    // Last: it locks the hot counter rows, which a concurrent batch then waits for until this
+    // one commits, so everything else of both batches runs side by side.
+    await addToHourlyTotals(
+      tx,
+      fresh.map(({ event }) => event),
+    );
   }
   return outcomes;
 }
