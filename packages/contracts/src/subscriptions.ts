@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
+import { ZUsageEventType } from './usage.ts';
 
 /**
  * Subscription plans and the manual subscription model (SPEC.md 3, 4.9, 7, 8.4; API.md).
@@ -25,19 +26,8 @@ export const MAX_USAGE_LIMITS = 100;
 /** A seat count: a whole number of members, at least 1 (an organization always has its admin). */
 export const ZSeatCount = z.number().int('seats are a whole number').min(1, 'at least 1 seat').max(MAX_SEATS, `at most ${MAX_SEATS} seats`);
 
-/**
- * A usage event type a plan may limit: the names usage events carry (lower-case letters and
- * digits in words joined by one `.`, `_`, `:` or `-`, starting with a letter, at most 64
- * characters: `api_call`, `storage.gb_hours`, `llm:tokens`).
- */
-export const ZUsageLimitEventType = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(
-    /^[a-z][a-z0-9]*(?:[._:-][a-z0-9]+)*$/,
-    'an event type is lower-case letters and digits in words joined by . _ : or - (e.g. api_call)',
-  );
+/** A usage event type a plan may limit: exactly the names usage events carry (contracts/usage.ts). */
+export const ZUsageLimitEventType = ZUsageEventType;
 
 /**
  * Per event type, the quantity allowed per calendar month (UTC); a type not listed is unlimited.
