@@ -131,11 +131,16 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
 
   const authByOperation = new Map<string, AuthKind>();
   const statusByOperation = new Map<string, number>();
+  /** Mutations under the subscription rule (trpc/subscription-gate.ts): they may answer 402. */
+  const subscriptionRuled = new Set<string>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
     const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
     authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
     if (meta?.successStatus) {
       statusByOperation.set(path.replace(/\./g, '-'), meta.successStatus);
+    }
+    if (meta?.subscription) {
+      subscriptionRuled.add(path.replace(/\./g, '-'));
     }
   }
   for (const item of Object.values(doc.paths)) {
@@ -145,6 +150,14 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       if (status && operation.responses?.['200']) {
         const { '200': ok, ...rest } = operation.responses;
         operation.responses = { [String(status)]: ok, ...rest };
+      }
+      if (operation.operationId && subscriptionRuled.has(operation.operationId)) {
+        operation.responses = {
+          ...operation.responses,
+          '402': errorResponse(
+            "subscription_inactive (the organization's subscription is inactive, cancelled or expired) or subscription_limit_exceeded (over its seats or a monthly usage limit, or no free seat for a new member); the message says what to do",
+          ),
+        };
       }
       const auth = operation.operationId ? authByOperation.get(operation.operationId) : undefined;
       if (auth === undefined) {

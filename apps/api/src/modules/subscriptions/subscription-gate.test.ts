@@ -30,16 +30,18 @@ import { appRouter } from '../../trpc/router.ts';
 const FAMILY_PATH = /^\/v1\/(applications|users|webhook-endpoints|webhook-deliveries|usage|usage-events)(\/|$)/;
 const FAMILY_TAGS = new Set(['applications', 'users', 'webhooks', 'usage']);
 
-type Operation = { method: MatrixRoute['method']; template: string };
+type Operation = { method: MatrixRoute['method']; template: string; documents402: boolean };
 
 function familyOperations(): Operation[] {
-  const doc = buildOpenApiDocument('http://svc.test') as { paths: Record<string, Record<string, { tags?: string[] }>> };
+  const doc = buildOpenApiDocument('http://svc.test') as {
+    paths: Record<string, Record<string, { tags?: string[]; responses?: Record<string, unknown> }>>;
+  };
   const out: Operation[] = [];
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       const template = `/v1${p}`;
       if (FAMILY_PATH.test(template) || operation.tags?.some((t) => FAMILY_TAGS.has(t))) {
-        out.push({ method: method.toUpperCase() as Operation['method'], template });
+        out.push({ method: method.toUpperCase() as Operation['method'], template, documents402: '402' in (operation.responses ?? {}) });
       }
     }
   }
@@ -229,6 +231,11 @@ describe('the routes the subscription rule covers', () => {
   it('are derived from the OpenAPI document and include every known mutating route of the four families', () => {
     expect(mutating.map(key)).toEqual(expect.arrayContaining(KNOWN_MUTATING));
     expect(reads.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('each mutating one documents its 402 in the OpenAPI document; no read does', () => {
+    expect(mutating.filter((o) => !o.documents402).map(key)).toEqual([]);
+    expect(reads.filter((o) => o.documents402).map(key)).toEqual([]);
   });
 
   it('each has a way to be called here (its authorization-matrix entry)', () => {
