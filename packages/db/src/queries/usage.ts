@@ -45,22 +45,21 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
   const sorted = [...events].sort((a, b) =>
     a.tenantId === b.tenantId ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.tenantId, b.tenantId),
   );
+  // One JSON parameter rather than ten arrays: postgres.js escapes array elements one character
+  // class at a time in JavaScript, JSON.stringify is native; `properties` is already JSON text.
+  let rows = '[';
+  for (const [i, e] of sorted.entries()) {
+    rows += `${i === 0 ? '' : ','}{"id":${JSON.stringify(e.id)},"tenant_id":${JSON.stringify(e.tenantId)},"idempotency_key":${JSON.stringify(e.idempotencyKey)},"request_hash":${JSON.stringify(e.requestHash)},"event_type":${JSON.stringify(e.eventType)},"quantity":${e.quantity},"occurred_ms":${e.occurredAt},"properties":${e.propertiesJson},"source_id":${JSON.stringify(e.sourceId)},"channel":${JSON.stringify(e.channel)}}`;
+  }
+  rows += ']';
   return (await tx.execute(sql`
     insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
-    select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties::jsonb, source_id, channel
-    from unnest(
-      ${sql.param(sorted.map((e) => e.id))}::text[],
-      ${sql.param(sorted.map((e) => e.tenantId))}::text[],
-      ${sql.param(sorted.map((e) => e.idempotencyKey))}::text[],
-      ${sql.param(sorted.map((e) => e.requestHash))}::text[],
-      ${sql.param(sorted.map((e) => e.eventType))}::text[],
-      ${sql.param(sorted.map((e) => e.quantity))}::bigint[],
-      ${sql.param(sorted.map((e) => e.occurredAt))}::float8[],
-      ${sql.param(sorted.map((e) => e.propertiesJson))}::text[],
-      ${sql.param(sorted.map((e) => e.sourceId))}::text[],
-      ${sql.param(sorted.map((e) => e.channel))}::text[]
-    ) with ordinality as t(id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_ms, properties, source_id, channel, n)
-    order by n
+    select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties, source_id, channel
+    -- A function scan emits the array in order: rows are inserted (and keys locked) sorted.
+    from json_to_recordset(${rows}::json) as t(
+      id text, tenant_id text, idempotency_key text, request_hash text, event_type text, quantity bigint, occurred_ms float8,
+      properties jsonb, source_id text, channel text
+    )
     on conflict (tenant_id, idempotency_key) do nothing
     returning id, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`)) as unknown as { id: string; createdAt: number }[];
 }

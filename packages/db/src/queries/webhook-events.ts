@@ -70,16 +70,17 @@ export async function recordEvents(
   const ids = events.map(() => newId('event'));
   const tenantIds = [...new Set(events.map((e) => e.tenantId))];
   const types = [...new Set(events.map((e) => e.type))];
+  // One JSON parameter: postgres.js would escape every quote of every `data` into an array literal.
+  let rows = '[';
+  for (const [i, e] of events.entries()) {
+    rows += `${i === 0 ? '' : ','}{"id":${JSON.stringify(ids[i])},"tenant_id":${JSON.stringify(e.tenantId)},"type":${JSON.stringify(e.type)},"data":${JSON.stringify(e.data)}}`;
+  }
+  rows += ']';
   const endpoints = (await tx.execute(sql`
     with ev as (
       insert into webhook_events (id, tenant_id, type, data)
-      select e.id, e.tenant_id, e.type, e.data::jsonb
-      from unnest(
-        ${sql.param(ids)}::text[],
-        ${sql.param(events.map((e) => e.tenantId))}::text[],
-        ${sql.param(events.map((e) => e.type))}::text[],
-        ${sql.param(events.map((e) => JSON.stringify(e.data)))}::text[]
-      ) as e(id, tenant_id, type, data)
+      select e.id, e.tenant_id, e.type, e.data
+      from json_to_recordset(${rows}::json) as e(id text, tenant_id text, type text, data jsonb)
     )
     select id, tenant_id as "tenantId", event_types as "eventTypes" from webhook_endpoints
     where tenant_id = any(${sql.param(tenantIds)}::text[]) and enabled and event_types && ${sql.param(types)}::text[]`)) as unknown as {
