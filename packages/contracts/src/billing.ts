@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZListQuery, ZPage, ZSlug } from './lists.ts';
+import { ZUsageEventType } from './usage.ts';
 
 // Billing handoff (SPEC.md 1.5, 4.7). svc records which provider account an organization bills
 // through, which provider item each usage event type maps to, and one sync log per usage event
@@ -49,13 +50,8 @@ export const ZProviderItemId = z
   .max(100)
   .regex(/^[\x21-\x7e]+$/, 'an id of printable characters, without spaces');
 
-/** A usage event type as usage events carry it (e.g. `api.request`). */
-export const ZBillingEventType = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(/^[\x21-\x7e]+$/, 'an event type of printable characters, without spaces');
+/** A usage event type, exactly as usage events carry it (a mapping for any other name could never match). */
+export const ZBillingEventType = ZUsageEventType;
 
 /** A handoff record: which account at which provider, in which mode. Never a key. */
 export const ZBillingProviderRecord = z

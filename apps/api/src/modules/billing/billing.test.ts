@@ -231,6 +231,13 @@ describe('/v1/billing/mappings', () => {
     });
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe('validation_failed');
+    // Only names usage events can carry: a mapping for any other could never match.
+    const upper = await call('POST', '/v1/billing/mappings', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, provider: 'stripe', eventType: 'API.Request', providerItemId: 'api_requests' },
+    });
+    expect(upper.status).toBe(400);
+    expect(upper.text).toContain('lower-case letters and digits');
   });
 });
 
