@@ -200,6 +200,9 @@ async function seedDeliveries(sql: postgres.Sql, count: number, round: number): 
     from generate_series(1, ${count}::int) g`;
   await sql`analyze webhook_events`;
   await sql`analyze webhook_deliveries`;
+  // The seeding's own row counts must be in pg_stat_database before the run's are measured.
+  await sql`select pg_stat_force_next_flush()`;
+  await sql`select 1`;
 }
 
 function workerEnv(databaseUrl: string, encryptionKey: string): NodeJS.ProcessEnv {
@@ -227,15 +230,28 @@ type ThroughputRound = {
   db?: DbCounters;
   /** svc only: CPU of the PostgreSQL backends serving the bench database during the run. */
   pgCpuMs?: number;
+  /** svc only: CPU of autovacuum on the bench database during the run. */
+  vacuumCpuMs?: number;
   /** The receiver's CPU during the run (the same work on both sides). */
   receiverCpuMs: number;
 };
 
-/** CPU so far of every PostgreSQL backend connected to the bench database (but this one), by pid. */
-async function backendCpu(sql: postgres.Sql): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-  return new Map(rows.map((r) => [r.pid, processCpuMs(r.pid)]).filter(([, ms]) => Number.isFinite(ms)) as [number, number][]);
+/**
+ * CPU so far of every PostgreSQL process working on the bench database (but this connection), by
+ * pid: the worker's connections and, separately counted, autovacuum (the dead rows the run's
+ * updates leave are its cost too).
+ */
+async function backendCpu(sql: postgres.Sql): Promise<Map<number, { ms: number; vacuum: boolean }>> {
+  const rows = await sql<{ pid: number; backend_type: string }[]>`
+    select pid, backend_type from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const out = new Map<number, { ms: number; vacuum: boolean }>();
+  for (const r of rows) {
+    const ms = processCpuMs(r.pid);
+    if (Number.isFinite(ms)) {
+      out.set(r.pid, { ms, vacuum: r.backend_type.startsWith('autovacuum') });
+    }
+  }
+  return out;
 }
 
 type DbCounters = { xactCommit: number; tupInserted: number; tupUpdated: number; tupDeleted: number; tupReturned: number };
@@ -295,7 +311,7 @@ async function throughput(
       await receiver.reset();
       const receiverCpuAtStart = receiver.cpuMs();
       let seconds: number;
-      let diagnostics: { cpuMs: number; db?: DbCounters; pgCpuMs?: number } = { cpuMs: Number.NaN };
+      let diagnostics: { cpuMs: number; db?: DbCounters; pgCpuMs?: number; vacuumCpuMs?: number } = { cpuMs: Number.NaN };
       if (side === 'baseline') {
         const proc = start(
           ctx,
@@ -320,6 +336,7 @@ async function throughput(
         const worker = start(ctx, [ctx.cli, 'worker'], env, 'svc', 'webhook-throughput');
         let cpuMs = Number.NaN;
         let pgCpuMs = 0;
+        let vacuumCpuMs = 0;
         let db: DbCounters | undefined;
         try {
           await waitForOutput(worker, /svc worker running/, 'svc worker');
@@ -347,8 +364,13 @@ async function throughput(
           }
           cpuMs = processCpuMs(worker.child.pid) - cpuAtStart;
           const backendsAtEnd = await backendCpu(sql);
-          for (const [pid, ms] of backendsAtEnd) {
-            pgCpuMs += ms - (backendsAtStart.get(pid) ?? 0);
+          for (const [pid, end] of backendsAtEnd) {
+            const used = end.ms - (backendsAtStart.get(pid)?.ms ?? 0);
+            if (end.vacuum) {
+              vacuumCpuMs += used;
+            } else {
+              pgCpuMs += used;
+            }
           }
           // PostgreSQL publishes its statistics within a second of a transaction's end.
           await sleep(1_200);
@@ -361,7 +383,7 @@ async function throughput(
         const [last] = await sql<{ at: number }[]>`
           select extract(epoch from max(succeeded_at))::float8 * 1000 as at from webhook_deliveries`;
         seconds = ((last?.at ?? stats.lastAt) - stats.firstAt) / 1000;
-        diagnostics = { cpuMs, db, pgCpuMs };
+        diagnostics = { cpuMs, db, pgCpuMs, vacuumCpuMs };
       }
       const stats = await receiver.stats();
       if (stats.unique !== count || stats.badSignatures > 0) {
@@ -377,6 +399,7 @@ async function throughput(
         cpuMs: diagnostics.cpuMs,
         receiverCpuMs: receiver.cpuMs() - receiverCpuAtStart,
         pgCpuMs: diagnostics.pgCpuMs,
+        vacuumCpuMs: diagnostics.vacuumCpuMs,
         db: diagnostics.db,
         requests: stats.requests,
         badSignatures: stats.badSignatures,
@@ -387,7 +410,8 @@ async function throughput(
           `(${count} in ${fmt(seconds, 2)} s${stats.requests > count ? `, ${stats.requests - count} duplicate sends` : ''}; ` +
           `CPU per delivery: sender ${fmt((m.cpuMs * 1000) / count, 0)} us, receiver ${fmt((m.receiverCpuMs * 1000) / count, 0)} us` +
           (m.db
-            ? `; PostgreSQL: ${fmt(((m.pgCpuMs ?? Number.NaN) * 1000) / count, 0)} us CPU, ` +
+            ? `; PostgreSQL: ${fmt(((m.pgCpuMs ?? Number.NaN) * 1000) / count, 0)} us CPU ` +
+              `(+ ${fmt(((m.vacuumCpuMs ?? Number.NaN) * 1000) / count, 0)} us autovacuum), ` +
               `${fmt(m.db.xactCommit / count, 3)} transactions, ${fmt((m.db.tupInserted + m.db.tupUpdated + m.db.tupDeleted) / count, 2)} rows written per delivery`
             : '') +
           ')',
@@ -593,7 +617,8 @@ export async function runWebhookBenches(
   const encryptionKey = randomBytes(32).toString('base64');
   const secret = generateWebhookSecret();
   const receiver = await startReceiver(ctx, secret);
-  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  // One connection: the statistics flush after seeding applies to the backend that seeded.
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   const verdicts: WebhookVerdict[] = [];
   const results: Record<string, unknown> = {};
   try {
