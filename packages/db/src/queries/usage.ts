@@ -56,7 +56,7 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
     insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
     select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties, source_id, channel
     -- A function scan emits the array in order: rows are inserted (and keys locked) sorted.
-    from json_to_recordset(${rows}::json) as t(
+    from json_to_recordset(${rows}::text::json) as t(
       id text, tenant_id text, idempotency_key text, request_hash text, event_type text, quantity bigint, occurred_ms float8,
       properties jsonb, source_id text, channel text
     )

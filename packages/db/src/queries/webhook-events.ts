@@ -80,7 +80,7 @@ export async function recordEvents(
     with ev as (
       insert into webhook_events (id, tenant_id, type, data)
       select e.id, e.tenant_id, e.type, e.data
-      from json_to_recordset(${rows}::json) as e(id text, tenant_id text, type text, data jsonb)
+      from json_to_recordset(${rows}::text::json) as e(id text, tenant_id text, type text, data jsonb)
     )
     select id, tenant_id as "tenantId", event_types as "eventTypes" from webhook_endpoints
     where tenant_id = any(${sql.param(tenantIds)}::text[]) and enabled and event_types && ${sql.param(types)}::text[]`)) as unknown as {
