@@ -489,20 +489,20 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
       list.push({ id: event.id, eventType: event.eventType });
       byTenant.set(event.tenantId, list);
     }
-    // One connection: postgres.js pipelines these statements rather than waiting for each.
+    // One connection: postgres.js pipelines these statements (sent together, run in this order)
+    // rather than waiting for each. The hourly totals go last: they lock the hot counter rows,
+    // which a concurrent batch then waits for only until this one commits.
     await Promise.all([
       recordEvents(
         tx,
         fresh.map(({ event, actor }) => ({ tenantId: event.tenantId, type: 'usage_event.created', data: webhookData(event, actor) })),
       ),
       ...[...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events)),
+      addToHourlyTotals(
+        tx,
+        fresh.map(({ event }) => event),
+      ),
     ]);
-    // Last: it locks the hot counter rows, which a concurrent batch then waits for until this
-    // one commits, so everything else of both batches runs side by side.
-    await addToHourlyTotals(
-      tx,
-      fresh.map(({ event }) => event),
-    );
   }
   return outcomes;
 }
