@@ -147,19 +147,22 @@ function changes() {
   };
 }
 
-/** Write attempts, up to this many times per batch: a database restart should not cost a resend. */
-const RECORD_TRIES = 4;
+/** The longest pause between two tries at writing a batch of attempts. */
+const RECORD_RETRY_MAX_PAUSE_MS = 2_000;
 
 /**
  * Buffers finished attempts and writes them in batches: while one batch is being written, the
  * next accumulates, so under load each statement carries many attempts.
  */
-function createRecorder(db: Db, logger: JobLogger) {
+function createRecorder(db: Db, logger: JobLogger, retryForMs: number) {
   let buffer: DeliveryResult[] = [];
   let flushing: Promise<void> | null = null;
   let failure: unknown = null;
 
+  // A database restart must not cost a resend: keep trying for as long as the batch's claims can
+  // still hold (the claim guard makes a late write harmless: a row another worker took is skipped).
   const write = async (batch: DeliveryResult[]) => {
+    const giveUpAt = Date.now() + retryForMs;
     for (let attempt = 1; ; attempt++) {
       try {
         const written = await recordDeliveryResults(db, batch);
@@ -170,10 +173,11 @@ function createRecorder(db: Db, logger: JobLogger) {
         }
         return;
       } catch (error) {
-        if (attempt >= RECORD_TRIES) {
+        const pause = Math.min(250 * 2 ** attempt, RECORD_RETRY_MAX_PAUSE_MS);
+        if (Date.now() + pause > giveUpAt) {
           throw error;
         }
-        await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+        await new Promise((r) => setTimeout(r, pause));
       }
     }
   };
@@ -263,7 +267,7 @@ async function dispatchRun(run: {
   const settings = ctx.webhooks;
   const started = Date.now();
   const lockMs = 2 * settings.timeoutMs + CLAIM_MARGIN_MS;
-  const recorder = createRecorder(ctx.db, ctx.logger);
+  const recorder = createRecorder(ctx.db, ctx.logger, lockMs);
   const openKey = keyOpener(ctx.secretBox);
   const counts: Partial<Record<WebhookAttemptOutcome, number>> = {};
   // Graphile's abort means the stop can wait no longer: in-flight sends end as `interrupted`.
