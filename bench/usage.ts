@@ -139,6 +139,8 @@ type Measurement = {
   ok: number;
   failed: number;
   seconds: number;
+  /** Every response's latency, ms (to merge slices). */
+  latencies?: number[];
   /** CPU of the server process and of its PostgreSQL backends during the measurement, ms. */
   serverCpuMs?: number;
   pgCpuMs?: number;
@@ -203,6 +205,7 @@ function cannon(url: string, load: Load, seconds: number, counter: { n: number }
           ok: result['2xx'],
           failed: result.non2xx + result.errors + result.timeouts,
           seconds: secondsRun,
+          latencies,
         });
       },
     );
@@ -285,6 +288,8 @@ function eventBodies(tag: string) {
 }
 
 type Side = { label: string; rounds: Measurement[] };
+/** A measurement as the results file keeps it (without every latency). */
+const figures = ({ latencies: _latencies, ...rest }: Measurement) => rest;
 const best = (side: Side) => [...side.rounds].sort((a, b) => b.rps - a.rps)[0] as Measurement;
 const clean = (...sides: Side[]) => sides.every((s) => s.rounds.every((r) => r.failed === 0 && r.ok > 0));
 
@@ -364,7 +369,7 @@ async function ingestion(
   if (single.rounds.length > 0) {
     const s = best(single);
     const ratio = s.rps / base.rps;
-    results.single = { naive: naive.rounds, svc: single.rounds, ratio };
+    results.single = { naive: naive.rounds.map(figures), svc: single.rounds.map(figures), ratio };
     verdicts.push({
       name: `usage-single: svc events/s >= ${USAGE_TARGETS.singleMin}x naive handler (${connections} conns)`,
       pass: clean(naive, single) && ratio >= USAGE_TARGETS.singleMin,
@@ -374,7 +379,7 @@ async function ingestion(
   if (batch.rounds.length > 0) {
     const b = best(batch);
     const ratio = (b.rps * 100) / base.rps;
-    results.batch = { naive: naive.rounds, svc: batch.rounds, ratio };
+    results.batch = { naive: naive.rounds.map(figures), svc: batch.rounds.map(figures), ratio };
     verdicts.push({
       name: `usage-batch: svc events/s in 100-event requests >= ${USAGE_TARGETS.batchMin}x naive`,
       pass: clean(naive, batch) && ratio >= USAGE_TARGETS.batchMin,
@@ -430,6 +435,24 @@ async function seedAdmin(sql: postgres.Sql, tenantId: string, label: string): Pr
     values (${`ses_benchusage${label}`}, encode(sha256(convert_to(${token}, 'UTF8')), 'hex'), ${userId}, ${tenantId},
             now() + interval '1 day', now() + interval '7 days', now())`;
   return `svc_session=${token}`;
+}
+
+/** Slices per side and round of the summary measurement. */
+const SUMMARY_SLICES = 4;
+
+/** One measurement from consecutive slices of the same load. */
+function merge(slices: Measurement[]): Measurement {
+  const ok = slices.reduce((n, m) => n + m.ok, 0);
+  const seconds = slices.reduce((n, m) => n + m.seconds, 0);
+  const sorted = Float64Array.from(slices.flatMap((m) => m.latencies ?? [])).sort();
+  return {
+    rps: ok / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    ok,
+    failed: slices.reduce((n, m) => n + m.failed, 0),
+    seconds,
+  };
 }
 
 /** usage-summary: one server, two organizations (100,000 and 5,000,000 events), alternating. */
@@ -495,9 +518,24 @@ async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results
   for (let round = 1; round <= ctx.rounds; round++) {
     const server = await startServer(ctx, 'svc', db.url, encryptionKey, 'svc-usage-summary');
     try {
-      for (const which of round % 2 === 1 ? (['small', 'large'] as const) : (['large', 'small'] as const)) {
+      for (const which of ['small', 'large'] as const) {
         await check(server.url, loads[which], counter, expectMonth, `summary ${which}`);
-        const m = await measure(ctx, server.url, loads[which], counter);
+        if (ctx.warmup > 0) {
+          await cannon(server.url, loads[which], ctx.warmup, counter);
+        }
+      }
+      // The measured time in SUMMARY_SLICES slices per side, in A B B A order: a change of the
+      // machine's load during the round falls on both sides alike.
+      const slices: Record<'small' | 'large', Measurement[]> = { small: [], large: [] };
+      const order: ('small' | 'large')[] = [];
+      for (let i = 0; i < SUMMARY_SLICES; i++) {
+        order.push(...((i + round) % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)));
+      }
+      for (const which of order) {
+        slices[which].push(await cannon(server.url, loads[which], ctx.duration / SUMMARY_SLICES, counter));
+      }
+      for (const which of ['small', 'large'] as const) {
+        const m = merge(slices[which]);
         sides[which].rounds.push(m);
         ctx.log(
           `  usage-summary  round ${round} ${sides[which].label.padEnd(20)} ${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2)} ms  p99 ${fmt(m.p99, 2)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
@@ -510,7 +548,7 @@ async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results
   const s = best(sides.small);
   const l = best(sides.large);
   const ratio = l.rps / s.rps;
-  results.summary = { small: sides.small.rounds, large: sides.large.rounds, ratio };
+  results.summary = { small: sides.small.rounds.map(figures), large: sides.large.rounds.map(figures), ratio };
   verdicts.push({
     name: `usage-summary: month summary req/s at ${large.toLocaleString('en-US')} events >= ${USAGE_TARGETS.summaryMin}x at ${small.toLocaleString('en-US')}`,
     pass: clean(sides.small, sides.large) && ratio >= USAGE_TARGETS.summaryMin,

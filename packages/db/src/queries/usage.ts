@@ -252,21 +252,24 @@ export async function listUsageEvents(
 }
 
 /**
- * Totals per event type and bucket (`date_trunc(bucket)` in UTC) over hours in [from, to), from
- * the hourly totals only: at most (hours in range x types) rows are read, whatever the number of
- * events, through the primary key (tenant_id, event_type, hour) one type at a time.
+ * Totals per event type and bucket (UTC days or hours) over hours in [from, to), from the hourly
+ * totals only: at most (hours in range x types) rows are read, whatever the number of events,
+ * through the primary key (tenant_id, event_type, hour) one type at a time. Buckets are whole
+ * multiples of their length since the epoch (UTC days and hours are), so no per-row time zone
+ * arithmetic is needed.
  */
 export async function summarizeUsage(
   db: DbOrTx,
   opts: { tenantId: string; from: number; to: number; bucket: 'day' | 'hour'; eventType?: string },
 ): Promise<{ eventType: string; start: number; events: number; quantity: number }[]> {
   const types = opts.eventType !== undefined ? sql`select ${opts.eventType}::text as event_type` : eventTypesOf(opts.tenantId);
+  const seconds = opts.bucket === 'day' ? 86_400 : 3_600;
   return (await db.execute(sql`
-    select t.event_type as "eventType", (extract(epoch from b.start) * 1000)::float8 as start,
+    select t.event_type as "eventType", b.bucket * ${seconds * 1000}::float8 as start,
            b.events::float8 as events, b.quantity::float8 as quantity
     from (${types}) t
     cross join lateral (
-      select date_trunc(${opts.bucket}::text, h.hour, 'UTC') as start, sum(h.events) as events, sum(h.quantity) as quantity
+      select floor(extract(epoch from h.hour) / ${seconds}::int)::bigint as bucket, sum(h.events) as events, sum(h.quantity) as quantity
       from usage_hourly h
       where h.tenant_id = ${opts.tenantId} and h.event_type = t.event_type
         and h.hour >= to_timestamp(${opts.from}::float8 / 1000) and h.hour < to_timestamp(${opts.to}::float8 / 1000)
