@@ -24,7 +24,7 @@
  * only when something crashed (a server that did not start, a measurement with failed requests).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -78,6 +78,8 @@ const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const HUGE = '1000000000';
+/** One key per bench run for every svc process it starts. */
+const BENCH_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const HOST = '127.0.0.1';
 const ENGINE_ISSUER = 'http://127.0.0.1:3001/application/o/svc/';
 
@@ -189,6 +191,8 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     PUBLIC_URL: url,
     NODE_ENV: 'production',
     ENGINE_ISSUER,
+    // Production refuses to start without it; these servers never read back a sealed value.
+    SVC_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
     KEYLESS_ENABLED: 'true',
     LOG_LEVEL: 'warn',
     WORKER_ENABLED: 'false',
