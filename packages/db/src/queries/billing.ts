@@ -1,5 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/usage.ts';
 import { BILLING_SYNC_JOB_KEY, BILLING_SYNC_TASK } from './billing-sync-queue.ts';
@@ -282,7 +283,7 @@ export async function claimBillingSyncLogs(
         and (billing_sync_logs.attempts = 0
           or billing_sync_logs.updated_at <= now() - ${dueAfterAttemptsMs(opts)} * interval '1 millisecond')
       order by billing_sync_logs.created_at, billing_sync_logs.id
-      limit ${opts.limit}
+      limit ${limitLiteral(opts.limit)}
       for update skip locked
     ),
     claimed as (
