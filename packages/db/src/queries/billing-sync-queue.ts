@@ -1,6 +1,6 @@
 import { ID_PREFIXES } from '@svc/contracts/ids';
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, executePrepared } from '../client.ts';
 
 /**
  * 20 random base62 characters computed in SQL (the shape newId gives), for ids of rows whose
@@ -25,7 +25,9 @@ export async function queueBillingSync(tx: DbOrTx, tenantId: string, events: { i
   if (events.length === 0) {
     return 0;
   }
-  const rows = (await tx.execute(sql`
+  const rows = await executePrepared<{ queued: number }>(
+    tx,
+    sql`
     with e as (
       select * from unnest(${sql.param(events.map((e) => e.id))}::text[], ${sql.param(events.map((e) => e.eventType))}::text[]) as e(id, event_type)
     ),
@@ -43,6 +45,7 @@ export async function queueBillingSync(tx: DbOrTx, tenantId: string, events: { i
       job_key => ${BILLING_SYNC_JOB_KEY}::text,
       job_key_mode => 'replace'
     ) end as job
-    from n`)) as unknown as { queued: number }[];
+    from n`,
+  );
   return rows[0]?.queued ?? 0;
 }

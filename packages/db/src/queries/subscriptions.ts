@@ -1,5 +1,5 @@
 import { and, desc, eq, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, executePrepared } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
 import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/usage.ts';
 
@@ -200,7 +200,9 @@ export async function findSubscriptionState(
   const until = opts.usageUntil?.toISOString() ?? null;
   const countAlways = opts.countMembers === true;
   const usageAlways = opts.alwaysUsage === true;
-  const rows = await db.execute<StateDbRow>(sql`
+  const rows = await executePrepared<StateDbRow>(
+    db,
+    sql`
     select o.id, o.slug, o.name, o.kind,
       s.status, s.seats, s.created_at as sub_created_at, s.updated_at as sub_updated_at,
       case when p.id is null then null else json_build_object(
@@ -223,7 +225,8 @@ export async function findSubscriptionState(
     left join subscriptions s on s.tenant_id = o.id
     left join subscription_plans p on p.id = s.plan_id
     where ${targetPredicate(opts.target)}
-    limit 1`);
+    limit 1`,
+  );
   const row = rows[0];
   if (!row) {
     return undefined;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, executePrepared } from '../client.ts';
 
 /**
  * Usage events, hourly totals and plan limits. The ingestion statements take whole batches as
@@ -52,7 +52,9 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
     rows += `${i === 0 ? '' : ','}{"id":${JSON.stringify(e.id)},"tenant_id":${JSON.stringify(e.tenantId)},"idempotency_key":${JSON.stringify(e.idempotencyKey)},"request_hash":${JSON.stringify(e.requestHash)},"event_type":${JSON.stringify(e.eventType)},"quantity":${e.quantity},"occurred_ms":${e.occurredAt},"properties":${e.propertiesJson},"source_id":${JSON.stringify(e.sourceId)},"channel":${JSON.stringify(e.channel)}}`;
   }
   rows += ']';
-  return (await tx.execute(sql`
+  return await executePrepared<{ id: string; createdAt: number }>(
+    tx,
+    sql`
     insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
     select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties, source_id, channel
     -- A function scan emits the array in order: rows are inserted (and keys locked) sorted.
@@ -61,7 +63,8 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
       properties jsonb, source_id text, channel text
     )
     on conflict (tenant_id, idempotency_key) do nothing
-    returning id, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`)) as unknown as { id: string; createdAt: number }[];
+    returning id, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`,
+  );
 }
 
 /** The hour (UTC) an instant falls in, epoch ms. */
@@ -100,7 +103,9 @@ export async function addToHourlyTotals(
         ? compare(a.eventType, b.eventType)
         : a.hour - b.hour,
   );
-  await tx.execute(sql`
+  await executePrepared(
+    tx,
+    sql`
     insert into usage_hourly (tenant_id, event_type, hour, events, quantity)
     select tenant_id, event_type, to_timestamp(hour_ms / 1000), events, quantity
     from unnest(
@@ -112,7 +117,8 @@ export async function addToHourlyTotals(
     ) with ordinality as t(tenant_id, event_type, hour_ms, events, quantity, n)
     order by n
     on conflict (tenant_id, event_type, hour) do update
-      set events = usage_hourly.events + excluded.events, quantity = usage_hourly.quantity + excluded.quantity`);
+      set events = usage_hourly.events + excluded.events, quantity = usage_hourly.quantity + excluded.quantity`,
+  );
 }
 
 function compare(a: string, b: string): number {

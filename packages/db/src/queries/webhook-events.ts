@@ -1,6 +1,6 @@
 import { newId } from '@svc/contracts/ids';
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, executePrepared } from '../client.ts';
 
 /** The Graphile Worker task that sends due webhook deliveries (packages/jobs). */
 export const WEBHOOK_DISPATCH_TASK = 'webhooks:dispatch';
@@ -76,18 +76,17 @@ export async function recordEvents(
     rows += `${i === 0 ? '' : ','}{"id":${JSON.stringify(ids[i])},"tenant_id":${JSON.stringify(e.tenantId)},"type":${JSON.stringify(e.type)},"data":${JSON.stringify(e.data)}}`;
   }
   rows += ']';
-  const endpoints = (await tx.execute(sql`
+  const endpoints = await executePrepared<{ id: string; tenantId: string; eventTypes: string[] }>(
+    tx,
+    sql`
     with ev as (
       insert into webhook_events (id, tenant_id, type, data)
       select e.id, e.tenant_id, e.type, e.data
       from json_to_recordset(${rows}::text::json) as e(id text, tenant_id text, type text, data jsonb)
     )
     select id, tenant_id as "tenantId", event_types as "eventTypes" from webhook_endpoints
-    where tenant_id = any(${sql.param(tenantIds)}::text[]) and enabled and event_types && ${sql.param(types)}::text[]`)) as unknown as {
-    id: string;
-    tenantId: string;
-    eventTypes: string[];
-  }[];
+    where tenant_id = any(${sql.param(tenantIds)}::text[]) and enabled and event_types && ${sql.param(types)}::text[]`,
+  );
   const results: RecordedEvent[] = ids.map((id) => ({ id, deliveryIds: [] }));
   if (endpoints.length === 0) {
     return results;
@@ -113,7 +112,9 @@ export async function recordEvents(
   if (deliveryIds.length === 0) {
     return results;
   }
-  await tx.execute(sql`
+  await executePrepared(
+    tx,
+    sql`
     with d as (
       insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
       select d.id, d.tenant_id, d.endpoint_id, d.event_id, d.event_type, 'pending', now()
@@ -131,6 +132,7 @@ export async function recordEvents(
       payload => '{}'::json,
       job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
       job_key_mode => 'replace'
-    ) from (select count(*) from d) as inserted`);
+    ) from (select count(*) from d) as inserted`,
+  );
   return results;
 }
