@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, executePrepared } from '../client.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import type { WebhookAttemptOutcome } from '../schema/webhooks.ts';
 import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
@@ -99,7 +99,7 @@ export async function claimDueDeliveries(
   db: DbOrTx,
   opts: { token: string; limit: number; lockMs: number; deliveryIds?: string[] },
 ): Promise<ClaimedDelivery[]> {
-  const rows = (await db.execute(claimStatement(opts))) as unknown as ClaimedRow[];
+  const rows = await executePrepared<ClaimedRow>(db, claimStatement(opts));
   return rows.map((r) => ({
     id: r.id,
     tenantId: r.tenant_id,
@@ -175,9 +175,11 @@ export async function recordDeliveryResults(db: DbOrTx, results: DeliveryResult[
       retry_in_ms: r.retryInMs,
     })),
   );
-  const rows = (await db.execute(sql`
+  const rows = await executePrepared<{ id: string }>(
+    db,
+    sql`
     with v as (
-      select * from jsonb_to_recordset(${payload}::jsonb) as v(
+      select * from json_to_recordset(${payload}::text::json) as v(
         id text, token text, attempt_number int, started_at timestamptz, duration_ms int, status_code int,
         outcome text, error text, excerpt text, signature_count int, status text, retry_in_ms bigint
       )
@@ -210,7 +212,8 @@ export async function recordDeliveryResults(db: DbOrTx, results: DeliveryResult[
       set enabled = false, disabled_reason = 'gone', disabled_at = now(), updated_at = now()
       where e.enabled and e.id in (select u.endpoint_id from updated u join v on v.id = u.id where v.outcome = 'gone')
     )
-    select id from updated`)) as unknown as { id: string }[];
+    select id from updated`,
+  );
   return rows.map((r) => r.id);
 }
 

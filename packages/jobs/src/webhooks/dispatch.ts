@@ -66,6 +66,8 @@ export const DISPATCH_CONCURRENCY = 32;
  * claim brings a large batch.
  */
 const CLAIM_CAPACITY = 4 * DISPATCH_CONCURRENCY;
+/** Deliveries one claim asks for. */
+const CLAIM_BATCH = CLAIM_CAPACITY / 2;
 /** A run stops claiming after this long and queues its successor: no run holds a worker slot for long. */
 export const RUN_BUDGET_MS = 10_000;
 /**
@@ -381,7 +383,9 @@ async function dispatchRun(run: {
         return;
       }
       const token = `${WORKER_LABEL}:${randomBytes(6).toString('base64url')}`;
-      const limit = CLAIM_CAPACITY - queued.length - inFlight.size;
+      // Always the same size (at least half the capacity is free here), so the claim statement
+      // has one text and stays prepared on its connection.
+      const limit = CLAIM_BATCH;
       // Measured before the claim: the claim's own expiry, taken at the database, is later.
       const sendBy = performance.now() + lockMs - settings.timeoutMs - CLAIM_MARGIN_MS;
       const claimed = await claimDueDeliveries(ctx.db, { token, limit, lockMs, deliveryIds });
