@@ -137,6 +137,9 @@ function changes() {
   let waiters: (() => void)[] = [];
   return {
     notify(): void {
+      if (waiters.length === 0) {
+        return;
+      }
       const woken = waiters;
       waiters = [];
       for (const wake of woken) {
@@ -218,14 +221,22 @@ function createRecorder(db: Db, logger: JobLogger, retryForMs: number) {
 
 /** HMAC keys of a run, by endpoint and ciphertext: each secret is decrypted once per run. */
 function keyOpener(box: SecretBox) {
-  const cache = new Map<string, Buffer>();
+  // By endpoint, then ciphertext (compared, not concatenated into a key per call): an endpoint
+  // has one or, during a rotation, two secrets.
+  const cache = new Map<string, { sealed: string; key: Buffer }[]>();
   return (endpointId: string, sealed: string): Buffer => {
-    const cacheKey = `${endpointId}\u0000${sealed}`;
-    let key = cache.get(cacheKey);
-    if (!key) {
-      key = webhookSecretKey(openWebhookSecret(box, endpointId, sealed));
-      cache.set(cacheKey, key);
+    let opened = cache.get(endpointId);
+    if (!opened) {
+      opened = [];
+      cache.set(endpointId, opened);
     }
+    for (const entry of opened) {
+      if (entry.sealed === sealed) {
+        return entry.key;
+      }
+    }
+    const key = webhookSecretKey(openWebhookSecret(box, endpointId, sealed));
+    opened.push({ sealed, key });
     return key;
   };
 }
@@ -326,11 +337,21 @@ async function dispatchRun(run: {
     });
     const headers = webhookHeaders({ id: delivery.eventId, body, keys, now: startedAt });
     const sent = await ctx.webhookSender.send({ url: delivery.url, headers, body, signal: interrupt.signal });
+    const next = stateAfter(sent.outcome, delivery.attemptNumber, settings.retryScheduleMs);
+    // Field by field rather than spreads: this runs once per delivery.
     return {
-      ...base,
-      ...sent,
+      deliveryId: delivery.id,
+      token,
+      attemptNumber: delivery.attemptNumber,
+      startedAt,
+      durationMs: sent.durationMs,
+      statusCode: sent.statusCode,
+      outcome: sent.outcome,
+      error: sent.error,
+      responseExcerpt: sent.responseExcerpt,
       signatureCount: keys.length,
-      ...stateAfter(sent.outcome, delivery.attemptNumber, settings.retryScheduleMs),
+      status: next.status,
+      retryInMs: next.retryInMs,
     };
   };
 
@@ -338,14 +359,35 @@ async function dispatchRun(run: {
   const queued: { delivery: ClaimedDelivery; token: string; sendBy: number }[] = [];
   /** Claims given back unsent (the run stopped, or a claim ran too short to cover a send). */
   const unsent: { deliveryId: string; token: string }[] = [];
-  const inFlight = new Set<Promise<void>>();
+  /** Sends started and not yet settled (a count: a Set joined and left per send costs GC time). */
+  let inFlight = 0;
   const sendErrors: unknown[] = [];
   const changed = changes();
   const stopped = () => ctx.stopping.aborted || interrupt.signal.aborted;
 
+  /** A send settled: start the next queued one and wake the claim loop. */
+  const settled = () => {
+    inFlight--;
+    pump();
+    changed.notify();
+  };
+  const onSent = (result: DeliveryResult) => {
+    try {
+      counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+      recorder.add(result);
+    } finally {
+      settled();
+    }
+  };
+  const onSendError = (error: unknown) => {
+    // A bug, not a receiver's doing: the claim expires and the delivery is sent again.
+    sendErrors.push(error);
+    settled();
+  };
+
   /** Starts queued sends while fewer than DISPATCH_CONCURRENCY are in flight. */
   const pump = () => {
-    while (inFlight.size < DISPATCH_CONCURRENCY && !stopped()) {
+    while (inFlight < DISPATCH_CONCURRENCY && !stopped()) {
       const next = queued.shift();
       if (!next) {
         return;
@@ -354,29 +396,14 @@ async function dispatchRun(run: {
         unsent.push({ deliveryId: next.delivery.id, token: next.token });
         continue;
       }
-      const sending: Promise<void> = attempt(next.delivery, next.token)
-        .then(
-          (result) => {
-            counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
-            recorder.add(result);
-          },
-          (error: unknown) => {
-            // A bug, not a receiver's doing: the claim expires and the delivery is sent again.
-            sendErrors.push(error);
-          },
-        )
-        .finally(() => {
-          inFlight.delete(sending);
-          pump();
-          changed.notify();
-        });
-      inFlight.add(sending);
+      inFlight++;
+      attempt(next.delivery, next.token).then(onSent, onSendError);
     }
   };
 
   const claimAndSend = async (): Promise<void> => {
     for (;;) {
-      while (queued.length + inFlight.size > CLAIM_CAPACITY / 2 && !stopped()) {
+      while (queued.length + inFlight > CLAIM_CAPACITY / 2 && !stopped()) {
         await changed.next();
       }
       if (stopped() || recorder.failed || sendErrors.length > 0 || Date.now() - started >= RUN_BUDGET_MS) {
@@ -419,8 +446,8 @@ async function dispatchRun(run: {
   // covers any job that ended because this run was still claiming).
   run.claimingDone();
   // Drain: each finished send starts the next queued one, until a stop leaves the rest queued.
-  while (inFlight.size > 0) {
-    await Promise.all(inFlight);
+  while (inFlight > 0) {
+    await changed.next();
   }
   helpers.abortSignal.removeEventListener('abort', onAbort);
   await recorder.drain();
