@@ -1,55 +1,65 @@
 import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { AppError } from '@svc/contracts/errors';
 import { ZExportDownloadQuery, ZExportId } from '@svc/contracts/exports';
 import type { Sql } from '@svc/db/client';
-import { EXPORT_SECTIONS, exportSectionRows } from '@svc/db/queries/exports';
+import { EXPORT_SECTIONS, exportSectionCopySql } from '@svc/db/queries/exports';
 import express, { type Request, type Response } from 'express';
+import type { TransactionSql } from 'postgres';
 import type { AppServices } from '../../context.ts';
 import { requestIdOf, sendError } from '../../http/errors.ts';
 import { principalOf } from '../access/principal.ts';
 import { NO_SESSION_MESSAGE } from '../auth/current-session.ts';
-import { contentTypeOf, downloadFilename, serializerFor } from './serialize.ts';
+import { CopyBinaryRows } from './copy-binary.ts';
+import { CSV_COLUMNS, contentTypeOf, downloadFilename, serializerFor } from './serialize.ts';
 import { type ExportDownload, prepareDownload } from './service.ts';
 
-/** Rows per cursor fetch: one batch is all a download holds of a table at a time. */
-export const EXPORT_CURSOR_BATCH = 1_000;
-/** Bytes gathered before a write: fewer, larger writes; still a small, bounded buffer. */
-const CHUNK_CHARS = 64 * 1024;
+/**
+ * Bytes gathered before a write: fewer, larger writes, and a small bounded buffer whatever the
+ * client's speed.
+ */
+const CHUNK_BYTES = 64 * 1024;
 /** A client that reads nothing for this long is cut off: it must not hold a connection and a snapshot for ever. */
 const DRAIN_TIMEOUT_MS = 120_000;
 /**
  * Downloads streaming at once in one API process. Each holds one database connection (a
- * read-only transaction with its cursor) for as long as the client reads; more would starve the
- * pool the API itself needs. The next one is told to retry (503 with Retry-After).
+ * read-only transaction running its COPY) for as long as the client reads; more would starve
+ * the pool the API itself needs. The next one is told to retry (503 with Retry-After).
  */
 export const MAX_CONCURRENT_DOWNLOADS = 4;
 
-/** The client went away (or stalled): stop reading, release the cursor. */
+/** The client went away (or stalled): stop PostgreSQL, release the connection. */
 class DownloadAborted extends Error {}
 
 /**
  * Gathers output into chunks and writes them with backpressure: when `res.write` says the
- * socket's buffer is full, the download waits for 'drain' before it reads the next batch, so
- * memory stays bounded by the chunk size and the socket's buffer whatever the client's speed.
+ * socket's buffer is full, the download pauses the database stream until 'drain', so memory
+ * stays bounded by the chunk size and the socket's buffer whatever the client's speed.
  */
 export class Sink {
-  #parts: string[] = [];
+  #parts: Buffer[] = [];
   #size = 0;
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly gone: AbortSignal,
+    /** Aborted when the client goes away. */
+    readonly gone: AbortSignal,
   ) {}
 
   add(text: string): void {
     if (text.length > 0) {
-      this.#parts.push(text);
-      this.#size += text.length;
+      this.addBytes(Buffer.from(text, 'utf8'));
     }
   }
 
+  /** `bytes` is written as is (a view into a chunk postgres.js read is fine: nothing rewrites those), not copied until the flush. */
+  addBytes(bytes: Buffer): void {
+    this.#parts.push(bytes);
+    this.#size += bytes.length;
+  }
+
   get full(): boolean {
-    return this.#size >= CHUNK_CHARS;
+    return this.#size >= CHUNK_BYTES;
   }
 
   async flush(): Promise<void> {
@@ -59,7 +69,7 @@ export class Sink {
     if (this.#size === 0) {
       return;
     }
-    const chunk = this.#parts.join('');
+    const chunk = this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts, this.#size);
     this.#parts = [];
     this.#size = 0;
     if (!this.res.write(chunk)) {
@@ -92,10 +102,98 @@ export class Sink {
 }
 
 /**
- * Writes the whole export to `sink`: the captured sections from the record, the table sections
- * through one cursor each, all inside one read-only REPEATABLE READ transaction (every table
- * section seen in one state), `EXPORT_CURSOR_BATCH` rows at a time. Leaving the loop (the client
- * went away, a write failed) closes the cursor and ends the transaction.
+ * Runs one section's COPY and hands each row's bytes to `sink` (after `prefix`), pausing the
+ * COPY whenever the sink waits for the client (postgres.js then stops reading the socket, and
+ * PostgreSQL blocks on its send: nothing is read ahead).
+ *
+ * On a failure of ours (the client gone or stalled, a malformed stream) the COPY is cancelled
+ * (`cancel`) and what PostgreSQL already sent is read and dropped until postgres.js closes the
+ * stream (on the cancel's error, or on the COPY's end if it had finished). Only when both are
+ * done does the failure reach the transaction's ROLLBACK: postgres.js refuses any query while a
+ * COPY is open on the connection, and a cancel still on its way must not land on the ROLLBACK.
+ * An error of the COPY itself arrives with its stream already closed.
+ */
+async function pumpCopy(opts: {
+  tx: TransactionSql;
+  copySql: string;
+  sink: Sink;
+  prefix: { first: Buffer; next: Buffer };
+  cancel: () => Promise<void>;
+}): Promise<number> {
+  const { sink, prefix } = opts;
+  const stream = (await opts.tx.unsafe(opts.copySql).readable()) as Readable;
+  const rows = new CopyBinaryRows();
+  let count = 0;
+  const onRow = (value: Buffer) => {
+    const before = count === 0 ? prefix.first : prefix.next;
+    if (before.length > 0) {
+      sink.addBytes(before);
+    }
+    sink.addBytes(value);
+    count++;
+  };
+  await new Promise<void>((resolve, reject) => {
+    let failed = false;
+    const fail = (error: unknown) => {
+      if (failed) {
+        return;
+      }
+      failed = true;
+      sink.gone.removeEventListener('abort', onGone);
+      stream.off('data', onData);
+      if (stream.destroyed) {
+        reject(error);
+        return;
+      }
+      const closed = new Promise((done) => stream.once('close', done));
+      // Read on (and drop) so that postgres.js reaches the cancel's error or the COPY's end.
+      stream.on('data', () => {});
+      stream.resume();
+      void Promise.all([opts.cancel().catch(() => {}), closed]).then(() => reject(error));
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        rows.push(chunk, onRow);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (sink.full) {
+        stream.pause();
+        sink.flush().then(() => {
+          if (!failed) {
+            stream.resume();
+          }
+        }, fail);
+      }
+    };
+    // Not only at the next flush: PostgreSQL may be a while before its first row (a sort).
+    const onGone = () => fail(new DownloadAborted('the client went away'));
+    if (sink.gone.aborted) {
+      onGone();
+      return;
+    }
+    sink.gone.addEventListener('abort', onGone, { once: true });
+    stream.on('data', onData);
+    stream.on('error', fail);
+    stream.on('end', () => {
+      if (!failed) {
+        if (rows.ended) {
+          sink.gone.removeEventListener('abort', onGone);
+          resolve();
+        } else {
+          fail(new Error('the COPY stream ended early'));
+        }
+      }
+    });
+  });
+  return count;
+}
+
+/**
+ * Writes the whole export to `sink`: the captured sections from the record, each table section
+ * through its own COPY (queries/exports.ts exportSectionCopySql), all inside one read-only
+ * REPEATABLE READ transaction (every table section seen in one state).
  */
 export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink): Promise<void> {
   const serializer = serializerFor(download.format);
@@ -110,7 +208,17 @@ export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink)
       counts: record.counts,
     }),
   );
+  const where = { tenantId: record.tenantId, asOf: record.asOf };
   await pg.begin('isolation level repeatable read read only', async (tx) => {
+    // The backend a COPY runs in, to cancel it from the pool (pg_cancel_backend: only a query
+    // that is running is cancelled; a backend idle in the transaction ignores it).
+    const [backend] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    if (!backend) {
+      throw new Error('pg_backend_pid() returned no row');
+    }
+    const cancel = async () => {
+      await pg`select pg_cancel_backend(${backend.pid}::int)`;
+    };
     for (const section of EXPORT_SECTIONS) {
       sink.add(serializer.sectionStart(section));
       let empty = true;
@@ -123,15 +231,12 @@ export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink)
           }
         }
       } else {
-        const rows = exportSectionRows(tx, section, { tenantId: record.tenantId, asOf: record.asOf, batch: EXPORT_CURSOR_BATCH });
-        for await (const batch of rows) {
-          for (const row of batch) {
-            sink.add(serializer.row(section, row.j, empty));
-            empty = false;
-          }
-          // Once per batch: the next batch is fetched only after this one is handed to the socket.
-          await sink.flush();
-        }
+        const copySql = exportSectionCopySql(
+          section,
+          download.format === 'json' ? { ...where, format: 'json' } : { ...where, format: 'csv', columns: CSV_COLUMNS },
+        );
+        const prefix = { first: Buffer.from(serializer.rowPrefix(section, true)), next: Buffer.from(serializer.rowPrefix(section, false)) };
+        empty = (await pumpCopy({ tx, copySql, sink, prefix, cancel })) === 0;
       }
       sink.add(serializer.sectionEnd(section, empty));
     }

@@ -426,7 +426,17 @@ describe('exports', () => {
         expected.push(line(section.resource, section.fields, item));
       }
     }
-    expect(rows).toEqual(expected);
+    // JSON cells compare as JSON (PostgreSQL writes jsonb with spaces after `:` and `,`).
+    const kinds = new Map<string, Map<string, ExportFieldKind>>(
+      [['export', EXPORT_HEADER_FIELDS] as const, ...EXPORT_SECTIONS.map((s) => [s.resource, s.fields] as const)].map(
+        ([resource, fields]) => [resource, new Map(fields.map((f) => [f.name, f.kind]))],
+      ),
+    );
+    const comparable = (row: string[]) =>
+      row.map((cell, i) =>
+        cell !== '' && kinds.get(row[0] as string)?.get(CSV_COLUMNS[i] as string) === 'json' ? JSON.parse(cell) : cell,
+      );
+    expect(rows.map(comparable)).toEqual(expected.map(comparable));
     expect(rows.filter((r) => r[0] === 'usage_event').map((r) => r[CSV_COLUMNS.indexOf('id')])).toEqual(
       json.usageEvents.map((e: Json) => e.id),
     );
@@ -674,6 +684,13 @@ describe('status transitions', () => {
 
 describe('streaming: backpressure, a client that leaves, the concurrency cap', () => {
   const EVENTS = 100_000;
+  /**
+   * Bytes of padding per event: the export (~110 MB) must be larger than everything the kernel
+   * may buffer between PostgreSQL, svc and a client that stops reading (loopback TCP buffers
+   * autotune up to 32 MB on each receiving side here), or the COPY could finish into the
+   * buffers and a paused client would prove nothing.
+   */
+  const PAD = 1_000;
   let org: OrganizationRow;
   let admin: SignedIn;
   let exportId: string;
@@ -685,17 +702,18 @@ describe('streaming: backpressure, a client that leaves, the concurrency cap', (
     await server.services.sql`
       insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, channel, created_at)
       select 'uev_' || lpad(g::text, 20, '0'), ${org.id}, 'key-' || g, md5(g::text), 'api.call', 1,
-             now() - interval '1 day', jsonb_build_object('n', g), 'usage', now() - interval '1 hour' + g * interval '1 millisecond'
+             now() - interval '1 day', jsonb_build_object('n', g, 'pad', repeat('x', ${PAD}::int)), 'usage',
+             now() - interval '1 hour' + g * interval '1 millisecond'
       from generate_series(1, ${EVENTS}::int) g`;
     await server.services.sql`analyze usage_events`;
     exportId = (await exportOf(admin, org, 'json')).id;
   }, 120_000);
 
-  /** The download transactions' backends: `idle in transaction` while a cursor waits for the client. */
+  /** The download transactions' backends (not their parallel workers) while their COPY runs. */
   async function downloadBackends(): Promise<{ state: string }[]> {
     return server.services.sql<{ state: string }[]>`
       select state from pg_stat_activity
-      where datname = current_database() and pid <> pg_backend_pid()
+      where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
         and query like '%row_to_json%' and state in ('active', 'idle in transaction')`;
   }
 
@@ -720,34 +738,48 @@ describe('streaming: backpressure, a client that leaves, the concurrency cap', (
     });
   }
 
-  it('a client that stops reading holds the stream where it is (no table read ahead); it resumes and gets every row', async () => {
+  it('a client that stops reading holds the COPY where it is (no table read ahead); it resumes and gets every row', async () => {
     const { res } = await pausedDownload();
     expect(res.statusCode).toBe(200);
-    await waitFor(async () => (await downloadBackends()).length === 1, 'the download cursor');
+    await waitFor(async () => (await downloadBackends()).length === 1, 'the download COPY');
     await sleep(2_000);
     // Still mid-table two seconds later: the server waited for the client instead of reading on.
-    expect(await downloadBackends()).toHaveLength(1);
+    // `active`: the COPY is blocked on its send (had svc read it all, it would be idle in transaction).
+    expect(await downloadBackends()).toEqual([{ state: 'active' }]);
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));
     res.resume();
     await new Promise((r) => res.on('end', r));
-    const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+    const body = Buffer.concat(chunks);
+    expect(body.length).toBeGreaterThan(EVENTS * PAD);
+    const doc = JSON.parse(body.toString('utf8')) as Json;
     expect(doc.usageEvents).toHaveLength(EVENTS);
     expect(doc.usageEvents[EVENTS - 1]).toMatchObject({ idempotencyKey: `key-${EVENTS}`, properties: { n: EVENTS } });
     await waitFor(async () => (await downloadBackends()).length === 0, 'the transaction to end');
   });
 
-  it('a client that disconnects mid-stream: the cursor is closed and its transaction ends at once', async () => {
+  it('a client that disconnects mid-stream: the COPY is cancelled and its transaction ends at once', async () => {
     const { req } = await pausedDownload();
-    await waitFor(async () => (await downloadBackends()).length === 1, 'the download cursor');
+    await waitFor(async () => (await downloadBackends()).length === 1, 'the download COPY');
     req.destroy();
     await waitFor(async () => (await downloadBackends()).length === 0, 'the transaction to end', 5_000);
     expect((await call('GET', '/healthz')).status).toBe(200);
+    // Every pooled connection (the download's among them) answers, outside any transaction: none
+    // is left mid-COPY, rolled back but confused, or in the download's snapshot.
+    const pool = server.services.sql.options.max;
+    const answers = await Promise.all(
+      Array.from(
+        { length: pool },
+        () => server.services.sql<{ isolation: string }[]>`select pg_sleep(0.05), current_setting('transaction_isolation') as isolation`,
+      ),
+    );
+    expect(new Set(answers.map(([a]) => a?.isolation))).toEqual(new Set(['read committed']));
   });
 
+  // Reads and parses the whole 100,000-event CSV (~110 MB) at the end: a longer budget on a busy machine.
   it('at most MAX_CONCURRENT_DOWNLOADS stream at once per process; the next is told to retry (503, Retry-After)', async () => {
     const open = await Promise.all([1, 2, 3, 4].map(() => pausedDownload()));
-    await waitFor(async () => (await downloadBackends()).length === 4, 'four download cursors');
+    await waitFor(async () => (await downloadBackends()).length === 4, 'four download COPYs');
     const busy = await call('GET', `/v1/exports/${exportId}/download`, { cookie: admin.cookie });
     expect(busy.status).toBe(503);
     expect(busy.headers.get('retry-after')).toBe('5');
@@ -760,5 +792,5 @@ describe('streaming: backpressure, a client that leaves, the concurrency cap', (
     expect(res.status).toBe(200);
     const rows = parseCsv(await res.text());
     expect(rows.filter((r) => r[0] === 'usage_event')).toHaveLength(EVENTS);
-  });
+  }, 90_000);
 });

@@ -104,17 +104,18 @@ export type ExportHeader = {
 };
 
 /**
- * Writes one export, item by item, through `emit` (which the caller drains). Sections come in
- * EXPORT_SECTIONS order; a section's items are either given (captured in the snapshot) or
- * pulled from `rows` (a table section: JSON text per row, as exportSectionRows reads it).
+ * The text around the items of an export, and the captured items themselves. Sections come in
+ * EXPORT_SECTIONS order. A table section's rows arrive as bytes PostgreSQL rendered (a JSON
+ * object, or a whole CSV line: queries/exports.ts exportSectionCopySql, with this file's
+ * CSV_COLUMNS and the same cell rules); only `rowPrefix` goes before each.
  */
 export type ExportSerializer = {
   begin: (header: ExportHeader) => string;
   sectionStart: (section: ExportSection) => string;
   /** A captured item (an object from the snapshot). */
   item: (section: ExportSection, item: Record<string, unknown>, first: boolean) => string;
-  /** A table row, as PostgreSQL rendered it: JSON text with exactly the section's fields. */
-  row: (section: ExportSection, json: string, first: boolean) => string;
+  /** What precedes a table row's bytes (JSON: the separator; CSV: nothing, the line is whole). */
+  rowPrefix: (section: ExportSection, first: boolean) => string;
   /** Ends a section; `empty` when no item was written (a `one` section is then null). */
   sectionEnd: (section: ExportSection, empty: boolean) => string;
   end: () => string;
@@ -127,7 +128,7 @@ const jsonSerializer: ExportSerializer = {
     const json = JSON.stringify(pick(section.fields, item));
     return section.shape === 'many' ? `${first ? '\n' : ',\n'}${json}` : first ? json : '';
   },
-  row: (section, json, first) => (section.shape === 'many' ? `${first ? '\n' : ',\n'}${json}` : first ? json : ''),
+  rowPrefix: (_section, first) => (first ? '\n' : ',\n'),
   sectionEnd: (section, empty) => (section.shape === 'many' ? (empty ? ']' : '\n]') : empty ? 'null' : ''),
   end: () => '}\n',
 };
@@ -136,7 +137,7 @@ const csvSerializer: ExportSerializer = {
   begin: (header) => `${CSV_COLUMNS.join(',')}\r\n${csvLine(HEADER_LAYOUT, { ...header, version: EXPORT_DOCUMENT_VERSION })}`,
   sectionStart: () => '',
   item: (section, item) => csvLine(LAYOUTS.get(section) as Layout, item),
-  row: (section, json) => csvLine(LAYOUTS.get(section) as Layout, JSON.parse(json) as Record<string, unknown>),
+  rowPrefix: () => '',
   sectionEnd: () => '',
   end: () => '',
 };
