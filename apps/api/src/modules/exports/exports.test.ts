@@ -756,7 +756,8 @@ describe('streaming: backpressure, a client that leaves, the concurrency cap', (
     expect(doc.usageEvents).toHaveLength(EVENTS);
     expect(doc.usageEvents[EVENTS - 1]).toMatchObject({ idempotencyKey: `key-${EVENTS}`, properties: { n: EVENTS } });
     await waitFor(async () => (await downloadBackends()).length === 0, 'the transaction to end');
-  });
+    // Reads and parses the whole ~110 MB export: the same longer budget as the cap test below.
+  }, 90_000);
 
   it('a client that disconnects mid-stream: the COPY is cancelled and its transaction ends at once', async () => {
     const { req } = await pausedDownload();
