@@ -17,6 +17,8 @@ export async function seedSyncLog(
     status: 'queued' | 'succeeded' | 'failed' | 'skipped';
     attempts?: number;
     reason?: string | null;
+    /** When the log was queued (default now): tests that read an order set it, as rows seeded within one millisecond tie. */
+    createdAt?: Date;
   },
 ): Promise<{ id: string; usageEventId: string; mappingId: string }> {
   const provider = opts.provider ?? 'stripe';
@@ -54,6 +56,7 @@ export async function seedSyncLog(
     attempts: opts.attempts ?? (opts.status === 'queued' ? 0 : 1),
     reason: opts.reason ?? (opts.status === 'failed' ? 'Stripe refused it (400 resource_missing): No such meter' : null),
     providerRecordId: opts.status === 'succeeded' ? usageEventId : null,
+    ...(opts.createdAt ? { createdAt: opts.createdAt, updatedAt: opts.createdAt } : {}),
   });
   return { id, usageEventId, mappingId };
 }

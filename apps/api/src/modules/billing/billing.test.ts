@@ -244,9 +244,17 @@ describe('/v1/billing/mappings', () => {
 describe('GET /v1/billing/sync-logs', () => {
   it('lists by tenant_id, newest first, filtered by status and provider, paged', async () => {
     const { db, org, admin } = await adminOf();
-    const failed = await seedSyncLog(db, { tenantId: org.id, status: 'failed' });
-    const ok = await seedSyncLog(db, { tenantId: org.id, status: 'succeeded' });
-    const paddle = await seedSyncLog(db, { tenantId: org.id, provider: 'paddle', status: 'skipped', reason: 'Paddle is not configured' });
+    // A second apart: seeded back to back they can share a millisecond, and the order would be the ids'.
+    const at = (secondsAgo: number) => new Date(Date.now() - secondsAgo * 1000);
+    const failed = await seedSyncLog(db, { tenantId: org.id, status: 'failed', createdAt: at(3) });
+    const ok = await seedSyncLog(db, { tenantId: org.id, status: 'succeeded', createdAt: at(2) });
+    const paddle = await seedSyncLog(db, {
+      tenantId: org.id,
+      provider: 'paddle',
+      status: 'skipped',
+      reason: 'Paddle is not configured',
+      createdAt: at(1),
+    });
     const other = await seedOrganization(db);
     await seedSyncLog(db, { tenantId: other.id, status: 'failed' });
 
