@@ -51,6 +51,15 @@ describe('GET /v1/sessions', () => {
     const other = await seedOrganization(db);
     const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
     const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    // Newest first: seeded back to back they can share a millisecond (and then come in id order).
+    await db
+      .update(sessions)
+      .set({ createdAt: new Date(Date.now() - 2_000) })
+      .where(eq(sessions.id, admin.sessionId));
+    await db
+      .update(sessions)
+      .set({ createdAt: new Date(Date.now() - 1_000) })
+      .where(eq(sessions.id, member.sessionId));
     const { session: laptop } = await createSession(db, SESSION, {
       userId: member.user.id,
       activeTenantId: org.id,
