@@ -15,46 +15,20 @@
  * The client reads as fast as it can and discards the body (counting bytes and, for a check,
  * the rows), so the figure is the server's.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { type BenchContext, fmt, healthy, positiveSetting, startServerChild, type Verdict } from './support.ts';
 
-export type ExportBenchContext = {
-  root: string;
-  cli: string;
-  smoke: boolean;
-  rounds: number;
-  /** Every child process, so the bench's cleanup can kill what is left. */
-  children: Set<ChildProcess>;
-  createDb: (suffix: string) => Promise<{ name: string; url: string }>;
-  runCli: (args: string[], databaseUrl: string) => Promise<string>;
-  freePort: () => Promise<number>;
-  log: (line: string) => void;
-  /** Node arguments for a child that runs TypeScript (`--import tsx`, plus profiling when asked). */
-  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
-};
-
-export type ExportVerdict = { name: string; pass: boolean; detail: string };
+export type ExportBenchContext = BenchContext;
+export type ExportVerdict = Verdict;
 
 export const EXPORT_TARGETS = { rssGrowthMaxMb: 100 };
 export const EXPORT_SCENARIOS = ['export-memory'] as const;
 
 const TENANT_ID = 'ten_benchexports0000000';
-const HOST = '127.0.0.1';
 const ENGINE_ISSUER = 'http://127.0.0.1:3001/application/o/svc/';
-
-function numberSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`${name} must be a positive number, got ${raw}`);
-  }
-  return value;
-}
-
-const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 /** Resident set size of a process, MB (NaN once it is gone). */
 function rssMb(pid: number | undefined): number {
@@ -64,59 +38,6 @@ function rssMb(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
-}
-
-type Proc = { child: ChildProcess; url: string; output: () => string; stop: () => Promise<void> };
-
-async function startProcess(
-  ctx: ExportBenchContext,
-  opts: { kind: 'svc' | 'other'; label: string; script: string[]; env: NodeJS.ProcessEnv; ready: (url: string) => Promise<boolean> },
-): Promise<Proc> {
-  const port = await ctx.freePort();
-  const url = `http://${HOST}:${port}`;
-  const child = spawn(process.execPath, [...ctx.nodeArgs(opts.kind, opts.label), ...opts.script], {
-    cwd: ctx.root,
-    env: { ...process.env, ...opts.env, PORT: String(port), HOST, PUBLIC_URL: url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  ctx.children.add(child);
-  let buffer = '';
-  const add = (chunk: Buffer) => {
-    buffer = (buffer + chunk.toString()).slice(-16_000);
-  };
-  child.stdout?.on('data', add);
-  child.stderr?.on('data', add);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      ctx.children.delete(child);
-      resolve();
-    }),
-  );
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      return;
-    }
-    child.kill('SIGTERM');
-    if (!(await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]))) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${opts.label} exited before it was ready:\n${buffer}`);
-    }
-    if (await opts.ready(url).catch(() => false)) {
-      break;
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${opts.label} was not ready within 60 s:\n${buffer}`);
-    }
-    await sleep(100);
-  }
-  return { child, url, output: () => buffer, stop };
 }
 
 function svcEnv(databaseUrl: string, encryptionKey: string, worker: boolean): NodeJS.ProcessEnv {
@@ -131,8 +52,6 @@ function svcEnv(databaseUrl: string, encryptionKey: string, worker: boolean): No
     RATE_LIMIT_BACKEND_PER_MINUTE: '1000000000',
   };
 }
-
-const healthy = async (url: string) => (await fetch(`${url}/healthz`)).status === 200;
 
 /** The organization, an org admin with a live session (its cookie returned), and `events` usage events. */
 async function seed(sql: postgres.Sql, events: number): Promise<string> {
@@ -167,7 +86,7 @@ async function seed(sql: postgres.Sql, events: number): Promise<string> {
 
 /** Builds the export for real (POST, the worker, polling) and returns its id and the build time. */
 async function buildExport(ctx: ExportBenchContext, env: NodeJS.ProcessEnv, cookie: string): Promise<{ id: string; seconds: number }> {
-  const server = await startProcess(ctx, { kind: 'svc', label: 'svc-export-build', script: [ctx.cli, 'serve'], env, ready: healthy });
+  const server = await startServerChild(ctx, { kind: 'svc', label: 'svc-export-build', script: [ctx.cli, 'serve'], env, ready: healthy });
   try {
     const started = Date.now();
     const res = await fetch(`${server.url}/v1/export/all`, {
@@ -252,7 +171,7 @@ export async function runExportBenches(
   if (!wanted('export-memory')) {
     return { verdicts: [], results: {} };
   }
-  const events = ctx.smoke ? 50_000 : numberSetting('BENCH_EXPORT_EVENTS', 1_000_000);
+  const events = ctx.smoke ? 50_000 : positiveSetting('BENCH_EXPORT_EVENTS', 1_000_000);
   const db = await ctx.createDb('exports');
   await ctx.runCli(['migrate'], db.url);
   const encryptionKey = createHash('sha256').update(`bench-exports-${process.pid}`).digest().toString('base64');
@@ -274,14 +193,14 @@ export async function runExportBenches(
         // A fresh process per download: its growth is this download's, not what an earlier one left.
         const proc =
           side === 'baseline COPY csv'
-            ? await startProcess(ctx, {
+            ? await startServerChild(ctx, {
                 kind: 'other',
                 label: 'export-baseline',
                 script: ['bench/export-baseline.ts'],
                 env: { DATABASE_URL: db.url },
                 ready: async (url) => (await fetch(`${url}/?tenant=x`)).status === 400,
               })
-            : await startProcess(ctx, {
+            : await startServerChild(ctx, {
                 kind: 'svc',
                 label: 'svc-export',
                 script: [ctx.cli, 'serve'],

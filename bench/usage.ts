@@ -15,44 +15,16 @@
  * Every svc server is a real `svc serve` process (NODE_ENV=production, LOG_LEVEL=warn,
  * WORKER_ENABLED=false, rate limits 1e9/min); the naive handler is its own process too.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { type BenchContext, fmt, healthy, positiveSetting, processCpuMs, startServerChild, type Verdict } from './support.ts';
 
-export type UsageBenchContext = {
-  root: string;
-  cli: string;
-  smoke: boolean;
-  rounds: number;
-  duration: number;
-  warmup: number;
-  children: Set<ChildProcess>;
-  createDb: (suffix: string) => Promise<{ name: string; url: string }>;
-  runCli: (args: string[], databaseUrl: string) => Promise<string>;
-  freePort: () => Promise<number>;
-  log: (line: string) => void;
-  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
-};
-
-export type UsageVerdict = { name: string; pass: boolean; detail: string };
+export type UsageBenchContext = BenchContext & { duration: number; warmup: number };
+export type UsageVerdict = Verdict;
 
 export const USAGE_TARGETS = { singleMin: 1.5, batchMin: 20, summaryMin: 0.8 };
 export const USAGE_SCENARIOS = ['usage-single', 'usage-batch', 'usage-summary'] as const;
-
-function numberSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`${name} must be a positive number, got ${raw}`);
-  }
-  return value;
-}
-
-const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const HOST = '127.0.0.1';
 
 type Server = { url: string; pid: number | undefined; stop: () => Promise<void> };
 
@@ -63,17 +35,12 @@ async function startServer(
   encryptionKey: string,
   label: string,
 ): Promise<Server> {
-  const port = await ctx.freePort();
-  const url = `http://${HOST}:${port}`;
-  const script = kind === 'svc' ? [ctx.cli, 'serve'] : ['bench/usage-baseline.ts'];
-  const child = spawn(process.execPath, [...ctx.nodeArgs(kind === 'svc' ? 'svc' : 'other', label), ...script], {
-    cwd: ctx.root,
+  const server = await startServerChild(ctx, {
+    kind: kind === 'svc' ? 'svc' : 'other',
+    label,
+    script: kind === 'svc' ? [ctx.cli, 'serve'] : ['bench/usage-baseline.ts'],
     env: {
-      ...process.env,
       DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST,
-      PUBLIC_URL: url,
       NODE_ENV: 'production',
       ENGINE_ISSUER: 'http://127.0.0.1:3001/application/o/svc/',
       SVC_ENCRYPTION_KEY: encryptionKey,
@@ -83,52 +50,9 @@ async function startServer(
       RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000000',
       RATE_LIMIT_BACKEND_PER_MINUTE: '1000000000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: healthy,
   });
-  ctx.children.add(child);
-  let output = '';
-  const add = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8_000);
-  };
-  child.stdout?.on('data', add);
-  child.stderr?.on('data', add);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      ctx.children.delete(child);
-      resolve();
-    }),
-  );
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      return;
-    }
-    child.kill('SIGTERM');
-    if (!(await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)]))) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`${label} exited before it was healthy:\n${output}`);
-    }
-    try {
-      const res = await fetch(`${url}/healthz`);
-      await res.arrayBuffer();
-      if (res.status === 200) {
-        break;
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${label} was not healthy within 60 s:\n${output}`);
-    }
-    await sleep(100);
-  }
-  return { url, pid: child.pid, stop };
+  return { url: server.url, pid: server.child.pid, stop: server.stop };
 }
 
 type Load = { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: (n: number) => string; connections: number };
@@ -146,19 +70,6 @@ type Measurement = {
   pgCpuMs?: number;
 };
 
-/** User + system CPU of a process so far (Linux /proc; NaN elsewhere), in ms. */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // utime and stime, fields 14 and 15: the 12th and 13th after the command name; 10 ms ticks.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** CPU so far of every PostgreSQL backend connected to the database (but this one), by pid. */
 async function backendCpu(sql: postgres.Sql): Promise<Map<number, number>> {
   const rows = await sql<
     { pid: number }[]
@@ -315,7 +226,7 @@ async function ingestion(
     await ctx.runCli(['apps', 'create', '--org', 'bench-usage', '--name', 'Bench usage', '--json'], db.url),
   ) as CreatedApp;
   const encryptionKey = randomBytes(32).toString('base64');
-  const connections = numberSetting('BENCH_USAGE_CONNECTIONS', 64);
+  const connections = positiveSetting('BENCH_USAGE_CONNECTIONS', 64);
   const headers = { authorization: `Bearer ${app.secretKey}`, 'content-type': 'application/json' };
   const naive: Side = { label: 'naive handler, 1 event/request', rounds: [] };
   const single: Side = { label: 'svc, 1 event/request', rounds: [] };
@@ -457,8 +368,8 @@ function merge(slices: Measurement[]): Measurement {
 
 /** usage-summary: one server, two organizations (100,000 and 5,000,000 events), alternating. */
 async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results: Record<string, unknown>) {
-  const small = numberSetting('BENCH_USAGE_SMALL', ctx.smoke ? 10_000 : 100_000);
-  const large = numberSetting('BENCH_USAGE_LARGE', ctx.smoke ? 200_000 : 5_000_000);
+  const small = positiveSetting('BENCH_USAGE_SMALL', ctx.smoke ? 10_000 : 100_000);
+  const large = positiveSetting('BENCH_USAGE_LARGE', ctx.smoke ? 200_000 : 5_000_000);
   const db = await ctx.createDb('usage_summary');
   await ctx.runCli(['migrate'], db.url);
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
@@ -489,7 +400,7 @@ async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results
   const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString();
   const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
   const query = `?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&bucket=day`;
-  const connections = numberSetting('BENCH_CONNECTIONS', 20);
+  const connections = positiveSetting('BENCH_CONNECTIONS', 20);
   const loads = {
     small: {
       path: `/v1/tenants/${orgs.small}/usage/summary${query}`,

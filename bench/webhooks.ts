@@ -1,24 +1,4 @@
-/**
- * Webhook delivery figures (issue 5 "Figures"), run by bench/run.ts:
- *
- * - webhook-throughput: N pending deliveries to one local receiver are seeded with no worker
- *   running; a real `svc worker` process then starts, and deliveries/s is N over the time from
- *   the receiver's first arrival to the last delivery recorded succeeded in PostgreSQL. The
- *   baseline, in the same run and against the same receiver, is bench/webhook-baseline.ts: a
- *   plain Node loop that POSTs the same signed bodies with the same concurrency (the engine's
- *   DISPATCH_CONCURRENCY requests in flight) over keep-alive connections. Target >= 0.5x.
- * - webhook-latency: events at a fixed rate (100/s), each from its own committed transaction
- *   that calls recordEvent, with a timestamp taken inside the transaction right before its
- *   statements and COMMIT (`data.committedAt`); the receiver computes arrival minus that stamp.
- *   Target p95 < 250 ms. The baseline is the floor: the same transactions, with the bench
- *   process itself POSTing each event the moment its COMMIT returns (what an in-process,
- *   fire-and-forget sender would do; no durability).
- *
- * The receiver (bench/webhook-receiver.ts) is its own process and checks every signature.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
@@ -28,23 +8,10 @@ import { createSecretBox } from '../packages/db/src/secret-box.ts';
 import { DISPATCH_CONCURRENCY } from '../packages/jobs/src/webhooks/dispatch.ts';
 import { generateWebhookSecret, sealWebhookSecret } from '../packages/jobs/src/webhooks/secrets.ts';
 import { webhookBody, webhookHeaders } from '../packages/jobs/src/webhooks/signing.ts';
+import { type BenchContext, type Child, fmt, positiveSetting, processCpuMs, spawnChild, type Verdict } from './support.ts';
 
-export type WebhookBenchContext = {
-  root: string;
-  cli: string;
-  smoke: boolean;
-  rounds: number;
-  /** Every child process, so the bench's cleanup can kill what is left. */
-  children: Set<ChildProcess>;
-  createDb: (suffix: string) => Promise<{ name: string; url: string }>;
-  runCli: (args: string[], databaseUrl: string) => Promise<string>;
-  freePort: () => Promise<number>;
-  log: (line: string) => void;
-  /** Node arguments for a child that runs TypeScript (`--import tsx`, plus profiling when asked). */
-  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
-};
-
-export type WebhookVerdict = { name: string; pass: boolean; detail: string };
+export type WebhookBenchContext = BenchContext;
+export type WebhookVerdict = Verdict;
 
 export const WEBHOOK_TARGETS = { throughputMin: 0.5, latencyP95MaxMs: 250 };
 
@@ -54,15 +21,6 @@ const TENANT_ID = 'ten_benchwebhooks';
 const ENDPOINT_ID = 'wh_benchwebhooks';
 const EVENT_TYPE = 'user.created';
 
-function numberSetting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`${name} must be a positive number, got ${raw}`);
-  }
-  return value;
-}
-
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) {
     return Number.NaN;
@@ -70,41 +28,8 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 }
 
-const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-
-type Child = { child: ChildProcess; output: () => string; exited: Promise<number | null>; stop: () => Promise<void> };
-
 function start(ctx: WebhookBenchContext, script: string[], env: NodeJS.ProcessEnv, kind: 'svc' | 'other', label: string): Child {
-  const child = spawn(process.execPath, [...ctx.nodeArgs(kind, label), ...script], {
-    cwd: ctx.root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  ctx.children.add(child);
-  let buffer = '';
-  const add = (chunk: Buffer) => {
-    buffer = (buffer + chunk.toString()).slice(-16_000);
-  };
-  child.stdout?.on('data', add);
-  child.stderr?.on('data', add);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
-      ctx.children.delete(child);
-      resolve(code);
-    }),
-  );
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      return;
-    }
-    child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]);
-    if (!done) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  };
-  return { child, output: () => buffer, exited, stop };
+  return spawnChild(ctx, { kind, label, script, env, graceMs: 20_000 });
 }
 
 async function waitForOutput(proc: Child, pattern: RegExp, what: string, timeoutMs = 60_000): Promise<RegExpExecArray> {
@@ -277,19 +202,6 @@ function diffCounters(after: DbCounters, before: DbCounters): DbCounters {
   };
 }
 
-/** User + system CPU of a process so far (Linux /proc; NaN elsewhere), in ms. */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // utime and stime are fields 14 and 15; counting from after the command name (which may
-    // contain spaces), they are the 12th and 13th. Clock ticks of 10 ms.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 async function throughput(
   ctx: WebhookBenchContext,
   databaseUrl: string,
@@ -298,7 +210,7 @@ async function throughput(
   env: NodeJS.ProcessEnv,
   secret: string,
 ) {
-  const count = Math.round(numberSetting('BENCH_WEBHOOK_DELIVERIES', ctx.smoke ? 1_000 : 10_000));
+  const count = Math.round(positiveSetting('BENCH_WEBHOOK_DELIVERIES', ctx.smoke ? 1_000 : 10_000));
   ctx.log(
     `measuring: webhook-throughput (${count.toLocaleString('en-US')} pending deliveries, one receiver, ` +
       `${DISPATCH_CONCURRENCY} in flight both sides)`,
@@ -481,8 +393,8 @@ async function latency(
   env: NodeJS.ProcessEnv,
   secret: string,
 ) {
-  const rate = numberSetting('BENCH_WEBHOOK_RATE', 100);
-  const seconds = numberSetting('BENCH_WEBHOOK_SECONDS', ctx.smoke ? 2 : 10);
+  const rate = positiveSetting('BENCH_WEBHOOK_RATE', 100);
+  const seconds = positiveSetting('BENCH_WEBHOOK_SECONDS', ctx.smoke ? 2 : 10);
   const warmup = ctx.smoke ? 0 : 2;
   ctx.log(`measuring: webhook-latency (${rate} events/s for ${seconds} s after ${warmup} s warmup, commit to receiver)`);
   const database = createDatabase({ url: databaseUrl, max: 10, applicationName: 'bench-webhook-events' });
@@ -638,7 +550,7 @@ export async function runWebhookBenches(
       const l = await latency(ctx, db.url, sql, receiver, env, secret);
       results.latency = l;
       verdicts.push({
-        name: `webhook-latency: p95 commit -> receiver < ${WEBHOOK_TARGETS.latencyP95MaxMs} ms at ${numberSetting('BENCH_WEBHOOK_RATE', 100)}/s`,
+        name: `webhook-latency: p95 commit -> receiver < ${WEBHOOK_TARGETS.latencyP95MaxMs} ms at ${positiveSetting('BENCH_WEBHOOK_RATE', 100)}/s`,
         pass: l.svc.p95 < WEBHOOK_TARGETS.latencyP95MaxMs,
         detail:
           `p50 ${fmt(l.svc.p50, 1)} / p95 ${fmt(l.svc.p95, 1)} / p99 ${fmt(l.svc.p99, 1)} ms; ` +
