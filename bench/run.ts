@@ -33,6 +33,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
+import type { BenchContext } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
@@ -1004,62 +1005,25 @@ async function main(): Promise<number> {
   log('');
 
   const comparisons: Comparison[] = EDGE_SCENARIOS.some(wanted) ? await edgeBenches() : [];
+  // What every scenario module gets (bench/support.ts BenchContext).
+  const scenarioContext: BenchContext = {
+    root: ROOT,
+    cli: CLI,
+    smoke: SMOKE,
+    rounds: ROUNDS,
+    children,
+    createDb,
+    runCli,
+    freePort,
+    log,
+    nodeArgs: (kind, label) =>
+      nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
+  };
   const usage = USAGE_SCENARIOS.some(wanted)
-    ? await runUsageBenches(
-        {
-          root: ROOT,
-          cli: CLI,
-          smoke: SMOKE,
-          rounds: ROUNDS,
-          duration: DURATION,
-          warmup: WARMUP,
-          children,
-          createDb,
-          runCli,
-          freePort,
-          log,
-          nodeArgs: (kind, label) =>
-            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
-        },
-        wanted,
-      )
+    ? await runUsageBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP }, wanted)
     : { verdicts: [], results: {} };
-  const exportBenches = EXPORT_SCENARIOS.some(wanted)
-    ? await runExportBenches(
-        {
-          root: ROOT,
-          cli: CLI,
-          smoke: SMOKE,
-          rounds: ROUNDS,
-          children,
-          createDb,
-          runCli,
-          freePort,
-          log,
-          nodeArgs: (kind, label) =>
-            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
-        },
-        wanted,
-      )
-    : { verdicts: [], results: {} };
-  const webhooks = WEBHOOK_SCENARIOS.some(wanted)
-    ? await runWebhookBenches(
-        {
-          root: ROOT,
-          cli: CLI,
-          smoke: SMOKE,
-          rounds: ROUNDS,
-          children,
-          createDb,
-          runCli,
-          freePort,
-          log,
-          nodeArgs: (kind, label) =>
-            nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
-        },
-        wanted,
-      )
-    : { verdicts: [], results: {} };
+  const exportBenches = EXPORT_SCENARIOS.some(wanted) ? await runExportBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const webhooks = WEBHOOK_SCENARIOS.some(wanted) ? await runWebhookBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
