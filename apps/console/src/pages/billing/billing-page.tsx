@@ -31,6 +31,15 @@ const PROVIDER_SETTING = {
 const ITEM_HINT = { stripe: 'meter event name', razorpay: 'item id (item_…)', paddle: 'price id (pri_…)' } as const;
 const ACCOUNT_HINT = { stripe: 'customer id (cus_…)', razorpay: 'subscription id (sub_…)', paddle: 'subscription id (sub_…)' } as const;
 
+/** The options of a provider select (the connect and the mapping forms). */
+function ProviderOptions() {
+  return BILLING_PROVIDERS.map((p) => (
+    <option key={p} value={p}>
+      {PROVIDER_LABEL[p]}
+    </option>
+  ));
+}
+
 /** An empty select or input is "not given". */
 const optional = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
@@ -169,11 +178,7 @@ function Connections({
         <label className="form-field">
           <span>Provider</span>
           <select data-testid="billing-connect-provider" {...form.register('provider')}>
-            {BILLING_PROVIDERS.map((p) => (
-              <option key={p} value={p}>
-                {PROVIDER_LABEL[p]}
-              </option>
-            ))}
+            <ProviderOptions />
           </select>
         </label>
         <label className="form-field" style={{ flex: '2 1 260px' }}>
@@ -266,11 +271,7 @@ function Mappings({ organizationSlug }: { organizationSlug: string }) {
         <label className="form-field">
           <span>Provider</span>
           <select data-testid="billing-mapping-provider" {...form.register('provider')}>
-            {BILLING_PROVIDERS.map((p) => (
-              <option key={p} value={p}>
-                {PROVIDER_LABEL[p]}
-              </option>
-            ))}
+            <ProviderOptions />
           </select>
         </label>
         <label className="form-field">
