@@ -11,8 +11,9 @@ import { buildClientConfig } from '../modules/client-config/service.ts';
 import { describeMe } from '../modules/me/service.ts';
 import { createUsageIngestRoute } from '../modules/usage/ingest-route.ts';
 import { toIssues } from '../trpc/errors.ts';
+import { runBehindEdge } from './behind-edge.ts';
 import { type Edge, normalizePath } from './edge.ts';
-import { requestIdOf, sendError, sendJson } from './errors.ts';
+import { requestIdOf, sendJson } from './errors.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, query: string) => Promise<void>;
 
@@ -119,26 +120,7 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
       return false;
     }
     const query = q === -1 ? '' : url.slice(q + 1);
-    const fail = (error: unknown) => {
-      if (error instanceof AppError) {
-        sendError(req, res, error.code, error.message);
-        return;
-      }
-      services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
-      if (!res.headersSent) {
-        sendError(req, res, 'internal', 'Internal server error');
-      }
-    };
-    try {
-      const proceed = edge.run(req, res, rawPath);
-      if (proceed instanceof Promise) {
-        proceed.then((go) => (go ? handler(req, res, query) : undefined)).catch(fail);
-      } else if (proceed) {
-        handler(req, res, query).catch(fail);
-      }
-    } catch (error) {
-      fail(error);
-    }
+    runBehindEdge(services, edge, req, res, rawPath, () => handler(req, res, query));
     return true;
   };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '@svc/contracts/errors';
 import { type TUsageChannel, ZIngestUsageRequest } from '@svc/contracts/usage';
 import type { AppServices } from '../../context.ts';
+import { runBehindEdge } from '../../http/behind-edge.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { type Edge, MAX_BODY_BYTES, normalizePath } from '../../http/edge.ts';
 import { requestIdOf, sendError, sendJson } from '../../http/errors.ts';
@@ -102,27 +103,7 @@ export function createUsageIngestRoute(services: AppServices, edge: Edge): (req:
     if (!channel) {
       return false;
     }
-    const fail = (error: unknown) => {
-      if (res.headersSent) {
-        return;
-      }
-      if (error instanceof AppError) {
-        sendError(req, res, error.code, error.message);
-        return;
-      }
-      services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
-      sendError(req, res, 'internal', 'Internal server error');
-    };
-    try {
-      const proceed = edge.run(req, res, rawPath);
-      if (proceed instanceof Promise) {
-        proceed.then((go) => (go ? handle(req, res, channel) : undefined)).catch(fail);
-      } else if (proceed) {
-        handle(req, res, channel).catch(fail);
-      }
-    } catch (error) {
-      fail(error);
-    }
+    runBehindEdge(services, edge, req, res, rawPath, () => handle(req, res, channel));
     return true;
   };
 }

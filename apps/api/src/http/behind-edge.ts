@@ -1,0 +1,44 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '@svc/contracts/errors';
+import type { AppServices } from '../context.ts';
+import type { Edge } from './edge.ts';
+import { requestIdOf, sendError } from './errors.ts';
+
+/**
+ * How a route served outside Express (the fast lane, usage ingestion) runs: the edge first (rate
+ * limits, CORS, the request id), which may answer the request itself, then `handle`. An AppError
+ * from either is answered with its code; anything else is logged and answered 500; nothing is
+ * written once the response has started.
+ */
+export function runBehindEdge(
+  services: AppServices,
+  edge: Edge,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rawPath: string,
+  handle: () => Promise<void>,
+): void {
+  const fail = (error: unknown) => {
+    if (!(error instanceof AppError)) {
+      services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      return;
+    }
+    if (error instanceof AppError) {
+      sendError(req, res, error.code, error.message);
+    } else {
+      sendError(req, res, 'internal', 'Internal server error');
+    }
+  };
+  try {
+    const proceed = edge.run(req, res, rawPath);
+    if (proceed instanceof Promise) {
+      proceed.then((go) => (go ? handle() : undefined)).catch(fail);
+    } else if (proceed) {
+      handle().catch(fail);
+    }
+  } catch (error) {
+    fail(error);
+  }
+}
