@@ -15,6 +15,16 @@ export function sendError(req: IncomingMessage, res: ServerResponse, code: Error
   sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req) } });
 }
 
+/**
+ * The 400 of a request whose input fails its schema, outside tRPC: the body the tRPC error
+ * formatter gives the same failure (`issues` as trpc/errors.ts toIssues builds them).
+ */
+export function sendValidationFailed(req: IncomingMessage, res: ServerResponse, issues: unknown): void {
+  sendJson(res, statusOf('validation_failed'), {
+    error: { code: 'validation_failed', message: 'Input validation failed', requestId: requestIdOf(req), issues },
+  });
+}
+
 export function requestIdOf(req: IncomingMessage): string {
   return (req as IncomingMessage & { id?: string }).id ?? 'unknown';
 }

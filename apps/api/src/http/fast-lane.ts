@@ -13,7 +13,7 @@ import { createUsageIngestRoute } from '../modules/usage/ingest-route.ts';
 import { toIssues } from '../trpc/errors.ts';
 import { runBehindEdge } from './behind-edge.ts';
 import { type Edge, normalizePath } from './edge.ts';
-import { requestIdOf, sendJson } from './errors.ts';
+import { sendJson, sendValidationFailed } from './errors.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, query: string) => Promise<void>;
 
@@ -63,14 +63,7 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
         const resolved = await resolvePublishableKeyFromRequest(services, req.headers, query);
         const input = ZClientConfigRequest.safeParse(query);
         if (!input.success) {
-          sendJson(res, 400, {
-            error: {
-              code: 'validation_failed',
-              message: 'Input validation failed',
-              requestId: requestIdOf(req),
-              issues: toIssues(input.error.issues),
-            },
-          });
+          sendValidationFailed(req, res, toIssues(input.error.issues));
           return;
         }
         const json = clientConfigJson(resolved);

@@ -5,7 +5,7 @@ import type { AppServices } from '../../context.ts';
 import { runBehindEdge } from '../../http/behind-edge.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { type Edge, MAX_BODY_BYTES, normalizePath } from '../../http/edge.ts';
-import { requestIdOf, sendError, sendJson } from '../../http/errors.ts';
+import { sendError, sendJson, sendValidationFailed } from '../../http/errors.ts';
 import { toIssues } from '../../trpc/errors.ts';
 import { ingestUsage, usageWriterOf } from './ingest.ts';
 
@@ -78,14 +78,7 @@ export function createUsageIngestRoute(services: AppServices, edge: Edge): (req:
     const writer = await usageWriterOf(services, req);
     const input = ZIngestUsageRequest.safeParse(body);
     if (!input.success) {
-      sendJson(res, 400, {
-        error: {
-          code: 'validation_failed',
-          message: 'Input validation failed',
-          requestId: requestIdOf(req),
-          issues: toIssues(input.error.issues),
-        },
-      });
+      sendValidationFailed(req, res, toIssues(input.error.issues));
       return;
     }
     const answer = await ingestUsage(services, writer, input.data, channel);
