@@ -16,49 +16,25 @@ export type RecordedEvent = { id: string; deliveryIds: string[] };
  * Records an event and one pending delivery per enabled endpoint of the organization subscribed
  * to its type, and wakes the dispatcher, all through the caller's transaction: the event exists,
  * and will be delivered, if and only if the mutation commits. Two statements; the second only
- * when some endpoint is subscribed.
+ * when some endpoint is subscribed (recordEvents with one event: the same prepared statements).
  */
 export async function recordEvent(
   tx: DbOrTx,
   event: { tenantId: string; type: string; data: Record<string, unknown> },
 ): Promise<RecordedEvent> {
-  const id = newId('event');
-  const endpoints = (await tx.execute(sql`
-    with ev as (
-      insert into webhook_events (id, tenant_id, type, data)
-      values (${id}, ${event.tenantId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb)
-    )
-    select id from webhook_endpoints
-    where tenant_id = ${event.tenantId} and enabled and ${event.type} = any(event_types)`)) as unknown as { id: string }[];
-  if (endpoints.length === 0) {
-    return { id, deliveryIds: [] };
+  const [recorded] = await recordEvents(tx, [event]);
+  if (!recorded) {
+    throw new Error('recordEvents recorded nothing for one event');
   }
-  const deliveryIds = endpoints.map(() => newId('webhookDelivery'));
-  const endpointIds = endpoints.map((e) => e.id);
-  // sql.param: drizzle's sql`` spreads a bare array into one parameter per element, and
-  // `($1, $2)::text[]` is a record cast, not an array: every event with a subscriber failed.
-  await tx.execute(sql`
-    with d as (
-      insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
-      select d.id, ${event.tenantId}, d.endpoint_id, ${id}, ${event.type}, 'pending', now()
-      from unnest(${sql.param(deliveryIds)}::text[], ${sql.param(endpointIds)}::text[]) as d(id, endpoint_id)
-      returning 1
-    )
-    select graphile_worker.add_job(
-      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
-      payload => '{}'::json,
-      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
-      job_key_mode => 'replace'
-    ) from (select count(*) from d) as inserted`);
-  return { id, deliveryIds };
+  return recorded;
 }
 
 /**
  * recordEvent for many events at once (usage ingestion records thousands per transaction): per
- * event exactly what recordEvent records (the event row, one pending delivery per enabled
- * endpoint of its organization subscribed to its type, the keyed dispatch job), in two
- * statements whatever the number of events, organizations or types; the second only when some
- * endpoint is subscribed. Results are in the order of `events`.
+ * event its row and one pending delivery per enabled endpoint of its organization subscribed to
+ * its type, and one keyed dispatch job, in two statements whatever the number of events,
+ * organizations or types; the second only when some endpoint is subscribed. Results are in the
+ * order of `events`.
  */
 export async function recordEvents(
   tx: DbOrTx,
