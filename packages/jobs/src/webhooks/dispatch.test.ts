@@ -627,6 +627,12 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
 
   it('when Graphile gives up its runner (a job outcome it could not record), a new runner starts and delivering goes on', async () => {
     let broken = false;
+    // Not before the worker has finished starting (it queues a job of its own as it starts): the
+    // first delivery can reach the receiver sooner than that on a busy machine.
+    let started = () => {};
+    const dispatcherUp = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     const r = await receiver((_req, res) => {
       if (broken) {
         res.end('ok');
@@ -635,15 +641,18 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
       broken = true;
       // The queue table vanishes mid-run: recording this job's outcome fails, which Graphile
       // 0.17.3 treats as fatal for its whole worker pool.
-      database.sql`alter table graphile_worker._private_jobs rename to _private_jobs_away`.then(
-        () => res.end('ok'),
-        () => res.end('ok'),
-      );
+      dispatcherUp
+        .then(() => database.sql`alter table graphile_worker._private_jobs rename to _private_jobs_away`)
+        .then(
+          () => res.end('ok'),
+          () => res.end('ok'),
+        );
     });
     const endpoint = await seedEndpoint(r.url);
     const first = await emit(endpoint.tenantId);
     const rec = recordingLogger();
     await startDispatcher({}, rec.logger);
+    started();
     await waitFor(() => rec.lines.some((l) => /^Failed to (complete|fail) jobs/.test(l)), 10_000, 'Graphile to give up its pool');
     await database.sql`alter table graphile_worker._private_jobs_away rename to _private_jobs`;
     expect((await delivery(first.deliveryIds[0] as string)).status).toBe('succeeded');
