@@ -128,9 +128,13 @@ export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    /**
+     * The delivery's organization, copied from the delivery row when the attempt is written. No
+     * foreign key of its own: the delivery's key already ties the attempt to the organization
+     * (and removes it with the organization), and a second check per attempt cost the worker's
+     * database CPU on every delivery.
+     */
+    tenantId: text('tenant_id').notNull(),
     deliveryId: text('delivery_id')
       .notNull()
       .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),

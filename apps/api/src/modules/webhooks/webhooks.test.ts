@@ -320,6 +320,16 @@ describe('endpoint reads, updates and deletes', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('deleting the organization removes its deliveries and their attempts (through the delivery key)', async () => {
+    const { db, org, admin } = await adminOf();
+    const { id } = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: org.id });
+    const delivery = await seedWebhookDelivery(db, { tenantId: org.id, endpointId: id, status: 'failed', attempts: 2 });
+    expect(await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, delivery.id))).toHaveLength(2);
+    expect((await call('DELETE', `/v1/tenants/${org.id}`, { cookie: admin.cookie })).status).toBe(200);
+    expect(await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, org.id))).toEqual([]);
+    expect(await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.tenantId, org.id))).toEqual([]);
+  });
+
   it('DELETE removes the endpoint with its deliveries and attempts; a second delete is 404', async () => {
     const { db, org, admin } = await adminOf();
     const { id } = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: org.id });

@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_delivery_attempts" DROP CONSTRAINT "webhook_delivery_attempts_tenant_id_organizations_id_fk";
