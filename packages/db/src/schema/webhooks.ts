@@ -128,16 +128,17 @@ export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    /**
-     * The delivery's organization, copied from the delivery row when the attempt is written. No
-     * foreign key of its own: the delivery's key already ties the attempt to the organization
-     * (and removes it with the organization), and a second check per attempt cost the worker's
-     * database CPU on every delivery.
-     */
+    /** The delivery's organization, copied from the delivery row when the attempt is written. */
     tenantId: text('tenant_id').notNull(),
-    deliveryId: text('delivery_id')
-      .notNull()
-      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    /**
+     * No foreign keys on this table: a referential check per attempt was a tenth of the worker's
+     * database CPU per delivery. Attempts are only written from the delivery row they belong to,
+     * in the statement that updates it (recordDeliveryResults), so neither key can dangle; a
+     * statement trigger on webhook_deliveries (migration 0014) removes a delivery's attempts with
+     * it, as the cascade did, whether the delivery goes alone, with its endpoint or event, or
+     * with its organization.
+     */
+    deliveryId: text('delivery_id').notNull(),
     /** 1 for the first attempt. */
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),

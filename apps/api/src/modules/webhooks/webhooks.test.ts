@@ -320,7 +320,7 @@ describe('endpoint reads, updates and deletes', () => {
     expect(unknown.status).toBe(404);
   });
 
-  it('deleting the organization removes its deliveries and their attempts (through the delivery key)', async () => {
+  it('deleting the organization removes its deliveries and their attempts', async () => {
     const { db, org, admin } = await adminOf();
     const { id } = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: org.id });
     const delivery = await seedWebhookDelivery(db, { tenantId: org.id, endpointId: id, status: 'failed', attempts: 2 });
