@@ -148,6 +148,25 @@ describe('webhook sender against real local receivers', () => {
     expect(r.connections()).toBe(2);
   });
 
+  it('the fresh try after a dropped connection still answers to the abort signal', async () => {
+    let seen = 0;
+    const r = await receiver((req, res) => {
+      seen++;
+      if (seen === 1) {
+        res.socket?.destroy();
+      } else {
+        hang(req, res);
+      }
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const started = Date.now();
+    const result = await sender({ timeoutMs: 10_000 }).send({ url: r.url, headers: HEADERS, body: BODY, signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(result).toMatchObject({ outcome: 'interrupted', statusCode: null });
+    expect(r.requests).toHaveLength(2);
+  });
+
   it('nothing listening is connection_failed', async () => {
     const r = await receiver();
     await r.close();

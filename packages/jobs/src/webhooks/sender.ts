@@ -282,8 +282,9 @@ class Attempt implements Dispatcher.DispatchHandler, Interruptible {
     if (this.mayRetryStale && cause.code && STALE_SOCKET_CODES.has(cause.code)) {
       // The connection died before any answer, most often a pooled one the receiver had closed
       // while it sat idle: one fresh try within the same deadline.
+      const signal = this.joined ?? undefined;
       this.settle();
-      this.resolve(send(this.sender, this.target, this.started, this.started + this.sender.timeoutMs, this.joined ?? undefined, false));
+      this.resolve(send(this.sender, this.target, this.started, this.started + this.sender.timeoutMs, signal, false));
       return;
     }
     if (cause.code === 'EADDRNOTALLOWED') {
