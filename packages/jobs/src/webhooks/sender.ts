@@ -180,9 +180,7 @@ function networkErrorOf(error: Error): NodeJS.ErrnoException {
 }
 
 /** Where a URL sends a request, or why it may not be sent; parsed and checked once per URL. */
-type Target =
-  | { ok: true; options: Dispatcher.DispatchOptions & { origin: string } }
-  | { ok: false; result: Omit<SendResult, 'durationMs'> };
+type Target = { ok: true; origin: string; path: string } | { ok: false; result: Omit<SendResult, 'durationMs'> };
 
 /** Distinct URLs remembered; past this the cache starts over (it only saves parsing). */
 const TARGET_CACHE_SIZE = 1_000;
@@ -209,7 +207,7 @@ class Attempt implements Dispatcher.DispatchHandler, Interruptible {
 
   constructor(
     private readonly sender: { dispatcher: Dispatcher; timeoutMs: number },
-    private readonly target: Dispatcher.DispatchOptions,
+    private readonly request: Dispatcher.DispatchOptions,
     private readonly started: number,
     deadline: number,
     signal: AbortSignal | undefined,
@@ -228,7 +226,7 @@ class Attempt implements Dispatcher.DispatchHandler, Interruptible {
   }
 
   start(): void {
-    this.sender.dispatcher.dispatch(this.target, this);
+    this.sender.dispatcher.dispatch(this.request, this);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -284,7 +282,7 @@ class Attempt implements Dispatcher.DispatchHandler, Interruptible {
       // while it sat idle: one fresh try within the same deadline.
       const signal = this.joined ?? undefined;
       this.settle();
-      this.resolve(send(this.sender, this.target, this.started, this.started + this.sender.timeoutMs, signal, false));
+      this.resolve(send(this.sender, this.request, this.started, this.started + this.sender.timeoutMs, signal, false));
       return;
     }
     if (cause.code === 'EADDRNOTALLOWED') {
@@ -370,14 +368,14 @@ function onDeadline(attempt: Attempt): void {
 
 function send(
   sender: { dispatcher: Dispatcher; timeoutMs: number },
-  target: Dispatcher.DispatchOptions,
+  request: Dispatcher.DispatchOptions,
   started: number,
   deadline: number,
   signal: AbortSignal | undefined,
   mayRetryStale: boolean,
 ): Promise<SendResult> {
   return new Promise((resolve) => {
-    new Attempt(sender, target, started, deadline, signal, mayRetryStale, resolve).start();
+    new Attempt(sender, request, started, deadline, signal, mayRetryStale, resolve).start();
   });
 }
 
@@ -421,7 +419,7 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
           },
         };
       } else {
-        target = { ok: true, options: { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST' } };
+        target = { ok: true, origin: url.origin, path: `${url.pathname}${url.search}` };
       }
     }
     if (targets.size >= TARGET_CACHE_SIZE) {
@@ -439,8 +437,8 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
         return Promise.resolve({ ...target.result, durationMs: 0 });
       }
       const options: Dispatcher.DispatchOptions = {
-        origin: target.options.origin,
-        path: target.options.path,
+        origin: target.origin,
+        path: target.path,
         method: 'POST',
         headers,
         body,
