@@ -91,9 +91,9 @@ function canSee(call: GateCall, organizationId: string): boolean {
  * member count when a seat limit applies, the month's hourly usage totals of the limited types).
  * The platform and keyless workspaces have no subscription and are never refused.
  *
- * Runs before the route's own checks, after authentication. Seats are checked without a lock:
- * two members added at the same instant to the last seat can both pass, which leaves the
- * organization over its limit and so refused until it is back under.
+ * Runs before the route's own checks, after authentication, outside the route's transaction: a
+ * route that adds a member also calls `claimSeat` (modules/subscriptions/enforce.ts) inside the
+ * transaction that inserts it, so members added at the same instant cannot share the last seat.
  */
 export async function enforceSubscription(call: GateCall): Promise<void> {
   const rule = call.meta?.subscription;

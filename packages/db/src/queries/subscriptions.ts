@@ -259,6 +259,18 @@ export async function findSubscriptionState(
   };
 }
 
+/**
+ * Takes the organization's seats for the rest of the transaction: its subscription row, locked
+ * (FOR NO KEY UPDATE, which PATCH /v1/subscription's FOR UPDATE also waits for). Every write that
+ * adds a member calls it, in the transaction that adds the member, before counting the members
+ * (findSubscriptionState): the count then sees every member a concurrent add committed, so two
+ * adds racing for the last seat cannot both pass. Without a transaction it protects nothing.
+ * Organizations without a subscription (platform, keyless) lock nothing: they have no seat limit.
+ */
+export async function lockSeats(tx: DbOrTx, opts: { tenantId: string }): Promise<void> {
+  await tx.execute(sql`select 1 from subscriptions where tenant_id = ${opts.tenantId} for no key update`);
+}
+
 /** The organization's subscription row, locked until the transaction ends (PATCH reads, then writes). */
 export async function lockSubscription(tx: DbOrTx, tenantId: string): Promise<SubscriptionRow | undefined> {
   const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.tenantId, tenantId)).for('update').limit(1);

@@ -39,7 +39,7 @@ import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { sha256Hex } from '../applications/keys.ts';
-import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
+import { claimSeat } from '../subscriptions/enforce.ts';
 
 /** What creating an invitation needs besides the database. */
 export type InvitationSettings = {
@@ -311,8 +311,9 @@ export async function acceptInvitation(
       throw new AppError('invitation_not_found', 'this invite link is not valid');
     }
     // Joining takes a seat: the subscription rule (402 while inactive, cancelled, expired, over a
-    // limit, or with every seat taken) applies here, where the member is created.
-    await assertSubscriptionAllows(tx, row.tenantId, { seats: 'adds' });
+    // limit, or with every seat taken) applies here, where the member is created, under the
+    // organization's seat lock so that racing accepts cannot share the last seat.
+    await claimSeat(tx, row.tenantId);
     if (!(await addOrgMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
       throw new AppError('already_member', 'you are already a member of this organization');
     }

@@ -1,6 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import type { DbOrTx } from '@svc/db/client';
-import { findSubscriptionState, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
+import { findSubscriptionState, lockSeats, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
 import { type SeatEffect, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /**
@@ -35,4 +35,16 @@ export async function refuseWhenBlocked(
  */
 export async function assertSubscriptionAllows(db: DbOrTx, organizationId: string, opts: { seats?: SeatEffect } = {}): Promise<void> {
   await refuseWhenBlocked(db, { organizationId }, { seats: opts.seats, canSee: () => true });
+}
+
+/**
+ * The seat check of a write that adds a member, serialized per organization: call it inside the
+ * transaction that inserts the membership, right before the insert. It locks the organization's
+ * seats (lockSeats), then applies the whole subscription rule with a fresh member count, so of N
+ * concurrent adds to an organization with one free seat exactly one commits and the others get
+ * 402 subscription_limit_exceeded. The lock is held until that transaction ends.
+ */
+export async function claimSeat(tx: DbOrTx, organizationId: string): Promise<void> {
+  await lockSeats(tx, { tenantId: organizationId });
+  await refuseWhenBlocked(tx, { organizationId }, { seats: 'adds', canSee: () => true });
 }

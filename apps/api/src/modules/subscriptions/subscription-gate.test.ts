@@ -482,6 +482,54 @@ describe('seats', () => {
     expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(2);
   });
 
+  // Seats are taken under a per-organization lock (claimSeat): without it, adds that race for the
+  // last free seats all count the members before any of them commits, and all get in.
+  it('N+5 concurrent POST /v1/users to an organization with N seats: exactly the free seats are filled, the rest are 402', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const seats = 3;
+    await patchSubscription(org, { seats });
+    const results = await Promise.all(
+      Array.from({ length: seats + 5 }, () =>
+        send('POST', '/v1/users', { cookie: admin.cookie, body: { organization_slug: org.slug, email: `${unique('race')}@example.com` } }),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    // The admin holds one seat: two are free.
+    expect(statuses, results.map((r) => r.text).join('\n')).toEqual([201, 201, ...Array(seats + 3).fill(402)]);
+    for (const refused of results.filter((r) => r.status === 402)) {
+      expect(refused.body.error.code).toBe('subscription_limit_exceeded');
+    }
+    expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(seats);
+  });
+
+  it('N+5 concurrent invitation accepts to an organization with N seats: exactly the free seats are taken, the rest are 402', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const seats = 2;
+    await patchSubscription(org, { seats });
+    const invitees: { cookie: string; token: string }[] = [];
+    for (let i = 0; i < seats + 5; i++) {
+      const email = `${unique('racer')}@example.com`;
+      const invited = await send('POST', '/v1/invitations', { cookie: admin.cookie, body: { organization_slug: org.slug, email } });
+      expect(invited.status, invited.text).toBe(201);
+      const invitee = await seedSignedIn(db, { email });
+      invitees.push({ cookie: invitee.cookie, token: invited.body.invitationToken });
+    }
+    const results = await Promise.all(
+      invitees.map((invitee) => send('POST', '/v1/invitations/accept', { cookie: invitee.cookie, body: { token: invitee.token } })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    // The admin holds one seat: one is free.
+    expect(statuses, results.map((r) => r.text).join('\n')).toEqual([200, ...Array(seats + 4).fill(402)]);
+    for (const refused of results.filter((r) => r.status === 402)) {
+      expect(refused.body.error.code).toBe('subscription_limit_exceeded');
+    }
+    expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(seats);
+  });
+
   it('a cancelled organization cannot remove members either (only the seat problem has that way out)', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);

@@ -35,6 +35,7 @@ import type { EngineAdminApi } from '../../env.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { assertGrantable, authorize, permissionsOfRole, type UntrustedOrganizationRef } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
 
 /** What creating a user needs besides the database: the engine admin API, when configured. */
@@ -133,6 +134,9 @@ export async function createUser(deps: UsersDeps, principal: Principal, request:
       throw alreadyMember();
     }
     const user = await userForEmail(tx, { email: input.email, name, engine });
+    // The route's gate checked seats before this transaction; this check holds the seat lock
+    // until the member is committed, so concurrent adds cannot exceed the limit.
+    await claimSeat(tx, tenantId);
     if (!(await addOrgMember(tx, { tenantId, userId: user.id, roleKey }))) {
       throw alreadyMember();
     }
