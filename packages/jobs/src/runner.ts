@@ -14,6 +14,7 @@ import { buildExport } from './tasks/exports-build.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
+import { sendDetachedDelivery } from './webhooks/send-detached.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 
 export type JobLogger = {
@@ -48,6 +49,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
   'maintenance:prune_pending_logins': prunePendingLogins,
   'webhooks:dispatch': dispatchWebhooks,
+  'webhooks:send_detached': sendDetachedDelivery,
   'email:dispatch': dispatchEmail,
   'billing:sync': syncBilling,
   'exports:build': buildExport,

@@ -13,6 +13,26 @@ export const ZTaskPayloads = {
     /** Only these deliveries, when due (a manual retry dispatching at once). */
     deliveryIds: z.array(z.string().min(1)).min(1).max(1000).optional(),
   }),
+  /**
+   * Sends one delivery whose rows are gone (an organization's `tenant.deleted`): the job carries
+   * the endpoint and the event (detachEventDeliveries). Secrets stay sealed with SVC_ENCRYPTION_KEY.
+   */
+  'webhooks:send_detached': z.object({
+    tenantId: z.string().min(1),
+    endpointId: z.string().regex(/^wh_[0-9A-Za-z]{20}$/),
+    url: z.string().min(1),
+    secretCiphertext: z.string().min(1),
+    previousSecretCiphertext: z.string().min(1).nullable(),
+    event: z.object({
+      id: z.string().min(1),
+      type: z.string().min(1),
+      createdAtMs: z.number(),
+      /** The event's `data` as PostgreSQL prints jsonb: spliced into the body as is. */
+      dataJson: z.string().min(2),
+    }),
+    /** 1 for the first attempt; each retry is a new job with the next number. */
+    attempt: z.number().int().min(1),
+  }),
   /** Sends due invitation emails (the outbox rows hold the state: nothing to carry). */
   'email:dispatch': z.object({}),
   /** Hands queued billing sync logs to their providers (the log rows hold the state: nothing to carry). */

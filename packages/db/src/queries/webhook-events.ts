@@ -112,3 +112,46 @@ export async function recordEvents(
   );
   return results;
 }
+
+/**
+ * The Graphile Worker task that sends one delivery whose rows are gone (packages/jobs
+ * webhooks/send-detached.ts): an organization's last event, `tenant.deleted`.
+ */
+export const WEBHOOK_SEND_DETACHED_TASK = 'webhooks:send_detached';
+
+/**
+ * Hands an event's pending deliveries over to self-contained jobs, for an event whose
+ * organization is about to be deleted: deleting it cascades to its endpoints, events and
+ * deliveries, so the delivery engine (which reads those rows) would find nothing to send. Each
+ * job carries what one send needs: the endpoint's URL, its signing secret still sealed with
+ * SVC_ENCRYPTION_KEY and bound to the endpoint id exactly as webhook_endpoints stores it (the
+ * previous secret too while its grace period lasts), and the event as it goes out. Never a
+ * plaintext secret. Call it in the deleting transaction, after recordEvent and before the
+ * delete: the jobs exist if and only if the deletion commits. Returns the number of jobs.
+ */
+export async function detachEventDeliveries(tx: DbOrTx, opts: { tenantId: string; eventId: string }): Promise<number> {
+  const rows = await tx.execute(sql`
+    select graphile_worker.add_job(
+      identifier => ${WEBHOOK_SEND_DETACHED_TASK}::text,
+      payload => json_build_object(
+        'tenantId', d.tenant_id,
+        'endpointId', e.id,
+        'url', e.url,
+        'secretCiphertext', e.secret_ciphertext,
+        'previousSecretCiphertext', case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end,
+        'event', json_build_object(
+          'id', ev.id,
+          'type', ev.type,
+          'createdAtMs', (extract(epoch from ev.created_at) * 1000)::float8,
+          'dataJson', ev.data::text
+        ),
+        'attempt', 1
+      ),
+      job_key => ${`${WEBHOOK_SEND_DETACHED_TASK}:`}::text || ev.id || ':' || e.id
+    )
+    from webhook_deliveries d
+    join webhook_endpoints e on e.id = d.endpoint_id and e.tenant_id = d.tenant_id
+    join webhook_events ev on ev.id = d.event_id and ev.tenant_id = d.tenant_id
+    where d.tenant_id = ${opts.tenantId} and d.event_id = ${opts.eventId} and e.enabled`);
+  return rows.length;
+}

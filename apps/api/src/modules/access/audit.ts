@@ -3,7 +3,7 @@ import { isEventType } from '@svc/contracts/events';
 import { newId } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
 import { insertAuditLog } from '@svc/db/queries/audit-logs';
-import { recordEvent } from '@svc/db/queries/webhook-events';
+import { type RecordedEvent, recordEvent } from '@svc/db/queries/webhook-events';
 import type { Principal } from './principal.ts';
 
 /** Where a mutation came from, for its audit entry. */
@@ -17,6 +17,12 @@ export type AuditEntry = {
   target: { type: string; id: string | null };
   /** What changed, in safe terms; redacted again on the way in. */
   summary?: Record<string, unknown>;
+  /**
+   * The organization whose webhook endpoints hear of it, when that is not `tenantId`: an
+   * organization's deletion is a platform-level entry (the organization is gone) announced to the
+   * organization's own endpoints.
+   */
+  eventTenantId?: string;
 };
 
 const SECRET_NAME = /secret|token|password|hash|cookie|cipher|authorization|credential/i;
@@ -68,8 +74,14 @@ function actorOf(principal: Principal | null): {
  * action is in the webhook event catalog (API.md) and names an organization, the same
  * transaction also records the event and queues a delivery per subscribed endpoint, so every
  * audited mutation with an event type emits exactly one event, committed or rolled back with it.
+ * Returns that event, if one was recorded.
  */
-export async function recordAudit(tx: DbOrTx, principal: Principal | null, request: RequestMeta, entry: AuditEntry): Promise<void> {
+export async function recordAudit(
+  tx: DbOrTx,
+  principal: Principal | null,
+  request: RequestMeta,
+  entry: AuditEntry,
+): Promise<RecordedEvent | undefined> {
   const summary = redact(entry.summary ?? {}) as Record<string, unknown>;
   await insertAuditLog(tx, {
     id: newId('auditLog'),
@@ -83,13 +95,15 @@ export async function recordAudit(tx: DbOrTx, principal: Principal | null, reque
     requestId: request.requestId.slice(0, 128),
     summary,
   });
-  if (entry.tenantId && isEventType(entry.action)) {
-    await recordEvent(tx, {
-      tenantId: entry.tenantId,
+  const eventTenantId = entry.eventTenantId ?? entry.tenantId;
+  if (eventTenantId && isEventType(entry.action)) {
+    return recordEvent(tx, {
+      tenantId: eventTenantId,
       type: entry.action,
-      data: eventData(entry, summary, principal),
+      data: eventData({ ...entry, tenantId: eventTenantId }, summary, principal),
     });
   }
+  return undefined;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   moveSessionsOutOf,
   type OrganizationListFilter,
 } from '@svc/db/queries/tenants';
+import { detachEventDeliveries } from '@svc/db/queries/webhook-events';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
@@ -173,9 +174,15 @@ export async function updateTenant(db: Db, principal: Principal, request: Reques
 
 /**
  * Deletes a tenant organization and everything it owns (org admins and platform admins; never
- * the platform workspace). Sessions that were in it move to another of their user's
- * organizations, so deleting the organization you are in leaves you signed in elsewhere. The
- * audit entry outlives the organization (audit_logs.tenant_id has no foreign key).
+ * the platform workspace), as docs/api.md "Retention" states: its usage ledger, billing sync
+ * logs, webhooks, exports and every other tenant row go at once, by cascade. What survives:
+ * - the organization's audit entries (the database refuses to delete them; audit_logs.tenant_id
+ *   has no foreign key), and the deletion itself as a platform-level entry (tenant_id null,
+ *   target the organization), which platform admins read in the platform workspace's log;
+ * - `tenant.deleted` for the organization's endpoints subscribed to it: their rows go with the
+ *   organization, so the deliveries are handed to self-contained jobs first (detachEventDeliveries).
+ * Sessions that were in it move to another of their user's organizations, so deleting the
+ * organization you are in leaves you signed in elsewhere.
  */
 export async function deleteTenant(
   db: Db,
@@ -193,12 +200,16 @@ export async function deleteTenant(
     if (!(await lockTenantOrganization(tx, { tenantId: organization.id }))) {
       throw new AppError('not_found', 'organization not found');
     }
-    await recordAudit(tx, principal, request, {
-      tenantId: organization.id,
+    const event = await recordAudit(tx, principal, request, {
+      tenantId: null,
+      eventTenantId: organization.id,
       action: 'tenant.deleted',
       target: { type: 'tenant', id: organization.id },
       summary: { name: organization.name, slug: organization.slug },
     });
+    if (event && event.deliveryIds.length > 0) {
+      await detachEventDeliveries(tx, { tenantId: organization.id, eventId: event.id });
+    }
     await moveSessionsOutOf(tx, { tenantId: organization.id });
     if (!(await deleteTenantOrganization(tx, { tenantId: organization.id }))) {
       throw new AppError('not_found', 'organization not found');
