@@ -2,7 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TTenant, ZUpdateTenantRequest } from '@svc/contracts/tenants';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -164,11 +164,16 @@ function DangerZone({ tenant }: { tenant: TTenant }) {
       ) : (
         <>
           <p className="muted">
-            Deletes {tenant.name} with its members, roles, invitations, API keys and applications. Its audit log entries are kept.
+            Deletes {tenant.name} with its members, roles, invitations, API keys, applications, usage events, billing sync logs, webhooks
+            and exports. Only its audit log entries are kept, and the <code>tenant.deleted</code> webhook is still sent to endpoints
+            subscribed to it.
+          </p>
+          <p className="muted" data-testid="settings-delete-export-first">
+            Nothing else can be recovered afterwards: <Link to="/exports">export the organization</Link> first and keep the file.
           </p>
           <ConfirmButton
             question={`Delete the organization ${tenant.name} (${tenant.slug})?`}
-            consequence="Everything it owns is deleted at once, and its applications and API keys stop working. This cannot be undone."
+            consequence="Everything it owns, its usage events included, is deleted at once, and its applications and API keys stop working. Export it first if you need its data: this cannot be undone."
             confirmLabel={`Delete ${tenant.name}`}
             disabled={remove.isPending}
             onConfirm={() => remove.mutateAsync({ id: tenant.id }).catch(() => undefined)}
