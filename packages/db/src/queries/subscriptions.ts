@@ -266,8 +266,14 @@ export async function findSubscriptionState(
  * (findSubscriptionState): the count then sees every member a concurrent add committed, so two
  * adds racing for the last seat cannot both pass. Without a transaction it protects nothing.
  * Organizations without a subscription (platform, keyless) lock nothing: they have no seat limit.
+ *
+ * The organization row is share-locked first (FOR KEY SHARE, what the membership insert's foreign
+ * key check takes anyway): a concurrent deletion of the organization, which locks that row before
+ * its cascade deletes the subscription, then waits for this transaction (or this one for it)
+ * instead of each holding the row the other needs.
  */
 export async function lockSeats(tx: DbOrTx, opts: { tenantId: string }): Promise<void> {
+  await tx.execute(sql`select 1 from organizations where id = ${opts.tenantId} for key share`);
   await tx.execute(sql`select 1 from subscriptions where tenant_id = ${opts.tenantId} for no key update`);
 }
 
