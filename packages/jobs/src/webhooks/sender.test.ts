@@ -184,6 +184,11 @@ describe('webhook sender against real local receivers', () => {
       `http://localhost:${r.port}/`,
       `http://[::1]:${r.port}/`,
       `http://[::ffff:127.0.0.1]:${r.port}/`,
+      // Loopback wrapped in NAT64, 6to4, IPv4-compatible and IPv4-translated forms.
+      `http://[64:ff9b::7f00:1]:${r.port}/`,
+      `http://[2002:7f00:1::1]:${r.port}/`,
+      `http://[::127.0.0.1]:${r.port}/`,
+      `http://[::ffff:0:7f00:1]:${r.port}/`,
       'http://169.254.169.254/latest/meta-data/',
     ]) {
       const result = await s.send({ url, headers: HEADERS, body: BODY });
@@ -199,9 +204,11 @@ describe('webhook sender against real local receivers', () => {
     expect(r.requests).toHaveLength(2);
   });
 
-  it('the metadata address stays refused even with WEBHOOK_ALLOW_PRIVATE', async () => {
-    const result = await sender({ allowPrivate: true }).send({ url: 'http://169.254.169.254/', headers: HEADERS, body: BODY });
-    expect(result.outcome).toBe('address_not_allowed');
+  it('the metadata address stays refused even with WEBHOOK_ALLOW_PRIVATE, also inside NAT64 and 6to4', async () => {
+    for (const url of ['http://169.254.169.254/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/']) {
+      const result = await sender({ allowPrivate: true }).send({ url, headers: HEADERS, body: BODY });
+      expect(result.outcome, url).toBe('address_not_allowed');
+    }
   });
 
   it('an abort signal interrupts an attempt still waiting for its status', async () => {
