@@ -138,6 +138,67 @@ describe('public routes: per IP, RATE_LIMIT_PUBLIC_PER_MINUTE=5 (one process)', 
   });
 });
 
+describe('tRPC batches cost one token per procedure they run, however the commas are encoded (RATE_LIMIT_PUBLIC_PER_MINUTE=12)', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  const LIMIT = 12;
+  const NAME = 'service.config';
+
+  beforeAll(async () => {
+    server = await startTestServer({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: String(LIMIT) } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** Batches of `size` procedures whose names are joined by `comma`, each from its own client IP. */
+  async function spend(from: string, size: number, comma: string | string[]): Promise<{ statuses: number[]; ran: number[] }> {
+    const separators = Array.isArray(comma) ? comma : [comma];
+    const path = `/trpc/${Array.from({ length: size }, (_, i) => `${i ? separators[(i - 1) % separators.length] : ''}${NAME}`).join('')}?batch=1`;
+    const statuses: number[] = [];
+    const ran: number[] = [];
+    for (let i = 0; i < Math.ceil(LIMIT / size) + 1; i++) {
+      const reply = await request(server.url, path, { from });
+      statuses.push(reply.status);
+      // What tRPC ran: one result per procedure.
+      ran.push(reply.status === 200 ? (JSON.parse(reply.body) as unknown[]).length : 0);
+    }
+    return { statuses, ran };
+  }
+
+  it.each([
+    ['plain commas', '127.0.1.1', ','],
+    ['%2C', '127.0.1.2', '%2C'],
+    ['%2c', '127.0.1.3', '%2c'],
+    ['mixed , %2C %2c', '127.0.1.4', [',', '%2C', '%2c']],
+  ])('a batch of 4 with %s runs 4 and spends 4: 3 batches pass, the 4th is 429', { timeout: 60_000 }, async (_name, from, comma) => {
+    await roomInWindow(10);
+    const { statuses, ran } = await spend(from, 4, comma);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(ran.slice(0, 3)).toEqual([4, 4, 4]);
+  });
+
+  it('a batch of 6 with %2C spends 6: 2 batches pass, the 3rd is 429', { timeout: 60_000 }, async () => {
+    await roomInWindow(10);
+    const { statuses, ran } = await spend('127.0.1.5', 6, '%2C');
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(ran.slice(0, 2)).toEqual([6, 6]);
+  });
+
+  it('double-encoded commas are one (unknown) procedure to tRPC, and cost one', { timeout: 60_000 }, async () => {
+    await roomInWindow(10);
+    const reply = await request(server.url, `/trpc/${NAME}%252C${NAME}?batch=1`, { from: '127.0.1.6' });
+    expect(reply.status).toBe(404);
+    expect(parseRateLimit(reply).remaining).toBe(LIMIT - 1);
+  });
+
+  it('a batch over the size cap is refused whole with 400 before anything runs, for one token', { timeout: 60_000 }, async () => {
+    await roomInWindow(10);
+    const reply = await request(server.url, `/trpc/${Array.from({ length: 21 }, () => NAME).join('%2C')}?batch=1`, { from: '127.0.1.7' });
+    expect(reply.status).toBe(400);
+    expect(parseRateLimit(reply).remaining).toBe(LIMIT - 1);
+  });
+});
+
 describe('backend routes: per key, RATE_LIMIT_BACKEND_PER_MINUTE=3 (one process)', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
 

@@ -13,7 +13,7 @@ import { appRouter } from '../trpc/router.ts';
 import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
-import { type Edge, MAX_BODY_BYTES } from './edge.ts';
+import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { requestIdOf, sendError } from './errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
@@ -78,9 +78,13 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }
   };
 
-  // A batch runs one procedure per name; the rate limiter charges one token per name and the
-  // batch size is capped so one request cannot fan out without bound.
-  app.use('/trpc', createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES, maxBatchSize: 20 }));
+  // A batch runs one procedure per name; the rate limiter charges one token per name (counted as
+  // this adapter parses the path: edge.ts trpcProcedureCount) and the batch size is capped so one
+  // request cannot fan out without bound.
+  app.use(
+    '/trpc',
+    createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES, maxBatchSize: MAX_TRPC_BATCH }),
+  );
   app.use('/v1/platform/engine', platformEngineRouter(services));
   // Streams a file: a plain route (a procedure cannot stream), before the /v1 adapter.
   app.use(exportDownloadRouter(services));

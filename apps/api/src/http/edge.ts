@@ -14,6 +14,30 @@ import { compileSecurityHeaders } from './security-headers.ts';
 /** Request bodies above this are refused with 413 payload_too_large. */
 export const MAX_BODY_BYTES = 1_000_000;
 
+/** Most procedures one tRPC batch may name; a longer batch is refused whole (400) before any runs. */
+export const MAX_TRPC_BATCH = 20;
+
+/**
+ * How many procedures tRPC runs for this request, read the way its adapter reads it: the last
+ * path segment, percent-decoded once (`decodeURIComponent`), split on commas when the query has
+ * `batch=1`. So `/trpc/a%2Cb%2Cc?batch=1` runs, and costs, three; `a%252Cb` is one (unknown)
+ * name. A malformed escape or a batch over MAX_TRPC_BATCH is refused before anything runs: one.
+ */
+export function trpcProcedureCount(rawPath: string, url: string | undefined): number {
+  const query = url?.indexOf('?') ?? -1;
+  if (query < 0 || url === undefined || new URLSearchParams(url.slice(query + 1)).get('batch') !== '1') {
+    return 1;
+  }
+  let names: string;
+  try {
+    names = decodeURIComponent(rawPath.slice(rawPath.lastIndexOf('/') + 1));
+  } catch {
+    return 1;
+  }
+  const count = names.split(',').length;
+  return count > MAX_TRPC_BATCH ? 1 : count;
+}
+
 /** Routes authenticated by a backend credential: a known key spends its own budget. */
 const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events', '/trpc/backend.'];
 /** API routes a tenant API key may call: a live key spends its own budget on them. */
@@ -69,9 +93,10 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
    * tenant keys: the request's one read, which authentication then reuses), unless the client's
    * IP budget is already spent: then a flood of invented keys costs no database reads.
    */
-  function subjectOf(req: IncomingMessage, path: string): RateLimitSubject | Promise<RateLimitSubject> {
-    // A tRPC batch (`/trpc/a,b,c`) runs one procedure per name: it costs one token each.
-    const cost = path.startsWith('/trpc/') ? path.split(',').length : 1;
+  function subjectOf(req: IncomingMessage, path: string, rawPath: string): RateLimitSubject | Promise<RateLimitSubject> {
+    // A tRPC batch (`/trpc/a,b,c?batch=1`, commas possibly percent-encoded) runs one procedure
+    // per name: it costs one token each, counted on the path as tRPC sees it (not normalized).
+    const cost = path.startsWith('/trpc/') ? trpcProcedureCount(rawPath, req.url) : 1;
     const ip = clientIp(req);
     const ipSubject: RateLimitSubject = { scope: 'public', subject: ip, limit: config.rateLimit.publicPerMinute, cost };
     const backend = BACKEND_PREFIXES.some((p) => path.startsWith(p));
@@ -123,7 +148,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
       if (!config.rateLimit.enabled || RATE_LIMIT_EXEMPT.has(path) || req.method === 'OPTIONS') {
         return true;
       }
-      const subject = subjectOf(req, path);
+      const subject = subjectOf(req, path, rawPath);
       const limited =
         subject instanceof Promise ? subject.then((s) => applyRateLimit(limiter, req, res, s)) : applyRateLimit(limiter, req, res, subject);
       return limited instanceof Promise ? limited.then((l) => !l) : !limited;
