@@ -2,6 +2,7 @@ import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../context.ts';
 import { signInPage } from '../modules/auth/pages.ts';
+import { DEFAULT_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
 
 const LANDING = `<!doctype html>
 <html lang="en">
@@ -50,8 +51,16 @@ export function pagesRouter(services: AppServices): Router {
       signInPage({
         intent,
         appName: found?.application.name,
-        // Passed through as given: /auth/login sanitizes it against the application's allowlist.
-        returnTo: typeof req.query.return_to === 'string' ? req.query.return_to.slice(0, 2048) : undefined,
+        // Sanitized here so the page never carries a hostile address onwards, and again by
+        // /auth/login (against the allowlist of the application, if still active).
+        returnTo:
+          typeof req.query.return_to === 'string'
+            ? sanitizeReturnTo(req.query.return_to, {
+                publicUrl: services.config.publicUrl,
+                allowlist: found?.application.redirectUrls,
+                fallback: DEFAULT_RETURN_TO,
+              })
+            : undefined,
         publishableKey: found ? key : undefined,
         socialProvider: services.config.engine.socialProvider,
       }),

@@ -2,13 +2,12 @@ import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { Request, Response } from 'express';
 import type { AppServices } from '../../context.ts';
 import { sessionOf } from '../auth/current-session.ts';
+import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../auth/return-to.ts';
 
-/** Longer return addresses are refused by the sanitizer anyway (return-to.ts); keep the path then. */
-const MAX_RETURN_TO = 2048;
-
-/** Hosted sign-in, coming back to `returnTo` (a same-origin path; /auth/login sanitizes it again). */
-export function signInLocation(returnTo: string): string {
-  return `/signin?return_to=${encodeURIComponent(returnTo)}`;
+/** Hosted sign-in, coming back to `returnTo` (sanitized here and again by /auth/login). */
+export function signInLocation(returnTo: string, publicUrl: string): string {
+  const safe = sanitizeReturnTo(returnTo, { publicUrl, fallback: DEFAULT_RETURN_TO });
+  return `/signin?return_to=${encodeURIComponent(safe)}`;
 }
 
 /**
@@ -24,6 +23,6 @@ export async function pageSessionOrSignIn(services: AppServices, req: Request, r
   const asked = req.originalUrl.length <= MAX_RETURN_TO ? req.originalUrl : (req.originalUrl.split('?')[0] ?? '/');
   // Never cached: the same URL answers differently once the browser has a session.
   res.setHeader('Cache-Control', 'no-store');
-  res.redirect(303, signInLocation(asked));
+  res.redirect(303, signInLocation(asked, services.config.publicUrl));
   return null;
 }

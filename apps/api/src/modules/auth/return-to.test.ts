@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sanitizeReturnTo } from './return-to.ts';
+import { isSafeLocation, sanitizeReturnTo } from './return-to.ts';
 
 const opts = {
   publicUrl: 'https://svc.example.com',
@@ -43,7 +43,55 @@ describe('sanitizeReturnTo', () => {
     ['empty', ''],
     ['too long', `/${'a'.repeat(3000)}`],
     ['not a string', ['/user']],
+    // Paths that only become `//evil` once parsed (dot segments, encoded dots and slashes).
+    ['dot segment before a double slash', '/.//evil.example/x'],
+    ['parent segment before a double slash', '/..//evil.example'],
+    ['encoded dot, encoded slash', '/%2e/%2fevil.example'],
+    ['encoded parent segment', '/%2e%2e//evil.example'],
+    ['half-encoded parent segment', '/.%2e//evil.example'],
+    ['dot then encoded parent segment', '/./%2e%2e//evil.example'],
+    ['climbing above the root', '/a/../..//evil.example'],
+    ['our own origin, double slash', 'https://svc.example.com//evil.example'],
+    ['our own origin, dot segment', 'https://svc.example.com/.//evil.example'],
+    ['double-encoded slashes', '/%252F%252Fevil.example'],
+    ['encoded tab', '/%09/evil.example'],
+    ['fullwidth slashes', '\uff0f\uff0fevil.example'],
+    ['CR LF', '/\r\nLocation: https://evil.example'],
   ])('refuses %s', (_name, input) => {
     expect(sanitizeReturnTo(input, opts)).toBe('/auth/console');
+  });
+
+  it('keeps a fullwidth slash inside a path as an encoded path character, on svc', () => {
+    expect(sanitizeReturnTo('/\uff0fevil.example', opts)).toBe('/%EF%BC%8Fevil.example');
+  });
+});
+
+describe('isSafeLocation: the rule on the string that goes into the Location header', () => {
+  it.each(['/user', '/auth/console/users?page=2#top', '/a%252F%252Fb', '/search?q=100%25', 'https://app.example.com/after-sign-in'])(
+    'accepts %s',
+    (location) => {
+      expect(isSafeLocation(location, opts)).toBe(true);
+    },
+  );
+
+  it.each([
+    '//evil.example',
+    '/\\evil.example',
+    '/./evil',
+    '/a/../b',
+    '/%2F%2Fevil.example',
+    '/%252F%252Fevil.example',
+    '/%5Cevil.example',
+    'https:evil.example',
+    'https://evil.example/',
+    'https://app.example.com/after-sign-in/',
+    'HTTPS://app.example.com/after-sign-in',
+    'https://x@app.example.com/after-sign-in',
+    '/user#\u00e9',
+    '/user with space',
+    'user',
+    '',
+  ])('refuses %s', (location) => {
+    expect(isSafeLocation(location, opts)).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
+import { findApplication, findApplicationTenantId } from '@svc/db/queries/applications';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
@@ -11,13 +12,12 @@ import { type HandOff, handOffUrl } from './engine-presets.ts';
 import { OidcError } from './oidc-client.ts';
 import { hostedPage, messagePage } from './pages.ts';
 import { createPendingLogin, PENDING_LOGIN_TTL_MS, redeemPendingLogin } from './pending-login.ts';
-import { sanitizeReturnTo } from './return-to.ts';
+import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from './return-to.ts';
 
-const DEFAULT_RETURN_TO = '/auth/console';
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 function one(value: unknown): string | undefined {
-  return typeof value === 'string' && value.length <= 2048 ? value : undefined;
+  return typeof value === 'string' && value.length <= MAX_RETURN_TO ? value : undefined;
 }
 
 /**
@@ -39,6 +39,19 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     return found && found.application.status === 'active'
       ? { id: found.application.id, redirectUrls: found.application.redirectUrls }
       : null;
+  }
+
+  /**
+   * The redirect allowlist of the application a sign-in started for, as it is now: the address
+   * stored at the start is judged again where it becomes a Location header.
+   */
+  async function currentAllowlist(applicationId: string | null): Promise<string[]> {
+    if (!applicationId) {
+      return [];
+    }
+    const tenantId = await findApplicationTenantId(db, { id: applicationId });
+    const application = tenantId ? await findApplication(db, { tenantId, id: applicationId }) : undefined;
+    return application?.status === 'active' ? application.redirectUrls : [];
   }
 
   /** Starts a sign-in: fresh state, nonce and PKCE; only an HttpOnly pending-login cookie is set. */
@@ -149,7 +162,13 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
         userAgent: one(req.headers['user-agent']),
       });
       setCookie(res, names, names.session, token, config.session.absoluteMs / 1000);
-      res.redirect(303, pending.returnTo);
+      // The same sanitizer again, on the stored string (rows written by an older svc included).
+      const returnTo = sanitizeReturnTo(pending.returnTo, {
+        publicUrl: config.publicUrl,
+        allowlist: await currentAllowlist(pending.applicationId),
+        fallback: DEFAULT_RETURN_TO,
+      });
+      res.redirect(303, returnTo);
     } catch (error) {
       if (error instanceof OidcError) {
         fail(error.message);
