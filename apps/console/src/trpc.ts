@@ -1,4 +1,5 @@
 import type { AppRouter } from '@svc/api/router';
+import { MAX_TRPC_BATCH } from '@svc/contracts/batching';
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from '@trpc/client';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 
@@ -17,6 +18,7 @@ const sameOriginFetch: typeof fetch = (input, init) => fetch(input, { ...init, c
  *
  * The header's session check (`me.get`) goes alone: it is the call whose 401 sends the browser
  * to sign-in, so it neither waits for nor shares a (207 multi-status) batch with page data.
+ * Other calls batch at most MAX_TRPC_BATCH at a time: the server refuses a longer batch whole.
  */
 export function makeTRPCClient() {
   return createTRPCClient<AppRouter>({
@@ -24,7 +26,7 @@ export function makeTRPCClient() {
       splitLink({
         condition: (op) => op.path === 'me.get',
         true: httpLink({ url: '/trpc', fetch: sameOriginFetch }),
-        false: httpBatchLink({ url: '/trpc', fetch: sameOriginFetch }),
+        false: httpBatchLink({ url: '/trpc', fetch: sameOriginFetch, maxItems: MAX_TRPC_BATCH }),
       }),
     ],
   });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_TRPC_BATCH } from '@svc/contracts/batching';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
@@ -14,8 +15,7 @@ import { compileSecurityHeaders } from './security-headers.ts';
 /** Request bodies above this are refused with 413 payload_too_large. */
 export const MAX_BODY_BYTES = 1_000_000;
 
-/** Most procedures one tRPC batch may name; a longer batch is refused whole (400) before any runs. */
-export const MAX_TRPC_BATCH = 20;
+export { MAX_TRPC_BATCH };
 
 /**
  * How many procedures tRPC runs for this request, read the way its adapter reads it: the last
