@@ -87,7 +87,13 @@ function defaultKeyCreator(db: Db): Promise<string> {
     const id = unique();
     creator = signInFromEngine(
       db,
-      { subject: `sub-keys-${id}`, email: `key-creator-${id}@example.com`, emailVerified: true, name: 'Key creator', groups: ['platform-admins'] },
+      {
+        subject: `sub-keys-${id}`,
+        email: `key-creator-${id}@example.com`,
+        emailVerified: true,
+        name: 'Key creator',
+        groups: ['platform-admins'],
+      },
       { platformAdminGroup: 'platform-admins' },
     ).then((outcome) => outcome.user.id);
     keyCreators.set(db, creator);

@@ -1,7 +1,7 @@
 import { AppError } from '@svc/contracts/errors';
 import { isAdminOnlyPermission, isSystemRole, PERMISSIONS, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
-import type { ApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import type { DbOrTx } from '@svc/db/client';
+import type { ApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
 import type { Principal } from './principal.ts';
@@ -27,7 +27,10 @@ export type Access = {
   isOrgAdmin: boolean;
 };
 
-/** What a tenant API key's creator may do in the key's organization now. */
+/**
+ * A tenant API key's creator in the key's organization now: the permissions of their role there
+ * and whether they are an org admin (admin-only permissions count only then, as for a session).
+ */
 export type CreatorAccess = { permissions: ReadonlySet<Permission>; isOrgAdmin: boolean };
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
@@ -51,7 +54,7 @@ export function creatorAccessOf(standing: ApiKeyCreatorStanding): CreatorAccess 
   const held = isSystemRole(standing.roleKey)
     ? SYSTEM_ROLES[standing.roleKey].permissions
     : (standing.rolePermissions ?? []).filter((p): p is Permission => KNOWN.has(p));
-  return { permissions: effective(held, false), isOrgAdmin: false };
+  return { permissions: new Set(held), isOrgAdmin: false };
 }
 
 /** What a holder of `held` may exercise: admin-only permissions need the org admin role too. */

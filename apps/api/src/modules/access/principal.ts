@@ -153,7 +153,13 @@ export async function apiKeyPrincipal(
   services.apiKeyUsage.note(key.id, now);
   return {
     kind: 'api_key',
-    apiKey: { id: key.id, tenantId: key.tenantId, name: key.name, scopes: key.scopes as Permission[], createdByUserId: key.createdByUserId },
+    apiKey: {
+      id: key.id,
+      tenantId: key.tenantId,
+      name: key.name,
+      scopes: key.scopes as Permission[],
+      createdByUserId: key.createdByUserId,
+    },
     creator,
   };
 }

@@ -110,7 +110,12 @@ export async function updateRole(db: Db, principal: Principal, request: RequestM
     }
     // A role above the caller is not the caller's to rename or reshape (its members hold more).
     assertGrantable(access, before.permissions, 'you cannot change a role that holds permissions you do not hold');
-    const row = await updateRoleRow(tx, { tenantId: access.organization.id, id: input.id, name: input.name, permissions: input.permissions });
+    const row = await updateRoleRow(tx, {
+      tenantId: access.organization.id,
+      id: input.id,
+      name: input.name,
+      permissions: input.permissions,
+    });
     if (!row) {
       throw new AppError('not_found', 'role not found');
     }
