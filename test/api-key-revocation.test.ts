@@ -23,7 +23,7 @@ describe('a revoked or rotated API key is refused on every API process at once',
     await Promise.all([a?.close(), b?.stop()]);
   });
 
-  async function setUp() {
+  async function setUp(scopes: string[] = ['tenant.read']) {
     const org = await seedOrganization(a.services.db);
     const admin = await seedSignedIn(a.services.db, { organization: org, roleKey: 'org_admin' });
     const post = (path: string, body: unknown) =>
@@ -32,10 +32,10 @@ describe('a revoked or rotated API key is refused on every API process at once',
         headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: a.services.config.publicUrl },
         body: JSON.stringify(body),
       });
-    const created = await post(`/v1/tenants/${org.id}/api-keys`, { name: 'two processes', scopes: ['tenant.read'] });
+    const created = await post(`/v1/tenants/${org.id}/api-keys`, { name: 'two processes', scopes });
     expect(created.status).toBe(201);
     const { apiKey, secretKey } = (await created.json()) as { apiKey: { id: string }; secretKey: string };
-    return { org, post, id: apiKey.id, secretKey };
+    return { org, admin, post, id: apiKey.id, secretKey };
   }
 
   const readOn = (base: string, orgId: string, secret: string) =>
@@ -65,5 +65,18 @@ describe('a revoked or rotated API key is refused on every API process at once',
     const { secretKey: next } = (await rotated.json()) as { secretKey: string };
     await expectRefused(b.url, org.id, secretKey);
     expect((await readOn(b.url, org.id, next)).status).toBe(200);
+  });
+
+  it("its creator demoted on A: the key's next request on B has lost the admin-only routes; removed: 401", async () => {
+    const { org, admin, secretKey } = await setUp(['exports.create', 'tenant.read']);
+    const exportsOn = (base: string) =>
+      fetch(`${base}/v1/exports?organization_slug=${org.slug}`, { headers: { authorization: `Bearer ${secretKey}` } });
+    expect((await exportsOn(b.url)).status).toBe(200);
+    const sql = a.services.sql;
+    await sql`update memberships set role_key = 'org_member' where tenant_id = ${org.id} and user_id = ${admin.user.id}`;
+    expect((await exportsOn(b.url)).status).toBe(403);
+    expect((await readOn(b.url, org.id, secretKey)).status).toBe(200);
+    await sql`delete from memberships where tenant_id = ${org.id} and user_id = ${admin.user.id}`;
+    await expectRefused(b.url, org.id, secretKey);
   });
 });

@@ -75,11 +75,49 @@ export async function seedSignedIn(
   };
 }
 
-/** A tenant API key with `scopes`; the raw secret is returned once, as the API does. */
+const keyCreators = new WeakMap<Db, Promise<string>>();
+
+/**
+ * Who seeded keys are created by unless a test says: one platform admin per database, who counts
+ * as an org admin everywhere and belongs to no tenant (so no tenant's member list changes).
+ */
+function defaultKeyCreator(db: Db): Promise<string> {
+  let creator = keyCreators.get(db);
+  if (!creator) {
+    const id = unique();
+    creator = signInFromEngine(
+      db,
+      {
+        subject: `sub-keys-${id}`,
+        email: `key-creator-${id}@example.com`,
+        emailVerified: true,
+        name: 'Key creator',
+        groups: ['platform-admins'],
+      },
+      { platformAdminGroup: 'platform-admins' },
+    ).then((outcome) => outcome.user.id);
+    keyCreators.set(db, creator);
+  }
+  return creator;
+}
+
+/**
+ * A tenant API key with `scopes`; the raw secret is returned once, as the API does. A key can do
+ * no more than its creator: `createdBy` (a user id, or null for a creator since deleted), by
+ * default a platform admin.
+ */
 export async function seedApiKey(
   db: Db,
-  opts: { tenantId: string; scopes: Permission[]; name?: string; expiresAt?: Date; revoked?: boolean },
+  opts: {
+    tenantId: string;
+    scopes: Permission[];
+    name?: string;
+    expiresAt?: Date;
+    revoked?: boolean;
+    createdBy?: string | null;
+  },
 ): Promise<{ id: string; secretKey: string; authorization: string }> {
+  const createdByUserId = opts.createdBy === undefined ? await defaultKeyCreator(db) : opts.createdBy;
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   const id = newId('apiKey');
   await db.insert(apiKeys).values({
@@ -89,6 +127,7 @@ export async function seedApiKey(
     scopes: [...opts.scopes].sort(),
     secretHash: secretKeyHash,
     secretPrefix: secretKeyPrefix,
+    createdByUserId,
     expiresAt: opts.expiresAt,
     revokedAt: opts.revoked ? new Date() : undefined,
   });

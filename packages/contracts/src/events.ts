@@ -1,3 +1,5 @@
+import type { Permission } from './permissions.ts';
+
 /**
  * The webhook event catalog (API.md). Names never change; the catalog may grow. An audit entry
  * whose action is one of these names also records an event and enqueues its deliveries, in the
@@ -28,6 +30,36 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * What a caller must be able to read to subscribe an endpoint to each event type: the read
+ * permission of what the event is about (an export has no read permission of its own: who may
+ * create exports). Typed over the catalog, so a new event type without its permission does not
+ * compile.
+ */
+export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
+  'usage_event.created': 'usage.read',
+  'invitation.created': 'invitations.read',
+  'invitation.accepted': 'invitations.read',
+  'invitation.revoked': 'invitations.read',
+  'member.added': 'members.read',
+  'member.removed': 'members.read',
+  'user.created': 'users.read',
+  'user.updated': 'users.read',
+  'session.revoked': 'sessions.read',
+  'role.created': 'roles.read',
+  'role.updated': 'roles.read',
+  'api_key.created': 'api_keys.read',
+  'api_key.rotated': 'api_keys.read',
+  'api_key.revoked': 'api_keys.read',
+  'application.created': 'applications.read',
+  'application.updated': 'applications.read',
+  'tenant.created': 'tenant.read',
+  'tenant.updated': 'tenant.read',
+  'tenant.deleted': 'tenant.read',
+  'subscription.updated': 'subscription.read',
+  'export.completed': 'exports.create',
+};
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
 

@@ -69,6 +69,29 @@ const descriptions: Record<Permission, string> = {
   'applications.manage': 'Create and update applications, rotate their secrets',
 };
 
+/**
+ * Permissions only an org admin (or a platform admin) exercises, whatever role or key holds
+ * them (SPEC.md 5.2: the admin control plane). A custom role may list them, but they do nothing
+ * for a member who is not an org admin; a tenant API key uses them only while its creator is an
+ * org admin of its organization.
+ */
+export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>([
+  'tenant.delete',
+  'users.manage',
+  'sessions.revoke',
+  'roles.manage',
+  'invitations.manage',
+  'billing.manage',
+  'exports.create',
+  'webhooks.manage',
+  'email.read',
+  'email.process',
+]);
+
+export function isAdminOnlyPermission(permission: Permission): boolean {
+  return ADMIN_ONLY_PERMISSIONS.has(permission);
+}
+
 export const ZPermission = z.enum(PERMISSIONS).meta({ id: 'Permission' });
 
 /** Permission lists in requests: known names only, no repeats (order is not kept). */

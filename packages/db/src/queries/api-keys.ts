@@ -1,7 +1,11 @@
-import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
+import { memberships, users } from '../schema/identity.ts';
+import { organizations } from '../schema/organizations.ts';
+import { roles } from '../schema/roles.ts';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -14,6 +18,67 @@ export function prepareFindApiKeyBySecretHash(db: DbOrTx): (secretHash: string) 
     .limit(1)
     .prepare('svc_find_api_key');
   return async (secretHash) => (await query.execute({ secretHash }))[0];
+}
+
+/**
+ * Where a key's creator stands now: what a key may do is bounded by it on every request.
+ * `roleKey` is the creator's role in the key's organization (null: not a member there);
+ * `rolePermissions` are that role's permissions when it is a custom role; `isPlatformAdmin` says
+ * the creator is an org admin of the platform workspace.
+ */
+export type ApiKeyCreatorStanding = {
+  status: 'active' | 'suspended';
+  roleKey: string | null;
+  rolePermissions: string[] | null;
+  isPlatformAdmin: boolean;
+};
+
+/**
+ * The memberships that give a person standing in an organization. Every membership read below
+ * goes through this one predicate, so a membership state that must not count (an invitation not
+ * yet accepted, a suspension within the organization) is excluded here, once.
+ */
+function countingMembership(m: { userId: AnyPgColumn; tenantId: AnyPgColumn }, userId: SQLWrapper, tenantId: SQLWrapper): SQL {
+  return sql`(${m.userId} = ${userId} and ${m.tenantId} = ${tenantId})`;
+}
+
+const platformMemberships = alias(memberships, 'platform_memberships');
+const platformOrganizations = alias(organizations, 'platform_organizations');
+
+/**
+ * Reads a key creator's standing in the key's organization: one indexed read (users by id, the
+ * membership by (tenant, user), the custom role by (tenant, key), and an existence probe of a
+ * platform workspace membership). Undefined when the user no longer exists.
+ */
+export function prepareFindApiKeyCreatorStanding(
+  db: DbOrTx,
+): (opts: { userId: string; tenantId: string }) => Promise<ApiKeyCreatorStanding | undefined> {
+  const tenantId = sql.placeholder('tenantId');
+  const platformAdmin = db
+    .select({ one: sql`1` })
+    .from(platformMemberships)
+    .innerJoin(platformOrganizations, eq(platformOrganizations.id, platformMemberships.tenantId))
+    .where(
+      and(
+        countingMembership(platformMemberships, users.id, platformOrganizations.id),
+        eq(platformOrganizations.kind, 'platform'),
+        eq(platformMemberships.roleKey, 'org_admin'),
+      ),
+    );
+  const query = db
+    .select({
+      status: users.status,
+      roleKey: memberships.roleKey,
+      rolePermissions: roles.permissions,
+      isPlatformAdmin: sql<boolean>`exists (${platformAdmin})`,
+    })
+    .from(users)
+    .leftJoin(memberships, countingMembership(memberships, users.id, tenantId))
+    .leftJoin(roles, and(eq(roles.tenantId, tenantId), eq(roles.key, memberships.roleKey)))
+    .where(eq(users.id, sql.placeholder('userId')))
+    .limit(1)
+    .prepare('svc_find_api_key_creator');
+  return async (opts) => (await query.execute(opts))[0];
 }
 
 /**

@@ -112,6 +112,32 @@ describe('tenant API keys', () => {
     expect(await codeOf(authorize(db, p, { organization: { id: other.id }, permission: 'users.read' }))).toBe('not_found');
   });
 
+  it('adminOnly holds for keys too: met only while the creator is an org admin, and admin-only permissions need it even unasked', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    await db
+      .insert(roles)
+      .values({ id: newId('role'), tenantId: org.id, key: 'support', name: 'Support', permissions: ['users.manage', 'users.read'] });
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const support = await seedSignedIn(db, { organization: org, roleKey: 'support' });
+    const asKey = async (createdBy: string) => {
+      const key = await seedApiKey(db, { tenantId: org.id, scopes: ['exports.create', 'users.manage', 'users.read'], createdBy });
+      return (await principalOf(server.services, request({ authorization: key.authorization }))) as Principal;
+    };
+    const byAdmin = await asKey(admin.user.id);
+    const bySupport = await asKey(support.user.id);
+    const usersManage = { organization: { id: org.id }, permission: 'users.manage', adminOnly: true } as const;
+    expect((await authorize(db, byAdmin, usersManage)).isOrgAdmin).toBe(true);
+    expect(await codeOf(authorize(db, bySupport, usersManage))).toBe('forbidden');
+    // exports.create is admin-only whether or not the route says so; its creator never held it.
+    expect(await codeOf(authorize(db, bySupport, { organization: { id: org.id }, permission: 'exports.create' }))).toBe('forbidden');
+    const supportSession = await principalWithCookie(support.cookie);
+    expect(await codeOf(authorize(db, supportSession, { organization: { id: org.id }, permission: 'users.manage' }))).toBe('forbidden');
+    // What the key may use: its scopes within its creator's, admin-only ones only for an org admin.
+    const access = await authorize(db, bySupport, { organization: { id: org.id }, permission: 'users.read' });
+    expect([...access.permissions]).toEqual(['users.read']);
+  });
+
   it('a revoked, expired, unknown or malformed key is 401; an application secret key is pointed elsewhere', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);

@@ -1,6 +1,7 @@
 import { AppError } from '@svc/contracts/errors';
-import { isSystemRole, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
+import { isAdminOnlyPermission, isSystemRole, PERMISSIONS, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
 import type { DbOrTx } from '@svc/db/client';
+import type { ApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
 import type { Principal } from './principal.ts';
@@ -13,14 +14,59 @@ import type { Principal } from './principal.ts';
  */
 export type UntrustedOrganizationRef = { id?: string; slug?: string };
 
-/** What a route may do once authorized: the organization and the caller's permissions there. */
+/**
+ * What a route may do once authorized: the organization and the caller's effective permissions
+ * there (admin-only ones only for an org admin; for an API key, its scopes within what its
+ * creator may do now).
+ */
 export type Access = {
   organization: OrganizationRow;
   principal: Principal;
   permissions: ReadonlySet<Permission>;
-  /** The caller holds org_admin there, or is a platform admin. */
+  /** The caller holds org_admin there, or is a platform admin; for an API key, its creator does. */
   isOrgAdmin: boolean;
 };
+
+/**
+ * A tenant API key's creator in the key's organization now: the permissions of their role there
+ * and whether they are an org admin (admin-only permissions count only then, as for a session).
+ */
+export type CreatorAccess = { permissions: ReadonlySet<Permission>; isOrgAdmin: boolean };
+
+const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
+const KNOWN: ReadonlySet<string> = ALL_PERMISSIONS;
+
+/**
+ * A key creator's standing as access: null (the key is void) for a suspended creator or one who
+ * is neither a member of the key's organization nor a platform admin. A platform admin counts as
+ * an org admin, as in `authorize`.
+ */
+export function creatorAccessOf(standing: ApiKeyCreatorStanding): CreatorAccess | null {
+  if (standing.status !== 'active') {
+    return null;
+  }
+  if (standing.isPlatformAdmin || standing.roleKey === 'org_admin') {
+    return { permissions: ALL_PERMISSIONS, isOrgAdmin: true };
+  }
+  if (standing.roleKey === null) {
+    return null;
+  }
+  const held = isSystemRole(standing.roleKey)
+    ? SYSTEM_ROLES[standing.roleKey].permissions
+    : (standing.rolePermissions ?? []).filter((p): p is Permission => KNOWN.has(p));
+  return { permissions: new Set(held), isOrgAdmin: false };
+}
+
+/** What a holder of `held` may exercise: admin-only permissions need the org admin role too. */
+function effective(held: Iterable<Permission>, isOrgAdmin: boolean): ReadonlySet<Permission> {
+  const out = new Set<Permission>();
+  for (const p of held) {
+    if (isOrgAdmin || !isAdminOnlyPermission(p)) {
+      out.add(p);
+    }
+  }
+  return out;
+}
 
 const NOT_FOUND = 'organization not found';
 
@@ -53,7 +99,9 @@ export async function permissionsOfRole(db: DbOrTx, tenantId: string, roleKey: s
  * Order matters for what an outsider learns: an organization the caller cannot see answers 404
  * exactly like one that does not exist (whatever the permission); only a member learns of a
  * missing permission (403). `adminOnly` adds SPEC.md 5.2's rule for admin control-plane
- * mutations: the org_admin role, not just the permission.
+ * mutations: the org_admin role, not just the permission; it holds for every permission in
+ * ADMIN_ONLY_PERMISSIONS whether or not the route says so, and for every credential: an API key
+ * meets it only while its creator is an org admin (or platform admin) of the organization.
  */
 export async function authorize(
   db: DbOrTx,
@@ -65,42 +113,56 @@ export async function authorize(
   if (!organization || organization.kind === 'keyless') {
     throw new AppError('not_found', NOT_FOUND);
   }
-  let permissions: ReadonlySet<Permission>;
+  let held: ReadonlySet<Permission>;
   let isOrgAdmin: boolean;
   if (principal.kind === 'api_key') {
     if (principal.apiKey.tenantId !== organization.id) {
       throw new AppError('not_found', NOT_FOUND);
     }
-    permissions = new Set(principal.apiKey.scopes);
-    isOrgAdmin = false;
+    // Never more than its creator may do now: a demotion shrinks the key on its next request.
+    const creator = principal.creator;
+    held = new Set(principal.apiKey.scopes.filter((p) => creator.permissions.has(p)));
+    isOrgAdmin = creator.isOrgAdmin;
   } else if (principal.session.isPlatformAdmin) {
-    permissions = new Set(SYSTEM_ROLES.org_admin.permissions);
+    held = ALL_PERMISSIONS;
     isOrgAdmin = true;
   } else {
     const membership = principal.memberships.find((m) => m.organization.id === organization.id);
     if (!membership) {
       throw new AppError('not_found', NOT_FOUND);
     }
-    permissions = new Set(await permissionsOfRole(db, organization.id, membership.roleKey));
+    held = new Set(await permissionsOfRole(db, organization.id, membership.roleKey));
     isOrgAdmin = membership.roleKey === 'org_admin';
   }
-  if (!permissions.has(opts.permission)) {
+  if (!held.has(opts.permission)) {
     throw new AppError('forbidden', `missing permission ${opts.permission}`);
   }
-  if (opts.adminOnly && !isOrgAdmin && principal.kind === 'user') {
-    throw new AppError('forbidden', 'only an org admin may do this');
+  if ((opts.adminOnly || isAdminOnlyPermission(opts.permission)) && !isOrgAdmin) {
+    throw new AppError(
+      'forbidden',
+      principal.kind === 'api_key'
+        ? 'only an org admin may do this: the person who created this API key is not an org admin of its organization'
+        : 'only an org admin may do this',
+    );
   }
+  const permissions = effective(held, isOrgAdmin);
   return { organization, principal, permissions, isOrgAdmin };
 }
 
 /**
- * A caller may only hand out what it holds: an org admin holds everything, a tenant API key only
- * its scopes, so a key with `roles.manage`, `invitations.manage` or `users.manage` cannot mint or
- * assign a role above itself, nor act on a member whose role is above it.
+ * A caller may only hand out, or act on, what it holds: an org admin holds everything, a member
+ * the non-admin permissions of its role, a tenant API key its scopes within its creator's. So a
+ * key or role with `roles.manage`, `invitations.manage`, `users.manage` or `api_keys.manage`
+ * cannot mint or assign a role or key above itself, nor change, rotate or revoke one above it.
+ * `refusal` says what was refused; the permissions beyond the caller follow it.
  */
-export function assertGrantable(access: Access, permissions: readonly string[]): void {
+export function assertGrantable(
+  access: Access,
+  permissions: readonly string[],
+  refusal = 'you cannot grant permissions you do not hold',
+): void {
   const beyond = permissions.filter((p) => !access.permissions.has(p as Permission));
   if (beyond.length > 0) {
-    throw new AppError('forbidden', `you cannot grant permissions you do not hold: ${beyond.join(', ')}`);
+    throw new AppError('forbidden', `${refusal}: ${beyond.join(', ')}`);
   }
 }

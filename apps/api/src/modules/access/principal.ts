@@ -3,19 +3,29 @@ import { AppError } from '@svc/contracts/errors';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Permission } from '@svc/contracts/permissions';
 import type { DbOrTx } from '@svc/db/client';
-import { type ApiKeyRow, prepareFindApiKeyBySecretHash, recordApiKeysUsed } from '@svc/db/queries/api-keys';
+import {
+  type ApiKeyRow,
+  prepareFindApiKeyBySecretHash,
+  prepareFindApiKeyCreatorStanding,
+  recordApiKeysUsed,
+} from '@svc/db/queries/api-keys';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { AppServices } from '../../context.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
 import { sessionOf } from '../auth/current-session.ts';
+import { type CreatorAccess, creatorAccessOf } from './authorize.ts';
 
 /** A signed-in browser: the session, its user and the user's memberships. */
 export type UserPrincipal = { kind: 'user' } & SessionWithUser;
 
-/** A backend service holding a tenant API key: one organization, the key's scopes. */
+/**
+ * A backend service holding a tenant API key: one organization, the key's scopes, bounded by
+ * what the key's creator may do there now (`creator`, read with the key on every request).
+ */
 export type ApiKeyPrincipal = {
   kind: 'api_key';
-  apiKey: { id: string; tenantId: string; name: string; scopes: Permission[] };
+  apiKey: { id: string; tenantId: string; name: string; scopes: Permission[]; createdByUserId: string };
+  creator: CreatorAccess;
 };
 
 /** Who is calling a control-plane route. */
@@ -57,6 +67,27 @@ export class ApiKeyUsage {
 }
 
 const finders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyBySecretHash>>();
+const creatorFinders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyCreatorStanding>>();
+
+/**
+ * What a key's creator may do in the key's organization now: one indexed read per request, like
+ * the key itself, so a demotion, a suspension or a removal bounds the key from its next request
+ * on every process. Null when the key is void: no creator (deleted: the key was created by
+ * someone who no longer exists), a suspended creator, or one who is neither a member of the
+ * organization nor a platform admin.
+ */
+async function creatorAccessOfKey(services: AppServices, key: ApiKeyRow): Promise<CreatorAccess | null> {
+  if (!key.createdByUserId) {
+    return null;
+  }
+  let find = creatorFinders.get(services.db);
+  if (!find) {
+    find = prepareFindApiKeyCreatorStanding(services.db);
+    creatorFinders.set(services.db, find);
+  }
+  const standing = await find({ userId: key.createdByUserId, tenantId: key.tenantId });
+  return standing ? creatorAccessOf(standing) : null;
+}
 const requestReads = new WeakMap<IncomingMessage, { secretHash: string; row: Promise<ApiKeyRow | undefined> }>();
 
 /**
@@ -112,8 +143,25 @@ export async function apiKeyPrincipal(
   if (!isLiveApiKey(key, now)) {
     throw new AppError('invalid_secret_key', key.revokedAt ? 'this API key was revoked' : 'this API key has expired');
   }
+  const creator = await creatorAccessOfKey(services, key);
+  if (!creator || !key.createdByUserId) {
+    throw new AppError(
+      'invalid_secret_key',
+      'this API key is void: the person who created it is no longer an active member of its organization; create a new key',
+    );
+  }
   services.apiKeyUsage.note(key.id, now);
-  return { kind: 'api_key', apiKey: { id: key.id, tenantId: key.tenantId, name: key.name, scopes: key.scopes as Permission[] } };
+  return {
+    kind: 'api_key',
+    apiKey: {
+      id: key.id,
+      tenantId: key.tenantId,
+      name: key.name,
+      scopes: key.scopes as Permission[],
+      createdByUserId: key.createdByUserId,
+    },
+    creator,
+  };
 }
 
 /**

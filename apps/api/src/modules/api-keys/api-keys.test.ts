@@ -3,6 +3,7 @@ import { newId } from '@svc/contracts/ids';
 import { PERMISSIONS } from '@svc/contracts/permissions';
 import { apiKeys } from '@svc/db/schema/api-keys';
 import { auditLogs } from '@svc/db/schema/audit-logs';
+import { memberships, users } from '@svc/db/schema/identity';
 import { roles } from '@svc/db/schema/roles';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -371,6 +372,128 @@ describe('POST /v1/api-keys/{id}/revoke', () => {
     expect((await call('GET', `/v1/tenants/${otherOrg.id}`, { bearer: foreign.secretKey })).status).toBe(200);
     expect((await call('POST', '/v1/api-keys/usr_00000000000000000000/revoke', { cookie: admin.cookie, body: {} })).status).toBe(400);
     expect((await call('POST', '/v1/api-keys/key_00000000000000000000/revoke', { cookie: admin.cookie, body: {} })).status).toBe(404);
+  });
+});
+
+describe('a key never holds more than its creator may do directly', () => {
+  /** A member whose custom role lists admin-only permissions beside api_keys.manage. */
+  async function integratorOf() {
+    const { db, org, admin } = await adminOf();
+    await db.insert(roles).values({
+      id: newId('role'),
+      tenantId: org.id,
+      key: 'integrator',
+      name: 'Integrator',
+      permissions: ['api_keys.manage', 'api_keys.read', 'exports.create', 'tenant.read', 'webhooks.manage', 'webhooks.read'],
+    });
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'integrator' });
+    return { db, org, admin, member };
+  }
+
+  const exportAll = (auth: { cookie?: string; bearer?: string }, slug: string) =>
+    call('POST', '/v1/export/all', { ...auth, body: { organization_slug: slug, format: 'json' } });
+  const hook = (auth: { cookie?: string; bearer?: string }, slug: string) =>
+    call('POST', '/v1/webhook-endpoints', {
+      ...auth,
+      body: { organization_slug: slug, url: 'https://hooks.example.com/x', eventTypes: ['tenant.updated'] },
+    });
+
+  it('a member refused exports and webhooks directly cannot mint a key that does them: 403 at creation, nothing created', async () => {
+    const { db, org, member } = await integratorOf();
+    expect((await exportAll({ cookie: member.cookie }, org.slug)).status).toBe(403);
+    expect((await hook({ cookie: member.cookie }, org.slug)).status).toBe(403);
+
+    const minted = await createKey(member.cookie, org.id, { name: 'exfiltrate', scopes: ['exports.create', 'webhooks.manage'] });
+    expect(minted.status, minted.text).toBe(403);
+    expect(minted.json.error.code).toBe('forbidden');
+    expect(minted.json.error.message).toContain('exports.create');
+    expect(minted.json.error.message).toContain('webhooks.manage');
+    expect(await db.select().from(apiKeys).where(eq(apiKeys.tenantId, org.id))).toHaveLength(0);
+
+    // What the member may do directly, a key may do too.
+    const fine = await createKey(member.cookie, org.id, { name: 'reader', scopes: ['tenant.read', 'webhooks.read'] });
+    expect(fine.status, fine.text).toBe(201);
+  });
+
+  it('a key such a member holds from before is refused the admin-only routes at use', async () => {
+    const { db, org, member } = await integratorOf();
+    const key = await seedApiKey(db, {
+      tenantId: org.id,
+      scopes: ['exports.create', 'tenant.read', 'webhooks.manage'],
+      createdBy: member.user.id,
+    });
+    const exported = await exportAll({ bearer: key.secretKey }, org.slug);
+    expect(exported.status, exported.text).toBe(403);
+    expect(exported.json.error.message).toMatch(/org admin/);
+    expect((await hook({ bearer: key.secretKey }, org.slug)).status).toBe(403);
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: key.secretKey })).status).toBe(200);
+  });
+
+  it('a key created by an org admin loses admin-only abilities on its next request once the admin is demoted; removal voids it', async () => {
+    const { db, org, admin } = await adminOf();
+    const created = await createKey(admin.cookie, org.id, {
+      name: 'ops',
+      scopes: ['exports.create', 'tenant.read', 'users.read', 'webhooks.manage'],
+    });
+    expect(created.status, created.text).toBe(201);
+    const bearer = created.json.secretKey as string;
+    expect((await exportAll({ bearer }, org.slug)).status).toBe(202);
+    expect((await call('GET', `/v1/users?organization_slug=${org.slug}`, { bearer })).status).toBe(200);
+
+    await db
+      .update(memberships)
+      .set({ roleKey: 'org_member' })
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, admin.user.id)));
+    const exported = await exportAll({ bearer }, org.slug);
+    expect(exported.status, exported.text).toBe(403);
+    expect(exported.json.error.code).toBe('forbidden');
+    expect((await hook({ bearer }, org.slug)).status).toBe(403);
+    // Scopes the creator no longer holds go too; what an org_member may do stays.
+    expect((await call('GET', `/v1/users?organization_slug=${org.slug}`, { bearer })).status).toBe(403);
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer })).status).toBe(200);
+
+    await db.delete(memberships).where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, admin.user.id)));
+    const removed = await call('GET', `/v1/tenants/${org.id}`, { bearer });
+    expect(removed.status).toBe(401);
+    expect(removed.json.error.code).toBe('invalid_secret_key');
+    expect(removed.json.error.message).toMatch(/void/);
+  });
+
+  it('a key whose creator is suspended, or deleted (no creator), is void: 401; a platform admin creator counts as org admin', async () => {
+    const { db, org, admin } = await adminOf();
+    const suspendedKey = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'], createdBy: admin.user.id });
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: suspendedKey.secretKey })).status).toBe(200);
+    await db.update(users).set({ status: 'suspended' }).where(eq(users.id, admin.user.id));
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: suspendedKey.secretKey })).status).toBe(401);
+
+    const orphan = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'], createdBy: null });
+    const refused = await call('GET', `/v1/tenants/${org.id}`, { bearer: orphan.secretKey });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe('invalid_secret_key');
+
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const platformKey = await seedApiKey(db, { tenantId: org.id, scopes: ['exports.create'], createdBy: platform.user.id });
+    expect((await call('GET', `/v1/exports?organization_slug=${org.slug}`, { bearer: platformKey.secretKey })).status).toBe(200);
+  });
+
+  it('a key with api_keys.manage cannot revoke a broader key: 403, the broader key keeps working', async () => {
+    const { db, org } = await adminOf();
+    const broad = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    const narrow = await seedApiKey(db, { tenantId: org.id, scopes: ['api_keys.manage', 'api_keys.read'] });
+    const res = await call('POST', `/v1/api-keys/${broad.id}/revoke`, { bearer: narrow.secretKey, body: {} });
+    expect(res.status, res.text).toBe(403);
+    expect(res.json.error.code).toBe('forbidden');
+    expect(res.json.error.message).toContain('users.manage');
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: broad.secretKey })).status).toBe(200);
+    const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, broad.id));
+    expect(row?.revokedAt).toBeNull();
+    // ... nor rotate it (and so obtain its secret), with a key or as a member holding the same.
+    const rotated = await call('POST', `/v1/api-keys/${broad.id}/rotate`, { bearer: narrow.secretKey, body: {} });
+    expect(rotated.status).toBe(403);
+    expect(rotated.text).not.toMatch(/sk_live_/);
+    // A sibling of its own size it may revoke.
+    const sibling = await seedApiKey(db, { tenantId: org.id, scopes: ['api_keys.read'] });
+    expect((await call('POST', `/v1/api-keys/${sibling.id}/revoke`, { bearer: narrow.secretKey, body: {} })).status).toBe(200);
   });
 });
 

@@ -22,7 +22,7 @@ import {
   rotateApiKeySecret,
 } from '@svc/db/queries/api-keys';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize } from '../access/authorize.ts';
+import { type Access, assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { newSecretKey } from '../applications/keys.ts';
 
@@ -50,17 +50,6 @@ export function toApiKey(row: ApiKeyRow, now = new Date()): TApiKey {
     rotatedAt: row.rotatedAt?.toISOString() ?? null,
     createdBy: row.createdByUserId,
   };
-}
-
-/**
- * A caller may only hand out what it holds: a custom role with api_keys.manage but without,
- * say, users.manage must not mint (or rotate, and so obtain) a key that can manage users.
- */
-function requireHeld(access: Access, scopes: readonly string[], verb: string): void {
-  const missing = scopes.filter((s) => !access.permissions.has(s as Permission));
-  if (missing.length > 0) {
-    throw new AppError('forbidden', `you cannot ${verb} a key with scopes you do not hold: ${missing.join(', ')}`);
-  }
 }
 
 /**
@@ -112,7 +101,9 @@ export async function createApiKey(
   input: TCreateApiKeyRequest,
 ): Promise<TApiKeyWithSecret> {
   const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'api_keys.manage' });
-  requireHeld(access, input.scopes, 'create');
+  // Never more than the creator may do directly (admin-only scopes need an org admin); at use,
+  // the key stays bounded by what its creator may do then.
+  assertGrantable(access, input.scopes, 'you cannot create a key with scopes you may not use yourself');
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   return db.transaction(async (tx) => {
     const row = await insertApiKey(tx, {
@@ -146,7 +137,7 @@ export async function rotateApiKey(
   input: TApiKeyActionRequest,
 ): Promise<TApiKeyWithSecret> {
   const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
-  requireHeld(access, key.scopes, 'rotate');
+  assertGrantable(access, key.scopes, 'you cannot rotate a key with scopes you may not use yourself');
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   const now = new Date();
   return db.transaction(async (tx) => {
@@ -179,6 +170,10 @@ export async function rotateApiKey(
  */
 export async function revokeApiKey(db: Db, principal: Principal, request: RequestMeta, input: TApiKeyActionRequest): Promise<TApiKey> {
   const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
+  // A narrow caller cannot switch off a broader key (a key may always revoke itself).
+  if (!(principal.kind === 'api_key' && principal.apiKey.id === key.id)) {
+    assertGrantable(access, key.scopes, 'you cannot revoke a key with scopes you may not use yourself');
+  }
   const now = new Date();
   return db.transaction(async (tx) => {
     const row = await revokeApiKeyRow(tx, { tenantId: access.organization.id, id: key.id, now });

@@ -235,6 +235,40 @@ describe('PATCH /v1/roles/{id}', () => {
     expect(denied.status).toBe(403);
   });
 
+  it('a roles.manage key cannot rename or reshape a role above it (403, unchanged); a role within it may change', async () => {
+    const { db, org } = await adminOfNewOrg();
+    const aboveId = newId('role');
+    await db.insert(roles).values({
+      id: aboveId,
+      tenantId: org.id,
+      key: 'auditor',
+      name: 'Auditor',
+      permissions: ['audit.read', 'roles.read', 'tenant.read', 'users.read'],
+    });
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['roles.manage', 'roles.read', 'tenant.read'] });
+    for (const body of [{ name: 'Renamed' }, { permissions: ['tenant.read'] }]) {
+      const res = await call('PATCH', `/v1/roles/${aboveId}`, {
+        authorization: key.authorization,
+        body: { organization_slug: org.slug, ...body },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.code).toBe('forbidden');
+      expect(res.body.error.message).toContain('audit.read');
+      expect(res.body.error.message).toContain('users.read');
+    }
+    const [row] = await db.select().from(roles).where(eq(roles.id, aboveId));
+    expect(row).toMatchObject({ name: 'Auditor', permissions: ['audit.read', 'roles.read', 'tenant.read', 'users.read'] });
+    expect(await auditOf(org.id, 'role.updated')).toHaveLength(0);
+
+    const withinId = newId('role');
+    await db.insert(roles).values({ id: withinId, tenantId: org.id, key: 'reader', name: 'Reader', permissions: ['tenant.read'] });
+    const renamed = await call('PATCH', `/v1/roles/${withinId}`, {
+      authorization: key.authorization,
+      body: { organization_slug: org.slug, name: 'Reader 2' },
+    });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+  });
+
   it('system roles cannot be changed (409); a role of another organization is 404; bad ids and bodies are 400', async () => {
     const { db, org, admin } = await adminOfNewOrg();
     for (const id of ['rol_org_admin', 'rol_org_member']) {

@@ -104,11 +104,19 @@ export async function updateRole(db: Db, principal: Principal, request: RequestM
   }
   return db.transaction(async (tx) => {
     const before = await findRoleById(tx, { tenantId: access.organization.id, id: input.id });
-    const row = before
-      ? await updateRoleRow(tx, { tenantId: access.organization.id, id: input.id, name: input.name, permissions: input.permissions })
-      : undefined;
     // Within the authorized organization only: another organization's role id is simply not here.
-    if (!before || !row) {
+    if (!before) {
+      throw new AppError('not_found', 'role not found');
+    }
+    // A role above the caller is not the caller's to rename or reshape (its members hold more).
+    assertGrantable(access, before.permissions, 'you cannot change a role that holds permissions you do not hold');
+    const row = await updateRoleRow(tx, {
+      tenantId: access.organization.id,
+      id: input.id,
+      name: input.name,
+      permissions: input.permissions,
+    });
+    if (!row) {
       throw new AppError('not_found', 'role not found');
     }
     await recordAudit(tx, principal, request, {

@@ -1,5 +1,5 @@
 import { AppError } from '@svc/contracts/errors';
-import { isEventType, TEST_EVENT_TYPE } from '@svc/contracts/events';
+import { EVENT_READ_PERMISSIONS, type EventType, isEventType, TEST_EVENT_TYPE } from '@svc/contracts/events';
 import { newId } from '@svc/contracts/ids';
 import type { Permission } from '@svc/contracts/permissions';
 import {
@@ -111,6 +111,20 @@ function checkEventTypes(types: readonly string[]): string[] {
     );
   }
   return [...new Set(types)].sort();
+}
+
+/**
+ * An endpoint receives only what its author may read: each event type needs the read permission
+ * of what it is about (EVENT_READ_PERMISSIONS), held by the caller at the time of the change
+ * (403 naming the event types beyond the caller). Checked on create and on every update that
+ * changes where events go or what is sent (event types, URL, re-enabling).
+ */
+function assertReadable(access: Access, eventTypes: readonly string[]): void {
+  const beyond = eventTypes.filter((t) => isEventType(t) && !access.permissions.has(EVENT_READ_PERMISSIONS[t as EventType]));
+  if (beyond.length > 0) {
+    const needs = beyond.map((t) => `${t} (needs ${EVENT_READ_PERMISSIONS[t as EventType]})`);
+    throw new AppError('forbidden', `you cannot subscribe to events about what you may not read: ${needs.join(', ')}`);
+  }
 }
 
 /** The URL as stored (normalized by the URL parser), or the check's own code and message. */
@@ -249,6 +263,7 @@ export async function createEndpoint(
     adminOnly: true,
   });
   const eventTypes = checkEventTypes(input.eventTypes);
+  assertReadable(access, eventTypes);
   const url = await checkUrl(input.url, settings);
   const id = newId('webhookEndpoint');
   const secret = generateWebhookSecret();
@@ -292,6 +307,9 @@ export async function updateEndpoint(
   }
   if (input.description !== undefined) {
     changes.description = input.description || null;
+  }
+  if (input.eventTypes !== undefined || input.url !== undefined || input.enabled === true) {
+    assertReadable(access, changes.eventTypes ?? endpoint.eventTypes);
   }
   const now = new Date();
   return db.transaction(async (tx) => {

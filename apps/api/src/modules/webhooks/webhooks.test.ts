@@ -213,7 +213,7 @@ describe('POST /v1/webhook-endpoints', () => {
     // ... but may read.
     expect((await call('GET', `/v1/webhook-endpoints?organization_slug=${org.slug}`, { cookie: hooks.cookie })).status).toBe(200);
 
-    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.manage'] });
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['users.read', 'webhooks.manage'] });
     const created = await call('POST', '/v1/webhook-endpoints', {
       bearer: key.authorization,
       body: { ...body, organization_slug: undefined },
@@ -224,6 +224,66 @@ describe('POST /v1/webhook-endpoints', () => {
       actorType: 'api_key',
       actorId: key.id,
     });
+  });
+});
+
+describe('subscriptions stay within what the caller may read', () => {
+  it('a webhooks.manage key cannot subscribe to events about what it cannot read: 403 naming them, nothing created', async () => {
+    const { db, org } = await adminOf();
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.manage', 'webhooks.read', 'roles.read'] });
+    const refused = await call('POST', '/v1/webhook-endpoints', {
+      bearer: key.authorization,
+      body: { url: 'http://127.0.0.1:9/hook', eventTypes: ['role.created', 'user.created', 'api_key.created'] },
+    });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.json.error.code).toBe('forbidden');
+    expect(refused.json.error.message).toContain('user.created (needs users.read)');
+    expect(refused.json.error.message).toContain('api_key.created (needs api_keys.read)');
+    expect(refused.json.error.message).not.toContain('role.created');
+    expect(await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.tenantId, org.id))).toHaveLength(0);
+
+    const created = await call('POST', '/v1/webhook-endpoints', {
+      bearer: key.authorization,
+      body: { url: 'http://127.0.0.1:9/hook', eventTypes: ['role.created'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json.endpoint.id as string;
+
+    // Nor by changing an endpoint's subscriptions ...
+    const widened = await call('PATCH', `/v1/webhook-endpoints/${id}`, {
+      bearer: key.authorization,
+      body: { eventTypes: ['user.created'] },
+    });
+    expect(widened.status, widened.text).toBe(403);
+    expect(widened.json.error.message).toContain('user.created');
+    expect((await endpointRow(id))?.eventTypes).toEqual(['role.created']);
+  });
+
+  it('nor redirect or re-enable an endpoint whose events it cannot read; it may still describe or disable it', async () => {
+    const { db, org } = await adminOf();
+    const { id } = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: org.id, eventTypes: ['user.updated'] });
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.manage', 'webhooks.read'] });
+    const redirected = await call('PATCH', `/v1/webhook-endpoints/${id}`, {
+      bearer: key.authorization,
+      body: { url: 'http://127.0.0.1:11/mine' },
+    });
+    expect(redirected.status, redirected.text).toBe(403);
+    expect(redirected.json.error.message).toContain('user.updated (needs users.read)');
+    expect((await endpointRow(id))?.url).not.toBe('http://127.0.0.1:11/mine');
+    const disabled = await call('PATCH', `/v1/webhook-endpoints/${id}`, {
+      bearer: key.authorization,
+      body: { enabled: false, description: 'paused' },
+    });
+    expect(disabled.status, disabled.text).toBe(200);
+    const enabled = await call('PATCH', `/v1/webhook-endpoints/${id}`, { bearer: key.authorization, body: { enabled: true } });
+    expect(enabled.status, enabled.text).toBe(403);
+    expect((await endpointRow(id))?.enabled).toBe(false);
+  });
+
+  it('every event type of the catalog needs a read permission the org admin holds', async () => {
+    const { admin } = await adminOf();
+    const created = await createEndpoint(admin.cookie, { url: 'http://127.0.0.1:9/all', eventTypes: [...EVENT_TYPES] });
+    expect(created.status, created.text).toBe(201);
   });
 });
 

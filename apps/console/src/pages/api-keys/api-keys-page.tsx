@@ -44,6 +44,11 @@ export function ApiKeysPage() {
         title="API keys"
         description={`Keys for backend services calling svc on behalf of ${active.organization ? active.organization.name : 'this workspace'}.`}
       />
+      <p className="muted" data-testid="api-keys-creator-rule">
+        A key never does more than the person who created it may do here, checked on every request: admin-only scopes work only while its
+        creator is an org admin, a demoted creator's keys lose what the creator lost, and a key whose creator is suspended, removed from the
+        organization or deleted stops working (401 invalid_secret_key). You can only give a key scopes you may use yourself.
+      </p>
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {active.me && !active.organization && (
         <p className="muted" data-testid="api-keys-no-workspace">
