@@ -1,4 +1,5 @@
 import { AppError } from '@svc/contracts/errors';
+import { ID_PREFIXES, type IdKind, isIdOf } from '@svc/contracts/ids';
 import { type AnyColumn, and, eq, lt, or, type SQL } from 'drizzle-orm';
 
 /**
@@ -14,6 +15,22 @@ export function encodeCursor(scope: string, last: Cursor): string {
   return Buffer.from(JSON.stringify([scope, last.createdAt.toISOString(), last.id])).toString('base64url');
 }
 
+/**
+ * What encodeCursor writes: `Date.prototype.toISOString` of a year PostgreSQL's timestamptz can
+ * hold (it refuses year 0, and toISOString writes other years as `+275760-...`/`-000001-...`).
+ */
+const CURSOR_INSTANT = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+const ID_KINDS = Object.keys(ID_PREFIXES) as IdKind[];
+
+const MALFORMED = 'cursor is malformed: start again from the first page';
+
+/**
+ * The cursor a list was given, or undefined for the first page. A cursor is the client's to
+ * tamper with: anything but what encodeCursor wrote for this list (an instant that does not
+ * round-trip or is outside PostgreSQL's range, an id svc never issues, a NUL character, another
+ * list's scope) is a 400 validation_failed, never a statement PostgreSQL refuses.
+ */
 export function decodeCursor(scope: string, raw: string | undefined): Cursor | undefined {
   if (raw === undefined) {
     return undefined;
@@ -22,22 +39,28 @@ export function decodeCursor(scope: string, raw: string | undefined): Cursor | u
   try {
     parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
-    throw new AppError('validation_failed', 'cursor is malformed: start again from the first page');
+    throw new AppError('validation_failed', MALFORMED);
   }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 3 ||
-    typeof parsed[0] !== 'string' ||
-    typeof parsed[1] !== 'string' ||
-    typeof parsed[2] !== 'string' ||
-    Number.isNaN(Date.parse(parsed[1]))
-  ) {
-    throw new AppError('validation_failed', 'cursor is malformed: start again from the first page');
+  if (!Array.isArray(parsed) || parsed.length !== 3) {
+    throw new AppError('validation_failed', MALFORMED);
   }
-  if (parsed[0] !== scope) {
+  const [cursorScope, at, id] = parsed as unknown[];
+  if (typeof cursorScope !== 'string' || typeof at !== 'string' || typeof id !== 'string') {
+    throw new AppError('validation_failed', MALFORMED);
+  }
+  const createdAt = new Date(at);
+  if (!CURSOR_INSTANT.test(at) || Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || !isIssuedId(id)) {
+    throw new AppError('validation_failed', MALFORMED);
+  }
+  if (cursorScope !== scope) {
     throw new AppError('validation_failed', 'cursor belongs to another list or other filters: start again from the first page');
   }
-  return { createdAt: new Date(parsed[1]), id: parsed[2] };
+  return { createdAt, id };
+}
+
+/** An id of a shape svc issues (`newId`: a known prefix and 20 base62): nothing else is a row's id. */
+function isIssuedId(id: string): boolean {
+  return ID_KINDS.some((kind) => isIdOf(kind, id));
 }
 
 /** `(created_at, id) < (cursor)`: the rows after the cursor, newest first. */
