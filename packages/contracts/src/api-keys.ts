@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZListQuery, ZName } from './lists.ts';
+import { ZInstant, ZListQuery, ZName } from './lists.ts';
 import { ZPermissionList } from './permissions.ts';
 import { ZOrganizationId } from './tenants.ts';
 
@@ -50,10 +50,7 @@ export type TApiKeyPage = z.infer<typeof ZApiKeyPage>;
 export const ZCreateApiKeyBody = z.object({
   name: ZName,
   scopes: ZPermissionList.refine((list) => list.length > 0, { message: 'choose at least one scope' }),
-  expiresAt: z.iso
-    .datetime({ offset: true })
-    .refine((v) => Date.parse(v) > Date.now(), { message: 'expiresAt must be in the future' })
-    .optional(),
+  expiresAt: ZInstant.refine((v) => Date.parse(v) > Date.now(), { message: 'expiresAt must be in the future' }).optional(),
 });
 export type TCreateApiKeyBody = z.infer<typeof ZCreateApiKeyBody>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZListQuery, ZPage, ZSlug } from './lists.ts';
+import { ZInstant, ZListQuery, ZPage, ZSlug } from './lists.ts';
 
 const WORD = '[a-z][a-z0-9_]*';
 /** `resource.verb` (more dotted parts allowed), e.g. `api_key.created`. */
@@ -32,8 +32,6 @@ export const ZAuditActorFilter = z
 
 /** What was acted on: an id as svc issues them, a short prefix and 20 base62 (`ten_...`, `usr_...`). */
 export const ZAuditTargetFilter = z.string().regex(/^[a-z]{2,4}_[0-9A-Za-z]{20}$/, 'expected an id svc issued (e.g. usr_...)');
-
-const ZInstant = z.iso.datetime({ offset: true });
 
 const fromNotAfterTo = (v: { from?: string; to?: string }) =>
   v.from === undefined || v.to === undefined || Date.parse(v.from) <= Date.parse(v.to);

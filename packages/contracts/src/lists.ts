@@ -8,6 +8,22 @@ export const ZListQuery = z.object({
 });
 export type TListQuery = z.infer<typeof ZListQuery>;
 
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * Instants in requests: ISO 8601 with Z or an offset, falling in years 0001-9999 once in UTC.
+ * Outside them JavaScript writes the instant as year 0000 or `+010000-...`, which PostgreSQL
+ * refuses as a timestamptz parameter (a 500 for `from=0000-01-01T00:00:00Z` before this rule).
+ */
+export const ZInstant = z.iso.datetime({ offset: true }).refine(
+  (v) => {
+    const at = Date.parse(v);
+    return at >= FIRST_INSTANT && at <= LAST_INSTANT;
+  },
+  { message: 'an instant must fall within the years 0001-9999 (UTC)' },
+);
+
 /** `{ data, nextCursor }`: nextCursor is null on the last page. */
 export function ZPage<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), nextCursor: z.string().nullable() });

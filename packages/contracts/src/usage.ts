@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZListQuery, ZSlug } from './lists.ts';
+import { ZInstant, ZListQuery, ZSlug } from './lists.ts';
 import { ZOrganizationId } from './tenants.ts';
 
 /** Most events one request may carry (API.md). */
@@ -208,7 +208,6 @@ export const ZIngestUsageResponse = z
   .meta({ id: 'IngestUsageResponse' });
 export type TIngestUsageResponse = z.infer<typeof ZIngestUsageResponse>;
 
-const ZInstant = z.iso.datetime({ offset: true });
 const fromNotAfterTo = (v: { from?: string; to?: string }) =>
   v.from === undefined || v.to === undefined || Date.parse(v.from) <= Date.parse(v.to);
 const FROM_AFTER_TO = { message: 'from must not be after to', path: ['from'] };
