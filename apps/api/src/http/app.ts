@@ -15,6 +15,7 @@ import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { requestIdOf, sendError } from './errors.ts';
+import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -95,6 +96,29 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       req.method = 'GET';
     }
     next();
+  });
+  // A /v1 JSON body is read here, by the reader every JSON route uses (json-body.ts): the size cap,
+  // then the input rule before anything walks the body. trpc-to-openapi would parse it itself and
+  // then re-serialize it with JSON.stringify (for an abort signal) before any procedure runs, so
+  // a body nested a few thousand levels deep overflowed the stack there and answered 500. It
+  // takes `req.body` as the parsed body when set. GET and DELETE bodies it ignores; so does this.
+  app.use('/v1', (req, res, next) => {
+    const contentType = (req.headers['content-type'] ?? '').toLowerCase();
+    if (req.method === 'GET' || req.method === 'DELETE' || !contentType.startsWith('application/json')) {
+      next();
+      return;
+    }
+    readJsonBody(req).then(
+      (body) => {
+        (req as { body?: unknown }).body = body;
+        next();
+      },
+      (error: unknown) => {
+        if (!answerBodyRefusal(req, res, error)) {
+          next(error);
+        }
+      },
+    );
   });
   // trpc-to-openapi never calls next(): an unknown /v1 route gets its NOT_FOUND, which the error
   // formatter turns into our 404 not_found body. It must stay the last /v1 handler.

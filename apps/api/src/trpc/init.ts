@@ -1,7 +1,8 @@
 import { AppError } from '@svc/contracts/errors';
-import { initTRPC } from '@trpc/server';
+import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
+import { refusedInput } from '../http/input-guard.ts';
 import { classifyError, toTrpcError } from './errors.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
 
@@ -60,4 +61,19 @@ const appErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(appErrors);
+/**
+ * Every procedure's raw input, on `/trpc` and `/v1` alike, passes the one input rule (NUL,
+ * unpaired surrogates, nesting depth: http/input-guard.ts) before any schema, credential lookup
+ * or query sees it. Here rather than in each schema so that no route, field or free-form JSON
+ * value can be left out.
+ */
+const acceptableInput = t.middleware(async ({ getRawInput, next }) => {
+  const refused = refusedInput(await getRawInput());
+  if (refused) {
+    // BAD_REQUEST caused by a ZodError: answered 400 validation_failed with its issues (errors.ts).
+    throw new TRPCError({ code: 'BAD_REQUEST', message: 'Input validation failed', cause: refused });
+  }
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(appErrors).use(acceptableInput);

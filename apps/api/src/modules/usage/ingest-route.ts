@@ -4,8 +4,9 @@ import { type TUsageChannel, ZIngestUsageRequest } from '@svc/contracts/usage';
 import type { AppServices } from '../../context.ts';
 import { runBehindEdge } from '../../http/behind-edge.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
-import { type Edge, MAX_BODY_BYTES, normalizePath } from '../../http/edge.ts';
+import { type Edge, normalizePath } from '../../http/edge.ts';
 import { sendError, sendJson, sendValidationFailed } from '../../http/errors.ts';
+import { answerBodyRefusal, readJsonBody } from '../../http/json-body.ts';
 import { toIssues } from '../../trpc/errors.ts';
 import { ingestUsage, usageWriterOf } from './ingest.ts';
 
@@ -14,36 +15,14 @@ const ROUTES = new Map<string, TUsageChannel>([
   ['/v1/usage-events', 'metering'],
 ]);
 
-/** The request body as text, at most `limit` bytes (413 payload_too_large beyond; the rest is drained). */
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.resume();
-        reject(new AppError('payload_too_large', 'Request body too large'));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', reject);
-  });
-}
-
 /**
  * POST /v1/usage/events and POST /v1/usage-events, answered before Express (the hot ingestion
  * path: Express's setup and trpc-to-openapi's Request conversion and middleware chain cost more
  * than a group-committed event). It keeps the Express path's order and answers exactly: the edge
  * (request id, log, headers, rate limit), the CSRF rule for requests carrying a cookie (403
  * csrf_rejected), 415 for a body that is not JSON, 413 over MAX_BODY_BYTES, 400
- * malformed_request for bad JSON, then the writer (401/403/409), then the body (400
+ * malformed_request for bad JSON, 400 validation_failed for input no route accepts
+ * (http/input-guard.ts), then the writer (401/403/409), then the body (400
  * validation_failed with issues), then `ingestUsage`, the function the procedures
  * `usage.events.create` and `usage.metering.create` call, which stay the documented
  * definitions (OpenAPI, /trpc).
@@ -68,12 +47,16 @@ export function createUsageIngestRoute(services: AppServices, edge: Edge): (req:
     if (!contentType.startsWith('application/json')) {
       throw new AppError('unsupported_media_type', 'Send a JSON body with content-type application/json');
     }
-    const text = await readBody(req, MAX_BODY_BYTES);
+    // The reader of every JSON route: 413, 400 malformed_request, then the input rule
+    // (input-guard.ts), all before credentials, as on the Express path.
     let body: unknown;
     try {
-      body = text === '' ? {} : JSON.parse(text);
-    } catch {
-      throw new AppError('malformed_request', 'Request body is not valid JSON');
+      body = (await readJsonBody(req)) ?? {};
+    } catch (error) {
+      if (answerBodyRefusal(req, res, error)) {
+        return;
+      }
+      throw error;
     }
     const writer = await usageWriterOf(services, req);
     const input = ZIngestUsageRequest.safeParse(body);

@@ -328,7 +328,7 @@ describe('validation', () => {
     ],
     ['properties an array', () => ({ idempotencyKey: 'k', eventType: 'x', properties: [1] }), 'properties'],
     ['properties over 4 KiB', () => ({ idempotencyKey: 'k', eventType: 'x', properties: { s: 'é'.repeat(2100) } }), 'properties'],
-    ['properties with NUL', () => ({ idempotencyKey: 'k', eventType: 'x', properties: { s: 'a\u0000b' } }), 'properties'],
+    ['properties with NUL', () => ({ idempotencyKey: 'k', eventType: 'x', properties: { s: 'a\u0000b' } }), 'properties.s'],
     [
       'properties 6 levels deep',
       () => ({ idempotencyKey: 'k', eventType: 'x', properties: { a: { b: { c: { d: { e: { f: 1 } } } } } } }),
