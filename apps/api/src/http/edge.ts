@@ -12,6 +12,15 @@ import { applyRateLimit, type RateLimiter, type RateLimitSubject } from './rate-
 import { assignRequestId } from './request-id.ts';
 import { compileSecurityHeaders } from './security-headers.ts';
 
+/**
+ * A NUL in the request line, raw or percent-encoded: the decoded path parameter or query value
+ * would carry the character PostgreSQL refuses in text (input-guard.ts). Refused here, once, for
+ * every route (Express, the fast lane, plain routes such as export downloads and the engine proxy).
+ */
+function nulInUrl(url: string): boolean {
+  return url.includes('%00') || url.includes('\u0000');
+}
+
 /** Request bodies above this are refused with 413 payload_too_large. */
 export const MAX_BODY_BYTES = 1_000_000;
 
@@ -57,7 +66,8 @@ export function normalizePath(rawPath: string): string {
 
 /**
  * What every request goes through before any route, in ARCHITECTURE.md section 3's order:
- * request id, access log, security headers, CORS (public routes), body-size cap, rate limit.
+ * request id, access log, security headers, CORS (public routes), NUL in the URL, body-size cap,
+ * rate limit.
  * Plain functions over Node's req/res, so the Express app and the hot-route fast lane run the
  * same code. `run` gives false when it has already answered (preflight, 413, 429); it answers
  * synchronously unless it must ask the database (a rate-limit lease, an unseen key).
@@ -137,6 +147,10 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
       logRequest(logger, req, res);
       setSecurityHeaders(res);
       if (applyPublicCors(req, res, path)) {
+        return false;
+      }
+      if (nulInUrl(req.url ?? '')) {
+        sendError(req, res, 'validation_failed', 'the request URL may not contain the NUL character (%00)');
         return false;
       }
       // Refuse declared oversize bodies before anything reads them; chunked bodies without a
