@@ -591,6 +591,7 @@ describe('hostile input at every route of the OpenAPI document', () => {
       serialize({ name: 'Shop\ud800' }),
       serialize({ name: 'Shop\u0000' }),
       `{"name":${nested(DEEP, '{"a":', '}').text}}`,
+      `{"name":${nested(400_000, '[', ']').text}}`,
     ]) {
       const res = await send('POST', `${server.url}/trpc/applications.create`, headers, body);
       expect(res.status, res.text).toBe(400);
@@ -599,7 +600,12 @@ describe('hostile input at every route of the OpenAPI document', () => {
     const input = encodeURIComponent(JSON.stringify({ organization_slug: admin.organization.slug, email: 'a\u0000b' }));
     const query = await send('GET', `${server.url}/trpc/users.list?input=${input}`, { cookie: admin.cookie });
     expect(query.status, query.text).toBe(400);
-    // ~400,000 levels in under 1 MB: the usage properties schema walked this recursively.
+    // ~400,000 levels in under 1 MB: the usage properties schema walked this recursively, and
+    // the /v1 adapter re-serialized it.
+    for (const path of ['/v1/applications', '/v1/roles']) {
+      const res = await send('POST', `${server.url}${path}`, headers, `{"name":${nested(400_000, '[', ']').text}}`);
+      expect(res.status, res.text).toBe(400);
+    }
     const huge = `{"idempotencyKey":"k1","eventType":"api.call","properties":{"a":${nested(400_000, '[', ']').text}}}`;
     for (const path of ['/v1/usage/events', '/v1/usage-events']) {
       const res = await send('POST', `${server.url}${path}`, { ...headers, authorization: apiKey }, huge);

@@ -15,7 +15,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * `text` and `jsonb` (error 22021) and a lone surrogate cannot be encoded as UTF-8 (jsonb refuses
  * its `\ud800` escape): letting either reach a statement turned bad input into a 500.
  */
-export function textProblem(value: string): string | undefined {
+function textProblem(value: string): string | undefined {
   if (value.includes('\u0000')) {
     return 'may not contain the NUL character';
   }
