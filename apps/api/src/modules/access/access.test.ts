@@ -220,7 +220,7 @@ describe('audit log', () => {
 
 describe('cursors', () => {
   it('round-trip, and refuse a malformed cursor or one from another list', () => {
-    const last = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: 'aud_x' };
+    const last = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: newId('auditLog') };
     const cursor = encodeCursor('audit:ten_a', last);
     expect(decodeCursor('audit:ten_a', cursor)).toEqual(last);
     expect(() => decodeCursor('audit:ten_b', cursor)).toThrow(/another list/);
