@@ -17,7 +17,8 @@ describe('createSvcClient: webhooks', () => {
   it('a key with webhooks.manage creates (secret once), tests and reads back; deliveries are listed and read', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);
-    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.read', 'webhooks.manage'] });
+    // users.read: a key subscribes only to events about what it may read (user.* here).
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.read', 'webhooks.manage', 'users.read'] });
     const svc = createSvcClient({ baseUrl: server.url, secretKey: key.secretKey });
 
     const catalog = await svc.webhooks.eventTypes.query();
@@ -62,7 +63,7 @@ describe('createSvcClient: webhooks', () => {
 
     const manager = createSvcClient({
       baseUrl: server.url,
-      secretKey: (await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.manage'] })).secretKey,
+      secretKey: (await seedApiKey(db, { tenantId: org.id, scopes: ['webhooks.manage', 'users.read'] })).secretKey,
     });
     const unknown = await manager.webhooks.endpoint.create
       .mutate({ url: 'http://127.0.0.1:9/hook', eventTypes: ['user.exploded'] })
