@@ -97,6 +97,8 @@ describe('a database outage is short and clean', () => {
   let admin: SignedIn;
   let orgSlug: string;
   let app: { id: string; publishableKey: string; secretKey: string };
+  /** A second cached application, changed right after the database is back. */
+  let other: { id: string; publishableKey: string };
   let probes: Probe[];
 
   const startPg = () => startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port, database: 'svc' });
@@ -127,6 +129,13 @@ describe('a database outage is short and clean', () => {
     const created = await write('POST', '/v1/applications', { organization_slug: orgSlug, name: 'Outage' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     app = { ...(created.body.application as { id: string; publishableKey: string }), secretKey: created.body.secretKey as string };
+    const second = await write('POST', '/v1/applications', { organization_slug: orgSlug, name: 'Outage 2' });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    other = second.body.application as { id: string; publishableKey: string };
+    // The load renames this one, so that the two above stay cached until the outage.
+    const third = await write('POST', '/v1/applications', { organization_slug: orgSlug, name: 'Renamed' });
+    expect(third.status, JSON.stringify(third.body)).toBe(201);
+    const renamedId = (third.body.application as { id: string }).id;
 
     const signal = () => AbortSignal.timeout(ANSWER_BOUND_MS + 2_000);
     const cookie = { cookie: admin.cookie };
@@ -143,7 +152,7 @@ describe('a database outage is short and clean', () => {
       {
         name: 'PATCH /v1/applications/{id}',
         send: (i) =>
-          fetch(`${server.url}/v1/applications/${app.id}`, {
+          fetch(`${server.url}/v1/applications/${renamedId}`, {
             method: 'PATCH',
             headers: json,
             body: JSON.stringify({ name: `Outage ${i}` }),
@@ -221,6 +230,15 @@ describe('a database outage is short and clean', () => {
     }
   });
 
+  const clientConfig = (publishableKey: string) =>
+    sample(
+      {
+        name: 'GET /v1/client/config',
+        send: () => fetch(`${server.url}/v1/client/config`, { headers: { 'x-svc-publishable-key': publishableKey } }),
+      },
+      0,
+    );
+
   async function write(method: string, route: string, body: unknown, headers: Record<string, string> = {}) {
     const res = await fetch(`${server.url}${route}`, {
       method,
@@ -232,7 +250,8 @@ describe('a database outage is short and clean', () => {
   }
 
   it('answers 503 service_unavailable with Retry-After within DATABASE_TIMEOUT_MS while it is down, and full service within 2 s of its return', async () => {
-    // Everything works, and the application is cached, before the outage.
+    // Everything works, and both applications are cached, before the outage.
+    expect((await clientConfig(other.publishableKey)).status).toBe(200);
     for (const [i, probe] of probes.entries()) {
       const s = await sample(probe, i);
       if (probe.up === undefined) {
@@ -309,29 +328,47 @@ describe('a database outage is short and clean', () => {
     expect(Math.max(...durations)).toBeLessThan(ANSWER_BOUND_MS);
     const first503 = Math.min(...during.filter((s) => s.status === 503).map((s) => s.ended));
 
-    // Back: the same data directory and port. The application is disabled at once, straight in
-    // the database: a process that missed the notification (it was disconnected) must not keep
-    // serving its cached copy.
+    // While svc is cut off, the application is disabled: PostgreSQL started on another port
+    // only svc does not know, so no process can hear that change's notification.
+    const aside = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port: await freePort(), database: 'svc' });
+    const missed = createDatabase({ url: aside.url, max: 1, applicationName: 'svc-test-aside' });
+    try {
+      await missed.sql`update applications set status = 'disabled' where id = ${app.id}`;
+    } finally {
+      await missed.close();
+      await aside.stop();
+    }
+
+    // Back: the same data directory and port. Right away another cached application is
+    // disabled; its notification (or the reconnect) must reach the cache too.
     pg = await startPg();
     const upAt = performance.now();
     const changer = createDatabase({ url, max: 1, applicationName: 'svc-test-changer' });
     try {
-      await changer.sql`update applications set status = 'disabled' where id = ${app.id}`;
+      await changer.sql`update applications set status = 'disabled' where id = ${other.id}`;
     } finally {
       await changer.close();
     }
     let back: number | undefined;
     let last: Record<string, number | string | undefined> = {};
     for (let round = 0; round < 200 && performance.now() - upAt < RECOVERY_BOUND_MS + 3_000; round++) {
-      const [health, read, trpcRead, created, config] = await Promise.all([
+      const [health, read, trpcRead, created, missedChange, notifiedChange] = await Promise.all([
         fetch(`${server.url}/healthz`).then((r) => r.status),
         fetch(`${server.url}/v1/me`, { headers: { cookie: admin.cookie } }).then((r) => r.status),
         fetch(`${server.url}/trpc/me.get`, { headers: { cookie: admin.cookie } }).then((r) => r.status),
         write('POST', '/v1/applications', { organization_slug: orgSlug, name: `Back ${round}` }).then((r) => r.status),
-        sample(probes.find((p) => p.name === 'GET /v1/client/config') as Probe, 0).then((s) => s.code),
+        clientConfig(app.publishableKey).then((s) => s.code),
+        clientConfig(other.publishableKey).then((s) => s.code),
       ]);
-      last = { health, read, trpcRead, created, config };
-      if (health === 200 && read === 200 && trpcRead === 200 && created === 201 && config === 'application_disabled') {
+      last = { health, read, trpcRead, created, missedChange, notifiedChange };
+      if (
+        health === 200 &&
+        read === 200 &&
+        trpcRead === 200 &&
+        created === 201 &&
+        missedChange === 'application_disabled' &&
+        notifiedChange === 'application_disabled'
+      ) {
         back = performance.now() - upAt;
         break;
       }
@@ -351,6 +388,23 @@ describe('a database outage is short and clean', () => {
     };
     console.log(`database outage figures: ${JSON.stringify(figures)}`);
     expect(back).toBeLessThan(RECOVERY_BOUND_MS);
+    // The in-process Graphile Worker came back by itself: a job queued now is run.
+    const jobs = createDatabase({ url, max: 1, applicationName: 'svc-test-jobs' });
+    try {
+      const [job] = await jobs.sql<{ id: string }[]>`
+        select id from graphile_worker.add_job('maintenance:prune_pending_logins', '{}'::json)`;
+      let pending = 1;
+      for (let i = 0; i < 150 && pending > 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        [{ pending }] =
+          (await jobs.sql`select count(*)::int as pending from graphile_worker.jobs where id = ${job?.id as string}`) as unknown as [
+            { pending: number },
+          ];
+      }
+      expect(pending, 'the job queued after the outage was not run').toBe(0);
+    } finally {
+      await jobs.close();
+    }
     // The same process throughout: nothing crashed, nothing restarted.
     expect(server.child.exitCode).toBeNull();
     expect(server.output()).not.toMatch(/unhandled error|unhandled promise rejection|"level":60/);
