@@ -194,7 +194,12 @@ async function main(argv: string[]): Promise<void> {
       const secretBox = createSecretBox(resolveEncryptionKey(config));
       const database = await resolveDatabase(config);
       await migrateDatabase(database.url);
-      const { db, close } = createDatabase({ url: database.url, max: 5, applicationName: 'svc-worker' });
+      const { db, close } = createDatabase({
+        url: database.url,
+        max: 5,
+        applicationName: 'svc-worker',
+        timeoutMs: config.databaseTimeoutMs,
+      });
       const worker = await startWorker({
         connectionString: database.url,
         db,

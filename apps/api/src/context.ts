@@ -14,6 +14,8 @@ export type AppServices = {
   config: Config;
   db: Db;
   sql: Sql;
+  /** `/healthz`'s database check, on a connection of its own, false within a second when down. */
+  databaseHealth: { check: () => Promise<boolean> };
   logger: Logger;
   applications: ApplicationCache;
   /** Batched session reads (one indexed read per check, shared by concurrent checks). */

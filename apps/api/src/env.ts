@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { DEFAULT_DATABASE_TIMEOUT_MS } from '@svc/db/client';
 import type { BillingSettings } from '@svc/jobs/billing/providers';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
@@ -25,6 +26,8 @@ const ZEnv = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
+  /** How long a connection attempt, or a query waiting for a free connection, waits before a 503. */
+  DATABASE_TIMEOUT_MS: int(DEFAULT_DATABASE_TIMEOUT_MS, 100),
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_POSTGRES_PORT: int(54329, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -125,6 +128,11 @@ export type Config = {
   /** Where browsers reach svc; defaults to http://HOST:PORT. No trailing slash. */
   publicUrl: string;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_TIMEOUT_MS: connecting, and waiting for a pooled connection, give up after this long
+   * and the request answers 503 service_unavailable with Retry-After.
+   */
+  databaseTimeoutMs: number;
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
@@ -239,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     publicUrl,
     databaseUrl: e.DATABASE_URL,
+    databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     dataDir: path.resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,

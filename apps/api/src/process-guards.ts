@@ -1,26 +1,9 @@
+import { isDatabaseUnavailable } from '@svc/db/client';
 import type { Logger } from 'pino';
 
-/**
- * Codes of a database connection going away: postgres.js's own, the socket's, and PostgreSQL's
- * admin_shutdown / crash_shutdown / cannot_connect_now (a restart in progress).
- */
-const CONNECTION_LOST = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECTION_ENDED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
-
-/** Whether `reason` is a lost database connection (and nothing else). */
+/** Whether `reason` is a lost or unreachable database connection (and nothing else). */
 export function isLostConnection(reason: unknown): boolean {
-  const code = (reason as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && CONNECTION_LOST.has(code);
+  return isDatabaseUnavailable(reason);
 }
 
 /**

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDatabase, StartupError } from '@svc/db/client';
+import { createDatabase, createHealthProbe, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
 import { type EmailBackgroundWorker, startEmailBackgroundWorker } from '@svc/jobs/email/background';
@@ -57,7 +57,13 @@ async function startOn(
   started: (() => Promise<void>)[],
 ): Promise<RunningServer> {
   await migrateDatabase(database.url);
-  const { db, sql, close: closeDb } = createDatabase({ url: database.url, max: 20, applicationName: 'svc-api' });
+  const pool = createDatabase({ url: database.url, max: 20, applicationName: 'svc-api', timeoutMs: config.databaseTimeoutMs });
+  const { db, sql } = pool;
+  // /healthz's own connection: it must answer within a second even when the pool is saturated.
+  const databaseHealth = createHealthProbe(database.url);
+  const closeDb = async () => {
+    await Promise.all([pool.close(), databaseHealth.close()]);
+  };
   started.push(closeDb);
   const applications = new ApplicationCache(db, { ttlMs: config.applicationCacheTtlMs });
   started.push(() => applications.close());
@@ -69,6 +75,7 @@ async function startOn(
     config: engine.config,
     db,
     sql,
+    databaseHealth,
     logger,
     applications,
     sessions,

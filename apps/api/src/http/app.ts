@@ -7,14 +7,14 @@ import { authRouter } from '../modules/auth/routes.ts';
 import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
-import { isInternal, statusOfError } from '../trpc/errors.ts';
+import { classifyError, isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds, type Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
-import { requestIdOf, sendError } from './errors.ts';
+import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendError } from './errors.ts';
 import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
@@ -24,6 +24,13 @@ import type { RateLimiter } from './rate-limit.ts';
 function successStatusOf(path: string | undefined): number {
   const procedure = path === undefined ? undefined : (appRouter._def.procedures as Record<string, unknown>)[path];
   return (procedure as { _def?: { meta?: Meta } } | undefined)?._def?.meta?.successStatus ?? 200;
+}
+
+/** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
+function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): Record<string, string> {
+  return errors.some((e) => classifyError(e).code === 'service_unavailable')
+    ? { 'Retry-After': String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) }
+    : {};
 }
 
 /** The Express application in ARCHITECTURE.md section 3's middleware order. */
@@ -41,12 +48,13 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }
   });
 
+  // Its own connection and a deadline under a second: a load balancer probing it must learn
+  // that the database is gone at once, not after the pool's DATABASE_TIMEOUT_MS.
   app.get('/healthz', async (req, res) => {
-    try {
-      await services.sql`select 1`;
+    if (await services.databaseHealth.check()) {
       res.json({ status: 'ok' });
-    } catch {
-      sendError(req, res, 'service_unavailable', 'database unreachable');
+    } else {
+      sendError(req, res, 'service_unavailable', 'the database is unreachable');
     }
   });
   app.use(pagesRouter(services));
@@ -84,7 +92,14 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // request cannot fan out without bound.
   app.use(
     '/trpc',
-    createExpressMiddleware({ router: appRouter, createContext, onError, maxBodySize: MAX_BODY_BYTES, maxBatchSize: MAX_TRPC_BATCH }),
+    createExpressMiddleware({
+      router: appRouter,
+      createContext,
+      onError,
+      maxBodySize: MAX_BODY_BYTES,
+      maxBatchSize: MAX_TRPC_BATCH,
+      responseMeta: ({ errors }) => ({ headers: retryAfterOf(errors) }),
+    }),
   );
   app.use('/v1/platform/engine', platformEngineRouter(services));
   // Streams a file: a plain route (a procedure cannot stream), before the /v1 adapter.
@@ -131,7 +146,9 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       maxBodySize: MAX_BODY_BYTES,
       responseMeta: ({ errors, paths }) => {
         const [first] = errors;
-        return first ? { status: statusOfError(first), headers: {} } : { status: successStatusOf(paths?.[0]), headers: {} };
+        return first
+          ? { status: statusOfError(first), headers: retryAfterOf(errors) }
+          : { status: successStatusOf(paths?.[0]), headers: {} };
       },
     }),
   );
@@ -147,6 +164,16 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }
     if (status === 400) {
       sendError(req, res, 'malformed_request', 'malformed request');
+      return;
+    }
+    if (res.headersSent) {
+      // A streamed answer cut short: nothing more can be said to the client.
+      res.destroy();
+      return;
+    }
+    const appError = asAppError(err);
+    if (appError) {
+      sendError(req, res, appError.code, appError.message);
       return;
     }
     logger.error({ err, requestId: requestIdOf(req) }, 'unhandled error');

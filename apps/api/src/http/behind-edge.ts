@@ -1,14 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError } from '@svc/contracts/errors';
 import type { AppServices } from '../context.ts';
 import type { Edge } from './edge.ts';
-import { requestIdOf, sendError } from './errors.ts';
+import { asAppError, requestIdOf, sendError } from './errors.ts';
 
 /**
  * How a route served outside Express (the fast lane, usage ingestion) runs: the edge first (rate
  * limits, CORS, the request id), which may answer the request itself, then `handle`. An AppError
- * from either is answered with its code; anything else is logged and answered 500; nothing is
- * written once the response has started.
+ * (or an unreachable database: 503) from either is answered with its code; anything else is
+ * logged and answered 500; nothing is written once the response has started.
  */
 export function runBehindEdge(
   services: AppServices,
@@ -19,14 +18,15 @@ export function runBehindEdge(
   handle: () => Promise<void>,
 ): void {
   const fail = (error: unknown) => {
-    if (!(error instanceof AppError)) {
+    const appError = asAppError(error);
+    if (!appError) {
       services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
     }
     if (res.headersSent) {
       return;
     }
-    if (error instanceof AppError) {
-      sendError(req, res, error.code, error.message);
+    if (appError) {
+      sendError(req, res, appError.code, appError.message);
     } else {
       sendError(req, res, 'internal', 'Internal server error');
     }

@@ -1,5 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorCode, statusOf } from '@svc/contracts/errors';
+import { AppError, type ErrorCode, statusOf } from '@svc/contracts/errors';
+import { isDatabaseUnavailable } from '@svc/db/client';
+
+/** Retry-After (seconds) of a 503 service_unavailable that does not set its own. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * What a thrown error answers as, when it is one of ours: an AppError as itself, a database that
+ * cannot be reached (refused, reset, shut down, no connection within DATABASE_TIMEOUT_MS) as 503
+ * service_unavailable. Undefined for anything else, which is a bug and answers 500 internal.
+ * Every transport (tRPC, /v1, Express routes, the fast lane) translates through this.
+ */
+export function asAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) {
+    return error;
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('service_unavailable', 'the database is unavailable; retry shortly');
+  }
+  return undefined;
+}
 
 /** Writes a JSON answer on a plain Node response (Express responses are Node responses too). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -10,8 +30,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(json);
 }
 
-/** Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429). */
+/**
+ * Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429); a 503
+ * carries Retry-After.
+ */
 export function sendError(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string): void {
+  if (code === 'service_unavailable' && !res.hasHeader('Retry-After')) {
+    res.setHeader('Retry-After', String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS));
+  }
   sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req) } });
 }
 

@@ -1,8 +1,34 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createDatabase, type Database } from '@svc/db/client';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/db.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { applyRateLimit, RateLimiter } from './rate-limit.ts';
+
+function fakeRequest(method: string): IncomingMessage {
+  return { method, headers: {}, id: 'req_test' } as unknown as IncomingMessage;
+}
+
+/** Records what applyRateLimit writes (status, headers, body) without a socket. */
+function fakeResponse() {
+  const res = {
+    statusCode: 200,
+    headers: {} as Record<string, string>,
+    body: '',
+    ended: false,
+    setHeader(name: string, value: string) {
+      res.headers[name.toLowerCase()] = String(value);
+    },
+    hasHeader(name: string) {
+      return name.toLowerCase() in res.headers;
+    },
+    end(body: string) {
+      res.body = body;
+      res.ended = true;
+    },
+  };
+  return res;
+}
 
 let database: Database;
 
@@ -66,11 +92,28 @@ describe('RateLimiter shared through PostgreSQL', () => {
     expect((await one.take(key, 1, 1, NOW + 60_000)).allowed).toBe(true);
   });
 
-  it('fails open when the counter store is unreachable', async () => {
-    const broken = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none' });
-    const limiter = new RateLimiter(broken.db, pino({ level: 'silent' }));
-    const decision = await limiter.take('t:broken', 1, 1, NOW);
-    expect(decision.allowed).toBe(true);
-    await broken.close();
+  it('fails closed when the counter store is unreachable: nothing is leased, writes answer 503, reads pass uncounted', async () => {
+    const broken = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', timeoutMs: 500 });
+    try {
+      const limiter = new RateLimiter(broken.db, pino({ level: 'silent' }));
+      await expect(limiter.take('t:broken', 100, 1, NOW)).rejects.toMatchObject({ code: 'service_unavailable' });
+      // No tokens were granted locally: the next request asks again, and is refused again.
+      expect(limiter.takeNow('t:broken', 100, 1, NOW)).toBeUndefined();
+
+      const subject = { scope: 'public', subject: 'broken', limit: 100, cost: 1 } as const;
+      for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
+        const res = fakeResponse();
+        const answered = await applyRateLimit(limiter, fakeRequest(method), res as unknown as ServerResponse, subject);
+        expect(answered, method).toBe(true);
+        expect(res.statusCode, method).toBe(503);
+        expect(res.headers['retry-after'], method).toBe('2');
+        expect(JSON.parse(res.body).error).toMatchObject({ code: 'service_unavailable', requestId: 'req_test' });
+      }
+      const read = fakeResponse();
+      expect(await applyRateLimit(limiter, fakeRequest('GET'), read as unknown as ServerResponse, subject)).toBe(false);
+      expect(read.ended).toBe(false);
+    } finally {
+      await broken.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '@svc/contracts/errors';
 import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
 import type { Logger } from 'pino';
-import { sendError } from './errors.ts';
+import { asAppError, sendError } from './errors.ts';
 
 const WINDOW_SECONDS = 60;
 /** Largest lease one process takes at once; bounds how many tokens one process may hold idle. */
@@ -23,7 +24,8 @@ type Bucket = {
   share: number;
   /** Once a lease came back empty, the window is spent: deny without asking the database. */
   exhausted: boolean;
-  pending: Promise<void> | undefined;
+  /** The lease under way; false when the counter store could not be reached. */
+  pending: Promise<boolean> | undefined;
 };
 
 export type Decision = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
@@ -78,6 +80,10 @@ export class RateLimiter {
     return undefined;
   }
 
+  /**
+   * Rejects with 503 service_unavailable when a lease is needed and the counter store cannot be
+   * reached: nothing is admitted unmetered (callers may still choose to admit a read).
+   */
   async take(key: string, limit: number, cost = 1, now = Date.now()): Promise<Decision> {
     for (;;) {
       const decided = this.takeNow(key, limit, cost, now);
@@ -90,7 +96,9 @@ export class RateLimiter {
           bucket.pending = undefined;
         });
       }
-      await bucket.pending;
+      if (!(await bucket.pending)) {
+        throw new AppError('service_unavailable', 'the rate limiter cannot reach its counters; retry shortly');
+      }
     }
   }
 
@@ -110,7 +118,8 @@ export class RateLimiter {
     return { bucket, windowStart, resetSeconds };
   }
 
-  private async lease(key: string, windowStart: number, bucket: Bucket, limit: number, needed: number): Promise<void> {
+  /** Never rejects: false when the counter store could not be reached (nothing was leased). */
+  private async lease(key: string, windowStart: number, bucket: Bucket, limit: number, needed: number): Promise<boolean> {
     const room = Math.floor(((limit - bucket.lastTotal) * bucket.share) / 4);
     const grow = bucket.lastLease === 0 ? 1 : Math.min(MAX_LEASE, bucket.lastLease * 2, room);
     const want = Math.max(needed, grow, 1);
@@ -118,11 +127,10 @@ export class RateLimiter {
     try {
       total = await incrementRateLimitCounter(this.db, { key, windowStart, want });
     } catch (error) {
-      // The counter store failing must not take the API down with it: admit this lease locally.
-      this.logger.error({ err: error }, 'rate-limit counter unavailable; admitting requests');
-      bucket.local += want;
-      bucket.lastLease = want;
-      return;
+      // Fail closed: tokens nobody counted would let a flood of writes through while the
+      // database is down (applyRateLimit still admits reads).
+      this.logger.warn({ err: error }, 'rate-limit counter unavailable; nothing leased');
+      return false;
     }
     const before = total - want;
     if (bucket.lastLease > 0) {
@@ -136,6 +144,7 @@ export class RateLimiter {
     if (granted < Math.max(needed, 1)) {
       bucket.exhausted = true;
     }
+    return true;
   }
 }
 
@@ -147,7 +156,10 @@ export type RateLimitSubject = { scope: 'public' | 'backend'; subject: string; l
 /**
  * Counts the request and sets RateLimit-Policy and RateLimit; answers 429 rate_limited with
  * Retry-After and returns true when the limit is spent. Synchronous when the limiter can decide
- * without the database (almost always).
+ * without the database (almost always). When the counters cannot be reached (the database is
+ * down) a write (any method but GET, HEAD, OPTIONS: REST writes and tRPC mutations) answers 503
+ * service_unavailable with Retry-After, so nothing unmetered changes anything; a read is admitted
+ * uncounted (it answers from caches where it can, or 503 itself when it needs the database).
  */
 export function applyRateLimit(
   limiter: RateLimiter,
@@ -160,8 +172,21 @@ export function applyRateLimit(
   if (now) {
     return answer(req, res, subject, now);
   }
-  return limiter.take(key, subject.limit, subject.cost).then((decision) => answer(req, res, subject, decision));
+  return limiter.take(key, subject.limit, subject.cost).then(
+    (decision) => answer(req, res, subject, decision),
+    (error: unknown) => {
+      if (READ_METHODS.has(req.method ?? 'GET')) {
+        return false;
+      }
+      const appError = asAppError(error) ?? new AppError('service_unavailable', 'the rate limiter is unavailable; retry shortly');
+      sendError(req, res, appError.code, appError.message);
+      return true;
+    },
+  );
 }
+
+/** Methods that change nothing: admitted uncounted while the counters are unreachable. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const policies = new Map<string, string>();
 

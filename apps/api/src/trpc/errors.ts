@@ -1,6 +1,7 @@
 import { AppError, ERROR_CODES, type ErrorCode, statusOf } from '@svc/contracts/errors';
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
+import { asAppError } from '../http/errors.ts';
 
 export type ClassifiedError = {
   code: ErrorCode;
@@ -32,7 +33,8 @@ function findAppError(error: unknown): AppError | undefined {
     }
     current = (current as { cause?: unknown }).cause;
   }
-  return undefined;
+  // Not ours: a database that cannot be reached is still a 503, whichever layer threw it.
+  return error instanceof TRPCError ? asAppError(error.cause) : asAppError(error);
 }
 
 /** Maps whatever a procedure threw to one of our codes; a 500 never carries its cause. */

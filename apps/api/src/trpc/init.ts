@@ -1,7 +1,7 @@
-import { AppError } from '@svc/contracts/errors';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
+import { asAppError } from '../http/errors.ts';
 import { refusedInput } from '../http/input-guard.ts';
 import { classifyError, toTrpcError } from './errors.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
@@ -52,11 +52,15 @@ const t = initTRPC
 
 export const router = t.router;
 
-/** Services throw AppError; this turns it into the TRPCError carrying the right status. */
+/**
+ * Services throw AppError; this turns it into the TRPCError carrying the right status. An
+ * unreachable database becomes 503 service_unavailable here (asAppError), never a 500.
+ */
 const appErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof AppError) {
-    throw toTrpcError(result.error.cause);
+  const appError = result.ok ? undefined : asAppError(result.error.cause);
+  if (appError) {
+    throw toTrpcError(appError);
   }
   return result;
 });

@@ -7,7 +7,7 @@ import { EXPORT_SECTIONS, exportSectionCopySql } from '@svc/db/queries/exports';
 import express, { type Request, type Response } from 'express';
 import type { TransactionSql } from 'postgres';
 import type { AppServices } from '../../context.ts';
-import { requestIdOf, sendError } from '../../http/errors.ts';
+import { asAppError, requestIdOf, sendError } from '../../http/errors.ts';
 import { principalOf } from '../access/principal.ts';
 import { NO_SESSION_MESSAGE } from '../auth/current-session.ts';
 import { CopyBinaryRows } from './copy-binary.ts';
@@ -275,8 +275,9 @@ export function exportDownloadRouter(services: AppServices): express.Router {
       }
       download = await prepareDownload(services.db, principal, { id: id.data, ...query.data });
     } catch (error) {
-      if (error instanceof AppError) {
-        sendError(req, res, error.code, error.message);
+      const appError = asAppError(error);
+      if (appError) {
+        sendError(req, res, appError.code, appError.message);
         return;
       }
       services.logger.error({ err: error, requestId: requestIdOf(req) }, 'export download failed');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import type { TUsageChannel } from '@svc/contracts/usage';
-import type { Db, DbOrTx } from '@svc/db/client';
+import { type Db, type DbOrTx, isDatabaseUnavailable } from '@svc/db/client';
 import { queueBillingSync } from '@svc/db/queries/billing-sync-queue';
 import {
   addToHourlyTotals,
@@ -182,6 +182,13 @@ export class UsageIngester {
           ((error instanceof RetryWithout || isTransient(error)) && attempt < 3)
         ) {
           continue;
+        }
+        if (isDatabaseUnavailable(error)) {
+          // Nothing in the batch is at fault and trying each alone would only wait again.
+          for (const p of active) {
+            p.reject(error);
+          }
+          break;
         }
         if (active.length > 1) {
           // Something in the batch broke the transaction: each submission alone, so only its own fails.
