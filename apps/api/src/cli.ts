@@ -188,7 +188,9 @@ async function apps(args: string[]): Promise<void> {
   }
   throw new AppError(
     'validation_failed',
-    sub ? `unknown apps command ${sub} (apps create, apps set-status or apps rotate-secret; svc help shows the usage)` : 'apps needs a command: create, set-status or rotate-secret (svc help shows the usage)',
+    sub
+      ? `unknown apps command ${sub} (apps create, apps set-status or apps rotate-secret; svc help shows the usage)`
+      : 'apps needs a command: create, set-status or rotate-secret (svc help shows the usage)',
   );
 }
 
@@ -264,8 +266,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`svc: ${error.message.split('\n', 1)[0]}\n`);
     process.exit(error instanceof AppError ? 1 : 2);
   }
-  const [headline, ...stack] = describeError(error).split('\n');
+  const [headline, ...rest] = describeError(error).split('\n');
+  // A wrapper's message ("database query failed") says little: its causes go on the same line.
+  const causes = rest.filter((l) => l.startsWith('caused by: ') || l.startsWith('  error: ')).map((l) => l.trim());
   const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
-  process.stderr.write(`svc: unexpected error: ${headline}\n${debug && stack.length > 0 ? `${stack.join('\n')}\n` : ''}`);
+  process.stderr.write(`svc: unexpected error: ${[headline, ...causes].join('; ')}\n${debug ? `${rest.join('\n')}\n` : ''}`);
   process.exit(1);
 });

@@ -365,7 +365,9 @@ async function startPostgres(bin: Binaries, cluster: string, port: number, runAs
     });
     child.once('exit', (code, signal) => {
       if (/could not bind .*Address already in use/.test(log)) {
-        fail(`the embedded PostgreSQL cannot listen on port ${port}, which is in use: set EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL`);
+        fail(
+          `the embedded PostgreSQL cannot listen on port ${port}, which is in use: set EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL`,
+        );
       } else {
         fail(`PostgreSQL exited (${signal ?? `code ${code}`}) while starting in ${cluster}: ${lastProblem(log) || 'no message'}`);
       }
