@@ -81,7 +81,9 @@ describe('the README quickstart', () => {
     const [port, enginePort, pgPort] = [await freePort(), await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
     // Its own process group, as a terminal's foreground job: Ctrl-C signals the whole group.
-    server = spawn('pnpm', ['svc', 'serve'], {
+    // `pnpm start` (console build, then `pnpm svc serve`): Ctrl-C then reaches svc from the
+    // terminal and from both pnpm processes.
+    server = spawn('pnpm', ['start'], {
       cwd: checkout,
       env: freshEnv({ PORT: String(port), DEV_ENGINE_PORT: String(enginePort), EMBEDDED_POSTGRES_PORT: String(pgPort) }),
       detached: true,

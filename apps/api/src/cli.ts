@@ -28,23 +28,25 @@ Configuration comes from the environment; see README.md.`;
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
- * A terminal's Ctrl-C reaches svc twice when it runs under pnpm or npm: from the terminal (the
- * whole foreground process group) and again from the package manager, which forwards it. The
- * same signal again within this window is that echo, not a second request.
+ * A terminal's Ctrl-C reaches svc more than once when it runs under pnpm: from the terminal (the
+ * whole foreground process group) and again from each pnpm on the way, which forwards it (`pnpm
+ * start`'s outer pnpm as SIGTERM). A signal within this window of the first is such an echo, not a
+ * second request.
  */
 const ECHO_WINDOW_MS = 1_000;
 
 /**
  * SIGTERM / SIGINT run `handler` (a graceful stop bounded by its own deadline), print
- * `svc: stopped` and exit 0; a second signal during shutdown exits 1 at once, and so does a
- * shutdown that overruns its deadline by SHUTDOWN_GRACE_MS. Each case prints one line.
+ * `svc: stopped` and exit 0; a second signal during shutdown (after ECHO_WINDOW_MS) exits 1 at
+ * once, and so does a shutdown that overruns its deadline by SHUTDOWN_GRACE_MS. Each case prints
+ * one line.
  */
 function onSignal(handler: () => Promise<void>, shutdownTimeoutMs: number): void {
   let stopping: string | undefined;
   let stoppingAt = 0;
   const stop = (signal: string) => {
     if (stopping) {
-      if (signal === stopping && Date.now() - stoppingAt < ECHO_WINDOW_MS) {
+      if (Date.now() - stoppingAt < ECHO_WINDOW_MS) {
         return;
       }
       process.stderr.write(`svc: ${signal} during shutdown (after ${stopping}); exiting now\n`);

@@ -127,6 +127,8 @@ function clusterDir(dataDir: string, runAs: RunAs | undefined): string {
   let cluster = dataDir;
   if (link?.isSymbolicLink()) {
     cluster = path.resolve(parent, readlinkSync(dataDir));
+    // Its folder removed since: made again, empty (a new cluster).
+    mkdirSync(path.dirname(cluster), { recursive: true, mode: 0o755 });
   } else if (!reachable(parent, runAs)) {
     if (link) {
       throw new StartupError(
@@ -280,9 +282,12 @@ async function alreadyRunning(cluster: string): Promise<{ port: number } | undef
   }
   try {
     process.kill(pid, 0);
-  } catch {
-    // A stale file from a process that is gone: PostgreSQL clears it as it starts.
-    return undefined;
+  } catch (error) {
+    // ESRCH: a stale file from a process that is gone (PostgreSQL clears it as it starts).
+    // EPERM: alive, run by another user.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') {
+      return undefined;
+    }
   }
   const sql = postgres(`postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`, { max: 1, connect_timeout: 5, onnotice: () => {} });
   try {
