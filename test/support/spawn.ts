@@ -43,11 +43,12 @@ function waitForExit(child: ChildProcess): Promise<number | null> {
 
 /**
  * Runs `svc <args>` to completion and returns its exit code and output. With `deadlineMs` the
- * process is killed at the deadline (`timedOut`) instead of being waited for forever.
+ * process is killed at the deadline (`timedOut`) instead of being waited for forever. A setting
+ * given as undefined is left unset (the test run's own DATABASE_URL, say).
  */
 export async function runCli(
   args: string[],
-  env: Record<string, string>,
+  env: Record<string, string | undefined>,
   opts: { deadlineMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean; elapsedMs: number }> {
   const started = Date.now();

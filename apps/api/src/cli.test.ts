@@ -1,5 +1,9 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { removeEmbeddedPostgres } from '@svc/db/embedded';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
@@ -256,21 +260,114 @@ describe('svc command line', () => {
   });
 
   describe('usage errors', () => {
-    it('an unknown command exits non-zero and prints the usage', async () => {
+    it('an unknown command exits non-zero with one line naming it and the commands', async () => {
       const r = await svc('frobnicate');
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(/unknown command frobnicate/);
       expect(r.stderr).toMatch(/serve/);
-      expect(r.stderr).toMatch(/apps create/);
-      expect(r.stderr).not.toContain('    at ');
+      expect(r.stderr).toMatch(/svc help/);
+      expectOneLineError(r.stderr);
     });
 
-    it('an unknown apps subcommand exits non-zero and prints the usage', async () => {
+    it('an unknown or missing apps subcommand exits non-zero with one line', async () => {
       const r = await svc('apps', 'explode');
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(/explode/);
-      expect(r.stderr).toMatch(/apps set-status/);
-      expect(r.stderr).not.toContain('    at ');
+      expect(r.stderr).toMatch(/set-status/);
+      expectOneLineError(r.stderr);
+      const none = await svc('apps');
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toMatch(/apps needs a command/);
+      expectOneLineError(none.stderr);
+    });
+
+    it('help prints the usage and exits 0', async () => {
+      const r = await svc('help');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/apps create/);
+      expect(r.stderr).toBe('');
+    });
+
+    it('missing arguments of set-status and rotate-secret fail with one line each', { timeout: 60_000 }, async () => {
+      for (const args of [
+        ['apps', 'set-status'],
+        ['apps', 'set-status', 'web-app', 'paused'],
+        ['apps', 'rotate-secret'],
+      ]) {
+        const r = await svc(...args);
+        expect(r.code, args.join(' ')).not.toBe(0);
+        expect(r.stderr).toMatch(/usage: apps/);
+        expectOneLineError(r.stderr);
+      }
+    });
+
+    it('a bad setting fails with one line naming it', async () => {
+      const r = await runCli(['apps', 'create', '--org', 'acme', '--name', 'X'], { DATABASE_URL: databaseUrl, PORT: 'eighty' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/PORT/);
+      expectOneLineError(r.stderr);
+    });
+  });
+
+  describe('database failures', () => {
+    it('a DATABASE_URL that is not a URL fails with one line naming it', async () => {
+      const r = await runCli(['apps', 'create', '--org', 'acme', '--name', 'X'], { DATABASE_URL: 'not a url' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/DATABASE_URL is not a valid PostgreSQL URL/);
+      expectOneLineError(r.stderr);
+    });
+
+    it('a database that refuses the command fails with one line naming the cause, not a stack', async () => {
+      // Its own database: a trigger there refuses every new organization.
+      const refusing = await createTestDatabase();
+      const sql = postgres(refusing, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`
+          create function refuse_organizations() returns trigger language plpgsql as $$
+          begin raise exception 'organizations are frozen here' using errcode = 'P0001'; end $$;
+          create trigger refuse before insert on organizations for each row execute function refuse_organizations();`);
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+      const r = await runCli(['apps', 'create', '--org', 'frozen', '--name', 'X'], { DATABASE_URL: refusing });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^svc: unexpected error: .*P0001.*organizations are frozen here/);
+      expectOneLineError(r.stderr);
+    });
+  });
+
+  describe('embedded PostgreSQL that cannot start', () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'svc-cli-embedded-'));
+    });
+    afterAll(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('a DATA_DIR that is not a folder fails with one line naming DATA_DIR', async () => {
+      const file = path.join(dir, 'a-file');
+      writeFileSync(file, '');
+      const r = await runCli(['apps', 'create', '--org', 'acme', '--name', 'X'], { DATABASE_URL: undefined, DATA_DIR: file });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/DATA_DIR/);
+      expectOneLineError(r.stderr);
+    });
+
+    it('an EMBEDDED_POSTGRES_PORT in use fails with one line naming it, before any initdb', async () => {
+      const busy = net.createServer();
+      const port = await listen(busy);
+      const dataDir = path.join(dir, 'busy');
+      try {
+        const r = await runCli(['migrate'], { DATABASE_URL: undefined, DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(port) });
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`port ${port}.*EMBEDDED_POSTGRES_PORT`));
+        expectOneLineError(r.stderr);
+        expect(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(false);
+      } finally {
+        busy.close();
+        removeEmbeddedPostgres(path.join(dataDir, 'postgres'));
+      }
     });
   });
 

@@ -28,24 +28,41 @@ Configuration comes from the environment; see README.md.`;
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
- * SIGTERM / SIGINT run `handler` (a graceful stop bounded by its own deadline) and exit 0; a
- * second signal during shutdown exits 1 at once, and so does a shutdown that overruns its
- * deadline by SHUTDOWN_GRACE_MS. Each case prints at most one line.
+ * A terminal's Ctrl-C reaches svc more than once when it runs under pnpm: from the terminal (the
+ * whole foreground process group) and again from each pnpm on the way, which forwards it (`pnpm
+ * start`'s outer pnpm as SIGTERM). A signal within this window of the first is such an echo, not a
+ * second request.
+ */
+const ECHO_WINDOW_MS = 1_000;
+
+/**
+ * SIGTERM / SIGINT run `handler` (a graceful stop bounded by its own deadline), print
+ * `svc: stopped` and exit 0; a second signal during shutdown (after ECHO_WINDOW_MS) exits 1 at
+ * once, and so does a shutdown that overruns its deadline by SHUTDOWN_GRACE_MS. Each case prints
+ * one line.
  */
 function onSignal(handler: () => Promise<void>, shutdownTimeoutMs: number): void {
   let stopping: string | undefined;
+  let stoppingAt = 0;
   const stop = (signal: string) => {
     if (stopping) {
+      if (Date.now() - stoppingAt < ECHO_WINDOW_MS) {
+        return;
+      }
       process.stderr.write(`svc: ${signal} during shutdown (after ${stopping}); exiting now\n`);
       process.exit(1);
     }
     stopping = signal;
+    stoppingAt = Date.now();
     setTimeout(() => {
       process.stderr.write(`svc: shutdown after ${signal} did not finish within ${shutdownTimeoutMs + SHUTDOWN_GRACE_MS} ms; exiting\n`);
       process.exit(1);
     }, shutdownTimeoutMs + SHUTDOWN_GRACE_MS).unref();
     handler()
-      .then(() => process.exit(0))
+      .then(() => {
+        process.stdout.write('svc: stopped\n');
+        process.exit(0);
+      })
       .catch((error: unknown) => {
         process.stderr.write(`svc: shutdown after ${signal} failed: ${describeError(error).split('\n', 1)[0]}\n`);
         process.exit(1);
@@ -171,7 +188,12 @@ async function apps(args: string[]): Promise<void> {
     );
     return;
   }
-  throw new AppError('validation_failed', `unknown apps command ${sub ?? ''}\n\n${USAGE}`);
+  throw new AppError(
+    'validation_failed',
+    sub
+      ? `unknown apps command ${sub} (apps create, apps set-status or apps rotate-secret; svc help shows the usage)`
+      : 'apps needs a command: create, set-status or rotate-secret (svc help shows the usage)',
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -239,17 +261,22 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`${USAGE}\n`);
       return;
     default:
-      throw new AppError('validation_failed', `unknown command ${command}\n\n${USAGE}`);
+      throw new AppError('validation_failed', `unknown command ${command} (serve, worker, migrate or apps; svc help shows the usage)`);
   }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  // Operator-facing failures print one line; anything else is a bug and keeps its stack, scrubbed
-  // of query text, parameters and secrets (describeError).
+  // Every failure is one line naming its cause. Operator-facing ones say what to change; anything
+  // else prints its type, code and message (scrubbed of query text, parameters and secrets by
+  // describeError), and its stack too with LOG_LEVEL=debug or trace.
   if (error instanceof StartupError || error instanceof ConfigError || error instanceof AppError) {
-    process.stderr.write(`svc: ${error.message}\n`);
+    process.stderr.write(`svc: ${error.message.split('\n', 1)[0]}\n`);
     process.exit(error instanceof AppError ? 1 : 2);
   }
-  process.stderr.write(`svc: unexpected error\n${describeError(error)}\n`);
+  const [headline, ...rest] = describeError(error).split('\n');
+  // A wrapper's message ("database query failed") says little: its causes go on the same line.
+  const causes = rest.filter((l) => l.startsWith('caused by: ') || l.startsWith('  error: ')).map((l) => l.trim());
+  const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+  process.stderr.write(`svc: unexpected error: ${[headline, ...causes].join('; ')}\n${debug ? `${rest.join('\n')}\n` : ''}`);
   process.exit(1);
 });

