@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /**
@@ -35,6 +35,14 @@ export const users = pgTable(
   (t) => [index('users_email_idx').on(t.email)],
 );
 
+/**
+ * What a membership is: `invited` (an organization added the person, who has not accepted yet:
+ * it grants nothing, and the organization sees only what it typed), `active`, or `suspended`
+ * (by the organization, in this organization only: the person keeps every other one).
+ */
+export const MEMBERSHIP_STATUSES = ['invited', 'active', 'suspended'] as const;
+export type MembershipStatus = (typeof MEMBERSHIP_STATUSES)[number];
+
 /** A user's membership of an organization, with the role key it holds there. */
 export const memberships = pgTable(
   'memberships',
@@ -47,9 +55,20 @@ export const memberships = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     /** `org_admin`, `org_member` or a custom role's key. */
     roleKey: text('role_key').notNull(),
+    /** Only an active membership lets its user act in the organization (see MEMBERSHIP_STATUSES). */
+    status: text('status', { enum: MEMBERSHIP_STATUSES }).notNull().default('active'),
+    /**
+     * What the organization typed when it added the person (POST /v1/users): the email and the
+     * name (empty when none). While the membership is `invited` the organization is shown these,
+     * never the person's own name, email, or sign-in history. Null for memberships the person
+     * entered themselves (sign-up, invitation link, creating an organization).
+     */
+    invitedEmail: text('invited_email'),
+    invitedName: text('invited_name'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
+    check('memberships_status_check', sql`${t.status} in ('invited', 'active', 'suspended')`),
     uniqueIndex('memberships_tenant_user_key').on(t.tenantId, t.userId),
     index('memberships_user_idx').on(t.userId),
     // Members and users lists page newest first by (created_at, user_id) within an organization.
