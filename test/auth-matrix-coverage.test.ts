@@ -12,6 +12,10 @@ import type { MatrixRoute } from './support/auth-matrix.ts';
 const EXEMPT: Record<string, string> = {
   'GET /v1/me': 'not organization-scoped: any live session may read itself (auth-flow tests)',
   'POST /v1/me/workspace': "moves the caller's own session among the caller's own organizations (me tests)",
+  'POST /v1/me/memberships/{organizationId}/accept':
+    "answers the caller's own pending membership, not a permission: anonymous 401, API key 403, CSRF 403, anyone else 404 (users-consent tests)",
+  'POST /v1/me/memberships/{organizationId}/decline':
+    "answers the caller's own pending membership, not a permission: anonymous 401, API key 403, CSRF 403, anyone else 404 (users-consent tests)",
   'GET /v1/tenants': "lists the caller's own organizations: nothing to be outside of (tenants tests)",
   'POST /v1/tenants': 'creates an organization: the caller becomes its admin (tenants tests)',
   'GET /v1/permissions': 'the same catalog for any signed-in caller or API key: no organization involved (tenants tests)',

@@ -43,8 +43,14 @@ export const ERROR_CODES = {
   already_member: { status: 409, trpc: 'CONFLICT' },
   /** Users: the change would leave the organization without an active org_admin. */
   last_org_admin: { status: 409, trpc: 'CONFLICT' },
-  /** Users: the user also belongs to another organization, so only a platform admin may change their name or status. */
-  user_shared: { status: 409, trpc: 'CONFLICT' },
+  /** Users: a person's own name and account status are theirs (and the engine's): only a platform admin changes them. */
+  user_profile_forbidden: { status: 403, trpc: 'FORBIDDEN' },
+  /** Users: the member is a platform admin; nobody in a tenant may suspend, demote or remove them. */
+  platform_admin_protected: { status: 403, trpc: 'FORBIDDEN' },
+  /** Users: the platform workspace's members follow the engine's platform admin group; change the group instead. */
+  platform_workspace_managed: { status: 409, trpc: 'CONFLICT' },
+  /** Users: the membership is still invited: only the person accepts it (remove it to withdraw the invitation). */
+  membership_pending: { status: 409, trpc: 'CONFLICT' },
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
   /** Webhooks: the URL is not http(s), has credentials, or is not a valid absolute URL. */
   webhook_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },

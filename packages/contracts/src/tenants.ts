@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 import { ZPermission, type ZPermissionCatalog } from './permissions.ts';
+import { ZMembershipStatus } from './users.ts';
 
 /** `ten_` + 20 base62: an organization id. Anything else is a 400, never a lookup. */
 export const ZOrganizationId = z.string().regex(/^ten_[0-9A-Za-z]{20}$/, 'expected an organization id (ten_...)');
@@ -46,6 +47,8 @@ export const ZTenantMember = z
     email: z.string(),
     name: z.string(),
     roleKey: z.string(),
+    /** The membership's status here: `invited` members show only what the organization typed. */
+    status: ZMembershipStatus,
     /** When the membership began. */
     joinedAt: z.string(),
   })

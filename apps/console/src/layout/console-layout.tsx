@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, NavLink, Outlet, useNavigation } from 'react-router';
 import { useTRPC } from '../trpc.ts';
 import { visibleNavItems } from './nav-items.ts';
+import { PendingMemberships } from './pending-memberships.tsx';
 import { SessionBar } from './session-bar.tsx';
 
 /** Header, left navigation and the routed page. Route errors render inside <Outlet> (app.tsx). */
@@ -41,6 +42,7 @@ export function ConsoleLayout() {
         </ul>
       </nav>
       <main className="shell__main" aria-busy={navigation.state === 'loading'}>
+        <PendingMemberships />
         <Outlet />
       </main>
     </div>

@@ -8,6 +8,8 @@ export type MembershipView = {
   organization: { id: string; slug: string; name: string; kind: 'tenant' | 'platform' | 'keyless' };
   roleKey: string;
 };
+/** A membership an organization added the user to and the user has not accepted yet. */
+export type PendingMembershipView = MembershipView & { invitedAt: string };
 
 export async function findUserBySubject(db: DbOrTx, engineSubject: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.engineSubject, engineSubject)).limit(1);
@@ -67,6 +69,7 @@ export async function lockUserForTransaction(tx: DbOrTx, userId: string): Promis
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`svc.user:${userId}`}))`);
 }
 
+/** The user's active memberships (those they may act in), oldest first. */
 export async function membershipsOfUser(db: DbOrTx, userId: string): Promise<MembershipView[]> {
   return db
     .select({
@@ -75,10 +78,11 @@ export async function membershipsOfUser(db: DbOrTx, userId: string): Promise<Mem
     })
     .from(memberships)
     .innerJoin(organizations, eq(organizations.id, memberships.tenantId))
-    .where(eq(memberships.userId, userId))
+    .where(and(eq(memberships.userId, userId), eq(memberships.status, 'active')))
     .orderBy(asc(memberships.createdAt));
 }
 
+/** An active membership the user enters themselves (sign-up, the platform group, creating an organization). */
 export async function insertMembership(db: DbOrTx, values: { tenantId: string; userId: string; roleKey: string }): Promise<void> {
   await db.insert(memberships).values(values).onConflictDoNothing();
 }

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { DbOrTx, Sql } from '../client.ts';
 import { sessions } from '../schema/identity.ts';
-import type { MembershipView } from './identity.ts';
+import type { MembershipView, PendingMembershipView } from './identity.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type NewSessionRow = typeof sessions.$inferInsert;
@@ -14,8 +14,13 @@ export type LiveSession = Pick<
 export type SessionWithUser = {
   session: LiveSession;
   user: { id: string; email: string; name: string; status: 'active' | 'suspended' };
-  /** The user's memberships, oldest first: every authorization decision starts from these. */
+  /**
+   * The user's active memberships, oldest first: every authorization decision starts from these.
+   * Invited and suspended memberships are never in here, so they grant nothing anywhere.
+   */
   memberships: MembershipView[];
+  /** Memberships organizations added the user to, waiting for the user to accept or decline. */
+  pendingMemberships: PendingMembershipView[];
 };
 
 export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<SessionRow> {
@@ -27,7 +32,7 @@ export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<
 }
 
 /** A session as its check reads it: memberships come separately, by version (see below). */
-export type SessionRead = Omit<SessionWithUser, 'memberships'> & { membershipsVersion: number };
+export type SessionRead = Omit<SessionWithUser, 'memberships' | 'pendingMemberships'> & { membershipsVersion: number };
 
 type SessionReadRow = {
   id: string;
@@ -89,24 +94,42 @@ export async function findSessionsByTokenHashes(sql: Sql, tokenHashes: string[])
   return found;
 }
 
-/** Users' memberships (oldest first), each with the memberships_version they were read at. */
-export async function findMembershipsOfUsers(
-  sql: Sql,
-  userIds: string[],
-): Promise<Map<string, { version: number; memberships: MembershipView[] }>> {
-  const rows = await sql<{ id: string; memberships_version: string; memberships: MembershipView[] }[]>`
+/** What a session check keeps of a user's memberships, per memberships_version. */
+export type MembershipsRead = { version: number; memberships: MembershipView[]; pendingMemberships: PendingMembershipView[] };
+
+/**
+ * Users' active and invited memberships (oldest first), each with the memberships_version they
+ * were read at. Suspended memberships are left out: they show nowhere in the user's session.
+ */
+export async function findMembershipsOfUsers(sql: Sql, userIds: string[]): Promise<Map<string, MembershipsRead>> {
+  const rows = await sql<
+    { id: string; memberships_version: string; memberships: (MembershipView & { status: 'active' | 'invited'; invitedAt: string })[] }[]
+  >`
     select u.id, u.memberships_version,
            coalesce((
              select json_agg(json_build_object(
                'organization', json_build_object('id', o.id, 'slug', o.slug, 'name', o.name, 'kind', o.kind),
-               'roleKey', m.role_key
+               'roleKey', m.role_key,
+               'status', m.status,
+               'invitedAt', m.created_at
              ) order by m.created_at, m.tenant_id)
              from memberships m join organizations o on o.id = m.tenant_id
-             where m.user_id = u.id
+             where m.user_id = u.id and m.status in ('active', 'invited')
            ), '[]'::json) as memberships
     from users u
     where u.id = any(${userIds}::text[])`;
-  return new Map(rows.map((r) => [r.id, { version: Number(r.memberships_version), memberships: r.memberships }]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        version: Number(r.memberships_version),
+        memberships: r.memberships.filter((m) => m.status === 'active').map((m) => ({ organization: m.organization, roleKey: m.roleKey })),
+        pendingMemberships: r.memberships
+          .filter((m) => m.status === 'invited')
+          .map((m) => ({ organization: m.organization, roleKey: m.roleKey, invitedAt: new Date(m.invitedAt).toISOString() })),
+      },
+    ]),
+  );
 }
 
 /** Slides the idle expiry; callers do it at most once an hour per session. */

@@ -1,12 +1,12 @@
 import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { memberships, sessions, users } from '../schema/identity.ts';
+import { type MembershipStatus, memberships, sessions, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
 import type { OrganizationRow } from './organizations.ts';
 
 /**
- * Whose organizations a tenant list shows: a user's memberships, every organization (platform
+ * Whose organizations a tenant list shows: a user's active memberships, every organization (platform
  * admins), or exactly one (a tenant API key's own).
  */
 export type OrganizationListFilter = { kind: 'member'; userId: string } | { kind: 'all' } | { kind: 'one'; tenantId: string };
@@ -28,7 +28,7 @@ export async function listOrganizations(
       .select({ organization: organizations })
       .from(memberships)
       .innerJoin(organizations, eq(organizations.id, memberships.tenantId))
-      .where(and(eq(memberships.userId, filter.userId), visible, page))
+      .where(and(eq(memberships.userId, filter.userId), eq(memberships.status, 'active'), visible, page))
       .orderBy(...order)
       .limit(opts.limit + 1)
       .then((rows) => rows.map((r) => r.organization));
@@ -42,16 +42,27 @@ export async function listOrganizations(
     .limit(opts.limit + 1);
 }
 
-export type MemberRow = { userId: string; email: string; name: string; roleKey: string; createdAt: Date };
+export type MemberRow = {
+  userId: string;
+  email: string;
+  name: string;
+  roleKey: string;
+  status: MembershipStatus;
+  createdAt: Date;
+};
 
-/** One page of an organization's members, newest membership first (`limit + 1` rows). */
+/**
+ * One page of an organization's members, newest membership first (`limit + 1` rows). A member
+ * who has not accepted yet shows only what the organization typed (users list: the same rule).
+ */
 export async function listMembers(db: DbOrTx, opts: { tenantId: string; cursor: Cursor | undefined; limit: number }): Promise<MemberRow[]> {
   return db
     .select({
       userId: memberships.userId,
-      email: users.email,
-      name: users.name,
+      email: sql<string>`case when ${memberships.status} = 'invited' then coalesce(${memberships.invitedEmail}, ${users.email}) else ${users.email} end`,
+      name: sql<string>`case when ${memberships.status} = 'invited' then coalesce(${memberships.invitedName}, '') else ${users.name} end`,
       roleKey: memberships.roleKey,
+      status: memberships.status,
       createdAt: memberships.createdAt,
     })
     .from(memberships)
@@ -62,7 +73,7 @@ export async function listMembers(db: DbOrTx, opts: { tenantId: string; cursor: 
 }
 
 /**
- * Sessions whose workspace is this organization move to their user's oldest other membership
+ * Sessions whose workspace is this organization move to their user's oldest other active membership
  * (none: no workspace). Run before deleting the organization: afterwards those sessions cannot
  * be told apart from ones that never had a workspace.
  */
@@ -76,6 +87,7 @@ export async function moveSessionsOutOf(db: DbOrTx, opts: { tenantId: string }):
         where ${memberships.userId} = ${sessions.userId}
           and ${memberships.tenantId} <> ${opts.tenantId}
           and ${organizations.kind} <> 'keyless'
+          and ${memberships.status} = 'active'
         order by ${memberships.createdAt}, ${memberships.tenantId}
         limit 1
       )`,

@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, isNotNull, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
-import { memberships, sessions, users } from '../schema/identity.ts';
+import { type MembershipStatus, memberships, sessions, users } from '../schema/identity.ts';
+import { organizations } from '../schema/organizations.ts';
 import type { UserRow } from './identity.ts';
 
 /**
@@ -16,12 +17,18 @@ export type OrgUserRow = {
   email: string;
   name: string;
   emailVerified: boolean;
-  status: 'active' | 'suspended';
+  /** The membership's status in this organization (not the person's account status). */
+  status: MembershipStatus;
+  /** The person's own account status (users.status): only a platform admin changes it. */
+  accountStatus: 'active' | 'suspended';
   lastSignInAt: Date | null;
   userCreatedAt: Date;
   /** Null for a user pre-provisioned and not linked to an engine identity yet. */
   engineSubject: string | null;
   roleKey: string;
+  /** What the organization typed when it added the person (null: they joined by themselves). */
+  invitedEmail: string | null;
+  invitedName: string | null;
   /** When the membership began: the list's keyset order. */
   createdAt: Date;
 };
@@ -31,13 +38,22 @@ const orgUserColumns = {
   email: users.email,
   name: users.name,
   emailVerified: users.emailVerified,
-  status: users.status,
+  status: memberships.status,
+  accountStatus: users.status,
   lastSignInAt: users.lastSignInAt,
   userCreatedAt: users.createdAt,
   engineSubject: users.engineSubject,
   roleKey: memberships.roleKey,
+  invitedEmail: memberships.invitedEmail,
+  invitedName: memberships.invitedName,
   createdAt: memberships.createdAt,
 };
+
+/**
+ * The email an organization is shown for a member: what it typed while the person has not
+ * accepted, their own afterwards.
+ */
+const shownEmail: SQL = sql`case when ${memberships.status} = 'invited' then coalesce(${memberships.invitedEmail}, ${users.email}) else ${users.email} end`;
 
 /** `like` pattern for "starts with": the user's text is matched literally. */
 function startsWith(prefix: string): string {
@@ -50,7 +66,7 @@ function startsWith(prefix: string): string {
  */
 export async function listOrgUsers(
   db: DbOrTx,
-  opts: { tenantId: string; status?: 'active' | 'suspended'; emailPrefix?: string; after?: Cursor; limit: number },
+  opts: { tenantId: string; status?: MembershipStatus; emailPrefix?: string; after?: Cursor; limit: number },
 ): Promise<OrgUserRow[]> {
   return db
     .select(orgUserColumns)
@@ -59,8 +75,8 @@ export async function listOrgUsers(
     .where(
       and(
         eq(memberships.tenantId, opts.tenantId),
-        opts.status !== undefined ? eq(users.status, opts.status) : undefined,
-        opts.emailPrefix !== undefined ? sql`${users.email} like ${startsWith(opts.emailPrefix)}` : undefined,
+        opts.status !== undefined ? eq(memberships.status, opts.status) : undefined,
+        opts.emailPrefix !== undefined ? sql`${shownEmail} like ${startsWith(opts.emailPrefix)}` : undefined,
         opts.after
           ? sql`(${memberships.createdAt}, ${memberships.userId}) < (${opts.after.createdAt.toISOString()}::timestamptz, ${opts.after.id})`
           : undefined,
@@ -81,22 +97,35 @@ export async function findOrgUser(db: DbOrTx, opts: { tenantId: string; userId: 
   return row;
 }
 
-/** Whether a member of `tenantId` has this (lower-cased) email. */
+/** Whether a member of `tenantId` (whatever the membership's status) has, or was added with, this (lower-cased) email. */
 export async function isOrgMemberEmail(db: DbOrTx, opts: { tenantId: string; email: string }): Promise<boolean> {
   const [row] = await db
     .select({ id: users.id })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.tenantId, opts.tenantId), eq(users.email, opts.email)))
+    .where(and(eq(memberships.tenantId, opts.tenantId), or(eq(users.email, opts.email), eq(memberships.invitedEmail, opts.email))))
     .limit(1);
   return row !== undefined;
 }
 
-/** Adds a membership; false when the user already is a member. */
-export async function addOrgMember(db: DbOrTx, opts: { tenantId: string; userId: string; roleKey: string }): Promise<boolean> {
+/**
+ * Adds a membership; false when the user already is a member (in whatever status). `invited`
+ * memberships carry what the organization typed (`invitedEmail`, `invitedName`).
+ */
+export async function addOrgMember(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string; roleKey: string; status?: MembershipStatus; invitedEmail?: string; invitedName?: string },
+): Promise<boolean> {
   const rows = await db
     .insert(memberships)
-    .values({ tenantId: opts.tenantId, userId: opts.userId, roleKey: opts.roleKey })
+    .values({
+      tenantId: opts.tenantId,
+      userId: opts.userId,
+      roleKey: opts.roleKey,
+      status: opts.status ?? 'active',
+      invitedEmail: opts.invitedEmail ?? null,
+      invitedName: opts.invitedName ?? null,
+    })
     .onConflictDoNothing()
     .returning({ userId: memberships.userId });
   return rows.length === 1;
@@ -110,8 +139,26 @@ export async function updateOrgMemberRole(db: DbOrTx, opts: { tenantId: string; 
 }
 
 /**
- * Changes a member's name or status. Both live on the user (one person, one name, one status), so
- * the membership of `tenantId` is the predicate: nobody outside the organization is touched.
+ * Suspends or reactivates a membership of `tenantId` (never an `invited` one: that is the
+ * person's to accept). The row's update bumps users.memberships_version (migration 0008), so
+ * every API process drops its cached memberships of the user at their next request.
+ */
+export async function setOrgMemberStatus(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string; status: 'active' | 'suspended' },
+): Promise<boolean> {
+  const rows = await db
+    .update(memberships)
+    .set({ status: opts.status })
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId), ne(memberships.status, 'invited')))
+    .returning({ userId: memberships.userId });
+  return rows.length === 1;
+}
+
+/**
+ * The person's own name or account status (a suspended user cannot sign in anywhere): platform
+ * admins only, checked by the caller. The membership of `tenantId` is the predicate, so the
+ * statement stays within the organization the request named.
  */
 export async function updateOrgUserProfile(
   db: DbOrTx,
@@ -133,8 +180,8 @@ export async function updateOrgUserProfile(
 }
 
 /**
- * Ends every live session of a member of `tenantId` (a suspended user is signed out everywhere:
- * their status is the person's, not the membership's). Returns how many were live.
+ * Ends every live session of a member of `tenantId`: a platform admin suspended the person's
+ * account, which signs them out everywhere. Returns how many were live.
  */
 export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: string; userId: string; at: Date }): Promise<number> {
   const rows = await db
@@ -152,45 +199,53 @@ export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: stri
 }
 
 /**
- * Removes a membership; false when there was none. The user's sessions that had this
- * organization open first move to their oldest other membership (or to none), so no session
- * keeps pointing at an organization its user left.
+ * Moves the user's sessions that have `tenantId` open to their oldest other active membership
+ * (or to none): run when the membership is removed or suspended, so no session keeps pointing at
+ * an organization its user may no longer act in. Returns how many moved.
  */
-export async function removeOrgMember(
-  db: DbOrTx,
-  opts: { tenantId: string; userId: string },
-): Promise<{ removed: boolean; sessionsMoved: number }> {
+export async function moveSessionsOfMemberOut(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<number> {
   const moved = await db
     .update(sessions)
     .set({
       activeTenantId: sql`(
         select m.tenant_id from ${memberships} m
         join organizations o on o.id = m.tenant_id
-        where m.user_id = ${opts.userId} and m.tenant_id <> ${opts.tenantId} and o.kind <> 'keyless'
+        where m.user_id = ${opts.userId} and m.tenant_id <> ${opts.tenantId} and o.kind <> 'keyless' and m.status = 'active'
         order by m.created_at, m.tenant_id
         limit 1
       )`,
     })
     .where(and(eq(sessions.userId, opts.userId), eq(sessions.activeTenantId, opts.tenantId)))
     .returning({ id: sessions.id });
+  return moved.length;
+}
+
+/**
+ * Removes a membership; false when there was none. The user's sessions that had this
+ * organization open first move elsewhere (moveSessionsOfMemberOut).
+ */
+export async function removeOrgMember(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string },
+): Promise<{ removed: boolean; sessionsMoved: number }> {
+  const sessionsMoved = await moveSessionsOfMemberOut(db, opts);
   const rows = await db
     .delete(memberships)
     .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)))
     .returning({ userId: memberships.userId });
-  return { removed: rows.length === 1, sessionsMoved: moved.length };
+  return { removed: rows.length === 1, sessionsMoved };
 }
 
-/** Active org admins of `tenantId` other than `exceptUserId`. */
+/** Org admins of `tenantId` with an active membership, other than `exceptUserId`. */
 export async function countOtherActiveOrgAdmins(db: DbOrTx, opts: { tenantId: string; exceptUserId: string }): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
     .where(
       and(
         eq(memberships.tenantId, opts.tenantId),
         eq(memberships.roleKey, 'org_admin'),
-        eq(users.status, 'active'),
+        eq(memberships.status, 'active'),
         ne(memberships.userId, opts.exceptUserId),
       ),
     );
@@ -198,21 +253,52 @@ export async function countOtherActiveOrgAdmins(db: DbOrTx, opts: { tenantId: st
 }
 
 /**
- * Whether the member `userId` of `tenantId` also belongs to another organization that has other
- * members: changing the person (name, status) from here would then reach into an organization
- * this one does not manage. A workspace of their own, with nobody else in it, does not count.
+ * Whether the member `userId` of `tenantId` is a platform admin: a member of the platform
+ * workspace, or signed in (ever) as a member of the engine's platform admin group. Nobody in a
+ * tenant may suspend, demote or remove them.
  */
-export async function sharesAnotherOrganization(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<boolean> {
-  const rows = await db.execute<{ shared: boolean }>(sql`
+export async function isPlatformAdminMember(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<boolean> {
+  const rows = await db.execute<{ platform: boolean }>(sql`
     select exists (
-      select 1 from ${memberships} mine
-      where mine.user_id = ${opts.userId}
-        and mine.tenant_id <> ${opts.tenantId}
-        and exists (select 1 from ${memberships} other where other.tenant_id = mine.tenant_id and other.user_id <> ${opts.userId})
-    ) and exists (
       select 1 from ${memberships} here where here.tenant_id = ${opts.tenantId} and here.user_id = ${opts.userId}
-    ) as shared`);
-  return rows[0]?.shared === true;
+    ) and (
+      exists (
+        select 1 from ${memberships} m join ${organizations} o on o.id = m.tenant_id
+        where m.user_id = ${opts.userId} and o.kind = 'platform'
+      ) or exists (
+        select 1 from ${sessions} s where s.user_id = ${opts.userId} and s.is_platform_admin
+      )
+    ) as platform`);
+  return rows[0]?.platform === true;
+}
+
+/**
+ * The person accepts a membership an organization added them to: `invited` becomes `active`.
+ * False when there is no such invited membership (never added, declined, removed meanwhile, or
+ * its organization deleted).
+ */
+export async function acceptInvitedMembership(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string },
+): Promise<{ roleKey: string } | undefined> {
+  const [row] = await db
+    .update(memberships)
+    .set({ status: 'active' })
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId), eq(memberships.status, 'invited')))
+    .returning({ roleKey: memberships.roleKey });
+  return row;
+}
+
+/** The person declines a membership an organization added them to: it is deleted. */
+export async function declineInvitedMembership(
+  db: DbOrTx,
+  opts: { tenantId: string; userId: string },
+): Promise<{ roleKey: string } | undefined> {
+  const [row] = await db
+    .delete(memberships)
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId), eq(memberships.status, 'invited')))
+    .returning({ roleKey: memberships.roleKey });
+  return row;
 }
 
 /**
@@ -250,8 +336,9 @@ export async function linkUserToSubject(db: DbOrTx, opts: { id: string; engineSu
 
 /**
  * Folds the pre-provisioned users (no engine subject) of `email` into `userId`, a user who just
- * signed in with that email verified by the engine: their memberships move over (a role already
- * held is kept) and the placeholders are deleted. Returns the organizations that gained a member.
+ * signed in with that email verified by the engine: their memberships move over as they are (an
+ * `invited` one stays invited until the person accepts it; a role already held is kept) and the
+ * placeholders are deleted. Returns the organizations that gained a member.
  */
 export async function adoptPreProvisionedUsers(db: DbOrTx, opts: { userId: string; email: string }): Promise<string[]> {
   const placeholders = await db
@@ -262,8 +349,9 @@ export async function adoptPreProvisionedUsers(db: DbOrTx, opts: { userId: strin
   const adopted: string[] = [];
   for (const placeholder of placeholders) {
     const moved = await db.execute<{ tenant_id: string }>(sql`
-      insert into ${memberships} (tenant_id, user_id, role_key, created_at)
-      select tenant_id, ${opts.userId}, role_key, created_at from ${memberships} where user_id = ${placeholder.id}
+      insert into ${memberships} (tenant_id, user_id, role_key, status, invited_email, invited_name, created_at)
+      select tenant_id, ${opts.userId}, role_key, status, invited_email, invited_name, created_at
+      from ${memberships} where user_id = ${placeholder.id}
       on conflict do nothing
       returning tenant_id`);
     adopted.push(...moved.map((r) => r.tenant_id));

@@ -31,6 +31,14 @@ export function accountPage(me: TMeResponse): string {
         )
         .join('')}</ul>`
     : '<p class="muted" data-testid="account-memberships">No organization memberships.</p>';
+  const pending = me.pendingMemberships.length
+    ? `<h2>Waiting for your answer</h2><p class="muted">These organizations added you; you join one only once you accept it in the console.</p><ul data-testid="account-pending-memberships">${me.pendingMemberships
+        .map(
+          (m) =>
+            `<li>${escapeHtml(m.organization.name)} <span class="muted">(${escapeHtml(m.organization.slug)}, ${escapeHtml(m.roleKey)})</span></li>`,
+        )
+        .join('')}</ul>`
+    : '';
   const links = ACCOUNT_LINKS.map((l) => `<li><a href="${l.href}?${RETURN_HERE}" data-testid="${l.testId}">${l.label}</a></li>`).join('');
   return hostedPage(
     'Your account',
@@ -41,7 +49,7 @@ export function accountPage(me: TMeResponse): string {
 <dt>Workspace</dt><dd>${workspace}</dd>
 <dt>Platform admin</dt><dd data-testid="account-platform-admin">${me.isPlatformAdmin ? '<span class="badge">Yes</span>' : 'No'}</dd>
 </dl>
-<h2>Memberships</h2>${memberships}
+<h2>Memberships</h2>${memberships}${pending}
 <h2>Security</h2><p class="muted">These open the identity provider; you come back here afterwards.</p><ul>${links}</ul>
 <a class="button" href="/auth/console/" data-testid="account-console">Open the console</a>
 <form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="sign-out">Sign out</button></form>`,

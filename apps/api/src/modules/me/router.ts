@@ -1,8 +1,8 @@
-import { ZMeResponse, ZSwitchWorkspaceRequest } from '@svc/contracts/me';
+import { ZMembershipDecisionRequest, ZMembershipDecisionResponse, ZMeResponse, ZSwitchWorkspaceRequest } from '@svc/contracts/me';
 import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
-import { sessionProcedure } from '../../trpc/procedures.ts';
-import { describeMe, switchWorkspace } from './service.ts';
+import { sessionProcedure, userControlProcedure } from '../../trpc/procedures.ts';
+import { acceptMembership, declineMembership, describeMe, switchWorkspace } from './service.ts';
 
 export const meRouter = router({
   get: sessionProcedure
@@ -17,4 +17,28 @@ export const meRouter = router({
     .input(ZSwitchWorkspaceRequest)
     .output(ZMeResponse)
     .mutation(({ ctx, input }) => switchWorkspace(ctx.services.db, ctx.current, input.organization_slug)),
+  acceptMembership: userControlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/me/memberships/{organizationId}/accept',
+        tags: ['session'],
+        summary: 'Accept a membership an organization added you to',
+      },
+    })
+    .input(ZMembershipDecisionRequest)
+    .output(ZMembershipDecisionResponse)
+    .mutation(({ ctx, input }) => acceptMembership(ctx.services.db, ctx.principal, ctx.request, input.organizationId)),
+  declineMembership: userControlProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/me/memberships/{organizationId}/decline',
+        tags: ['session'],
+        summary: 'Decline a membership an organization added you to',
+      },
+    })
+    .input(ZMembershipDecisionRequest)
+    .output(ZMembershipDecisionResponse)
+    .mutation(({ ctx, input }) => declineMembership(ctx.services.db, ctx.principal, ctx.request, input.organizationId)),
 });

@@ -1,14 +1,17 @@
 import { AppError } from '@svc/contracts/errors';
-import type { TMeResponse } from '@svc/contracts/me';
+import type { TMembershipDecisionResponse, TMeResponse } from '@svc/contracts/me';
 import type { Db } from '@svc/db/client';
 import { findOrganizationById, findOrganizationBySlug } from '@svc/db/queries/organizations';
 import { type SessionWithUser, setSessionActiveTenant } from '@svc/db/queries/sessions';
+import { acceptInvitedMembership, declineInvitedMembership } from '@svc/db/queries/users';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import type { UserPrincipal } from '../access/principal.ts';
 
 /**
  * GET /v1/me, from what the session check already read: no further query, except for a platform
  * admin acting in an organization they are not a member of.
  */
-export async function describeMe(db: Db, { session, user, memberships }: SessionWithUser): Promise<TMeResponse> {
+export async function describeMe(db: Db, { session, user, memberships, pendingMemberships }: SessionWithUser): Promise<TMeResponse> {
   let active: { id: string; slug: string; name: string; kind: 'tenant' | 'platform' | 'keyless' } | undefined = memberships.find(
     (m) => m.organization.id === session.activeTenantId,
   )?.organization;
@@ -20,6 +23,11 @@ export async function describeMe(db: Db, { session, user, memberships }: Session
     memberships: memberships.map((m) => ({
       organization: { id: m.organization.id, slug: m.organization.slug, name: m.organization.name },
       roleKey: m.roleKey,
+    })),
+    pendingMemberships: pendingMemberships.map((m) => ({
+      organization: { id: m.organization.id, slug: m.organization.slug, name: m.organization.name },
+      roleKey: m.roleKey,
+      invitedAt: m.invitedAt,
     })),
     activeWorkspace:
       active && active.kind !== 'keyless' ? { id: active.id, slug: active.slug, name: active.name, kind: active.kind } : null,
@@ -44,4 +52,70 @@ export async function switchWorkspace(db: Db, current: SessionWithUser, slug: st
   }
   await setSessionActiveTenant(db, { id: current.session.id, userId: current.user.id, tenantId: target.id });
   return describeMe(db, { ...current, session: { ...current.session, activeTenantId: target.id } });
+}
+
+const NO_PENDING_MEMBERSHIP =
+  'no membership of this organization is waiting for you (it was accepted, declined, withdrawn, or the organization is gone)';
+
+/**
+ * POST /v1/me/memberships/{organizationId}/accept: the signed-in person accepts a membership an
+ * organization added them to (POST /v1/users). It becomes active, with the role the organization
+ * chose, and the organization starts seeing the person's own name, email and sign-in history.
+ * 404 when nothing is pending: never added, already decided, withdrawn, or the organization
+ * deleted meanwhile (its memberships went with it). Audited as member.added (a webhook event).
+ */
+export async function acceptMembership(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  organizationId: string,
+): Promise<TMembershipDecisionResponse> {
+  return db.transaction(async (tx) => {
+    const accepted = await acceptInvitedMembership(tx, { tenantId: organizationId, userId: principal.user.id });
+    const organization = accepted ? await findOrganizationById(tx, organizationId) : undefined;
+    if (!accepted || !organization) {
+      throw new AppError('not_found', NO_PENDING_MEMBERSHIP);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: organizationId,
+      action: 'member.added',
+      target: { type: 'user', id: principal.user.id },
+      summary: { roleKey: accepted.roleKey, via: 'membership_accepted' },
+    });
+    return {
+      organization: { id: organization.id, slug: organization.slug, name: organization.name },
+      roleKey: accepted.roleKey,
+      status: 'active',
+    };
+  });
+}
+
+/**
+ * POST /v1/me/memberships/{organizationId}/decline: the person declines; the membership is
+ * deleted (and its seat freed). 404 as for accept. Audited as membership.declined.
+ */
+export async function declineMembership(
+  db: Db,
+  principal: UserPrincipal,
+  request: RequestMeta,
+  organizationId: string,
+): Promise<TMembershipDecisionResponse> {
+  return db.transaction(async (tx) => {
+    const organization = await findOrganizationById(tx, organizationId);
+    const declined = organization ? await declineInvitedMembership(tx, { tenantId: organizationId, userId: principal.user.id }) : undefined;
+    if (!organization || !declined) {
+      throw new AppError('not_found', NO_PENDING_MEMBERSHIP);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: organizationId,
+      action: 'membership.declined',
+      target: { type: 'user', id: principal.user.id },
+      summary: { roleKey: declined.roleKey },
+    });
+    return {
+      organization: { id: organization.id, slug: organization.slug, name: organization.name },
+      roleKey: declined.roleKey,
+      status: 'declined',
+    };
+  });
 }

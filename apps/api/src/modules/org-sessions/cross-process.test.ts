@@ -1,4 +1,6 @@
 import { createDatabase, type Database } from '@svc/db/client';
+import { memberships, sessions } from '@svc/db/schema/identity';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { type SpawnedServer, spawnServer } from '../../../../../test/support/spawn.ts';
@@ -52,9 +54,52 @@ describe('revoking and suspending from the admin API hold on every API process a
     expect((await me(b, admin.cookie)).status).toBe(200);
   });
 
-  it("PATCH /v1/users/{id} status suspended on A: every one of the user's sessions is 401 on B", async () => {
+  it('PATCH /v1/users/{id} status suspended on A: the membership is gone on B at the very next request; the rest stays', async () => {
     const org = await seedOrganization(database.db);
+    const other = await seedOrganization(database.db);
     const admin = await seedSignedIn(database.db, { organization: org, roleKey: 'org_admin' });
+    const member = await seedSignedIn(database.db, { organization: org, roleKey: 'org_member' });
+    await database.db.insert(memberships).values({ tenantId: other.id, userId: member.user.id, roleKey: 'org_member' });
+    const second = await createSession(
+      database.db,
+      { idleMs: 3_600_000, absoluteMs: 7_200_000 },
+      { userId: member.user.id, activeTenantId: member.ownWorkspace.id, isPlatformAdmin: false },
+    );
+    const cookies = [member.cookie, `svc_session=${second.token}`];
+    const tenant = (s: SpawnedServer, id: string, cookie: string) => fetch(`${s.url}/v1/tenants/${id}`, { headers: { cookie } });
+    for (const cookie of cookies) {
+      // Both processes have the member's memberships cached from these reads.
+      expect((await me(b, cookie)).status).toBe(200);
+      expect((await tenant(b, org.id, cookie)).status).toBe(200);
+      expect((await tenant(a, org.id, cookie)).status).toBe(200);
+    }
+
+    const res = await adminCall('PATCH', `/v1/users/${member.user.id}`, admin.cookie, { organization_slug: org.slug, status: 'suspended' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    for (const cookie of cookies) {
+      for (const s of [b, a]) {
+        expect((await tenant(s, org.id, cookie)).status).toBe(404);
+        // Signed in still, in their other organizations.
+        expect((await tenant(s, other.id, cookie)).status).toBe(200);
+        const body = (await (await me(s, cookie)).json()) as {
+          activeWorkspace: { id: string } | null;
+          memberships: { organization: { id: string } }[];
+        };
+        expect(body.memberships.map((m) => m.organization.id)).not.toContain(org.id);
+        expect(body.activeWorkspace?.id).not.toBe(org.id);
+      }
+    }
+    // No session keeps the organization open, whatever reads it next.
+    const open = await database.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.userId, member.user.id), eq(sessions.activeTenantId, org.id)));
+    expect(open).toEqual([]);
+  });
+
+  it("PATCH /v1/users/{id} accountStatus suspended by a platform admin on A: every one of the user's sessions is 401 on B", async () => {
+    const org = await seedOrganization(database.db);
+    const platform = await seedSignedIn(database.db, { platformAdmin: true });
     const member = await seedSignedIn(database.db, { organization: org, roleKey: 'org_member' });
     const second = await createSession(
       database.db,
@@ -66,7 +111,10 @@ describe('revoking and suspending from the admin API hold on every API process a
       expect((await me(b, cookie)).status).toBe(200);
     }
 
-    const res = await adminCall('PATCH', `/v1/users/${member.user.id}`, admin.cookie, { organization_slug: org.slug, status: 'suspended' });
+    const res = await adminCall('PATCH', `/v1/users/${member.user.id}`, platform.cookie, {
+      organization_slug: org.slug,
+      accountStatus: 'suspended',
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     for (const cookie of cookies) {
       expect((await me(b, cookie)).status).toBe(401);

@@ -2,11 +2,11 @@ import { createHash, randomFillSync } from 'node:crypto';
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding';
 import { newId } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
-import type { MembershipView } from '@svc/db/queries/identity';
 import {
   findMembershipsOfUsers,
   findSessionsByTokenHashes,
   insertSession,
+  type MembershipsRead,
   revokeSessionById,
   type SessionWithUser,
   touchSession,
@@ -53,18 +53,18 @@ export async function createSession(
 
 /** Memberships per user, kept while users.memberships_version says they are current. */
 export class MembershipCache {
-  #entries = new Map<string, { version: number; memberships: MembershipView[] }>();
+  #entries = new Map<string, MembershipsRead>();
 
   constructor(private readonly capacity = 50_000) {}
 
-  get(userId: string, version: number): MembershipView[] | undefined {
+  get(userId: string, version: number): MembershipsRead | undefined {
     const entry = this.#entries.get(userId);
-    return entry && entry.version >= version ? entry.memberships : undefined;
+    return entry && entry.version >= version ? entry : undefined;
   }
 
-  set(userId: string, version: number, memberships: MembershipView[]): void {
+  set(userId: string, entry: MembershipsRead): void {
     const existing = this.#entries.get(userId);
-    if (existing && existing.version > version) {
+    if (existing && existing.version > entry.version) {
       // Two reads finishing out of order: keep the newer memberships.
       return;
     }
@@ -75,7 +75,7 @@ export class MembershipCache {
         this.#entries.delete(oldest);
       }
     }
-    this.#entries.set(userId, { version, memberships });
+    this.#entries.set(userId, entry);
   }
 }
 
@@ -96,15 +96,14 @@ async function readSessions(db: Db, tokenHashes: string[], cache?: MembershipCac
   const fetched = missing.size > 0 ? await findMembershipsOfUsers(db.$client, [...missing]) : undefined;
   const out = new Map<string, SessionWithUser>();
   for (const [hash, { membershipsVersion, ...read }] of reads) {
-    let memberships = cache?.get(read.user.id, membershipsVersion);
-    if (!memberships) {
-      const entry = fetched?.get(read.user.id);
-      memberships = entry?.memberships ?? [];
+    let entry = cache?.get(read.user.id, membershipsVersion);
+    if (!entry) {
+      entry = fetched?.get(read.user.id);
       if (entry) {
-        cache?.set(read.user.id, entry.version, entry.memberships);
+        cache?.set(read.user.id, entry);
       }
     }
-    out.set(hash, { ...read, memberships });
+    out.set(hash, { ...read, memberships: entry?.memberships ?? [], pendingMemberships: entry?.pendingMemberships ?? [] });
   }
   return out;
 }

@@ -228,7 +228,14 @@ export async function listTenantMembers(db: Db, principal: Principal, input: TLi
     scope,
     rows.map((row) => ({ ...row, id: row.userId })),
     input.limit,
-    (row) => ({ userId: row.userId, email: row.email, name: row.name, roleKey: row.roleKey, joinedAt: row.createdAt.toISOString() }),
+    (row) => ({
+      userId: row.userId,
+      email: row.email,
+      name: row.name,
+      roleKey: row.roleKey,
+      status: row.status,
+      joinedAt: row.createdAt.toISOString(),
+    }),
   );
 }
 

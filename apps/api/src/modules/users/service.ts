@@ -20,14 +20,16 @@ import {
   findOnlyVerifiedUserByEmail,
   findOrgUser,
   isOrgMemberEmail,
+  isPlatformAdminMember,
   linkUserToSubject,
   listOrgUsers,
   lockEmail,
   lockOrgAdmins,
+  moveSessionsOfMemberOut,
   type OrgUserRow,
   removeOrgMember,
   revokeSessionsOfOrgUser,
-  sharesAnotherOrganization,
+  setOrgMemberStatus,
   updateOrgMemberRole,
   updateOrgUserProfile,
 } from '@svc/db/queries/users';
@@ -45,7 +47,25 @@ export function organizationRef(slug: string | undefined): UntrustedOrganization
   return slug === undefined ? {} : { slug };
 }
 
+/**
+ * A member as the organization sees them. Until the person accepts an `invited` membership, the
+ * organization is shown only what it typed (email, name, role) and when it added them: never the
+ * person's own name, email, verification, sign-in history or account age.
+ */
 export function toUser(row: OrgUserRow): TUser {
+  if (row.status === 'invited') {
+    return {
+      id: row.id,
+      email: row.invitedEmail ?? row.email,
+      name: row.invitedName ?? '',
+      emailVerified: false,
+      status: row.status,
+      roleKey: row.roleKey,
+      lastSignInAt: null,
+      createdAt: row.createdAt.toISOString(),
+      joinedAt: row.createdAt.toISOString(),
+    };
+  }
   return {
     id: row.id,
     email: row.email,
@@ -58,6 +78,13 @@ export function toUser(row: OrgUserRow): TUser {
     joinedAt: row.createdAt.toISOString(),
   };
 }
+
+/** The email an audit entry names for a member: the one the organization was shown. */
+function shownEmail(row: OrgUserRow): string {
+  return row.status === 'invited' ? (row.invitedEmail ?? row.email) : row.email;
+}
+
+const PLATFORM_WORKSPACE_MANAGED = "the platform workspace's members are the engine's platform admin group: change the group in the engine";
 
 /** A role key is a system role or a custom role of the organization; anything else is a 400. */
 async function assertRoleExists(db: DbOrTx, tenantId: string, roleKey: string): Promise<void> {
@@ -88,7 +115,12 @@ export async function listUsers(db: Db, principal: Principal, input: TListUsersR
 }
 
 /**
- * POST /v1/users: pre-provisions a user in the organization.
+ * POST /v1/users: adds a person to the organization as an `invited` membership. Whatever the
+ * email (a person who signed in before, a platform admin, or an email svc has never seen), the
+ * membership grants nothing until the person, signed in with it, accepts it
+ * (POST /v1/me/memberships/{organizationId}/accept); until then the organization sees only what
+ * it typed. Invited memberships hold a seat from the moment they are created (the seat rule of
+ * this route is unchanged); declining or removing one frees it.
  *
  * Order, so that a failure never leaves half a user: the engine first (when its admin API is
  * configured), then svc in one transaction (user row, membership, audit entry). An engine failure
@@ -113,6 +145,9 @@ export async function createUser(deps: UsersDeps, principal: Principal, request:
     adminOnly: true,
   });
   const { organization } = access;
+  if (organization.kind === 'platform') {
+    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
+  }
   const tenantId = organization.id;
   const roleKey = input.roleKey ?? 'org_member';
   const name = input.name ?? '';
@@ -135,22 +170,27 @@ export async function createUser(deps: UsersDeps, principal: Principal, request:
     }
     const user = await userForEmail(tx, { email: input.email, name, engine });
     // The route's gate checked seats before this transaction; this check holds the seat lock
-    // until the member is committed, so concurrent adds cannot exceed the limit.
+    // until the member is committed, so concurrent adds cannot exceed the limit. An invited
+    // membership holds its seat from now on (accepting it adds none).
     await claimSeat(tx, tenantId);
-    if (!(await addOrgMember(tx, { tenantId, userId: user.id, roleKey }))) {
+    const added = await addOrgMember(tx, {
+      tenantId,
+      userId: user.id,
+      roleKey,
+      status: 'invited',
+      invitedEmail: input.email,
+      invitedName: name,
+    });
+    if (!added) {
       throw alreadyMember();
     }
+    // Only what the organization typed: whether svc or the engine knew the email says something
+    // about the person, who has not accepted anything yet.
     await recordAudit(tx, principal, request, {
       tenantId,
       action: 'user.created',
       target: { type: 'user', id: user.id },
-      summary: {
-        email: input.email,
-        roleKey,
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        engineAccount: engine === null ? 'not configured' : engine.created ? 'created' : 'existing',
-        linkedToEngine: user.engineSubject !== null,
-      },
+      summary: { email: input.email, roleKey, status: 'invited', ...(input.name !== undefined ? { name: input.name } : {}) },
     });
     const row = await findOrgUser(tx, { tenantId, userId: user.id });
     if (!row) {
@@ -186,17 +226,23 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
 }
 
 /**
- * PATCH /v1/users/{id}: the member's role here, or the person's name or status.
+ * PATCH /v1/users/{id}: what an organization changes is the membership.
  *
+ * - `roleKey` and `status` (suspend or reactivate) act on the membership of this organization
+ *   only. A suspended membership leaves the user's session memberships at once on every API
+ *   process (the row's update bumps users.memberships_version), and the user's sessions that have
+ *   this organization open move to another of their organizations in the same transaction: they
+ *   keep every other organization and their sign-in. An `invited` membership is the person's to
+ *   accept: its status cannot be set (409 membership_pending); its role can.
+ * - `name` and `accountStatus` are the person's own (one name everywhere; a suspended account
+ *   cannot sign in anywhere): platform admins only, anyone else gets 403 user_profile_forbidden.
+ *   Suspending an account ends all of the person's sessions in the same transaction.
+ * - Nobody but a platform admin changes the role or status of a platform admin (403
+ *   platform_admin_protected), and the platform workspace's members follow the engine's platform
+ *   admin group (409 platform_workspace_managed).
  * - An organization keeps at least one active org_admin: demoting or suspending the last one is a
  *   409 last_org_admin (checked under a per-organization lock, so two admins demoting each other
  *   at once cannot both succeed).
- * - Name and status belong to the person, not the membership (a suspended user cannot sign in
- *   anywhere). An org admin changes them only for a user who belongs to no other organization
- *   with other members (a workspace of their own does not count); otherwise 409 user_shared:
- *   one organization must not lock a person out of another. Platform admins may.
- * - Suspending ends all of the user's sessions in the same transaction: their next request, on
- *   any API process, is a 401.
  */
 export async function updateUser(db: Db, principal: Principal, request: RequestMeta, input: TUpdateUserRequest): Promise<TUser> {
   const access = await authorize(db, principal, {
@@ -204,6 +250,17 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
     permission: 'users.manage',
     adminOnly: true,
   });
+  const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;
+  if ((input.name !== undefined || input.accountStatus !== undefined) && !platformAdmin) {
+    throw new AppError(
+      'user_profile_forbidden',
+      "a person's name and account status are their own: only they (through the identity engine) or a platform admin change them; change their role or membership status here instead",
+    );
+  }
+  const membershipChange = input.roleKey !== undefined || input.status !== undefined;
+  if (membershipChange && access.organization.kind === 'platform') {
+    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
+  }
   const tenantId = access.organization.id;
   const userId = input.id;
   return db.transaction(async (tx) => {
@@ -212,32 +269,35 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
     if (!current) {
       throw new AppError('not_found', USER_NOT_FOUND);
     }
+    if (membershipChange && !platformAdmin && (await isPlatformAdminMember(tx, { tenantId, userId }))) {
+      throw new AppError(
+        'platform_admin_protected',
+        'this member is a platform admin: nobody in an organization may suspend, demote or remove them',
+      );
+    }
     // A tenant API key acts only on members at or below its scopes, and assigns no role above
     // them: a users.manage key can neither promote someone to org_admin nor suspend an admin.
     assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
     if (input.roleKey !== undefined) {
       assertGrantable(access, await permissionsOfRole(tx, tenantId, input.roleKey));
     }
+    if (input.status !== undefined && current.status === 'invited') {
+      throw new AppError('membership_pending', 'this person has not accepted the membership yet: only they can; remove it to withdraw it');
+    }
     const next = {
       name: input.name ?? current.name,
       roleKey: input.roleKey ?? current.roleKey,
       status: input.status ?? current.status,
+      accountStatus: input.accountStatus ?? current.accountStatus,
     };
     const changes: Record<string, { from: string; to: string }> = {};
-    for (const key of ['name', 'roleKey', 'status'] as const) {
+    for (const key of ['name', 'roleKey', 'status', 'accountStatus'] as const) {
       if (next[key] !== current[key]) {
         changes[key] = { from: current[key], to: next[key] };
       }
     }
     if (changes.roleKey) {
       await assertRoleExists(tx, tenantId, next.roleKey);
-    }
-    const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;
-    if ((changes.name || changes.status) && !platformAdmin && (await sharesAnotherOrganization(tx, { tenantId, userId }))) {
-      throw new AppError(
-        'user_shared',
-        'this user also belongs to another organization: their name and status are theirs everywhere, so only a platform admin may change them (change their role here instead)',
-      );
     }
     const adminNow = current.roleKey === 'org_admin' && current.status === 'active';
     const adminAfter = next.roleKey === 'org_admin' && next.status === 'active';
@@ -247,20 +307,32 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
     if (changes.roleKey) {
       await updateOrgMemberRole(tx, { tenantId, userId, roleKey: next.roleKey });
     }
-    if (changes.name || changes.status) {
+    let sessionsMoved = 0;
+    if (changes.status && next.status !== 'invited') {
+      await setOrgMemberStatus(tx, { tenantId, userId, status: next.status });
+      if (next.status === 'suspended') {
+        sessionsMoved = await moveSessionsOfMemberOut(tx, { tenantId, userId });
+      }
+    }
+    if (changes.name || changes.accountStatus) {
       await updateOrgUserProfile(tx, {
         tenantId,
         userId,
         ...(changes.name ? { name: next.name } : {}),
-        ...(changes.status ? { status: next.status } : {}),
+        ...(changes.accountStatus ? { status: next.accountStatus } : {}),
       });
     }
-    const sessionsEnded = changes.status?.to === 'suspended' ? await revokeSessionsOfOrgUser(tx, { tenantId, userId, at: new Date() }) : 0;
+    const sessionsEnded =
+      changes.accountStatus?.to === 'suspended' ? await revokeSessionsOfOrgUser(tx, { tenantId, userId, at: new Date() }) : 0;
     await recordAudit(tx, principal, request, {
       tenantId,
       action: 'user.updated',
       target: { type: 'user', id: userId },
-      summary: { changes, ...(changes.status?.to === 'suspended' ? { sessionsEnded } : {}) },
+      summary: {
+        changes,
+        ...(changes.status?.to === 'suspended' ? { sessionsMoved } : {}),
+        ...(changes.accountStatus?.to === 'suspended' ? { sessionsEnded } : {}),
+      },
     });
     const row = await findOrgUser(tx, { tenantId, userId });
     if (!row) {
@@ -276,7 +348,11 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
  *
  * - The last active org_admin cannot be removed (409 last_org_admin, under the same lock as
  *   demotions), and a tenant API key removes nobody above its own scopes.
- * - The platform workspace's members follow the engine's platform admin group: 409 conflict.
+ * - The platform workspace's members follow the engine's platform admin group: 409
+ *   platform_workspace_managed; a platform admin is removed by nobody in a tenant (403
+ *   platform_admin_protected).
+ * - Removing an `invited` membership withdraws the invitation (audited as membership.withdrawn,
+ *   not member.removed: the person never was a member).
  * - Sessions that had this organization open move to another of the user's organizations in the
  *   same transaction, so their next request no longer sees this one.
  */
@@ -293,18 +369,22 @@ export async function removeUser(
   });
   const { organization } = access;
   if (organization.kind === 'platform') {
-    throw new AppError(
-      'conflict',
-      "the platform workspace's members are the engine's platform admin group: change the group in the engine",
-    );
+    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
   }
   const tenantId = organization.id;
   const userId = input.id;
+  const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;
   return db.transaction(async (tx) => {
     await lockOrgAdmins(tx, tenantId);
     const current = await findOrgUser(tx, { tenantId, userId });
     if (!current) {
       throw new AppError('not_found', USER_NOT_FOUND);
+    }
+    if (!platformAdmin && (await isPlatformAdminMember(tx, { tenantId, userId }))) {
+      throw new AppError(
+        'platform_admin_protected',
+        'this member is a platform admin: nobody in an organization may suspend, demote or remove them',
+      );
     }
     assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
     const isActiveAdmin = current.roleKey === 'org_admin' && current.status === 'active';
@@ -315,11 +395,12 @@ export async function removeUser(
     if (!removed) {
       throw new AppError('not_found', USER_NOT_FOUND);
     }
+    // An invited person never was a member: removing the membership withdraws the invitation.
     await recordAudit(tx, principal, request, {
       tenantId,
-      action: 'member.removed',
+      action: current.status === 'invited' ? 'membership.withdrawn' : 'member.removed',
       target: { type: 'user', id: userId },
-      summary: { email: current.email, roleKey: current.roleKey },
+      summary: { email: shownEmail(current), roleKey: current.roleKey, status: current.status },
     });
     return { id: userId, removed: true, sessionsMoved };
   });

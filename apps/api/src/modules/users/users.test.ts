@@ -105,16 +105,23 @@ describe('GET /v1/users', () => {
       expect(res.status).toBe(201);
       created.push((await res.json()) as TUser);
     }
+    // bob accepted and was then suspended here; ann and a_b have not accepted yet.
     await db
-      .update(users)
+      .update(memberships)
       .set({ status: 'suspended' })
-      .where(eq(users.id, created[1]?.id ?? ''));
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, created[1]?.id ?? '')));
 
     const first = await call('GET', `/v1/users?organization_slug=${org.slug}&limit=2`, { cookie: admin.cookie });
     expect(first.status).toBe(200);
     const page1 = (await first.json()) as TUserPage;
     expect(page1.data.map((u) => u.email)).toEqual(['a_b@acme.test', 'bob@acme.test']);
-    expect(page1.data[0]).toMatchObject({ name: 'a_b', status: 'active', roleKey: 'org_member', emailVerified: false, lastSignInAt: null });
+    expect(page1.data[0]).toMatchObject({
+      name: 'a_b',
+      status: 'invited',
+      roleKey: 'org_member',
+      emailVerified: false,
+      lastSignInAt: null,
+    });
     expect(page1.nextCursor).toEqual(expect.any(String));
     const page2 = (await (
       await call('GET', `/v1/users?organization_slug=${org.slug}&limit=2&cursor=${page1.nextCursor}`, { cookie: admin.cookie })
@@ -128,6 +135,14 @@ describe('GET /v1/users', () => {
       await call('GET', `/v1/users?organization_slug=${org.slug}&status=suspended`, { cookie: admin.cookie })
     ).json()) as TUserPage;
     expect(suspended.data.map((u) => u.email)).toEqual(['bob@acme.test']);
+    const invited = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&status=invited`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(invited.data.map((u) => u.email)).toEqual(['a_b@acme.test', 'ann@acme.test']);
+    const active = (await (
+      await call('GET', `/v1/users?organization_slug=${org.slug}&status=active`, { cookie: admin.cookie })
+    ).json()) as TUserPage;
+    expect(active.data.map((u) => u.email)).toEqual([admin.user.email]);
     // The prefix is matched literally: `_` is not a wildcard, case does not matter.
     const prefixed = (await (
       await call('GET', `/v1/users?organization_slug=${org.slug}&email=A_`, { cookie: admin.cookie })
@@ -164,7 +179,7 @@ describe('GET /v1/users', () => {
 });
 
 describe('POST /v1/users', () => {
-  it('pre-provisions a user (201): in the engine, linked to its engine subject, a member with the role, one audit entry', async () => {
+  it('adds a person (201) as an invited membership: in the engine, linked to its engine subject, with the role, one audit entry', async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
     await db.insert(roles).values({ id: newId('role'), tenantId: org.id, key: 'support', name: 'Support', permissions: ['users.read'] });
@@ -179,7 +194,7 @@ describe('POST /v1/users', () => {
       email: email.toLowerCase(),
       name: 'New Person',
       roleKey: 'support',
-      status: 'active',
+      status: 'invited',
       lastSignInAt: null,
     });
     expect(user.id).toMatch(/^usr_/);
@@ -198,12 +213,13 @@ describe('POST /v1/users', () => {
       targetId: user.id,
       requestId: expect.any(String),
     });
-    expect(entries[0]?.summary).toMatchObject({
-      email: email.toLowerCase(),
-      roleKey: 'support',
-      engineAccount: 'created',
-      linkedToEngine: true,
-    });
+    // Only what the organization typed: nothing about whether svc or the engine knew the email.
+    expect(entries[0]?.summary).toEqual({ email: email.toLowerCase(), roleKey: 'support', status: 'invited', name: 'New Person' });
+    const [membership] = await db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, user.id)));
+    expect(membership).toMatchObject({ status: 'invited', invitedEmail: email.toLowerCase(), invitedName: 'New Person' });
   });
 
   it('refuses malformed emails, oversized names, unknown roles (400) and an existing member (409 already_member)', async () => {
@@ -311,7 +327,7 @@ describe('POST /v1/users', () => {
     }
   });
 
-  it('without an engine admin API: a user with no engine subject, linked later only by an engine-verified email', async () => {
+  it('without an engine admin API: a user with no engine subject, linked later only by an engine-verified email, still only invited', async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
     const principal = await principalOf(admin);
@@ -350,7 +366,14 @@ describe('POST /v1/users', () => {
     );
     expect(owner.user.id).toBe(created.id);
     expect(owner.user.engineSubject).toBe(subject);
-    expect(owner.workspace.id).toBe(org.id);
+    // Linking is not joining: the organization's membership waits for the owner's answer, and
+    // they open a workspace of their own meanwhile.
+    expect(owner.workspace.id).not.toBe(org.id);
+    const [waiting] = await db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, created.id)));
+    expect(waiting?.status).toBe('invited');
   });
 
   it('a person who signed in before with an unverified email gets the pre-provisioned memberships once the engine verifies it', async () => {
@@ -382,7 +405,7 @@ describe('POST /v1/users', () => {
       .select()
       .from(memberships)
       .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, before.user.id)));
-    expect(membership?.roleKey).toBe('org_admin');
+    expect(membership).toMatchObject({ roleKey: 'org_admin', status: 'invited' });
     expect(await db.select().from(users).where(eq(users.id, created.id))).toEqual([]);
   });
 
@@ -405,8 +428,6 @@ describe('POST /v1/users', () => {
     const [row] = await db.select().from(users).where(eq(users.id, created.id));
     expect(row?.engineSubject).toBeNull();
     expect(await engineUsersByEmail(email)).toHaveLength(1);
-    const [entry] = await auditEntries(org.id, 'user.created');
-    expect(entry?.summary).toMatchObject({ engineAccount: 'existing', linkedToEngine: false });
     const signedIn = await signInFromEngine(
       db,
       { subject: squatter, email, emailVerified: false, name: 'Squatter', groups: [] },
@@ -427,7 +448,7 @@ describe('POST /v1/users', () => {
       { platformAdminGroup: 'platform-admins' },
     );
     expect(linked.user.id).toBe(freshUser.id);
-    expect(linked.workspace.id).toBe(org.id);
+    expect(linked.workspace.id).not.toBe(org.id);
   });
 });
 
@@ -438,31 +459,44 @@ describe('PATCH /v1/users/{id}', () => {
       body: { organization_slug: orgSlug, email: `member-${unique()}@acme.test`, roleKey },
     });
     expect(res.status).toBe(201);
-    return (await res.json()) as TUser;
+    const user = (await res.json()) as TUser;
+    // As if the person had accepted: an invited membership's status is theirs to change.
+    const [org] = await server.services.db
+      .update(memberships)
+      .set({ status: 'active' })
+      .where(eq(memberships.userId, user.id))
+      .returning({ tenantId: memberships.tenantId });
+    expect(org).toBeDefined();
+    return { ...user, status: 'active' };
   }
 
-  it('changes name and role with one user.updated entry; bad input is 400; a foreign or unknown id is 404', async () => {
+  it('changes the role with one user.updated entry; a name is 403 user_profile_forbidden; bad input is 400; a foreign or unknown id is 404', async () => {
     const { org, admin } = await orgWithAdmin();
     const other = await orgWithAdmin();
     const user = await member(org.slug, admin.cookie);
-    const res = await call('PATCH', `/v1/users/${user.id}`, {
+    const renamed = await call('PATCH', `/v1/users/${user.id}`, {
       cookie: admin.cookie,
       body: { organization_slug: org.slug, name: 'Renamed', roleKey: 'org_admin' },
     });
+    expect(renamed.status).toBe(403);
+    expect(await errorCode(renamed)).toBe('user_profile_forbidden');
+    const res = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, roleKey: 'org_admin' },
+    });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ id: user.id, name: 'Renamed', roleKey: 'org_admin', status: 'active' });
+    expect(await res.json()).toMatchObject({ id: user.id, name: '', roleKey: 'org_admin', status: 'active' });
     const entries = await auditEntries(org.id, 'user.updated');
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ actorId: admin.user.id, targetId: user.id });
-    expect(entries[0]?.summary).toEqual({
-      changes: { name: { from: '', to: 'Renamed' }, roleKey: { from: 'org_member', to: 'org_admin' } },
-    });
+    expect(entries[0]?.summary).toEqual({ changes: { roleKey: { from: 'org_member', to: 'org_admin' } } });
 
     const bad: unknown[] = [
       { organization_slug: org.slug },
       { organization_slug: org.slug, name: '' },
       { organization_slug: org.slug, name: 'x'.repeat(101) },
       { organization_slug: org.slug, status: 'banned' },
+      { organization_slug: org.slug, status: 'invited' },
       { organization_slug: org.slug, roleKey: 'BAD KEY' },
     ];
     for (const body of bad) {
@@ -488,7 +522,7 @@ describe('PATCH /v1/users/{id}', () => {
     expect(await errorCode(foreign)).toBe('not_found');
     const unknown = await call('PATCH', '/v1/users/usr_00000000000000000000', {
       cookie: admin.cookie,
-      body: { organization_slug: org.slug, name: 'x' },
+      body: { organization_slug: org.slug, roleKey: 'org_member' },
     });
     expect(unknown.status).toBe(404);
     const [kept] = await server.services.db
@@ -531,12 +565,17 @@ describe('PATCH /v1/users/{id}', () => {
       tenantId: org.id,
       scopes: ['users.read', 'users.manage', 'tenant.read', 'members.read', 'usage.read', 'subscription.read'],
     });
-    const rename = await fetch(`${server.url}/v1/users/${user.id}`, {
-      method: 'PATCH',
-      headers: { authorization: wider.authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ organization_slug: org.slug, name: 'Renamed by key' }),
-    });
-    expect(rename.status).toBe(200);
+    const byWider = (body: unknown) =>
+      fetch(`${server.url}/v1/users/${user.id}`, {
+        method: 'PATCH',
+        headers: { authorization: wider.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ organization_slug: org.slug, ...(body as object) }),
+      });
+    expect((await byWider({ status: 'suspended' })).status).toBe(200);
+    // A person's name is nobody's but theirs (and a platform admin's), whatever the key holds.
+    const rename = await byWider({ name: 'Renamed by key' });
+    expect(rename.status).toBe(403);
+    expect(await errorCode(rename)).toBe('user_profile_forbidden');
   });
 
   it('refuses to demote or suspend the last active org admin (409 last_org_admin); fine once another admin exists', async () => {
@@ -553,7 +592,10 @@ describe('PATCH /v1/users/{id}', () => {
     }
     // A suspended org_admin does not count as the one who stays.
     const dormant = await member(org.slug, admin.cookie, 'org_admin');
-    await server.services.db.update(users).set({ status: 'suspended' }).where(eq(users.id, dormant.id));
+    await server.services.db
+      .update(memberships)
+      .set({ status: 'suspended' })
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, dormant.id)));
     const still = await call('PATCH', `/v1/users/${admin.user.id}`, {
       cookie: admin.cookie,
       body: { organization_slug: org.slug, roleKey: 'org_member' },
@@ -586,7 +628,44 @@ describe('PATCH /v1/users/{id}', () => {
     expect(admins).toHaveLength(1);
   });
 
-  it("suspending ends all the user's sessions in the same transaction: their next request is 401; they cannot sign in", async () => {
+  it('suspending suspends the membership only: sessions acting here move out at once; sign-in and other organizations stay', async () => {
+    const db = server.services.db;
+    const { org, admin } = await orgWithAdmin();
+    const elsewhere = await orgWithAdmin();
+    const person = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    await db.insert(memberships).values({ tenantId: elsewhere.org.id, userId: person.user.id, roleKey: 'org_member' });
+    expect((await call('GET', `/v1/tenants/${org.id}`, { cookie: person.cookie })).status).toBe(200);
+
+    const res = await call('PATCH', `/v1/users/${person.user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, status: 'suspended' },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as TUser).status).toBe('suspended');
+    const me = await call('GET', '/v1/me', { cookie: person.cookie });
+    expect(me.status).toBe(200);
+    const body = (await me.json()) as { activeWorkspace: { id: string } | null; memberships: { organization: { id: string } }[] };
+    expect(body.memberships.map((m) => m.organization.id)).not.toContain(org.id);
+    expect(body.memberships.map((m) => m.organization.id)).toContain(elsewhere.org.id);
+    expect(body.activeWorkspace?.id).not.toBe(org.id);
+    for (const path of [`/v1/tenants/${org.id}`, `/v1/users?organization_slug=${org.slug}`]) {
+      expect((await call('GET', path, { cookie: person.cookie })).status, path).toBe(404);
+    }
+    expect((await call('GET', `/v1/tenants/${elsewhere.org.id}`, { cookie: person.cookie })).status).toBe(200);
+    const [account] = await db.select().from(users).where(eq(users.id, person.user.id));
+    expect(account?.status).toBe('active');
+    const [entry] = await auditEntries(org.id, 'user.updated');
+    expect(entry?.summary).toEqual({ changes: { status: { from: 'active', to: 'suspended' } }, sessionsMoved: 1 });
+
+    const back = await call('PATCH', `/v1/users/${person.user.id}`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, status: 'active' },
+    });
+    expect(((await back.json()) as TUser).status).toBe('active');
+    expect((await call('GET', `/v1/tenants/${org.id}`, { cookie: person.cookie })).status).toBe(200);
+  });
+
+  it("a platform admin suspends a person's account (accountStatus): every session ends, sign-in is refused; renames them", async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
     const user = await member(org.slug, admin.cookie);
@@ -602,13 +681,20 @@ describe('PATCH /v1/users/{id}', () => {
     for (const cookie of cookies) {
       expect((await call('GET', '/v1/me', { cookie })).status).toBe(200);
     }
-
-    const res = await call('PATCH', `/v1/users/${user.id}`, {
+    const refused = await call('PATCH', `/v1/users/${user.id}`, {
       cookie: admin.cookie,
-      body: { organization_slug: org.slug, status: 'suspended' },
+      body: { organization_slug: org.slug, accountStatus: 'suspended' },
+    });
+    expect(refused.status).toBe(403);
+    expect(await errorCode(refused)).toBe('user_profile_forbidden');
+
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const res = await call('PATCH', `/v1/users/${user.id}`, {
+      cookie: platform.cookie,
+      body: { organization_slug: org.slug, accountStatus: 'suspended', name: 'Sue Renamed' },
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as TUser).status).toBe('suspended');
+    expect(await res.json()).toMatchObject({ status: 'active', name: 'Sue Renamed' });
     for (const cookie of cookies) {
       const me = await call('GET', '/v1/me', { cookie });
       expect(me.status).toBe(401);
@@ -618,55 +704,22 @@ describe('PATCH /v1/users/{id}', () => {
     expect(rows).toHaveLength(2);
     expect(rows.every((r) => r.revokedAt !== null)).toBe(true);
     const [entry] = await auditEntries(org.id, 'user.updated');
-    expect(entry?.summary).toEqual({ changes: { status: { from: 'active', to: 'suspended' } }, sessionsEnded: 2 });
+    expect(entry?.summary).toEqual({
+      changes: { name: { from: 'Sue', to: 'Sue Renamed' }, accountStatus: { from: 'active', to: 'suspended' } },
+      sessionsEnded: 2,
+    });
     await expect(signInFromEngine(db, identity, { platformAdminGroup: 'platform-admins' })).rejects.toMatchObject({
       code: 'user_suspended',
     });
 
     // Reactivated: they may sign in again; the ended sessions stay ended.
     const back = await call('PATCH', `/v1/users/${user.id}`, {
-      cookie: admin.cookie,
-      body: { organization_slug: org.slug, status: 'active' },
+      cookie: platform.cookie,
+      body: { organization_slug: org.slug, accountStatus: 'active' },
     });
-    expect(((await back.json()) as TUser).status).toBe('active');
+    expect(back.status).toBe(200);
     expect((await call('GET', '/v1/me', { cookie: cookies[0] })).status).toBe(401);
     expect((await signInFromEngine(db, identity, { platformAdminGroup: 'platform-admins' })).user.id).toBe(user.id);
-  });
-
-  it('name and status of a user who is also in another organization with other members: 409 user_shared, except for a platform admin', async () => {
-    const db = server.services.db;
-    const a = await orgWithAdmin();
-    const b = await orgWithAdmin();
-    // Signed in before (a workspace of their own, which does not count), then a member of a and b.
-    const person = await seedSignedIn(db, { organization: a.org, roleKey: 'org_member' });
-    const own = await call('PATCH', `/v1/users/${person.user.id}`, {
-      cookie: a.admin.cookie,
-      body: { organization_slug: a.org.slug, name: 'Only here' },
-    });
-    expect(own.status).toBe(200);
-    await db.insert(memberships).values({ tenantId: b.org.id, userId: person.user.id, roleKey: 'org_member' });
-    for (const body of [{ name: 'Renamed by a' }, { status: 'suspended' }]) {
-      const res = await call('PATCH', `/v1/users/${person.user.id}`, {
-        cookie: a.admin.cookie,
-        body: { organization_slug: a.org.slug, ...body },
-      });
-      expect(res.status, JSON.stringify(body)).toBe(409);
-      expect(await errorCode(res)).toBe('user_shared');
-    }
-    expect((await call('GET', '/v1/me', { cookie: person.cookie })).status).toBe(200);
-    // The role here is this organization's own business.
-    const role = await call('PATCH', `/v1/users/${person.user.id}`, {
-      cookie: a.admin.cookie,
-      body: { organization_slug: a.org.slug, roleKey: 'org_admin' },
-    });
-    expect(role.status).toBe(200);
-    const platform = await seedSignedIn(db, { platformAdmin: true });
-    const byPlatform = await call('PATCH', `/v1/users/${person.user.id}`, {
-      cookie: platform.cookie,
-      body: { organization_slug: a.org.slug, status: 'suspended' },
-    });
-    expect(byPlatform.status).toBe(200);
-    expect((await call('GET', '/v1/me', { cookie: person.cookie })).status).toBe(401);
   });
 });
 

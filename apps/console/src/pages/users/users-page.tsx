@@ -1,5 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { type TUser, type TUserStatus, ZCreateUserRequest } from '@svc/contracts/users';
+import { type TMembershipStatus, type TUser, ZCreateUserRequest } from '@svc/contracts/users';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
@@ -14,14 +14,16 @@ const PAGE_SIZE = 50;
 const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
 
 /**
- * The active organization's users: who they are, their status and role here; pre-provision a
- * user, change a role, suspend (their sessions end at once) or reactivate.
+ * The active organization's users: who they are, their membership's status and role here; add a
+ * person (an invitation they accept when signed in), change a role, suspend the membership (they
+ * lose this organization at once, and keep every other) or reactivate it. A person's name is
+ * their own: it is not edited here.
  */
 export function UsersPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const pager = usePager();
-  const [status, setStatus] = useState<TUserStatus | ''>('');
+  const [status, setStatus] = useState<TMembershipStatus | ''>('');
   const [emailPrefix, setEmailPrefix] = useState('');
   const slug = active.organization?.slug;
   const users = useQuery({
@@ -44,7 +46,7 @@ export function UsersPage() {
     <div data-testid="page-users">
       <PageHeader
         title="Users"
-        description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their status and role. Suspending a user ends their sessions at once.`}
+        description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their membership's status and role. Suspending a membership cuts their access to this organization at once.`}
       />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {active.me && !active.organization && (
@@ -61,11 +63,12 @@ export function UsersPage() {
               data-testid="users-filter-status"
               value={status}
               onChange={(e) => {
-                setStatus(e.target.value as TUserStatus | '');
+                setStatus(e.target.value as TMembershipStatus | '');
                 pager.reset();
               }}
             >
               <option value="">Any</option>
+              <option value="invited">Invited</option>
               <option value="active">Active</option>
               <option value="suspended">Suspended</option>
             </select>
@@ -156,8 +159,8 @@ function CreateUserForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys:
     <section className="panel" data-testid="users-create">
       <h2 className="panel__title">Add a user</h2>
       <p className="muted">
-        The user is created ahead of their first sign-in (and in the identity engine, when svc manages it). They join this organization when
-        they sign in with this email, once the engine has verified it.
+        The person is invited: they join this organization once they sign in with this email and accept (an account is created in the
+        identity engine when svc manages it). Until then you see only what you typed here.
       </p>
       <form className="form-row" onSubmit={submit} noValidate data-testid="users-create-form">
         <label className="form-field">
@@ -198,7 +201,7 @@ function CreateUserForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys:
       </form>
       {create.isSuccess && (
         <p className="muted" data-testid="users-created">
-          Added {create.data.email}.
+          Invited {create.data.email}: they join once they accept.
         </p>
       )}
       {create.isError && <ErrorPanel error={create.error} title="Could not add the user" />}
@@ -227,7 +230,7 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
         <div data-testid="user-name">{user.name || <span className="muted">(no name)</span>}</div>
         <div className="muted" data-testid="user-email">
           {user.email}
-          {!user.emailVerified && ' · email not verified'}
+          {user.status !== 'invited' && !user.emailVerified && ' · email not verified'}
         </div>
       </td>
       <td>
@@ -261,14 +264,14 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
             {new Date(user.lastSignInAt).toLocaleString()}
           </time>
         ) : (
-          <span className="muted">never</span>
+          <span className="muted">{user.status === 'invited' ? '—' : 'never'}</span>
         )}
       </td>
       <td>
-        {user.status === 'active' ? (
+        {user.status === 'invited' ? null : user.status === 'active' ? (
           <ConfirmButton
-            question={`Suspend ${label}?`}
-            consequence="They are signed out everywhere at once and cannot sign in until reactivated."
+            question={`Suspend ${label} in this organization?`}
+            consequence="They lose access to this organization at once, until reactivated. Their account and their other organizations stay."
             confirmLabel="Suspend"
             disabled={update.isPending}
             onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'suspended' }).catch(() => undefined)}
@@ -278,8 +281,8 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
           </ConfirmButton>
         ) : (
           <ConfirmButton
-            question={`Reactivate ${label}?`}
-            consequence="They can sign in again. Sessions that ended when they were suspended stay ended."
+            question={`Reactivate ${label} in this organization?`}
+            consequence="They can act in this organization again."
             confirmLabel="Reactivate"
             disabled={update.isPending}
             onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'active' }).catch(() => undefined)}
@@ -289,14 +292,18 @@ function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys
           </ConfirmButton>
         )}
         <ConfirmButton
-          question={`Remove ${label} from this organization?`}
-          consequence="They lose access to this organization at once. Their account and their other organizations stay."
-          confirmLabel="Remove"
+          question={user.status === 'invited' ? `Withdraw the invitation of ${label}?` : `Remove ${label} from this organization?`}
+          consequence={
+            user.status === 'invited'
+              ? 'They can no longer accept it.'
+              : 'They lose access to this organization at once. Their account and their other organizations stay.'
+          }
+          confirmLabel={user.status === 'invited' ? 'Withdraw' : 'Remove'}
           disabled={remove.isPending}
           onConfirm={() => remove.mutateAsync({ id: user.id, organization_slug: slug }).catch(() => undefined)}
           testId="user-remove"
         >
-          Remove
+          {user.status === 'invited' ? 'Withdraw' : 'Remove'}
         </ConfirmButton>
         {update.isError && <ErrorPanel error={update.error} title="Could not update the user" />}
         {remove.isError && <ErrorPanel error={remove.error} title="Could not remove the user" />}
