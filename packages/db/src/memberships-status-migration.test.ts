@@ -1,13 +1,13 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { MIGRATIONS_FOLDER, migrateDatabase } from './migrate.ts';
-import { findMembershipsOfUsers } from './queries/sessions.ts';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDatabase } from '../../../test/support/db.ts';
+import { MIGRATIONS_FOLDER, migrateDatabase } from './migrate.ts';
+import { findMembershipsOfUsers } from './queries/sessions.ts';
 
 /** The last migration before memberships had a status. */
 const BEFORE = '0014_webhook_attempts_removed_by_trigger';
