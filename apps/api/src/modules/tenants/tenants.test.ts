@@ -452,6 +452,7 @@ describe('GET /v1/tenants/{id}/members', () => {
     expect(items).toEqual(
       order.map((id) => ({
         ...expected.get(id),
+        status: 'active',
         joinedAt: joined.find((m) => m.userId === id)?.createdAt.toISOString(),
       })),
     );
