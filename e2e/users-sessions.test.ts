@@ -11,8 +11,10 @@ const MEMBER = { email: 'member@svc.local', password: 'member-password', name: '
 
 /**
  * The Users and Sessions pages as a tenant admin uses them, with a second browser signed in as a
- * member: the demo user (admin of the workspace made at their first sign-in) adds the member,
- * then revokes the member's session and suspends them, and the member's console is signed out.
+ * member: the demo user (admin of the workspace made at their first sign-in) invites the member,
+ * who accepts in their console; the admin then revokes the member's session (that console is
+ * signed out), suspends the membership (that console loses the organization, not its sign-in),
+ * reactivates and removes it.
  */
 describeInChromium('e2e: users and sessions', () => {
   let server: SpawnedServer;
@@ -67,7 +69,13 @@ describeInChromium('e2e: users and sessions', () => {
     expect(new URL(page.url()).searchParams.get('return_to')).toBe('/auth/console/members');
   }
 
-  it('an admin adds a user, revokes their session (that browser is signed out), suspends and reactivates them', async () => {
+  /** Opens the admin's organization in a member's console (the workspace switcher). */
+  async function openWorkspace(page: Page, slug: string, name: string): Promise<void> {
+    await page.getByTestId('workspace-select').selectOption(slug);
+    await page.getByTestId('workspace-name').filter({ hasText: name }).waitFor();
+  }
+
+  it('an admin invites a user who accepts, revokes their session (signed out), suspends and reactivates the membership', async () => {
     const workspace = `${DEMO_USER.name}'s workspace`;
     const admin = await newBrowserPage();
     await signInAt(admin, server.url, '/auth/console/users', DEMO_USER);
@@ -87,8 +95,10 @@ describeInChromium('e2e: users and sessions', () => {
     await admin.getByTestId('users-created').waitFor({ state: 'visible' });
     const userRow = admin.locator(`[data-testid="user-row"][data-email="${MEMBER.email}"]`);
     await userRow.waitFor({ state: 'visible' });
-    expect(await userRow.getByTestId('user-status').textContent()).toBe('active');
+    // Invited: the admin sees what they typed, nothing of the person, until the person accepts.
+    expect(await userRow.getByTestId('user-status').textContent()).toBe('invited');
     expect(await userRow.getByTestId('user-role').inputValue()).toBe('org_member');
+    expect(await userRow.getByTestId('user-suspend').count()).toBe(0);
 
     // Adding them twice: the error panel shows the api's code.
     await admin.getByTestId('users-create-email').fill(MEMBER.email);
@@ -105,10 +115,19 @@ describeInChromium('e2e: users and sessions', () => {
     expect(await selfRow.getByTestId('user-role').inputValue()).toBe('org_admin');
     await saveScreenshot(admin, 'users-sessions-users');
 
-    // The member signs in in another browser and lands in the admin's organization.
+    // The member signs in in another browser: a workspace of their own, and the admin's
+    // organization waiting for their answer. They accept and open it.
     const member = await newBrowserPage();
     await signInAt(member, server.url, '/auth/console', MEMBER);
-    await member.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    const pending = member.getByTestId('pending-membership');
+    await pending.waitFor({ state: 'visible' });
+    expect(await pending.textContent()).toContain(workspace);
+    const slug = (await pending.getAttribute('data-organization-slug')) ?? '';
+    expect(await member.getByTestId('workspace-name').textContent()).not.toContain(workspace);
+    await saveScreenshot(member, 'users-sessions-pending-membership');
+    await pending.getByTestId('pending-accept').click();
+    await pending.waitFor({ state: 'detached' });
+    await openWorkspace(member, slug, workspace);
 
     await admin.getByTestId('nav-sessions').click();
     await admin.getByTestId('sessions-table').waitFor({ state: 'visible' });
@@ -126,15 +145,24 @@ describeInChromium('e2e: users and sessions', () => {
     await sessionRow.waitFor({ state: 'detached' });
     await expectSignedOut(member);
 
-    // Signed in again (a fresh browser), then suspended from the Users page: signed out again.
+    // Signed in again (a fresh browser), in the admin's organization; then the membership is
+    // suspended from the Users page: the member keeps their sign-in and their own workspace, and
+    // loses this organization at once.
     const again = await newBrowserPage();
     await signInAt(again, server.url, '/auth/console', MEMBER);
-    await again.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    await openWorkspace(again, slug, workspace);
     await admin.getByTestId('nav-users').click();
+    // Fetched afresh: the member accepted since this page last loaded.
+    await admin.reload();
     await userRow.waitFor({ state: 'visible' });
+    await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
+    expect(await userRow.getByTestId('user-name').textContent()).toBe(MEMBER.name);
     await confirm(userRow, 'user-suspend');
     await userRow.getByTestId('user-status').filter({ hasText: 'suspended' }).waitFor();
-    await expectSignedOut(again);
+    await again.reload();
+    await again.getByTestId('workspace-name').waitFor();
+    expect(await again.getByTestId('workspace-name').textContent()).not.toContain(workspace);
+    expect(await again.getByTestId('workspace-select').count()).toBe(0);
     await saveScreenshot(admin, 'users-sessions-users-suspended');
 
     await confirm(userRow, 'user-reactivate');
@@ -143,7 +171,7 @@ describeInChromium('e2e: users and sessions', () => {
     // Removed from the organization: the row goes, and the member's console no longer offers it.
     const third = await newBrowserPage();
     await signInAt(third, server.url, '/auth/console', MEMBER);
-    await third.getByTestId('workspace-name').filter({ hasText: workspace }).waitFor();
+    await openWorkspace(third, slug, workspace);
     await confirm(userRow, 'user-remove');
     await userRow.waitFor({ state: 'detached' });
     await third.reload();
