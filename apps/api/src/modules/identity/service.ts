@@ -29,12 +29,15 @@ export const PLATFORM_ORGANIZATION_SLUG = 'platform';
  * SPEC.md 1.4: a member of the platform admin group opens the platform workspace; anyone else
  * gets a tenant workspace on first sign-in, with the org admin role, exactly once however many
  * callbacks race (a per-user advisory lock serialises them; the second finds the membership).
+ * Only active memberships count as the user's workspace: an organization that added them
+ * (POST /v1/users, an `invited` membership) is theirs only once they accept it, so a first
+ * sign-in opens a workspace of their own even then.
  *
  * A user pre-provisioned by an admin (no engine subject yet) is linked by email only when the
  * engine says that email is verified: an unverified email would let anyone claim the account.
  * (A user created in the engine by POST /v1/users already carries its engine subject and is
  * found by it.) A person who already had a user of their own gets the pre-provisioned user's
- * memberships, again only once the engine says the email is verified.
+ * memberships (still invited), again only once the engine says the email is verified.
  */
 export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: { platformAdminGroup: string }): Promise<SignInOutcome> {
   const email = identity.email.trim().toLowerCase();
