@@ -105,16 +105,18 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
     from: 'memberships t join users u on u.id = t.user_id',
     tenantColumn: 't.tenant_id',
     orderBy: 't.created_at, t.user_id',
+    // As GET /v1/users shows them: a member who has not accepted yet is only what the
+    // organization typed (modules/users toUser); `status` is the membership's.
     fields: [
       f.text('id', 'u.id'),
-      f.text('email', 'u.email'),
-      f.text('name', 'u.name'),
-      f.boolean('emailVerified', 'u.email_verified'),
-      f.text('status', 'u.status'),
+      f.text('email', "case when t.status = 'invited' then coalesce(t.invited_email, u.email) else u.email end"),
+      f.text('name', "case when t.status = 'invited' then coalesce(t.invited_name, '') else u.name end"),
+      f.boolean('emailVerified', "(u.email_verified and t.status <> 'invited')"),
+      f.text('status', 't.status'),
       f.text('roleKey', 't.role_key'),
-      f.time('lastSignInAt', 'u.last_sign_in_at'),
+      f.time('lastSignInAt', "case when t.status = 'invited' then null else u.last_sign_in_at end"),
       f.time('joinedAt', 't.created_at'),
-      f.time('createdAt', 'u.created_at'),
+      f.time('createdAt', "case when t.status = 'invited' then t.created_at else u.created_at end"),
     ],
   },
   {

@@ -1,5 +1,6 @@
 import { PERMISSIONS } from '@svc/contracts/permissions';
 import type { TUser, TUserPage } from '@svc/contracts/users';
+import { EXPORT_SECTIONS } from '@svc/db/queries/exports';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { memberships, users } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
@@ -98,6 +99,16 @@ async function person(opts: { name: string; platformAdmin?: boolean }): Promise<
   };
 }
 
+/** The members section of an organization's export, as the export build selects it. */
+async function exportedMembers(tenantId: string): Promise<Record<string, unknown>[]> {
+  const section = EXPORT_SECTIONS.find((x) => x.key === 'members');
+  if (!section) {
+    throw new Error('no members section in exports');
+  }
+  const columns = section.fields.map((f) => `${f.sql} as "${f.name}"`).join(', ');
+  return server.services.db.$client.unsafe(`select ${columns} from ${section.from} where ${section.tenantColumn} = $1`, [tenantId]);
+}
+
 async function membershipOf(tenantId: string, userId: string) {
   const [row] = await server.services.db
     .select()
@@ -149,6 +160,19 @@ describe('the attack: a fresh sign-up adds the platform admin and tries to lock 
     const members = await call('GET', `/v1/tenants/${attacker.ownWorkspace.id}/members`, { auth: asAttacker });
     expect(members.status).toBe(200);
     expect(members.text).not.toContain('Paula Platform');
+    // Nor in an export of the organization: its members section says what the list says.
+    const exported = await exportedMembers(attacker.ownWorkspace.id);
+    expect(exported.find((m) => m.id === platform.user.id)).toEqual({
+      id: platform.user.id,
+      email: platform.user.email,
+      name: '',
+      emailVerified: false,
+      status: 'invited',
+      roleKey: 'org_member',
+      lastSignInAt: null,
+      joinedAt: shown.joinedAt,
+      createdAt: shown.joinedAt,
+    });
 
     const attempts: [unknown, string][] = [
       [{ status: 'suspended' }, 'platform_admin_protected'],
