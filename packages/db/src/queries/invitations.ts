@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNotNull, isNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
 import { memberships } from '../schema/identity.ts';
@@ -148,11 +148,15 @@ export async function markInvitationAccepted(
   return row;
 }
 
+/**
+ * Whether the user is a member (active or suspended) of `tenantId`. A membership the organization
+ * added and the user has not accepted yet (`invited`) does not count: an invite link accepts it.
+ */
 export async function isMember(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<boolean> {
   const [row] = await db
     .select({ userId: memberships.userId })
     .from(memberships)
-    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)))
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId), ne(memberships.status, 'invited')))
     .limit(1);
   return row !== undefined;
 }

@@ -274,16 +274,16 @@ export async function isPlatformAdminMember(db: DbOrTx, opts: { tenantId: string
 
 /**
  * The person accepts a membership an organization added them to: `invited` becomes `active`.
- * False when there is no such invited membership (never added, declined, removed meanwhile, or
- * its organization deleted).
+ * Undefined when there is no such invited membership (never added, declined, removed meanwhile,
+ * or its organization deleted). `roleKey` replaces the role (an invite link accepted instead).
  */
 export async function acceptInvitedMembership(
   db: DbOrTx,
-  opts: { tenantId: string; userId: string },
+  opts: { tenantId: string; userId: string; roleKey?: string },
 ): Promise<{ roleKey: string } | undefined> {
   const [row] = await db
     .update(memberships)
-    .set({ status: 'active' })
+    .set({ status: 'active', ...(opts.roleKey !== undefined ? { roleKey: opts.roleKey } : {}) })
     .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId), eq(memberships.status, 'invited')))
     .returning({ roleKey: memberships.roleKey });
   return row;

@@ -31,7 +31,7 @@ import {
 import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
-import { addOrgMember } from '@svc/db/queries/users';
+import { acceptInvitedMembership, addOrgMember } from '@svc/db/queries/users';
 import type { SecretBox } from '@svc/db/secret-box';
 import { queueInvitationEmail } from '@svc/jobs/email/queue';
 import { invitationEmail } from '@svc/jobs/email/template';
@@ -310,12 +310,17 @@ export async function acceptInvitation(
     if (!organization) {
       throw new AppError('invitation_not_found', 'this invite link is not valid');
     }
-    // Joining takes a seat: the subscription rule (402 while inactive, cancelled, expired, over a
-    // limit, or with every seat taken) applies here, where the member is created, under the
-    // organization's seat lock so that racing accepts cannot share the last seat.
-    await claimSeat(tx, row.tenantId);
-    if (!(await addOrgMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
-      throw new AppError('already_member', 'you are already a member of this organization');
+    // The organization had also added the person (POST /v1/users): accepting the link accepts that
+    // membership, with the link's role; its seat was taken when it was created.
+    const pending = await acceptInvitedMembership(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey });
+    if (!pending) {
+      // Joining takes a seat: the subscription rule (402 while inactive, cancelled, expired, over a
+      // limit, or with every seat taken) applies here, where the member is created, under the
+      // organization's seat lock so that racing accepts cannot share the last seat.
+      await claimSeat(tx, row.tenantId);
+      if (!(await addOrgMember(tx, { tenantId: row.tenantId, userId: principal.user.id, roleKey: row.roleKey }))) {
+        throw new AppError('already_member', 'you are already a member of this organization');
+      }
     }
     const accepted = await markInvitationAccepted(tx, { tenantId: row.tenantId, id: row.id, userId: principal.user.id, at: now });
     if (!accepted) {

@@ -443,6 +443,29 @@ describe('accepting and declining', () => {
   });
 });
 
+describe('both ways of inviting at once', () => {
+  it('an invite link accepted by a person the organization also added accepts that membership, with the link role', async () => {
+    const db = server.services.db;
+    const victoria = await person({ name: 'Lena Link' });
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    await call('POST', '/v1/users', { auth: { cookie: admin.cookie }, body: { organization_slug: org.slug, email: victoria.user.email } });
+    const link = await call('POST', '/v1/invitations', {
+      auth: { cookie: admin.cookie },
+      body: { organization_slug: org.slug, email: victoria.user.email, roleKey: 'org_admin' },
+    });
+    expect(link.status, link.text).toBe(201);
+    const accepted = await call('POST', '/v1/invitations/accept', {
+      auth: { cookie: victoria.cookie },
+      body: { token: link.json.invitationToken },
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(await membershipOf(org.id, victoria.user.id)).toMatchObject({ status: 'active', roleKey: 'org_admin' });
+    expect((await me(victoria.cookie)).json.pendingMemberships).toEqual([]);
+    expect((await call('GET', `/v1/users?organization_slug=${org.slug}`, { auth: { cookie: victoria.cookie } })).status).toBe(200);
+  });
+});
+
 describe('an email svc has never seen', () => {
   it('stays invited through the first sign-in: the person opens a workspace of their own and decides', async () => {
     const db = server.services.db;
