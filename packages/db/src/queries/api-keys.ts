@@ -38,8 +38,12 @@ export type ApiKeyCreatorStanding = {
  * goes through this one predicate, so a membership state that must not count (an invitation not
  * yet accepted, a suspension within the organization) is excluded here, once.
  */
-function countingMembership(m: { userId: AnyPgColumn; tenantId: AnyPgColumn }, userId: SQLWrapper, tenantId: SQLWrapper): SQL {
-  return sql`(${m.userId} = ${userId} and ${m.tenantId} = ${tenantId})`;
+function countingMembership(
+  m: { userId: AnyPgColumn; tenantId: AnyPgColumn; status: AnyPgColumn },
+  userId: SQLWrapper,
+  tenantId: SQLWrapper,
+): SQL {
+  return sql`(${m.userId} = ${userId} and ${m.tenantId} = ${tenantId} and ${m.status} = 'active')`;
 }
 
 const platformMemberships = alias(memberships, 'platform_memberships');

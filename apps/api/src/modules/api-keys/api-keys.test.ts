@@ -466,6 +466,20 @@ describe('a key never holds more than its creator may do directly', () => {
     await db.update(users).set({ status: 'suspended' }).where(eq(users.id, admin.user.id));
     expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: suspendedKey.secretKey })).status).toBe(401);
 
+    // Suspended within this organization only (or back to a pending invitation): void here too.
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const memberKey = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'], createdBy: member.user.id });
+    expect((await call('GET', `/v1/tenants/${org.id}`, { bearer: memberKey.secretKey })).status).toBe(200);
+    for (const status of ['suspended', 'invited'] as const) {
+      await db
+        .update(memberships)
+        .set({ status })
+        .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, member.user.id)));
+      const res = await call('GET', `/v1/tenants/${org.id}`, { bearer: memberKey.secretKey });
+      expect(res.status, status).toBe(401);
+      expect(res.json.error.message).toMatch(/void/);
+    }
+
     const orphan = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'], createdBy: null });
     const refused = await call('GET', `/v1/tenants/${org.id}`, { bearer: orphan.secretKey });
     expect(refused.status).toBe(401);
