@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
-import { memberships, users } from '../schema/identity.ts';
+import { memberships, sessions, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
 
 export type UserRow = typeof users.$inferSelect;
@@ -85,4 +85,30 @@ export async function membershipsOfUser(db: DbOrTx, userId: string): Promise<Mem
 /** An active membership the user enters themselves (sign-up, the platform group, creating an organization). */
 export async function insertMembership(db: DbOrTx, values: { tenantId: string; userId: string; roleKey: string }): Promise<void> {
   await db.insert(memberships).values(values).onConflictDoNothing();
+}
+
+/**
+ * The engine no longer puts the user in the platform admin group: their platform workspace
+ * membership goes, and so do their sessions opened as a platform admin (a session keeps the flag
+ * it was signed in with). Returns how many of each ended.
+ */
+export async function leavePlatformWorkspace(
+  tx: DbOrTx,
+  opts: { userId: string; at: Date },
+): Promise<{ membershipsRemoved: number; sessionsEnded: number }> {
+  const removed = await tx
+    .delete(memberships)
+    .where(
+      and(
+        eq(memberships.userId, opts.userId),
+        sql`${memberships.tenantId} in (select ${organizations.id} from ${organizations} where ${organizations.kind} = 'platform')`,
+      ),
+    )
+    .returning({ tenantId: memberships.tenantId });
+  const ended = await tx
+    .update(sessions)
+    .set({ revokedAt: opts.at })
+    .where(and(eq(sessions.userId, opts.userId), eq(sessions.isPlatformAdmin, true), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
+  return { membershipsRemoved: removed.length, sessionsEnded: ended.length };
 }

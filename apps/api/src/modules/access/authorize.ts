@@ -166,3 +166,16 @@ export function assertGrantable(
     throw new AppError('forbidden', `${refusal}: ${beyond.join(', ')}`);
   }
 }
+
+/**
+ * The platform workspace's members are the engine's platform admin group (identity sign-in adds
+ * and removes them): no route adds, invites, changes or removes one of its memberships.
+ */
+export function assertMembershipsManaged(organization: OrganizationRow): void {
+  if (organization.kind === 'platform') {
+    throw new AppError(
+      'platform_workspace_managed',
+      "the platform workspace's members are the engine's platform admin group: change the group in the engine",
+    );
+  }
+}

@@ -1,8 +1,8 @@
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
-import { memberships, users } from '@svc/db/schema/identity';
+import { memberships, sessions, users } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { type EngineIdentity, PLATFORM_ORGANIZATION_SLUG, signInFromEngine } from './service.ts';
@@ -59,6 +59,41 @@ describe('sign-in outcome (SPEC.md 1.4)', () => {
     expect(outcome.workspace).toMatchObject({ slug: PLATFORM_ORGANIZATION_SLUG, kind: 'platform' });
     const second = await signInFromEngine(database.db, identity({ groups: ['platform-admins'] }), opts);
     expect(second.workspace.id).toBe(outcome.workspace.id);
+  });
+
+  it('leaving the platform admin group leaves the platform workspace, and ends the sessions opened as a platform admin', async () => {
+    const who = identity({ groups: ['platform-admins'] });
+    const admin = await signInFromEngine(database.db, who, opts);
+    const platformId = admin.workspace.id;
+    const at = new Date();
+    const session = (isPlatformAdmin: boolean) => ({
+      id: newId('session'),
+      tokenHash: newId('session'),
+      userId: admin.user.id,
+      activeTenantId: platformId,
+      isPlatformAdmin,
+      expiresAt: new Date(at.getTime() + 3_600_000),
+      absoluteExpiresAt: new Date(at.getTime() + 3_600_000),
+    });
+    const [asAdmin, asPerson] = [session(true), session(false)];
+    await database.db.insert(sessions).values([asAdmin, asPerson]);
+
+    const after = await signInFromEngine(database.db, { ...who, groups: [] }, opts);
+    expect(after.isPlatformAdmin).toBe(false);
+    expect(after.workspace.kind).toBe('tenant');
+    const platformRows = await database.db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.userId, admin.user.id), eq(memberships.tenantId, platformId)));
+    expect(platformRows).toEqual([]);
+    const [adminSession] = await database.db.select().from(sessions).where(eq(sessions.id, asAdmin.id));
+    const [personSession] = await database.db.select().from(sessions).where(eq(sessions.id, asPerson.id));
+    expect(adminSession?.revokedAt).not.toBeNull();
+    expect(personSession?.revokedAt).toBeNull();
+
+    // Back in the group: back in the workspace.
+    const again = await signInFromEngine(database.db, who, opts);
+    expect(again.workspace.id).toBe(platformId);
   });
 
   it('links a pre-provisioned user by email only when the engine verified it', async () => {

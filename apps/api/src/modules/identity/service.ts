@@ -6,6 +6,7 @@ import {
   findUserBySubject,
   insertMembership,
   insertUser,
+  leavePlatformWorkspace,
   lockUserForTransaction,
   type MembershipView,
   membershipsOfUser,
@@ -90,6 +91,9 @@ export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: {
       await insertMembership(tx, { tenantId: platform.id, userId: user.id, roleKey: 'org_admin' });
       return { user, workspace: { id: platform.id, slug: platform.slug, name: platform.name, kind: 'platform' }, isPlatformAdmin };
     }
+    // The group is the platform workspace's membership list: whoever left it leaves the workspace,
+    // and the sessions they opened as a platform admin end (their API keys lose that standing too).
+    await leavePlatformWorkspace(tx, { userId: user.id, at: now });
     const existing = (await membershipsOfUser(tx, user.id)).find((m) => m.organization.kind === 'tenant');
     if (existing) {
       return { user, workspace: existing.organization, isPlatformAdmin };

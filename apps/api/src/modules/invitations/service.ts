@@ -36,7 +36,7 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { queueInvitationEmail } from '@svc/jobs/email/queue';
 import { invitationEmail } from '@svc/jobs/email/template';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { assertGrantable, authorize } from '../access/authorize.ts';
+import { assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { sha256Hex } from '../applications/keys.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
@@ -107,6 +107,7 @@ export async function createInvitation(
     permission: 'invitations.manage',
     adminOnly: true,
   });
+  assertMembershipsManaged(access.organization);
   const tenantId = access.organization.id;
   const role = await roleOf(db, tenantId, input.roleKey);
   if (!role) {

@@ -35,7 +35,13 @@ import {
 } from '@svc/db/queries/users';
 import type { EngineAdminApi } from '../../env.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { assertGrantable, authorize, permissionsOfRole, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import {
+  assertGrantable,
+  assertMembershipsManaged,
+  authorize,
+  permissionsOfRole,
+  type UntrustedOrganizationRef,
+} from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
@@ -83,8 +89,6 @@ export function toUser(row: OrgUserRow): TUser {
 function shownEmail(row: OrgUserRow): string {
   return row.status === 'invited' ? (row.invitedEmail ?? row.email) : row.email;
 }
-
-const PLATFORM_WORKSPACE_MANAGED = "the platform workspace's members are the engine's platform admin group: change the group in the engine";
 
 /** A role key is a system role or a custom role of the organization; anything else is a 400. */
 async function assertRoleExists(db: DbOrTx, tenantId: string, roleKey: string): Promise<void> {
@@ -145,9 +149,7 @@ export async function createUser(deps: UsersDeps, principal: Principal, request:
     adminOnly: true,
   });
   const { organization } = access;
-  if (organization.kind === 'platform') {
-    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
-  }
+  assertMembershipsManaged(organization);
   const tenantId = organization.id;
   const roleKey = input.roleKey ?? 'org_member';
   const name = input.name ?? '';
@@ -258,8 +260,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
     );
   }
   const membershipChange = input.roleKey !== undefined || input.status !== undefined;
-  if (membershipChange && access.organization.kind === 'platform') {
-    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
+  if (membershipChange) {
+    assertMembershipsManaged(access.organization);
   }
   const tenantId = access.organization.id;
   const userId = input.id;
@@ -368,9 +370,7 @@ export async function removeUser(
     adminOnly: true,
   });
   const { organization } = access;
-  if (organization.kind === 'platform') {
-    throw new AppError('platform_workspace_managed', PLATFORM_WORKSPACE_MANAGED);
-  }
+  assertMembershipsManaged(organization);
   const tenantId = organization.id;
   const userId = input.id;
   const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;

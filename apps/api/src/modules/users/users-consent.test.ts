@@ -288,6 +288,10 @@ describe('a platform admin who is an active member of a tenant', () => {
     const removed = await call('DELETE', `/v1/users/${platform.user.id}?organization_slug=${slug}`, { auth });
     expect(removed.status).toBe(409);
     expect(codeOf(removed)).toBe('platform_workspace_managed');
+    // Nor an invite link into it: accepting one would make a platform admin outside the group.
+    const invited = await call('POST', '/v1/invitations', { auth, body: { organization_slug: slug, email: `p-${unique()}@example.com` } });
+    expect(invited.status, invited.text).toBe(409);
+    expect(codeOf(invited)).toBe('platform_workspace_managed');
     // A tenant admin cannot even see it.
     const tenantAdmin = await signUp();
     const outsider = await call('PATCH', `/v1/users/${platform.user.id}`, {
