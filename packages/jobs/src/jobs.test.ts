@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
 import { enqueueJob } from './enqueue.ts';
-import { type JobLogger, startWorker, type WorkerHandle } from './runner.ts';
+import { type JobLogger, startWorker, WORKER_APPLICATION_NAME, type WorkerHandle } from './runner.ts';
 
 const TASK = 'maintenance:prune_rate_limits' as const;
 
@@ -122,6 +122,27 @@ describe('packages/jobs against real PostgreSQL', () => {
 
   afterAll(async () => {
     await database?.close();
+  });
+
+  it('survives its idle connections being closed by the server, and holds none once stop() resolves', async () => {
+    const backends = async () => {
+      const [row] = await database.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and application_name = ${WORKER_APPLICATION_NAME}`;
+      return row?.n ?? -1;
+    };
+    const rec = recordingLogger();
+    const worker = await start(rec.logger);
+    await waitFor(async () => (await backends()) > 0, 5_000, 'the worker to connect');
+    // What a restarting or stopping PostgreSQL does to idle connections: an unhandled pool error
+    // here would crash the process (and fail this run).
+    await database.sql`select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and application_name = ${WORKER_APPLICATION_NAME}`;
+    await enqueueJob(database.db, TASK, { keepSeconds: 120 });
+    await waitFor(async () => (await jobs()).length === 0 && rec.completed().length > 0, 10_000, 'a job after the connections were closed');
+    await stop(worker);
+    // Nothing left for a database stopped next (svc's shutdown order) to close under it.
+    expect(await backends()).toBe(0);
   });
 
   it('a job enqueued in a transaction that rolls back does not exist', async () => {

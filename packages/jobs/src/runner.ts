@@ -5,6 +5,7 @@ import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
 import type { SecretBox } from '@svc/db/secret-box';
 import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
+import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { TaskName } from './task-names.ts';
@@ -183,6 +184,40 @@ type Launched = {
   retired: boolean;
 };
 
+/** `application_name` of the job runner's connections. */
+export const WORKER_APPLICATION_NAME = 'svc-worker';
+
+/**
+ * A runner's PostgreSQL pool, owned here rather than by Graphile: 0.17.3 removes the error
+ * listeners of a pool it made and calls its end() without waiting when the runner stops, so an
+ * idle connection that the database closed a moment later (an embedded PostgreSQL stopped after
+ * svc's pools, a restart) raised an unhandled 'error' and crashed the process. This pool keeps its
+ * listeners for life, and `end` resolves once every connection is closed.
+ */
+function workerPool(opts: StartWorkerOptions): { pool: pg.Pool; end: () => Promise<void> } {
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: (opts.concurrency ?? 5) + 5,
+    // Tells the worker's connections apart in pg_stat_activity.
+    application_name: WORKER_APPLICATION_NAME,
+  });
+  const onError = (error: Error) => {
+    // pg drops the broken connection itself; a checked-out one fails its next query, which the
+    // runner handles. Expected while the database restarts, so not an error of its own.
+    opts.logger.info({ code: (error as { code?: string }).code }, `job runner database connection closed: ${error.message}`);
+  };
+  pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
+  let ended: Promise<void> | undefined;
+  return {
+    pool,
+    end: () => {
+      ended ??= pool.end().catch(() => {});
+      return ended;
+    },
+  };
+}
+
 /** One Graphile runner with its own stop signal, and the start-up jobs queued. */
 async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): Promise<Launched> {
   const stopping = new AbortController();
@@ -203,30 +238,39 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     };
     taskList[name] = wrapped;
   }
-  const runner = await run({
-    connectionString: opts.connectionString,
-    concurrency: opts.concurrency ?? 5,
-    pollInterval: opts.pollInterval ?? 2000,
-    noHandleSignals: true,
-    taskList,
-    crontab: CRONTAB,
-    logger: new Logger((scope) => (level, message) => {
-      const fields = { worker: scope.workerId, task: scope.taskIdentifier, job: scope.jobId };
-      // Called as methods: pino's log functions need their logger as `this`.
-      if (level === 'error') {
-        opts.logger.error(fields, message);
-      } else if (level === 'debug') {
-        opts.logger.debug(fields, message);
-      } else {
-        opts.logger.info(fields, message);
-      }
-    }),
-    preset: {
-      // 0.17.3 loses job completions still waiting in a batch on graceful shutdown unless the
-      // batch delay is 0: a completed job would then run again after a restart.
-      worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 },
-    },
-  });
+  const connections = workerPool(opts);
+  let runner: Runner;
+  try {
+    runner = await run({
+      pgPool: connections.pool,
+      concurrency: opts.concurrency ?? 5,
+      pollInterval: opts.pollInterval ?? 2000,
+      noHandleSignals: true,
+      taskList,
+      crontab: CRONTAB,
+      logger: new Logger((scope) => (level, message) => {
+        const fields = { worker: scope.workerId, task: scope.taskIdentifier, job: scope.jobId };
+        // Called as methods: pino's log functions need their logger as `this`.
+        if (level === 'error') {
+          opts.logger.error(fields, message);
+        } else if (level === 'debug') {
+          opts.logger.debug(fields, message);
+        } else {
+          opts.logger.info(fields, message);
+        }
+      }),
+      preset: {
+        // 0.17.3 loses job completions still waiting in a batch on graceful shutdown unless the
+        // batch delay is 0: a completed job would then run again after a restart.
+        worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 },
+      },
+    });
+  } catch (error) {
+    await connections.end();
+    throw error;
+  }
+  // The pool closes once its runner has ended, however it ended (stop, kill, its own shutdown).
+  const poolEnded = runner.promise.then(connections.end, connections.end);
   // Graphile's own shutdown (after a fatal error) stops claiming new work too.
   runner.events.on('pool:gracefulShutdown', () => stopping.abort());
   const stop = async () => {
@@ -239,6 +283,8 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
         throw error;
       }
     }
+    // Every connection closed before stop() resolves: the database may be stopped next.
+    await poolEnded;
   };
   // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
   try {
