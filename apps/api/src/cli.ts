@@ -10,6 +10,7 @@ import { resolveEncryptionKey } from './encryption-key.ts';
 import { ConfigError, loadConfig } from './env.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
+import { RETIRED_KEY_PUBLISHED_SECONDS, rotateSigningKey } from './modules/oidc-provider/keys.ts';
 import { surviveLostConnections } from './process-guards.ts';
 import { startServer } from './server.ts';
 
@@ -21,6 +22,7 @@ const USAGE = `svc <command>
   apps create --org <slug> --name <name> [--org-name <name>] [--status active|disabled] [--json]
   apps set-status <id-or-slug> <active|disabled> [--org <slug>] [--json]
   apps rotate-secret <id-or-slug> [--org <slug>] [--json]
+  keys rotate [--json]                a new OpenID Provider signing key (the previous one stays published until its tokens expire)
 
 Configuration comes from the environment; see README.md.`;
 
@@ -196,6 +198,40 @@ async function apps(args: string[]): Promise<void> {
   );
 }
 
+async function keys(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'rotate') {
+    throw new AppError(
+      'validation_failed',
+      sub
+        ? `unknown keys command ${sub} (keys rotate; svc help shows the usage)`
+        : 'keys needs a command: rotate (svc help shows the usage)',
+    );
+  }
+  let json: boolean;
+  try {
+    json = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } } }).values.json ?? false;
+  } catch (error) {
+    throw new AppError('validation_failed', `${(error as Error).message} (see svc help)`);
+  }
+  const config = loadConfig();
+  // Before the database starts: a missing key is a configuration error, with nothing to undo.
+  const secretBox = createSecretBox(resolveEncryptionKey(config));
+  const rotated = await withDatabase((db) => rotateSigningKey(db, secretBox, config.oidc.signingAlg));
+  const hours = Math.round((RETIRED_KEY_PUBLISHED_SECONDS / 3600) * 10) / 10;
+  print(
+    json,
+    {
+      kid: rotated.kid,
+      alg: rotated.alg,
+      previousKid: rotated.previousKid ?? null,
+      previousPublishedSeconds: RETIRED_KEY_PUBLISHED_SECONDS,
+    },
+    `new ${rotated.alg} signing key ${rotated.kid} is current` +
+      (rotated.previousKid ? `; ${rotated.previousKid} stays published for ${hours} h, until the tokens it signed have expired` : ''),
+  );
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -255,13 +291,19 @@ async function main(argv: string[]): Promise<void> {
     case 'apps':
       await apps(rest);
       return;
+    case 'keys':
+      await keys(rest);
+      return;
     case undefined:
     case 'help':
     case '--help':
       process.stdout.write(`${USAGE}\n`);
       return;
     default:
-      throw new AppError('validation_failed', `unknown command ${command} (serve, worker, migrate or apps; svc help shows the usage)`);
+      throw new AppError(
+        'validation_failed',
+        `unknown command ${command} (serve, worker, migrate, apps or keys; svc help shows the usage)`,
+      );
   }
 }
 

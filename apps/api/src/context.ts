@@ -7,6 +7,7 @@ import type { Config } from './env.ts';
 import type { ApiKeyUsage } from './modules/access/principal.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
+import type { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import type { SessionLookup } from './modules/sessions/service.ts';
 
 /** Long-lived services of one API process, built once at startup. */
@@ -26,6 +27,8 @@ export type AppServices = {
   clientIp: (req: IncomingMessage) => string;
   /** svc as an OIDC relying party of the identity engine. */
   rp: RelyingParty;
+  /** svc as OpenID Provider of its applications (issuer PUBLIC_URL). */
+  oidc: OpenIdProvider;
   /** AES-256-GCM under SVC_ENCRYPTION_KEY: webhook signing secrets, queued email bodies. */
   secretBox: SecretBox;
 };

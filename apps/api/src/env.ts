@@ -79,6 +79,8 @@ const ZEnv = z.object({
   PLATFORM_ADMIN_GROUP: z.string().min(1).default('platform-admins'),
   /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
+  /** The algorithm of new OpenID Provider signing keys; changing it makes a new current key at the next start. */
+  OIDC_SIGNING_ALG: z.enum(['RS256', 'ES256']).default('RS256'),
   /** 32 bytes, base64 or hex: encrypts webhook signing secrets and queued email bodies. */
   SVC_ENCRYPTION_KEY: z.string().min(1).optional(),
   /** Allow webhook URLs on loopback and private networks (local development and tests only). */
@@ -168,6 +170,8 @@ export type Config = {
     admin: EngineAdminApi | null;
   };
   applicationCacheTtlMs: number;
+  /** svc as OpenID Provider of its applications (issuer: publicUrl). */
+  oidc: { signingAlg: 'RS256' | 'ES256' };
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
   session: { idleMs: number; absoluteMs: number };
   /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
@@ -282,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       admin: engineAdminApi(e),
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+    oidc: { signingAlg: e.OIDC_SIGNING_ALG },
     invitationTtlMs: e.INVITATION_TTL_HOURS * 3_600_000,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,

@@ -20,6 +20,7 @@ import { ApiKeyUsage } from './modules/access/principal.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
+import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { SessionLookup } from './modules/sessions/service.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
@@ -71,6 +72,20 @@ async function startOn(
   const engine = await resolveEngine(config, logger, started);
   const sessions = new SessionLookup(db, engine.config.session);
   const apiKeyUsage = new ApiKeyUsage(db, 60_000, (error) => logger.warn({ err: error }, 'could not record API key use'));
+  const encryptionKey = resolveEncryptionKey(config);
+  const secretBox = createSecretBox(encryptionKey);
+  const oidc = await OpenIdProvider.start({
+    db,
+    sql,
+    logger,
+    applications,
+    secretBox,
+    encryptionKey,
+    issuer: engine.config.publicUrl,
+    signingAlg: config.oidc.signingAlg,
+    keylessEnabled: config.keylessEnabled,
+  });
+  started.push(() => oidc.close());
   const services: AppServices = {
     config: engine.config,
     db,
@@ -82,7 +97,8 @@ async function startOn(
     apiKeyUsage,
     clientIp: clientIpResolver(config.trustProxy),
     rp: engine.rp,
-    secretBox: createSecretBox(resolveEncryptionKey(config)),
+    oidc,
+    secretBox,
   };
 
   let worker: WorkerHandle | undefined;
@@ -176,6 +192,7 @@ async function startOn(
     }
     await step('API key last-used times', () => apiKeyUsage.close());
     await step('application cache', () => applications.close());
+    await step('OpenID Provider key listener', () => oidc.close());
     await step('database pool', closeDb);
     await step('embedded database', database.stop);
     await flushLogger(logger);

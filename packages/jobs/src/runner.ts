@@ -12,6 +12,7 @@ import type { TaskName } from './task-names.ts';
 import { syncBilling } from './tasks/billing-sync.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { buildExport } from './tasks/exports-build.ts';
+import { pruneOidc } from './tasks/prune-oidc.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
@@ -49,6 +50,7 @@ type SvcTask = (payload: unknown, ctx: JobContext, helpers: JobHelpers) => Promi
 const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
   'maintenance:prune_pending_logins': prunePendingLogins,
+  'maintenance:prune_oidc': pruneOidc,
   'webhooks:dispatch': dispatchWebhooks,
   'webhooks:send_detached': sendDetachedDelivery,
   'email:dispatch': dispatchEmail,
@@ -60,6 +62,7 @@ const TASKS: Record<TaskName, SvcTask> = {
 const CRONTAB = [
   `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`,
   '*/10 * * * * maintenance:prune_pending_logins ?max=1',
+  '*/15 * * * * maintenance:prune_oidc ?max=1',
   // A sweep for webhook deliveries nothing else woke (a wake job lost with its worker, say).
   `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
   // Billing sync logs nothing else woke (a wake-up lost with its worker, say).

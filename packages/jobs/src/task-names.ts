@@ -8,6 +8,14 @@ export const ZTaskPayloads = {
   }),
   /** Sign-ins started and never finished (abandoned, bots, stuffing) would otherwise pile up. */
   'maintenance:prune_pending_logins': z.object({}),
+  /**
+   * svc's OpenID Provider: deletes expired artifacts (codes, sessions, refresh tokens, ...) and
+   * signing keys superseded long ago (no token they signed is still valid: the JWKS dropped them
+   * after the longest token lifetime).
+   */
+  'maintenance:prune_oidc': z.object({
+    supersededKeysKeepDays: z.number().int().positive().default(7),
+  }),
   /** Sends due webhook deliveries (the rows hold the state; an empty payload means "whatever is due"). */
   'webhooks:dispatch': z.object({
     /** Only these deliveries, when due (a manual retry dispatching at once). */

@@ -6,6 +6,7 @@ import { accountRouter } from '../modules/account/routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
 import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
+import { oidcProviderRouter } from '../modules/oidc-provider/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { classifyError, isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds, type Meta } from '../trpc/init.ts';
@@ -65,6 +66,9 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(accountRouter(services));
   // Before the CSRF guard: accepting is a same-origin form POST that checks its origin itself.
   app.use(invitationPagesRouter(services));
+  // svc's OpenID Provider (discovery, authorization, token, ...): before the CSRF guard, since
+  // applications' back ends post forms to its token endpoint; oidc-provider checks each request.
+  app.use(oidcProviderRouter(services));
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', (_req, res) => {

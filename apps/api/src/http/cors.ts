@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Public, credential-free routes that browsers on any origin may call. */
-const PUBLIC_PATHS = new Set(['/v1/client/config', '/v1/config', '/v1/setup/agent-context', '/v1/openapi.json']);
+const PUBLIC_PATHS = new Set([
+  '/v1/client/config',
+  '/v1/config',
+  '/v1/setup/agent-context',
+  '/v1/openapi.json',
+  // svc's OpenID Provider metadata and keys: single-page applications read them from the browser.
+  '/.well-known/openid-configuration',
+  '/oidc/jwks',
+]);
 
 /**
  * CORS for the public routes only. No credentials are allowed, so `*` is safe: these answers are

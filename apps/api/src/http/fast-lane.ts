@@ -9,6 +9,7 @@ import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.t
 import { describeBackendApplication } from '../modules/backend/service.ts';
 import { buildClientConfig } from '../modules/client-config/service.ts';
 import { describeMe } from '../modules/me/service.ts';
+import { DISCOVERY_PATH, OIDC_ROUTES } from '../modules/oidc-provider/provider.ts';
 import { createUsageIngestRoute } from '../modules/usage/ingest-route.ts';
 import { toIssues } from '../trpc/errors.ts';
 import { runBehindEdge } from './behind-edge.ts';
@@ -93,6 +94,21 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
       },
     ],
   ]);
+
+  // svc's OpenID Provider metadata and keys: prebuilt from the provider itself, rebuilt when
+  // the keys change (modules/oidc-provider/provider.ts).
+  for (const [path, document] of [
+    [DISCOVERY_PATH, () => services.oidc.discovery],
+    [OIDC_ROUTES.jwks, () => services.oidc.jwks],
+  ] as const) {
+    routes.set(path, async (_req, res) => {
+      const { json, contentType } = document();
+      res.statusCode = 200;
+      res.setHeader('Content-Type', contentType);
+      res.setHeader('Content-Length', Buffer.byteLength(json));
+      res.end(json);
+    });
+  }
 
   // POST /v1/usage/events and /v1/usage-events: hot ingestion (modules/usage/ingest-route.ts).
   const usageIngest = createUsageIngestRoute(services, edge);

@@ -43,6 +43,17 @@ export async function findApplicationBySecretKeyHash(db: DbOrTx, secretKeyHash: 
   return row;
 }
 
+/** By id, across tenants: the OpenID Provider's client lookup (client_id is the application id). */
+export async function findApplicationWithOrganizationById(db: DbOrTx, id: string): Promise<ApplicationWithOrganization | undefined> {
+  const [row] = await db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(eq(applications.id, id))
+    .limit(1);
+  return row;
+}
+
 export async function findKeylessApplication(db: DbOrTx): Promise<ApplicationWithOrganization | undefined> {
   const [row] = await db
     .select(withOrganization)

@@ -3,6 +3,7 @@ import {
   type ApplicationWithOrganization,
   findApplicationByPublishableKey,
   findApplicationBySecretKeyHash,
+  findApplicationWithOrganizationById,
 } from '@svc/db/queries/applications';
 
 type Entry = { value: ApplicationWithOrganization | null; expiresAt: number };
@@ -55,6 +56,11 @@ export class ApplicationCache {
 
   bySecretKeyHash(secretKeyHash: string): Promise<ApplicationWithOrganization | null> {
     return this.get(`sk:${secretKeyHash}`, () => findApplicationBySecretKeyHash(this.db, secretKeyHash));
+  }
+
+  /** By application id: the OpenID Provider's clients (client_id is the application id). */
+  byId(applicationId: string): Promise<ApplicationWithOrganization | null> {
+    return this.get(`id:${applicationId}`, () => findApplicationWithOrganizationById(this.db, applicationId));
   }
 
   /**

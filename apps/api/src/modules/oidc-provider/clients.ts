@@ -1,0 +1,96 @@
+import { isIdOf } from '@svc/contracts/ids';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
+import type { AdapterPayload } from 'oidc-provider';
+import type { ApplicationCache } from '../applications/cache.ts';
+import type { ClientSource } from './adapter.ts';
+
+/** Loopback hosts a native client's redirect may use on any port (RFC 8252 section 7.3). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An absolute http(s) URL without a fragment: what a redirect_uri may be. Paths are not. */
+function isRedirectUri(value: string): boolean {
+  const url = URL.parse(value);
+  return url !== null && (url.protocol === 'https:' || url.protocol === 'http:') && url.hash === '' && value.indexOf('#') === -1;
+}
+
+/**
+ * `http://localhost:<any port>/<any path>` and the same on 127.0.0.1 and [::1]: the keyless
+ * development application's redirect URIs (an app on a fresh machine registers nothing). No
+ * credentials in the authority, no fragment.
+ */
+export function isLoopbackRedirect(value: string): boolean {
+  const url = URL.parse(value);
+  return (
+    url !== null &&
+    url.protocol === 'http:' &&
+    LOOPBACK_HOSTS.has(url.hostname) &&
+    url.username === '' &&
+    url.password === '' &&
+    value.indexOf('#') === -1
+  );
+}
+
+/**
+ * The client metadata of an application: client_id = the application's id, redirect_uris = its
+ * redirect URLs (exact; same-origin paths in that list are for svc's hosted pages and are not
+ * redirect URIs). Every application is a public client in this release (PKCE, no secret).
+ */
+export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPayload {
+  const { application } = found;
+  if (application.isKeyless) {
+    return {
+      client_id: application.id,
+      client_name: application.name,
+      // Native: oidc-provider then accepts a registered loopback redirect on any port; svc's own
+      // redirectUriAllowed (provider.ts) widens it to any loopback path for this client alone.
+      application_type: 'native',
+      redirect_uris: ['http://localhost/callback', 'http://127.0.0.1/callback'],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
+  }
+  return {
+    client_id: application.id,
+    client_name: application.name,
+    application_type: 'web',
+    redirect_uris: application.redirectUrls.filter(isRedirectUri),
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  };
+}
+
+/**
+ * Applications as oidc-provider clients, through the application cache (a change reaches every
+ * process within a second by NOTIFY). A disabled application is no client; neither is the
+ * keyless application where keyless development is off. Ids that are not application ids are
+ * refused without a database read.
+ */
+export function applicationClients(
+  applications: ApplicationCache,
+  opts: { keylessEnabled: boolean },
+): ClientSource & {
+  isKeyless: (clientId: string) => boolean;
+} {
+  const keylessIds = new Set<string>();
+  return {
+    async find(clientId) {
+      if (!isIdOf('application', clientId)) {
+        return undefined;
+      }
+      const found = await applications.byId(clientId);
+      if (found?.application.status !== 'active') {
+        return undefined;
+      }
+      if (found.application.isKeyless) {
+        if (!opts.keylessEnabled) {
+          return undefined;
+        }
+        keylessIds.add(clientId);
+      }
+      return clientMetadataOf(found);
+    },
+    isKeyless: (clientId) => keylessIds.has(clientId),
+  };
+}

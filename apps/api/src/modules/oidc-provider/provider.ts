@@ -1,0 +1,340 @@
+import { hkdfSync } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Db, Sql } from '@svc/db/client';
+import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
+import type { SecretBox } from '@svc/db/secret-box';
+import { quietly } from '@svc/dev-engine/quiet-provider';
+import type { Configuration } from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { ApplicationCache } from '../applications/cache.ts';
+import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import { createAdapterFactory } from './adapter.ts';
+import { applicationClients, isLoopbackRedirect } from './clients.ts';
+import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
+import { OIDC_TTL } from './ttl.ts';
+
+// Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
+const { default: Provider, errors } = await quietly(() => import('oidc-provider'));
+type ProviderInstance = InstanceType<typeof Provider>;
+
+/** Where the provider's endpoints live; the issuer (PUBLIC_URL) has no path of its own. */
+export const OIDC_PREFIX = '/oidc';
+export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+export const OIDC_ROUTES = {
+  authorization: `${OIDC_PREFIX}/auth`,
+  token: `${OIDC_PREFIX}/token`,
+  jwks: `${OIDC_PREFIX}/jwks`,
+  userinfo: `${OIDC_PREFIX}/me`,
+  revocation: `${OIDC_PREFIX}/token/revocation`,
+  introspection: `${OIDC_PREFIX}/token/introspection`,
+  end_session: `${OIDC_PREFIX}/session/end`,
+  pushed_authorization_request: `${OIDC_PREFIX}/request`,
+  backchannel_authentication: `${OIDC_PREFIX}/backchannel`,
+  code_verification: `${OIDC_PREFIX}/device`,
+  device_authorization: `${OIDC_PREFIX}/device/auth`,
+} as const;
+/** The hosted interaction (sign-in, organization choice) of an authorization request. */
+export const INTERACTION_PATH = `${OIDC_PREFIX}/interaction`;
+
+/** Cookie names of the provider: never those of svc's own session or of the engine. */
+const COOKIE_NAMES = { session: 'svc_op_session', interaction: 'svc_op_interaction', resume: 'svc_op_resume' };
+
+export type OpenIdProviderOptions = {
+  db: Db;
+  sql: Sql;
+  logger: Logger;
+  applications: ApplicationCache;
+  secretBox: SecretBox;
+  /** SVC_ENCRYPTION_KEY: the provider's cookie-signing keys are derived from it (shared by every process). */
+  encryptionKey: Buffer;
+  /** PUBLIC_URL, the issuer. */
+  issuer: string;
+  signingAlg: SigningAlg;
+  keylessEnabled: boolean;
+};
+
+/** One built provider and the documents served from memory for it. */
+type Document = { json: string; contentType: string };
+type Built = {
+  provider: ProviderInstance;
+  callback: (req: IncomingMessage, res: ServerResponse) => void;
+  discovery: Document;
+  jwks: Document;
+  kids: string;
+};
+
+/**
+ * svc's OpenID Provider: oidc-provider configured with PostgreSQL persistence (adapter.ts),
+ * applications as clients (clients.ts) and signing keys from the database (keys.ts).
+ *
+ * oidc-provider reads its keys once, when built. A rotation (`svc keys rotate`, any process)
+ * NOTIFYs OIDC_KEYS_CHANGED_CHANNEL; every process then reloads the keys and swaps in a provider
+ * built with them (requests under way finish on the previous one; all state is in PostgreSQL, so
+ * nothing is lost). Keys retiring with time are dropped by the same reload, run every minute.
+ *
+ * Discovery and JWKS are hot: they are answered from JSON computed once per build from the
+ * provider itself (so they match what oidc-provider would answer) and pinned to PUBLIC_URL.
+ */
+export class OpenIdProvider {
+  private built: Built | undefined;
+  private reloading: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly clients;
+  private readonly cookieKeys: string[];
+  private readonly publicUrl: URL;
+
+  private constructor(private readonly opts: OpenIdProviderOptions) {
+    this.clients = applicationClients(opts.applications, { keylessEnabled: opts.keylessEnabled });
+    this.cookieKeys = [
+      Buffer.from(hkdfSync('sha256', opts.encryptionKey, Buffer.alloc(0), 'svc oidc-provider cookies', 32)).toString('base64url'),
+    ];
+    this.publicUrl = new URL(opts.issuer);
+  }
+
+  /** Ensures a current signing key (first start creates it), builds the provider and listens for rotations. */
+  static async start(opts: OpenIdProviderOptions): Promise<OpenIdProvider> {
+    const op = new OpenIdProvider(opts);
+    await ensureCurrentSigningKey(opts.db, opts.secretBox, opts.signingAlg);
+    await op.reload();
+    const sub = await opts.sql.listen(
+      OIDC_KEYS_CHANGED_CHANNEL,
+      () => op.reloadInBackground(),
+      // (Re)connected: a rotation may have been missed meanwhile.
+      () => op.reloadInBackground(),
+    );
+    op.unlisten = sub.unlisten;
+    op.timer = setInterval(() => op.reloadInBackground(), 60_000);
+    op.timer.unref();
+    return op;
+  }
+
+  get provider(): ProviderInstance {
+    return this.current().provider;
+  }
+
+  /** The discovery document, as oidc-provider serves it. */
+  get discovery(): Document {
+    return this.current().discovery;
+  }
+
+  /** The public JWKS, as oidc-provider serves it. */
+  get jwks(): Document {
+    return this.current().jwks;
+  }
+
+  /** Hands a request to oidc-provider, as if it had reached PUBLIC_URL (its URLs are built from the request). */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    pinToPublicUrl(req, this.publicUrl);
+    this.current().callback(req, res);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.unlisten?.();
+    await this.reloading?.catch(() => {});
+  }
+
+  private current(): Built {
+    if (!this.built) {
+      throw new Error('the OpenID Provider is not started');
+    }
+    return this.built;
+  }
+
+  private reloadInBackground(): void {
+    this.reload().catch((error: unknown) => this.opts.logger.error({ err: error }, 'could not reload the OpenID Provider signing keys'));
+  }
+
+  /** Reloads the keys; rebuilds only when the published set changed. One reload at a time. */
+  reload(): Promise<void> {
+    const run = async () => {
+      const keys = await loadSigningKeys(this.opts.db, this.opts.secretBox);
+      const kids = keys.map((k) => k.kid).join(' ');
+      if (this.built?.kids === kids) {
+        return;
+      }
+      const built = await this.build(keys);
+      const previous = this.built?.kids;
+      this.built = built;
+      if (previous !== undefined) {
+        this.opts.logger.info({ kids: kids.split(' ') }, 'OpenID Provider signing keys reloaded');
+      }
+    };
+    const next = (this.reloading ?? Promise.resolve()).catch(() => {}).then(run);
+    this.reloading = next;
+    return next;
+  }
+
+  private async build(keys: SigningJwk[]): Promise<Built> {
+    const [current] = keys;
+    if (!current) {
+      throw new Error('no current OpenID Provider signing key');
+    }
+    const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
+    provider.proxy = true;
+    const clients = this.clients;
+    const Client = provider.Client;
+    const allowed = Client.prototype.redirectUriAllowed;
+    // The keyless development application takes any loopback redirect (any port, any path):
+    // an app on a fresh machine signs in with nothing registered. Every other client: exact match.
+    Client.prototype.redirectUriAllowed = function redirectUriAllowed(this: InstanceType<typeof Client>, value: string): boolean {
+      if (clients.isKeyless(this.clientId) && isLoopbackRedirect(value)) {
+        return true;
+      }
+      return allowed.call(this, value);
+    };
+    const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
+    const documents = await this.fetchDocuments(callback);
+    return { provider, callback, ...documents, kids: keys.map((k) => k.kid).join(' ') };
+  }
+
+  /** Asks the freshly built provider for its discovery document and JWKS, on a loopback port of its own. */
+  private async fetchDocuments(
+    callback: (req: IncomingMessage, res: ServerResponse) => void,
+  ): Promise<{ discovery: Document; jwks: Document }> {
+    const publicUrl = this.publicUrl;
+    const server = http.createServer((req, res) => {
+      pinToPublicUrl(req, publicUrl);
+      callback(req, res);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const get = async (path: string) => {
+        const res = await fetch(`${base}${path}`);
+        if (res.status !== 200) {
+          throw new Error(`the OpenID Provider answered ${res.status} for ${path}`);
+        }
+        // Re-serialized compactly: the same document oidc-provider serves.
+        return {
+          json: JSON.stringify(await res.json()),
+          contentType: res.headers.get('content-type') ?? 'application/json; charset=utf-8',
+        };
+      };
+      return { discovery: await get(DISCOVERY_PATH), jwks: await get(OIDC_ROUTES.jwks) };
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {
+    return {
+      adapter: createAdapterFactory(this.opts.db, this.clients),
+      jwks: { keys },
+      clientDefaults: {
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        id_token_signed_response_alg: alg,
+      },
+      responseTypes: ['code'],
+      // Every application is a public client for now (PKCE, no secret).
+      clientAuthMethods: ['none'],
+      cookies: {
+        keys: this.cookieKeys,
+        names: COOKIE_NAMES,
+        long: { signed: true, httpOnly: true, sameSite: 'lax' },
+        short: { signed: true, httpOnly: true, sameSite: 'lax' },
+      },
+      claims: {
+        openid: ['sub'],
+        email: ['email', 'email_verified'],
+        profile: ['name'],
+      },
+      features: {
+        devInteractions: { enabled: false },
+        revocation: { enabled: true },
+        introspection: {
+          enabled: true,
+          // Confidential clients only, and only their own tokens.
+          allowedPolicy: async (ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === ctx.oidc.client?.clientId,
+        },
+        rpInitiatedLogout: { enabled: true },
+        backchannelLogout: { enabled: true },
+        jwtResponseModes: { enabled: false },
+        // `request` and external `request_uri` objects are refused (request_not_supported,
+        // request_uri_not_supported); pushed authorization requests are the supported way.
+        requestObjects: { enabled: false },
+        registration: { enabled: false },
+        // Access tokens are RFC 9068 JWTs (typ at+jwt) whose audience is the client itself,
+        // with or without a `resource` parameter.
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: async (_ctx, client) => clientResource(client.clientId),
+          useGrantedResource: async () => true,
+          getResourceServerInfo: async (_ctx, resourceIndicator, client) => {
+            if (resourceIndicator !== clientResource(client.clientId)) {
+              throw new errors.InvalidTarget('the only resource is the client itself');
+            }
+            return {
+              audience: client.clientId,
+              accessTokenFormat: 'jwt',
+              accessTokenTTL: OIDC_TTL.AccessToken,
+              scope: 'openid email profile offline_access',
+            };
+          },
+        },
+      },
+      pkce: {
+        // S256 only (oidc-provider supports no other method); required from public clients.
+        required: (_ctx, client) => client.clientAuthMethod === 'none',
+      },
+      rotateRefreshToken: true,
+      routes: OIDC_ROUTES,
+      ttl: OIDC_TTL,
+      interactions: {
+        url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+      },
+      // An unknown client or an unregistered redirect_uri cannot be redirected to: an error page on svc.
+      renderError: async (ctx, out) => {
+        ctx.type = 'html';
+        ctx.body = errorPage(out);
+      },
+      findAccount: async () => undefined,
+      clientBasedCORS: () => false,
+    };
+  }
+}
+
+/** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
+function clientResource(clientId: string): string {
+  return `urn:svc:client:${clientId}`;
+}
+
+/**
+ * oidc-provider builds every URL it answers (discovery's endpoints, redirects to the interaction)
+ * from the request's host and protocol: pin them to PUBLIC_URL, so a forged Host or
+ * X-Forwarded-Host header can never put another origin into svc's metadata.
+ */
+function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
+  req.headers.host = publicUrl.host;
+  req.headers['x-forwarded-host'] = publicUrl.host;
+  req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+}
+
+function errorPage(out: { error: string; error_description?: string | undefined }): string {
+  const title = 'This sign-in request cannot be completed';
+  const detail = out.error_description ?? out.error;
+  return hostedPage(
+    title,
+    `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p class="muted">Error: ${escapeHtml(out.error)}. Go back to the application and start again; if this keeps happening, tell its developers.</p>`,
+  );
+}
+
+/**
+ * The hosted interaction of an authorization request. Applications cannot sign people in through
+ * svc yet: a clear page instead of a half-working flow.
+ */
+export function interactionNotEnabledPage(): string {
+  const title = 'Sign-in for applications is not enabled yet';
+  return hostedPage(
+    title,
+    `<h1>${escapeHtml(title)}</h1><p>This svc installation publishes its OpenID Provider metadata and keys, but signing in to applications through svc is not available yet.</p>`,
+  );
+}

@@ -1,0 +1,131 @@
+import { and, desc, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../client.ts';
+import { oidcPayloads, oidcSigningKeys } from '../schema/oidc-provider.ts';
+
+// oidc-provider's artifacts are found by the ids it issued (unguessable, not tenant-scoped): no
+// statement here has a tenant predicate, and none needs one.
+
+export type OidcPayloadRow = typeof oidcPayloads.$inferSelect;
+export type OidcSigningKeyRow = typeof oidcSigningKeys.$inferSelect;
+
+/** PostgreSQL channel notified (with the new kid) when the signing keys change. */
+export const OIDC_KEYS_CHANGED_CHANNEL = 'svc_oidc_keys_changed';
+
+/** A live (unexpired) artifact, or expired when `now` is past it: the adapter treats that as absent. */
+const live = (now: Date) => or(isNull(oidcPayloads.expiresAt), gt(oidcPayloads.expiresAt, now));
+
+export async function upsertOidcPayload(db: DbOrTx, values: Omit<typeof oidcPayloads.$inferInsert, 'consumedAt'>): Promise<void> {
+  await db
+    .insert(oidcPayloads)
+    .values(values)
+    .onConflictDoUpdate({
+      target: [oidcPayloads.model, oidcPayloads.id],
+      // An upsert replaces the artifact (the provider re-saves sessions and interactions);
+      // a consumption already recorded stays recorded.
+      set: {
+        payload: values.payload,
+        grantId: values.grantId ?? null,
+        uid: values.uid ?? null,
+        userCode: values.userCode ?? null,
+        expiresAt: values.expiresAt ?? null,
+      },
+    });
+}
+
+export async function findOidcPayload(db: DbOrTx, opts: { model: string; id: string; now: Date }): Promise<OidcPayloadRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(oidcPayloads)
+    .where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.id, opts.id), live(opts.now)))
+    .limit(1);
+  return row;
+}
+
+export async function findOidcPayloadByUid(
+  db: DbOrTx,
+  opts: { model: string; uid: string; now: Date },
+): Promise<OidcPayloadRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(oidcPayloads)
+    .where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.uid, opts.uid), live(opts.now)))
+    .limit(1);
+  return row;
+}
+
+export async function findOidcPayloadByUserCode(
+  db: DbOrTx,
+  opts: { model: string; userCode: string; now: Date },
+): Promise<OidcPayloadRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(oidcPayloads)
+    .where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.userCode, opts.userCode), live(opts.now)))
+    .limit(1);
+  return row;
+}
+
+/** Marks the artifact consumed; the first consumption's time is kept. */
+export async function consumeOidcPayload(db: DbOrTx, opts: { model: string; id: string; now: Date }): Promise<void> {
+  await db
+    .update(oidcPayloads)
+    .set({ consumedAt: sql`coalesce(${oidcPayloads.consumedAt}, ${opts.now})` })
+    .where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.id, opts.id)));
+}
+
+export async function destroyOidcPayload(db: DbOrTx, opts: { model: string; id: string }): Promise<void> {
+  await db.delete(oidcPayloads).where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.id, opts.id)));
+}
+
+/** Every artifact of the grant, whatever its model (codes, refresh tokens, the grant itself). */
+export async function revokeOidcPayloadsByGrantId(db: DbOrTx, grantId: string): Promise<number> {
+  const result = await db.delete(oidcPayloads).where(eq(oidcPayloads.grantId, grantId));
+  return result.count;
+}
+
+export async function pruneOidcPayloads(db: DbOrTx, before: Date): Promise<number> {
+  const result = await db.delete(oidcPayloads).where(and(isNotNull(oidcPayloads.expiresAt), lt(oidcPayloads.expiresAt, before)));
+  return result.count;
+}
+
+/** The current key and every key superseded after `publishedSince` (newest first). */
+export async function listPublishedSigningKeys(db: DbOrTx, publishedSince: Date): Promise<OidcSigningKeyRow[]> {
+  return db
+    .select()
+    .from(oidcSigningKeys)
+    .where(or(isNull(oidcSigningKeys.supersededAt), gt(oidcSigningKeys.supersededAt, publishedSince)))
+    .orderBy(desc(oidcSigningKeys.createdAt));
+}
+
+/**
+ * Serializes key creation across processes (a transaction-scoped advisory lock): two processes
+ * starting at once, or a rotation racing a start, never create two current keys.
+ */
+export async function lockSigningKeys(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('svc:oidc_signing_keys'))`);
+}
+
+export async function findCurrentSigningKey(db: DbOrTx): Promise<OidcSigningKeyRow | undefined> {
+  const [row] = await db.select().from(oidcSigningKeys).where(isNull(oidcSigningKeys.supersededAt)).limit(1);
+  return row;
+}
+
+/**
+ * Makes `key` the current key: the previous one is superseded now (it stays published for the
+ * retirement window), and every process hears it on OIDC_KEYS_CHANGED_CHANNEL at commit.
+ */
+export async function insertCurrentSigningKey(
+  tx: Tx,
+  key: Omit<typeof oidcSigningKeys.$inferInsert, 'supersededAt' | 'createdAt'>,
+  now: Date,
+): Promise<void> {
+  await tx.update(oidcSigningKeys).set({ supersededAt: now }).where(isNull(oidcSigningKeys.supersededAt));
+  await tx.insert(oidcSigningKeys).values({ ...key, createdAt: now });
+  await tx.execute(sql`select pg_notify(${OIDC_KEYS_CHANGED_CHANNEL}, ${key.kid})`);
+}
+
+/** Deletes keys superseded before `before` (no token they signed is still valid). */
+export async function pruneSigningKeys(db: DbOrTx, before: Date): Promise<number> {
+  const result = await db.delete(oidcSigningKeys).where(lt(oidcSigningKeys.supersededAt, before));
+  return result.count;
+}
