@@ -208,6 +208,29 @@ describe('packages/jobs against real PostgreSQL', () => {
     expect(left.map((r) => r.handle_hash)).toEqual(['live']);
   });
 
+  it('the OpenID Provider prune deletes expired artifacts and long-retired keys, and keeps the rest', async () => {
+    await database.sql`
+      insert into oidc_payloads (model, id, payload, expires_at) values
+        ('AuthorizationCode', 'expired', '{}', now() - interval '1 minute'),
+        ('RefreshToken', 'live', '{}', now() + interval '5 minutes'),
+        ('ReplayDetection', 'forever', '{}', null)`;
+    await database.sql`
+      insert into oidc_signing_keys (kid, alg, private_key_ciphertext, public_jwk, created_at, superseded_at) values
+        ('long-retired', 'RS256', 'v1.a.b.c', '{}', now() - interval '30 days', now() - interval '8 days'),
+        ('recently-retired', 'RS256', 'v1.a.b.c', '{}', now() - interval '2 days', now() - interval '1 day'),
+        ('current', 'RS256', 'v1.a.b.c', '{}', now() - interval '1 day', null)`;
+    await database.db.transaction(async (tx) => {
+      await enqueueJob(tx, 'maintenance:prune_oidc', {});
+    });
+    const [job] = await jobs();
+    await start(recordingLogger().logger);
+    await waitFor(async () => (await jobsByIds([job?.id as string])).length === 0, 5_000, 'the OpenID Provider prune');
+    const payloads = await database.sql<{ id: string }[]>`select id from oidc_payloads order by id`;
+    expect(payloads.map((r) => r.id)).toEqual(['forever', 'live']);
+    const keys = await database.sql<{ kid: string }[]>`select kid from oidc_signing_keys order by kid`;
+    expect(keys.map((r) => r.kid)).toEqual(['current', 'recently-retired']);
+  });
+
   it('a job with a run_at in the future is not run early', async () => {
     const now = currentWindowStart();
     await database.sql`insert into rate_limit_counters (key, window_start, granted) values ('public:old', ${now - 3_600}, 1)`;

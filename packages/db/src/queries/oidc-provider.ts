@@ -69,7 +69,7 @@ export async function findOidcPayloadByUserCode(
 export async function consumeOidcPayload(db: DbOrTx, opts: { model: string; id: string; now: Date }): Promise<void> {
   await db
     .update(oidcPayloads)
-    .set({ consumedAt: sql`coalesce(${oidcPayloads.consumedAt}, ${opts.now})` })
+    .set({ consumedAt: sql`coalesce(${oidcPayloads.consumedAt}, ${opts.now.toISOString()}::timestamptz)` })
     .where(and(eq(oidcPayloads.model, opts.model), eq(oidcPayloads.id, opts.id)));
 }
 

@@ -47,7 +47,7 @@ export class PostgresAdapter implements Adapter {
     private readonly model: string,
   ) {}
 
-  async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     await upsertOidcPayload(this.db, {
       model: this.model,
       id,
