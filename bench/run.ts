@@ -15,7 +15,7 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,webhook-throughput,webhook-latency,
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,oidc-documents,webhook-throughput,webhook-latency,
  * usage-single,usage-batch,usage-summary
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
@@ -92,6 +92,7 @@ const TARGETS = {
   rateLimiterMin: 0.85,
   meMin: 0.8,
   auditPagesMin: 0.8,
+  oidcDocumentsMin: 0.8,
 };
 
 const adminHost = new URL(ADMIN_URL).hostname;
@@ -822,6 +823,20 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
       detail: `${fmt(deep.rps, 0)} vs ${fmt(first.rps, 0)} req/s = ${fmt(ratio, 2)}x (p99 ${fmt(deep.p99, 2)} vs ${fmt(first.p99, 2)} ms)${dirty(audit)}`,
     });
   }
+  for (const load of ['oidc-discovery', 'oidc-jwks']) {
+    const c = find(load);
+    if (!c) {
+      continue;
+    }
+    const config = c.sides[0].best as Measurement;
+    const document = c.sides[1].best as Measurement;
+    const ratio = document.rps / config.rps;
+    out.push({
+      name: `${load}: req/s >= ${TARGETS.oidcDocumentsMin}x GET /v1/client/config`,
+      pass: clean(c) && ratio >= TARGETS.oidcDocumentsMin,
+      detail: `${fmt(document.rps, 0)} vs ${fmt(config.rps, 0)} req/s = ${fmt(ratio, 2)}x, p99 ${fmt(document.p99, 2)} vs ${fmt(config.p99, 2)} ms${dirty(c)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -868,7 +883,17 @@ const expectAuditPage = (first?: string) => (body: unknown) => {
   );
 };
 
-const EDGE_SCENARIOS = ['client-config', 'backend-application', 'scale', 'me', 'audit-pages', 'rate-limiter'];
+/** svc's OpenID Provider discovery document: its issuer is the server's PUBLIC_URL. */
+const expectDiscovery = (body: unknown) => {
+  const b = body as { issuer?: string; jwks_uri?: string };
+  return typeof b?.issuer === 'string' && b.jwks_uri === `${b.issuer}/oidc/jwks`;
+};
+const expectJwks = (body: unknown) => {
+  const b = body as { keys?: { kid?: string; d?: string }[] };
+  return Array.isArray(b?.keys) && b.keys.length > 0 && b.keys.every((k) => typeof k.kid === 'string' && k.d === undefined);
+};
+
+const EDGE_SCENARIOS = ['client-config', 'backend-application', 'scale', 'me', 'audit-pages', 'oidc-documents', 'rate-limiter'];
 /** How many keys the scale scenario rotated over (for the results file). */
 let rotatingKeys = 0;
 
@@ -973,6 +998,17 @@ async function edgeBenches(): Promise<Comparison[]> {
           expect: expectAuditPage(deep?.id),
         },
       ]),
+    );
+  }
+  if (wanted('oidc-documents')) {
+    log('measuring: OpenID Provider discovery and JWKS vs GET /v1/client/config, same server');
+    const config = { load: { ...clientConfig, label: 'GET /v1/client/config' }, expect: expectClientConfig(pk) };
+    comparisons.push(
+      await compareRoutes('oidc-discovery', svc, [
+        config,
+        { load: { label: 'GET /.well-known/openid-configuration', path: '/.well-known/openid-configuration' }, expect: expectDiscovery },
+      ]),
+      await compareRoutes('oidc-jwks', svc, [config, { load: { label: 'GET /oidc/jwks', path: '/oidc/jwks' }, expect: expectJwks }]),
     );
   }
   if (wanted('rate-limiter')) {
