@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createDatabase, type Database } from '@svc/db/client';
 import { generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
@@ -308,5 +309,23 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+});
+
+describe('svc OpenID Provider: signing keys sealed with SVC_ENCRYPTION_KEY', () => {
+  it('another SVC_ENCRYPTION_KEY is a one-line startup error naming the setting, not a new key', async () => {
+    const first = await startTestServer({ env: { SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') } });
+    const kid = JSON.parse(first.services.oidc.jwks.json).keys[0].kid as string;
+    await first.close();
+    await expect(
+      startTestServer({ databaseUrl: first.databaseUrl, env: { SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64') } }),
+    ).rejects.toThrow(/^the OpenID Provider signing keys in the database do not open with SVC_ENCRYPTION_KEY/);
+    const database = createDatabase({ url: first.databaseUrl, max: 1, applicationName: 'svc-test-oidc-key' });
+    try {
+      const rows = await database.sql<{ kid: string }[]>`select kid from oidc_signing_keys`;
+      expect(rows.map((r) => r.kid)).toEqual([kid]);
+    } finally {
+      await database.close();
+    }
   });
 });

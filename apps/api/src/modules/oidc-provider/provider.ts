@@ -1,9 +1,9 @@
 import { hkdfSync } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Db, Sql } from '@svc/db/client';
+import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
-import type { SecretBox } from '@svc/db/secret-box';
+import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
 import type { Configuration } from 'oidc-provider';
 import type { Logger } from 'pino';
@@ -97,7 +97,16 @@ export class OpenIdProvider {
   static async start(opts: OpenIdProviderOptions): Promise<OpenIdProvider> {
     const op = new OpenIdProvider(opts);
     await ensureCurrentSigningKey(opts.db, opts.secretBox, opts.signingAlg);
-    await op.reload();
+    try {
+      await op.reload();
+    } catch (error) {
+      if (error instanceof SecretBoxError) {
+        throw new StartupError(
+          'the OpenID Provider signing keys in the database do not open with SVC_ENCRYPTION_KEY: set the key they were sealed with',
+        );
+      }
+      throw error;
+    }
     const sub = await opts.sql.listen(
       OIDC_KEYS_CHANGED_CHANNEL,
       () => op.reloadInBackground(),
