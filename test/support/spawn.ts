@@ -80,6 +80,20 @@ export async function runCli(
 
 /** A real `svc serve` process; resolves once GET /healthz answers 200. */
 export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
+  // A port found free can be taken before the child binds it (any process's ephemeral port, on
+  // a machine running many test servers at once): the child then exits naming PORT. Take another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(env);
+    } catch (error) {
+      if (attempt >= 3 || env.PORT !== undefined || !/is already in use \(PORT\)/.test((error as Error).message)) {
+        throw error;
+      }
+    }
+  }
+}
+
+async function spawnOnce(env: Record<string, string>): Promise<SpawnedServer> {
   const port = await freePort();
   const child = svc(['serve'], { PORT: String(port), ...env });
   const url = `http://127.0.0.1:${port}`;
