@@ -3,13 +3,30 @@ import { loadConfig } from '../../apps/api/src/env.ts';
 import { type RunningServer, startServer } from '../../apps/api/src/server.ts';
 import { createTestDatabase } from './db.ts';
 
+/**
+ * A port free now, for a server a test starts (often another process, which binds it a moment
+ * later). Chosen at random below Linux's ephemeral range (32768-60999 by default), so the
+ * outgoing connections of every process on the machine, which take their local ports from that
+ * range, cannot take it in between; only another test's random pick could, rarely.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) {
+      return port;
+    }
+    if (attempt >= 50) {
+      throw new Error('no free port found in 20000-31999');
+    }
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => {
+      srv.close(() => resolve(true));
     });
   });
 }
