@@ -18,6 +18,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, flushLogger } from './logging.ts';
 import { ApiKeyUsage } from './modules/access/principal.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
+import { cookieNames, readCookie } from './modules/auth/cookies.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
@@ -84,6 +85,10 @@ async function startOn(
     issuer: engine.config.publicUrl,
     signingAlg: config.oidc.signingAlg,
     keylessEnabled: config.keylessEnabled,
+    sessionOf: (req) => {
+      const token = readCookie(req, cookieNames(engine.config.publicUrl).session);
+      return token ? sessions.validate(token) : Promise.resolve(null);
+    },
   });
   started.push(() => oidc.close());
   const services: AppServices = {

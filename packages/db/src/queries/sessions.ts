@@ -157,3 +157,22 @@ export async function setSessionActiveTenant(db: DbOrTx, opts: { id: string; use
     .set({ activeTenantId: opts.tenantId })
     .where(and(eq(sessions.id, opts.id), eq(sessions.userId, opts.userId), isNull(sessions.revokedAt)));
 }
+
+/**
+ * Whether a hosted session still stands for a user (not revoked, not expired, the user active)
+ * and, when an organization is named, the user's active role there (null when not an active
+ * member). What the OpenID Provider checks before a refresh token is honoured.
+ */
+export async function findSessionStanding(
+  sql: Sql,
+  opts: { sessionId: string; userId: string; tenantId: string | null },
+): Promise<{ live: boolean; roleKey: string | null }> {
+  const rows = await sql<{ live: boolean; role_key: string | null }[]>`
+    select (s.revoked_at is null and s.expires_at > now() and s.absolute_expires_at > now() and u.status = 'active') as live,
+           (select m.role_key from memberships m
+             where m.user_id = s.user_id and m.tenant_id = ${opts.tenantId} and m.status = 'active') as role_key
+    from sessions s join users u on u.id = s.user_id
+    where s.id = ${opts.sessionId} and s.user_id = ${opts.userId}`;
+  const [row] = rows;
+  return { live: row?.live === true, roleKey: row?.role_key ?? null };
+}

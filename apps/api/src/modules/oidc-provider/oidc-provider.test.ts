@@ -7,6 +7,7 @@ import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
+import { escapeHtml } from '../auth/pages.ts';
 
 const REDIRECT = 'https://app.example.com/callback';
 
@@ -18,13 +19,16 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
   let server: RunningServer & { databaseUrl: string };
   let database: Database;
   let appId: string;
+  let appName: string;
   let disabledAppId: string;
   let keylessId: string;
 
   beforeAll(async () => {
     server = await startTestServer();
     database = createDatabase({ url: server.databaseUrl, max: 2, applicationName: 'svc-test-oidc' });
-    appId = (await seedApplication(database.db, { redirectUrls: [REDIRECT, '/after-sign-in'] })).application.id;
+    const app = await seedApplication(database.db, { redirectUrls: [REDIRECT, '/after-sign-in'] });
+    appId = app.application.id;
+    appName = app.application.name;
     disabledAppId = (await seedApplication(database.db, { redirectUrls: [REDIRECT], status: 'disabled' })).application.id;
     keylessId = (await getOrCreateKeylessApplication(database.db)).application.id;
   });
@@ -143,7 +147,7 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     }
   });
 
-  it('a valid authorization request goes to the hosted interaction, which says sign-in is not enabled yet', async () => {
+  it('a valid authorization request goes to the hosted interaction: svc sign-in, branded with the application', async () => {
     const res = await fetch(
       authorizationUrl({
         client_id: appId,
@@ -163,9 +167,18 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     // The interaction is in PostgreSQL: any process can continue it.
     const rows = await database.sql`select 1 from oidc_payloads where model = 'Interaction' and id = ${uid as string}`;
     expect(rows).toHaveLength(1);
-    const page = await fetch(location);
-    expect(page.status).toBe(503);
-    expect(await page.text()).toContain('Sign-in for applications is not enabled yet');
+    const page = await fetch(location, {
+      headers: {
+        cookie: res.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
+      },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`Sign in to ${appName}`);
+    expect(html).toContain(`name="return_to" value="${escapeHtml(location.pathname)}"`);
   });
 
   it('a public client without PKCE is refused (back to its registered redirect URI with an error)', async () => {

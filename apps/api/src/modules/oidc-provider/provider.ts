@@ -5,17 +5,26 @@ import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
-import type { Configuration } from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import {
+  accountFinder,
+  type GrantOrganization,
+  OIDC_SCOPES,
+  organizationOfGrant,
+  type SvcSessionOf,
+  selectableOrganizations,
+  standingOf,
+} from './accounts.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { applicationClients, isLoopbackRedirect } from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { OIDC_TTL } from './ttl.ts';
 
 // Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
-const { default: Provider, errors } = await quietly(() => import('oidc-provider'));
+const { default: Provider, errors, interactionPolicy } = await quietly(() => import('oidc-provider'));
 type ProviderInstance = InstanceType<typeof Provider>;
 
 /** Where the provider's endpoints live; the issuer (PUBLIC_URL) has no path of its own. */
@@ -52,6 +61,8 @@ export type OpenIdProviderOptions = {
   issuer: string;
   signingAlg: SigningAlg;
   keylessEnabled: boolean;
+  /** The svc session behind a browser request (the svc session cookie), or null. */
+  sessionOf: SvcSessionOf;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -183,6 +194,9 @@ export class OpenIdProvider {
     }
     const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
     provider.proxy = true;
+    // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
+    const grantPayload = provider.Grant.IN_PAYLOAD;
+    Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
     const clients = this.clients;
     const Client = provider.Client;
     const allowed = Client.prototype.redirectUriAllowed;
@@ -194,6 +208,9 @@ export class OpenIdProvider {
       }
       return allowed.call(this, value);
     };
+    // Every code, token and ID token carries sid (the svc session): refresh tokens are honoured
+    // only while it lives, and ending it ends them.
+    Client.prototype.includeSid = () => true;
     const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
     const documents = await this.fetchDocuments(callback);
     return { provider, callback, ...documents, kids: keys.map((k) => k.kid).join(' ') };
@@ -232,6 +249,88 @@ export class OpenIdProvider {
     }
   }
 
+  /**
+   * oidc-provider's default policy plus one login check: the provider's own session must be the
+   * svc session of the browser (same user, same sign-in). No svc session, another user or a newer
+   * sign-in: the login prompt, so the interaction hands off to the engine, and `prompt=none`
+   * answers login_required.
+   */
+  private interactionPolicy() {
+    const policy = interactionPolicy.base();
+    const login = policy.get('login');
+    if (!login) {
+      throw new Error('oidc-provider has no login prompt');
+    }
+    const sessionOf = this.opts.sessionOf;
+    login.checks.add(
+      new interactionPolicy.Check('svc_session', 'End-User authentication is required', 'login_required', async (ctx) => {
+        const current = await sessionOf(ctx.req);
+        const session = ctx.oidc.session;
+        if (!current || !session || current.user.id !== session.accountId || epochSeconds(current.session.createdAt) !== session.loginTs) {
+          return interactionPolicy.Check.REQUEST_PROMPT;
+        }
+        return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      }),
+      0,
+    );
+    // oidc-provider asks native clients on loopback redirects for consent every time (another
+    // program on the machine could sit on the port). The only native client is the keyless
+    // development application, first-party like every application: no consent screen.
+    policy.get('consent')?.checks.remove('native_client_prompt');
+    return policy;
+  }
+
+  /**
+   * Applications are first-party: no consent screen. Every authorization gets a Grant of exactly
+   * the scopes it asked for, bound to the svc session (sid = the svc session id) and, with scope
+   * `organization`, to the organization it speaks for: the one `organization=<slug>` names (an
+   * active membership, else access_denied), the person's only one, or the one picked on the hosted
+   * page. Undefined while a person in several organizations has not picked yet: the consent
+   * prompt then sends them to the interaction.
+   */
+  private async grantFor(ctx: KoaContextWithOIDC) {
+    const { oidc } = ctx;
+    const client = oidc.client;
+    const accountId = oidc.session?.accountId;
+    const current = await this.opts.sessionOf(ctx.req);
+    if (!client || !accountId || !current || current.user.id !== accountId) {
+      return undefined;
+    }
+    oidc.session?.sidFor(client.clientId, current.session.id);
+    const scopes = [...oidc.requestParamScopes];
+    let organization: GrantOrganization | undefined;
+    if (scopes.includes('organization')) {
+      const selectable = selectableOrganizations(current);
+      const named = oidc.params?.organization;
+      const picked = (oidc.result as { organization?: unknown } | undefined)?.organization;
+      if (typeof named === 'string') {
+        organization = selectable.find((o) => o.slug === named);
+        if (!organization) {
+          throw new errors.AccessDenied('the person is not an active member of the organization the request names');
+        }
+      } else if (typeof picked === 'string') {
+        organization = selectable.find((o) => o.id === picked);
+        if (!organization) {
+          throw new errors.AccessDenied('the person is not an active member of the organization picked');
+        }
+      } else if (selectable.length === 0) {
+        throw new errors.AccessDenied('the person is not an active member of any organization');
+      } else if (selectable.length === 1) {
+        organization = selectable[0];
+      } else {
+        return undefined;
+      }
+    }
+    const grant = new oidc.provider.Grant({ accountId, clientId: client.clientId });
+    grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
+    for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {})) {
+      grant.addResourceScope(indicator, scopes.filter((s) => server.scopes.has(s)).join(' '));
+    }
+    Object.assign(grant, { organization });
+    await grant.save();
+    return grant;
+  }
+
   private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {
     return {
       adapter: createAdapterFactory(this.opts.db, this.clients),
@@ -251,11 +350,17 @@ export class OpenIdProvider {
         long: { signed: true, httpOnly: true, sameSite: 'lax' },
         short: { signed: true, httpOnly: true, sameSite: 'lax' },
       },
+      scopes: [...OIDC_SCOPES],
       claims: {
         openid: ['sub'],
         email: ['email', 'email_verified'],
         profile: ['name'],
+        organization: ['org_id', 'org_slug', 'org_role', 'permissions'],
       },
+      // The ID token carries the claims of the granted scopes, as userinfo does.
+      conformIdTokenClaims: false,
+      // organization=<slug>: sign in for that organization (the person must be an active member).
+      extraParams: ['organization'],
       features: {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
@@ -285,7 +390,7 @@ export class OpenIdProvider {
               audience: client.clientId,
               accessTokenFormat: 'jwt',
               accessTokenTTL: OIDC_TTL.AccessToken,
-              scope: 'openid email profile offline_access',
+              scope: OIDC_SCOPES.join(' '),
             };
           },
         },
@@ -298,17 +403,43 @@ export class OpenIdProvider {
       routes: OIDC_ROUTES,
       ttl: OIDC_TTL,
       interactions: {
+        policy: this.interactionPolicy(),
         url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
       },
+      loadExistingGrant: (ctx) => this.grantFor(ctx),
       // An unknown client or an unregistered redirect_uri cannot be redirected to: an error page on svc.
       renderError: async (ctx, out) => {
         ctx.type = 'html';
         ctx.body = errorPage(out);
       },
-      findAccount: async () => undefined,
+      findAccount: accountFinder(this.opts.db, this.opts.sql),
+      // RFC 9068 access tokens also carry the svc session (sid) and, with scope `organization`,
+      // the organization claims as the membership is when the token is issued.
+      extraTokenClaims: async (ctx, token) => {
+        if (token.kind !== 'AccessToken') {
+          return undefined;
+        }
+        const sid = token.sid;
+        const scopes = (token.scope ?? '').split(' ');
+        if (!scopes.includes('organization') || !token.accountId) {
+          return { sid };
+        }
+        const grant = ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
+        const standing = await standingOf(this.opts.db, this.opts.sql, {
+          sessionId: sid,
+          userId: token.accountId,
+          organization: organizationOfGrant(grant),
+        });
+        return { sid, ...standing?.organization };
+      },
       clientBasedCORS: () => false,
     };
   }
+}
+
+/** Seconds since the epoch, as oidc-provider keeps times. */
+function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
 }
 
 /** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
@@ -333,17 +464,5 @@ function errorPage(out: { error: string; error_description?: string | undefined 
   return hostedPage(
     title,
     `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p class="muted">Error: ${escapeHtml(out.error)}. Go back to the application and start again; if this keeps happening, tell its developers.</p>`,
-  );
-}
-
-/**
- * The hosted interaction of an authorization request. Applications cannot sign people in through
- * svc yet: a clear page instead of a half-working flow.
- */
-export function interactionNotEnabledPage(): string {
-  const title = 'Sign-in for applications is not enabled yet';
-  return hostedPage(
-    title,
-    `<h1>${escapeHtml(title)}</h1><p>This svc installation publishes its OpenID Provider metadata and keys, but signing in to applications through svc is not available yet.</p>`,
   );
 }

@@ -1,19 +1,202 @@
-import { Router } from 'express';
+import { findUserById } from '@svc/db/queries/identity';
+import express, { type Request, type Response, Router } from 'express';
+import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { AppServices } from '../../context.ts';
-import { DISCOVERY_PATH, INTERACTION_PATH, interactionNotEnabledPage, OIDC_PREFIX } from './provider.ts';
+import { fromAllowedOrigin } from '../../http/csrf.ts';
+import { sessionOf } from '../auth/current-session.ts';
+import { escapeHtml, hostedPage, messagePage, signInPage } from '../auth/pages.ts';
+import { organizationOfGrant, selectableOrganizations, standingOf, userClaims } from './accounts.ts';
+import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './provider.ts';
 
 /**
- * svc's OpenID Provider on the HTTP server: the hosted interaction, then everything under /oidc/
- * and the discovery document handed to oidc-provider. Plain Express, before the CSRF guard: the
- * token, revocation and introspection endpoints take form posts from applications' back ends,
- * and oidc-provider checks what each endpoint needs itself. (Discovery and JWKS are answered by
- * the fast lane from memory before Express sees them; the provider answers them too.)
+ * svc's OpenID Provider on the HTTP server: the hosted interaction, userinfo, then everything
+ * under /oidc/ and the discovery document handed to oidc-provider. Plain Express, before the CSRF
+ * guard: the token, revocation and introspection endpoints take form posts from applications'
+ * back ends, and oidc-provider checks what each endpoint needs itself. (Discovery and JWKS are
+ * answered by the fast lane from memory before Express sees them; the provider answers them too.)
  */
 export function oidcProviderRouter(services: AppServices): Router {
   const router = Router();
-  router.get(`${INTERACTION_PATH}/:uid`, (_req, res) => {
-    res.status(503).set('Retry-After', '3600').type('html').send(interactionNotEnabledPage());
+  const ownOrigin = new Set([new URL(services.config.publicUrl).origin]);
+
+  function expired(res: Response): void {
+    res
+      .status(400)
+      .type('html')
+      .send(messagePage('This sign-in request has expired', 'Go back to the application and sign in again.', '/'));
+  }
+
+  /** The interaction of a request, or undefined (answered) when it is unknown or expired. */
+  async function detailsOf(req: Request, res: Response) {
+    try {
+      const details = await services.oidc.provider.interactionDetails(req, res);
+      return details.uid === req.params.uid ? details : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The hosted interaction of an authorization request. Login: with a live svc session (signed in
+   * after the request when it said prompt=login, recently enough for its max_age), straight on
+   * (single sign-on); otherwise svc's sign-in page, branded with the application, whose engine
+   * hand-off comes back here. Consent: there is no consent screen; this is where a person in
+   * several organizations picks the one the application signs in for.
+   */
+  router.get(`${INTERACTION_PATH}/:uid`, async (req, res) => {
+    const details = await detailsOf(req, res);
+    if (!details) {
+      expired(res);
+      return;
+    }
+    const here = `${INTERACTION_PATH}/${details.uid}`;
+    const client = await services.oidc.provider.Client.find(String(details.params.client_id));
+    const appName = client?.clientName ?? 'the application';
+    const current = await sessionOf(services, req);
+    const now = Math.floor(Date.now() / 1000);
+    if (details.prompt.name === 'login') {
+      const signIn = () =>
+        res
+          .type('html')
+          .send(signInPage({ intent: 'signin', appName, returnTo: here, socialProvider: services.config.engine.socialProvider }));
+      if (!current) {
+        signIn();
+        return;
+      }
+      const signedInAt = Math.floor(current.session.createdAt.getTime() / 1000);
+      // prompt=login, or a sign-in older than max_age: the svc session the request found must be
+      // replaced by a fresh engine sign-in. Which one that was is kept in the interaction.
+      const replace = (details.result as { replaceSession?: unknown } | undefined)?.replaceSession;
+      const maxAge = details.params.max_age === undefined ? undefined : Number(details.params.max_age);
+      const tooOld = maxAge !== undefined && now - signedInAt > maxAge;
+      if (current.session.id === replace || (tooOld && replace === undefined)) {
+        signIn();
+        return;
+      }
+      if (replace === undefined && details.prompt.reasons.includes('login_prompt')) {
+        await services.oidc.provider.interactionResult(
+          req,
+          res,
+          { replaceSession: current.session.id },
+          { mergeWithLastSubmission: false },
+        );
+        signIn();
+        return;
+      }
+      if (details.session?.accountId && details.session.accountId !== current.user.id) {
+        // The browser's provider session is another person's (they signed out of svc, someone
+        // else signed in): end it here rather than have oidc-provider ask to log out first.
+        const previous = await services.oidc.provider.Session.findByUid(details.session.uid);
+        await previous?.destroy();
+        details.session = undefined;
+        await details.save(Math.max(1, (details.exp ?? now + 60) - now));
+      }
+      await services.oidc.provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: current.user.id, ts: signedInAt } },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    if (details.prompt.name === 'consent' && current && current.user.id === details.session?.accountId) {
+      const scopes = String(details.params.scope ?? '').split(' ');
+      const pick =
+        scopes.includes('organization') && details.params.organization === undefined && selectableOrganizations(current).length > 1;
+      if (pick) {
+        res.type('html').send(organizationPage(here, appName, current.memberships));
+        return;
+      }
+      // prompt=consent (how an application asks for offline_access): nothing to ask.
+      await services.oidc.provider.interactionFinished(req, res, { consent: {} }, { mergeWithLastSubmission: true });
+      return;
+    }
+    expired(res);
   });
+
+  router.post(`${INTERACTION_PATH}/:uid`, express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
+    if (!fromAllowedOrigin(req, ownOrigin)) {
+      res
+        .status(403)
+        .type('html')
+        .send(messagePage('Request refused', 'Pick the organization on svc itself.', '/'));
+      return;
+    }
+    const details = await detailsOf(req, res);
+    const current = await sessionOf(services, req);
+    if (details?.prompt.name !== 'consent' || !current || current.user.id !== details.session?.accountId) {
+      expired(res);
+      return;
+    }
+    const picked = typeof req.body?.organization === 'string' ? req.body.organization : '';
+    if (!selectableOrganizations(current).some((o) => o.id === picked)) {
+      res
+        .status(400)
+        .type('html')
+        .send(messagePage('Pick one of your organizations', 'Go back and pick again.', `${INTERACTION_PATH}/${details.uid}`));
+      return;
+    }
+    await services.oidc.provider.interactionFinished(req, res, { consent: {}, organization: picked }, { mergeWithLastSubmission: true });
+  });
+
+  // Userinfo: the access tokens are JWTs for the client itself (aud = client id), which
+  // oidc-provider's own userinfo does not take; svc verifies them with its keys and answers the
+  // claims of the token's scopes as they are now, while the svc session it was issued under lives.
+  router.all(OIDC_ROUTES.userinfo, async (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'POST') {
+      res.status(405).set('Allow', 'GET, POST').end();
+      return;
+    }
+    res.set('Cache-Control', 'no-store');
+    const refuse = (description: string) => {
+      res
+        .status(401)
+        .set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${description}"`)
+        .json({ error: 'invalid_token', error_description: description });
+    };
+    const header = req.headers.authorization ?? '';
+    const token = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header)?.[1];
+    if (!token) {
+      res.status(401).set('WWW-Authenticate', 'Bearer').json({ error: 'invalid_request', error_description: 'no access token' });
+      return;
+    }
+    let payload: Record<string, unknown>;
+    try {
+      const jwks = createLocalJWKSet(JSON.parse(services.oidc.jwks.json));
+      ({ payload } = await jwtVerify(token, jwks, { issuer: services.config.publicUrl, typ: 'at+jwt' }));
+    } catch {
+      refuse('invalid access token');
+      return;
+    }
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
+    const sub = typeof payload.sub === 'string' ? payload.sub : '';
+    const user = scopes.includes('openid') ? await findUserById(services.db, sub) : undefined;
+    if (user?.status !== 'active') {
+      refuse('invalid access token');
+      return;
+    }
+    const organization =
+      typeof payload.org_id === 'string' && typeof payload.org_slug === 'string' && scopes.includes('organization')
+        ? organizationOfGrant({ organization: { id: payload.org_id, slug: payload.org_slug } })
+        : undefined;
+    const standing = await standingOf(services.db, services.sql, {
+      sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
+      userId: user.id,
+      organization,
+    });
+    if (!standing) {
+      refuse('the session of this access token has ended');
+      return;
+    }
+    const all = userClaims(user);
+    res.json({
+      sub: all.sub,
+      ...(scopes.includes('email') ? { email: all.email, email_verified: all.email_verified } : {}),
+      ...(scopes.includes('profile') ? { name: all.name } : {}),
+      ...standing.organization,
+    });
+  });
+
   router.use((req, res, next) => {
     if (req.path === DISCOVERY_PATH || req.path.startsWith(`${OIDC_PREFIX}/`)) {
       services.oidc.handle(req, res);
@@ -22,4 +205,23 @@ export function oidcProviderRouter(services: AppServices): Router {
     next();
   });
   return router;
+}
+
+/** The hosted organization choice: one button per organization (no scripts). */
+function organizationPage(
+  action: string,
+  appName: string,
+  memberships: { organization: { id: string; name: string; slug: string; kind: string } }[],
+): string {
+  const buttons = memberships
+    .filter((m) => m.organization.kind === 'tenant')
+    .map(
+      (m) =>
+        `<button type="submit" name="organization" value="${escapeHtml(m.organization.id)}" data-testid="pick-organization" data-slug="${escapeHtml(m.organization.slug)}">${escapeHtml(m.organization.name)}</button>`,
+    )
+    .join('');
+  return hostedPage(
+    'Choose an organization',
+    `<h1 data-testid="hosted-heading">Continue to ${escapeHtml(appName)} as</h1><form method="post" action="${escapeHtml(action)}">${buttons}</form><p class="muted">${escapeHtml(appName)} will act for the organization you choose.</p>`,
+  );
 }

@@ -1,0 +1,369 @@
+import { SYSTEM_ROLES } from '@svc/contracts/permissions';
+import { createDatabase, type Database } from '@svc/db/client';
+import { CookieJar } from '@svc/dev-engine/cookie-jar';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedApplication } from '../../../../../test/support/factories.ts';
+import { startTestServer } from '../../../../../test/support/server.ts';
+import type { RunningServer } from '../../server.ts';
+import { getOrCreateKeylessApplication } from '../applications/service.ts';
+
+/** A loopback redirect on an arbitrary port: the keyless application takes any. */
+const REDIRECT = 'http://127.0.0.1:53117/callback';
+
+const PEOPLE = {
+  user: { email: 'user@svc.local', password: 'user-password' },
+  admin: { email: 'admin@svc.local', password: 'admin-password' },
+  social: { email: 'social@svc.local', password: '' },
+} as const;
+type Person = keyof typeof PEOPLE;
+
+/**
+ * Signing in to an application through svc, end to end: openid-client as the application, a
+ * cookie jar as the browser, svc's hosted pages, the development engine's sign-in, real
+ * PostgreSQL. Tokens are checked with jose against svc's JWKS.
+ */
+describe('svc OpenID Provider: signing in to an application', () => {
+  let server: RunningServer & { databaseUrl: string };
+  let database: Database;
+  let clientId: string;
+  let config: oidc.Configuration;
+  let jwks: ReturnType<typeof createRemoteJWKSet>;
+
+  beforeAll(async () => {
+    server = await startTestServer({ env: { RATE_LIMIT_SIGNIN_PER_MINUTE: '1000' } });
+    database = createDatabase({ url: server.databaseUrl, max: 2, applicationName: 'svc-test-oidc-flow' });
+    clientId = (await getOrCreateKeylessApplication(database.db)).application.id;
+    config = await oidc.discovery(new URL(server.url), clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+  });
+
+  afterAll(async () => {
+    await database?.close();
+    await server?.close();
+  });
+
+  type Started = { url: URL; verifier: string; state: string };
+
+  async function start(params: Record<string, string> = {}): Promise<Started> {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email profile offline_access',
+      // OpenID Connect grants offline_access only with prompt=consent (svc shows no consent screen).
+      prompt: 'consent',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      ...params,
+    });
+    return { url, verifier, state };
+  }
+
+  /**
+   * Plays the browser from the authorization URL until the application's redirect URI. Records
+   * what it went through: svc's sign-in page, the engine, the organization page.
+   */
+  async function browse(
+    jar: CookieJar,
+    url: URL | string,
+    opts: { person?: Person; pick?: string } = {},
+  ): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
+    const steps: string[] = [];
+    const pages: string[] = [];
+    let current = new URL(url).href;
+    for (let hop = 0; hop < 40; hop++) {
+      if (current.startsWith(REDIRECT)) {
+        return { callback: new URL(current), steps, pages };
+      }
+      const res = await jar.fetch(current);
+      const location = res.headers.get('location');
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        current = new URL(location, current).href;
+        continue;
+      }
+      const html = await res.text();
+      pages.push(html);
+      const here = new URL(current);
+      const person = PEOPLE[opts.person ?? 'user'];
+      if (here.origin === server.url && html.includes('name="login_hint"')) {
+        steps.push('svc-sign-in');
+        const returnTo = /name="return_to" value="([^"]+)"/.exec(html)?.[1] as string;
+        const query = new URLSearchParams({ return_to: returnTo.replaceAll('&#47;', '/') });
+        if (opts.person === 'social') {
+          query.set('method', 'social');
+        } else {
+          query.set('login_hint', person.email);
+        }
+        current = `${server.url}/auth/login?${query}`;
+        continue;
+      }
+      if (here.origin === server.url && html.includes('data-testid="pick-organization"')) {
+        steps.push('pick-organization');
+        const id = new RegExp(`value="([^"]+)" data-testid="pick-organization" data-slug="${opts.pick}"`).exec(html)?.[1];
+        expect(id, `organization ${opts.pick} offered`).toBeDefined();
+        const posted = await jar.fetch(current, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+          body: new URLSearchParams({ organization: id as string }).toString(),
+        });
+        expect(posted.status).toBe(303);
+        current = new URL(posted.headers.get('location') as string, current).href;
+        continue;
+      }
+      if (here.origin !== server.url && res.status === 200) {
+        steps.push('engine');
+        const submitted = await jar.post(current, { email: person.email, password: person.password });
+        current = new URL(submitted.headers.get('location') as string, current).href;
+        continue;
+      }
+      throw new Error(`stuck at ${current} (${res.status}): ${html.slice(0, 300)}`);
+    }
+    throw new Error('too many hops');
+  }
+
+  async function exchange(started: Started, callback: URL) {
+    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state });
+  }
+
+  async function signIn(jar: CookieJar, params: Record<string, string> = {}, opts: { person?: Person; pick?: string } = {}) {
+    const started = await start(params);
+    const browsed = await browse(jar, started.url, opts);
+    return { ...browsed, tokens: await exchange(started, browsed.callback) };
+  }
+
+  async function verifyAccessToken(token: string) {
+    return jwtVerify(token, jwks, { issuer: server.url, audience: clientId, typ: 'at+jwt' });
+  }
+
+  async function refresh(token: string) {
+    const res = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }),
+    });
+    const body = (await res.json()) as Record<string, string>;
+    return { status: res.status, body };
+  }
+
+  async function svcSessionIdOf(jar: CookieJar): Promise<string> {
+    const [row] = await database.sql<{ id: string }[]>`
+      select id from sessions where revoked_at is null order by created_at desc limit 1`;
+    expect(jar.cookiesFor(server.url).svc_session).toBeDefined();
+    return row?.id as string;
+  }
+
+  it('authorization code + PKCE on a loopback redirect: svc sign-in branded with the application, the engine, signed tokens', async () => {
+    const jar = new CookieJar();
+    const started = await start({ scope: 'openid email profile offline_access organization' });
+    const browsed = await browse(jar, started.url);
+    expect(browsed.steps).toEqual(['svc-sign-in', 'engine']);
+    expect(browsed.pages[0]).toContain('Sign in to ');
+    const tokens = await exchange(started, browsed.callback);
+    const sid = await svcSessionIdOf(jar);
+    const [user] = await database.sql<{ id: string }[]>`select id from users where email = 'user@svc.local'`;
+    const [membership] = await database.sql<{ tenant_id: string; slug: string; role_key: string }[]>`
+      select m.tenant_id, o.slug, m.role_key from memberships m join organizations o on o.id = m.tenant_id
+      where m.user_id = ${user?.id as string} and o.kind = 'tenant'`;
+
+    const id = await jwtVerify(tokens.id_token as string, jwks, { issuer: server.url, audience: clientId });
+    expect(id.payload).toMatchObject({
+      sub: user?.id,
+      email: 'user@svc.local',
+      email_verified: expect.any(Boolean),
+      name: expect.any(String),
+      sid,
+      org_id: membership?.tenant_id,
+      org_slug: membership?.slug,
+      org_role: 'org_admin',
+    });
+    expect(id.payload.sub).toMatch(/^usr_/);
+    expect(sid).toMatch(/^ses_/);
+    expect([...(id.payload.permissions as string[])].sort()).toEqual([...SYSTEM_ROLES.org_admin.permissions].sort());
+
+    const at = await verifyAccessToken(tokens.access_token);
+    expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+    expect(at.payload).toMatchObject({
+      sub: user?.id,
+      aud: clientId,
+      client_id: clientId,
+      sid,
+      org_id: membership?.tenant_id,
+      org_slug: membership?.slug,
+      org_role: 'org_admin',
+    });
+    expect((at.payload.scope as string).split(' ').sort()).toEqual(['email', 'offline_access', 'openid', 'organization', 'profile']);
+
+    // userinfo, as openid-client fetches it.
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, user?.id as string);
+    expect(info).toMatchObject({ sub: user?.id, email: 'user@svc.local', org_id: membership?.tenant_id, org_role: 'org_admin' });
+
+    // Refresh rotates: the new refresh token works, the old one is refused afterwards.
+    expect(tokens.refresh_token).toBeDefined();
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    expect(refreshed.refresh_token).toBeDefined();
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    const again = await verifyAccessToken(refreshed.access_token);
+    expect(again.payload).toMatchObject({ sid, org_id: membership?.tenant_id });
+    const old = await refresh(tokens.refresh_token as string);
+    expect(old.status).toBe(400);
+    expect(old.body.error).toBe('invalid_grant');
+  });
+
+  it('single sign-on: a second authorization with the svc session goes straight through; prompt=login goes to the engine again', async () => {
+    const jar = new CookieJar();
+    const first = await signIn(jar);
+    expect(first.steps).toEqual(['svc-sign-in', 'engine']);
+    const firstSid = (await verifyAccessToken(first.tokens.access_token)).payload.sid;
+
+    const second = await signIn(jar);
+    expect(second.steps).toEqual([]);
+    expect((await verifyAccessToken(second.tokens.access_token)).payload.sid).toBe(firstSid);
+
+    const forced = await signIn(jar, { prompt: 'login consent' });
+    expect(forced.steps[0]).toBe('svc-sign-in');
+    const forcedSid = (await verifyAccessToken(forced.tokens.access_token)).payload.sid;
+    expect(forcedSid).toMatch(/^ses_/);
+    expect(forcedSid).not.toBe(firstSid);
+  });
+
+  it('signing out of svc ends single sign-on; the next person to sign in gets their own tokens', async () => {
+    const jar = new CookieJar();
+    const first = await signIn(jar);
+    const out = await jar.fetch(`${server.url}/auth/logout`, { method: 'POST', headers: { origin: server.url } });
+    expect(out.status).toBe(303);
+    // And out of the engine, as the browser would be taken there.
+    await jar.follow(new URL(out.headers.get('location') as string, server.url).href);
+    const next = await signIn(jar, {}, { person: 'social' });
+    expect(next.steps[0]).toBe('svc-sign-in');
+    const before = (await verifyAccessToken(first.tokens.access_token)).payload;
+    const after = (await verifyAccessToken(next.tokens.access_token)).payload;
+    expect(after.sub).not.toBe(before.sub);
+    expect(after.sid).not.toBe(before.sid);
+    const id = await jwtVerify(next.tokens.id_token as string, jwks, { issuer: server.url, audience: clientId });
+    expect(id.payload.email).toBe('social@svc.local');
+  });
+
+  it('max_age exceeded sends the person to sign in again; within it, straight through', async () => {
+    const jar = new CookieJar();
+    await signIn(jar);
+    const within = await signIn(jar, { max_age: '3600' });
+    expect(within.steps).toEqual([]);
+    const [row] = await database.sql<{ id: string }[]>`select id from sessions where revoked_at is null order by created_at desc limit 1`;
+    await database.sql`update sessions set created_at = now() - interval '2 hours' where id = ${row?.id as string}`;
+    const exceeded = await signIn(jar, { max_age: '3600' });
+    expect(exceeded.steps[0]).toBe('svc-sign-in');
+    const id = await jwtVerify(exceeded.tokens.id_token as string, jwks, { issuer: server.url, audience: clientId });
+    expect(Math.floor(Date.now() / 1000) - (id.payload.auth_time as number)).toBeLessThan(60);
+  });
+
+  it('prompt=none without a svc session answers login_required to the application', async () => {
+    const started = await start({ prompt: 'none' });
+    const res = await fetch(started.url, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    const location = new URL(res.headers.get('location') as string);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get('error')).toBe('login_required');
+    expect(location.searchParams.get('state')).toBe(started.state);
+  });
+
+  it('organization=<slug> of an organization the person is not in answers access_denied', async () => {
+    const other = await seedApplication(database.db);
+    const jar = new CookieJar();
+    const started = await start({ scope: 'openid organization', organization: other.organization.slug });
+    const browsed = await browse(jar, started.url);
+    expect(browsed.callback.searchParams.get('error')).toBe('access_denied');
+    expect(browsed.callback.searchParams.get('code')).toBeNull();
+  });
+
+  it('a person in two organizations picks one on the hosted page, or names it with organization=<slug>', async () => {
+    const jar = new CookieJar();
+    await signIn(jar, {}, { person: 'social' });
+    const second = await seedApplication(database.db);
+    await database.sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${second.organization.id}, id, 'org_member' from users where email = 'social@svc.local'`;
+
+    const picked = await signIn(jar, { scope: 'openid organization' }, { person: 'social', pick: second.organization.slug });
+    expect(picked.steps).toEqual(['pick-organization']);
+    const at = await verifyAccessToken(picked.tokens.access_token);
+    expect(at.payload).toMatchObject({ org_id: second.organization.id, org_slug: second.organization.slug, org_role: 'org_member' });
+    expect([...(at.payload.permissions as string[])].sort()).toEqual([...SYSTEM_ROLES.org_member.permissions].sort());
+
+    const named = await signIn(jar, { scope: 'openid organization', organization: second.organization.slug }, { person: 'social' });
+    expect(named.steps).toEqual([]);
+    expect((await verifyAccessToken(named.tokens.access_token)).payload.org_id).toBe(second.organization.id);
+
+    // A forged choice (an organization the person is not in) is refused on the hosted page.
+    const started = await start({ scope: 'openid organization' });
+    const res = await jar.fetch(started.url.href);
+    const interaction = new URL(res.headers.get('location') as string, server.url).href;
+    const page = await jar.fetch(interaction);
+    expect(await page.text()).toContain('pick-organization');
+    const forged = await jar.fetch(interaction, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: new URLSearchParams({ organization: (await seedApplication(database.db)).organization.id }).toString(),
+    });
+    expect(forged.status).toBe(400);
+  });
+
+  it('a revoked svc session ends its refresh tokens (invalid_grant)', async () => {
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar);
+    const sid = (await verifyAccessToken(tokens.access_token)).payload.sid as string;
+    await database.sql`update sessions set revoked_at = now() where id = ${sid}`;
+    const res = await refresh(tokens.refresh_token as string);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+    // userinfo stops too.
+    const info = await fetch(`${server.url}/oidc/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(info.status).toBe(401);
+  });
+
+  it('a suspended membership ends the refresh tokens issued for that organization (invalid_grant)', async () => {
+    const jar = new CookieJar();
+    const org = await seedApplication(database.db);
+    await signIn(jar, {}, { person: 'admin' });
+    await database.sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${org.organization.id}, id, 'org_member' from users where email = 'admin@svc.local'`;
+    const { tokens } = await signIn(jar, { scope: 'openid offline_access organization' }, { person: 'admin' });
+    expect((await verifyAccessToken(tokens.access_token)).payload.org_id).toBe(org.organization.id);
+    const ok = await refresh(tokens.refresh_token as string);
+    expect(ok.status).toBe(200);
+    await database.sql`
+      update memberships set status = 'suspended'
+      where tenant_id = ${org.organization.id} and user_id = (select id from users where email = 'admin@svc.local')`;
+    const res = await refresh(ok.body.refresh_token as string);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+
+  it('a reused authorization code is refused (invalid_grant) and the tokens it issued are revoked', async () => {
+    const jar = new CookieJar();
+    const started = await start();
+    const { callback } = await browse(jar, started.url);
+    const tokens = await exchange(started, callback);
+    const code = callback.searchParams.get('code') as string;
+    const replay = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: started.verifier,
+      }),
+    });
+    expect(replay.status).toBe(400);
+    expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
+    const res = await refresh(tokens.refresh_token as string);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+});
