@@ -42,7 +42,7 @@ describe('GET /v1/client/config', () => {
     });
     expect(body.auth.signInUrl).toBe(`${server.services.config.publicUrl}/signin?publishable_key=${app.publishableKey}`);
     expect(body.auth.afterSignInUrl).toBe('https://app.example.com/after');
-    expect(body.oidc).toEqual({ issuer: server.services.config.engine.issuer, clientId: 'svc' });
+    expect(body.oidc).toEqual({ issuer: server.services.config.publicUrl, clientId: app.application.id });
     expect(body.keyless).toBe(false);
   });
 

@@ -30,7 +30,8 @@ export function buildClientConfig(config: Config, { found, keyless }: ResolvedAp
       afterSignInUrl: afterSignIn,
       afterSignUpUrl: afterSignIn,
     },
-    oidc: { issuer: config.engine.issuer, clientId: config.engine.clientId },
+    // svc is the OpenID Provider applications sign in with; the client id is the application id.
+    oidc: { issuer: config.publicUrl, clientId: application.id },
     oauth: oauthBlock(config.engine.socialProvider, application.oauth.productionProvider),
     keyless,
   };

@@ -69,13 +69,14 @@ describe('svc OpenID Provider: signing in to an application', () => {
   async function browse(
     jar: CookieJar,
     url: URL | string,
-    opts: { person?: Person; pick?: string } = {},
+    opts: { person?: Person; pick?: string; redirectUri?: string } = {},
   ): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
+    const redirectUri = opts.redirectUri ?? REDIRECT;
     const steps: string[] = [];
     const pages: string[] = [];
     let current = new URL(url).href;
     for (let hop = 0; hop < 40; hop++) {
-      if (current.startsWith(REDIRECT)) {
+      if (current.startsWith(redirectUri)) {
         return { callback: new URL(current), steps, pages };
       }
       const res = await jar.fetch(current);
@@ -211,6 +212,39 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const old = await refresh(tokens.refresh_token as string);
     expect(old.status).toBe(400);
     expect(old.body.error).toBe('invalid_grant');
+  });
+
+  it('the agent context and client config give an issuer and client id that work literally with openid-client', async () => {
+    const res = await fetch(`${server.url}/v1/setup/agent-context?keyless=1&framework=express`);
+    const ctx = (await res.json()) as {
+      oidc: { issuer: string; clientId: string; discoveryUrl: string };
+      framework: { callbackUrl: string };
+    };
+    const config2 = (await (await fetch(`${server.url}/v1/client/config?keyless=1`)).json()) as {
+      oidc: { issuer: string; clientId: string };
+    };
+    expect(config2.oidc).toEqual({ issuer: ctx.oidc.issuer, clientId: ctx.oidc.clientId });
+    expect(ctx.oidc.clientId).toBe(clientId);
+    expect(ctx.oidc.discoveryUrl).toBe(`${ctx.oidc.issuer}/.well-known/openid-configuration`);
+    const callback = ctx.framework.callbackUrl;
+    expect(new URL(callback).hostname).toBe('localhost');
+    // As the express wiring says: discovery at the issuer, public client, PKCE S256.
+    const app = await oidc.discovery(new URL(ctx.oidc.issuer), ctx.oidc.clientId, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(app, {
+      redirect_uri: callback,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const jar = new CookieJar();
+    const browsed = await browse(jar, url, { redirectUri: callback });
+    const tokens = await oidc.authorizationCodeGrant(app, browsed.callback, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.claims()?.email).toBe('user@svc.local');
   });
 
   it('single sign-on: a second authorization with the svc session goes straight through; prompt=login goes to the engine again', async () => {

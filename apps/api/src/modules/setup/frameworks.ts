@@ -77,8 +77,13 @@ const serverVars = (): EnvVarSpec[] => [
   pub('SVC_PUBLISHABLE_KEY', 'publishableKey', 'server', 'Publishable key (pk_live_...): identifies the application; public.'),
   secretKey(),
   pub('SVC_BASE_URL', 'baseUrl', 'server', 'svc API base URL.'),
-  pub('SVC_ISSUER', 'issuer', 'server', 'OIDC issuer of the identity engine; use it exactly as given.'),
-  pub('SVC_CLIENT_ID', 'clientId', 'server', 'OIDC client id.'),
+  pub(
+    'SVC_ISSUER',
+    'issuer',
+    'server',
+    'OIDC issuer: svc itself (discovery at <issuer>/.well-known/openid-configuration); use it exactly as given.',
+  ),
+  pub('SVC_CLIENT_ID', 'clientId', 'server', 'OIDC client id: the application id.'),
 ];
 
 const redirectVar = pub('SVC_REDIRECT_URI', 'callbackUrl', 'server', 'OIDC redirect URI of this app (must be allowlisted).');
@@ -101,8 +106,8 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     envVars: [
       pub('NEXT_PUBLIC_SVC_PUBLISHABLE_KEY', 'publishableKey', 'client', 'Publishable key (pk_live_...): public, safe in the browser.'),
       pub('NEXT_PUBLIC_SVC_BASE_URL', 'baseUrl', 'client', 'svc API base URL.'),
-      pub('SVC_ISSUER', 'issuer', 'server', 'OIDC issuer of the identity engine; use it exactly as given (keep any trailing slash).'),
-      pub('SVC_CLIENT_ID', 'clientId', 'server', 'OIDC client id.'),
+      pub('SVC_ISSUER', 'issuer', 'server', 'OIDC issuer: svc itself; use it exactly as given.'),
+      pub('SVC_CLIENT_ID', 'clientId', 'server', 'OIDC client id: the application id.'),
       secretKey(),
       localSecret('AUTH_SECRET', 'run `npx auth secret` (or `openssl rand -base64 33`); Auth.js encrypts its session cookie with it'),
     ],
@@ -125,8 +130,8 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     envVars: [
       pub('VITE_SVC_PUBLISHABLE_KEY', 'publishableKey', 'client', 'Publishable key (pk_live_...): public, safe in the browser.'),
       pub('VITE_SVC_BASE_URL', 'baseUrl', 'client', 'svc API base URL.'),
-      pub('VITE_SVC_ISSUER', 'issuer', 'client', 'OIDC issuer (authority) of the identity engine; use it exactly as given.'),
-      pub('VITE_SVC_CLIENT_ID', 'clientId', 'client', 'OIDC client id.'),
+      pub('VITE_SVC_ISSUER', 'issuer', 'client', 'OIDC issuer (authority): svc itself; use it exactly as given.'),
+      pub('VITE_SVC_CLIENT_ID', 'clientId', 'client', 'OIDC client id: the application id.'),
       pub('VITE_SVC_REDIRECT_URI', 'callbackUrl', 'client', 'OIDC redirect URI of this app (must be allowlisted).'),
     ],
     devOrigin: 'http://localhost:5173',
@@ -153,7 +158,7 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     callbackPath: '/auth/callback',
     wiring: () => [
       "Add app.use(session({ secret: process.env.SESSION_SECRET, resave: false, saveUninitialized: false, cookie: { httpOnly: true, sameSite: 'lax', secure: process.env.NODE_ENV === 'production' } })) from express-session.",
-      `At startup (openid-client v6): import * as client from 'openid-client'; const config = await client.discovery(new URL(process.env.SVC_ISSUER), process.env.SVC_CLIENT_ID, undefined, client.None()). ${PUBLIC_CLIENT}`,
+      `At startup (openid-client v6): import * as client from 'openid-client'; const config = await client.discovery(new URL(process.env.SVC_ISSUER), process.env.SVC_CLIENT_ID, undefined, client.None(), process.env.SVC_ISSUER.startsWith('http://') ? { execute: [client.allowInsecureRequests] } : undefined) (openid-client refuses plain http unless told; only a local svc is on http). ${PUBLIC_CLIENT}`,
       "GET /login: const code_verifier = client.randomPKCECodeVerifier(); const code_challenge = await client.calculatePKCECodeChallenge(code_verifier); const state = client.randomState(); store { code_verifier, state } in req.session; redirect to client.buildAuthorizationUrl(config, { redirect_uri: process.env.SVC_REDIRECT_URI, scope: 'openid email profile', code_challenge, code_challenge_method: 'S256', state }).href.",
       'GET /auth/callback: const tokens = await client.authorizationCodeGrant(config, new URL(req.originalUrl, process.env.SVC_REDIRECT_URI), { pkceCodeVerifier: req.session.code_verifier, expectedState: req.session.state }); regenerate the session, store tokens.claims() as the user, then redirect home. Protect routes with a middleware that checks req.session.user.',
     ],

@@ -18,7 +18,7 @@ import { type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue } fro
 export type AgentContextInput = {
   /** Where browsers reach svc, e.g. https://id.example.com. */
   publicUrl: string;
-  engine: { issuer: string; clientId: string; socialProvider: string };
+  engine: { socialProvider: string };
   application: {
     id: string;
     slug: string;
@@ -106,10 +106,11 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
     recovery: `${baseUrl}/auth/recovery`,
     console: `${baseUrl}/auth/console`,
   };
+  // svc is the OpenID Provider: issuer = its public URL, client id = the application id.
   const oidc = {
-    issuer: engine.issuer,
-    clientId: engine.clientId,
-    discoveryUrl: `${engine.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`,
+    issuer: baseUrl,
+    clientId: app.id,
+    discoveryUrl: `${baseUrl}/.well-known/openid-configuration`,
   };
 
   const callbackUrl = pickCallbackUrl(spec, app);
@@ -243,7 +244,7 @@ function allowlistInstruction(c: Ctx): string {
   const redirects = c.redirectUrls.join(', ');
   const origins = c.javascriptOrigins.join(', ');
   if (c.keyless) {
-    return `The keyless development app is shared and svc manages its allowlists, so there is nothing to register now; use the redirect URI ${c.callbackUrl}. After claiming a real application, register redirect URL ${c.callbackUrl} and JavaScript origin ${origins} on it in the svc console (${c.endpoints.console}).`;
+    return `The keyless development app is shared and svc manages its allowlists, so there is nothing to register now: it accepts any loopback redirect URI (http://localhost, http://127.0.0.1 or http://[::1], any port and path); use the redirect URI ${c.callbackUrl}. After claiming a real application, register redirect URL ${c.callbackUrl} and JavaScript origin ${origins} on it in the svc console (${c.endpoints.console}).`;
   }
   const parts: string[] = [];
   parts.push(
@@ -333,7 +334,7 @@ function buildPrompt(c: Ctx): string {
     `Set up sign-in for this ${spec.name} (${spec.language}) app with svc. Everything you need is below; do not ask the user anything except to paste secret values.`,
     '',
     '## What svc is',
-    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane built on an external OpenID Connect identity engine (issuer ${c.oidc.issuer}). Your app signs users in with standard OIDC against that engine (client id ${c.oidc.clientId}, discovery ${c.oidc.discoveryUrl}); svc serves the application config, hosted sign-in and sign-up pages, and backend key checks.`,
+    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). svc also serves the application config, hosted sign-in and sign-up pages, and backend key checks.`,
     'svc never receives or stores user passwords: the identity engine hosts password entry, password recovery, email verification, MFA and passkeys. Do not build a password form or store passwords.',
     `Hosted pages you can link to: sign-in ${c.endpoints.hostedSignIn}, sign-up ${c.endpoints.hostedSignUp}, password recovery ${c.endpoints.recovery}.`,
     '',

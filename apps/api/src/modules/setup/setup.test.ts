@@ -15,7 +15,7 @@ const PK = `pk_live_${'a1B2c3D4e5F6g7H8i9J0k1L2'}`;
 function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
   return {
     publicUrl: 'https://id.example.com',
-    engine: { issuer: 'https://engine.example.com/application/o/svc/', clientId: 'svc-client', socialProvider: 'google' },
+    engine: { socialProvider: 'google' },
     application: {
       id: 'app_01',
       slug: 'shop',
@@ -81,7 +81,7 @@ describe('buildAgentContext per framework', () => {
         const byName = new Map(ctx.framework.envVars.map((v) => [v.name, v]));
         const pkVar = ctx.framework.envVars.find((v) => v.value === PK);
         expect(pkVar?.name).toMatch(/SVC_PUBLISHABLE_KEY$/);
-        expect(ctx.framework.envVars.some((v) => v.value === 'svc-client' && v.name.endsWith('SVC_CLIENT_ID'))).toBe(true);
+        expect(ctx.framework.envVars.some((v) => v.value === 'app_01' && v.name.endsWith('SVC_CLIENT_ID'))).toBe(true);
         expect(ctx.framework.envVars.some((v) => v.value === ctx.oidc.issuer && v.name.endsWith('SVC_ISSUER'))).toBe(true);
         expect(ctx.framework.envVars.some((v) => v.value === 'https://id.example.com' && v.name.endsWith('SVC_BASE_URL'))).toBe(true);
         for (const v of ctx.framework.envVars) {
@@ -268,7 +268,12 @@ describe('endpoints, service and oauth', () => {
       hostedSignUp: `https://id.example.com/signup?publishable_key=${PK}`,
       recovery: 'https://id.example.com/auth/recovery',
     });
-    expect(ctx.oidc.discoveryUrl).toBe('https://engine.example.com/application/o/svc/.well-known/openid-configuration');
+    // svc is the OpenID Provider: issuer = the public URL, client id = the application id.
+    expect(ctx.oidc).toEqual({
+      issuer: 'https://id.example.com',
+      clientId: 'app_01',
+      discoveryUrl: 'https://id.example.com/.well-known/openid-configuration',
+    });
   });
 
   it('reports shared development and customer-owned production social modes', () => {
