@@ -11,6 +11,8 @@ describe('sanitizeReturnTo', () => {
   it.each([
     ['/auth/console/users?page=2#top', '/auth/console/users?page=2#top'],
     ['/user', '/user'],
+    // The OpenID Provider's hosted interaction: the sign-in hand-off returns to it.
+    ['/oidc/interaction/YZ-k5-3FRCY9E464CnaDbimrBPMZWSnvgL7zaMmgVRq', '/oidc/interaction/YZ-k5-3FRCY9E464CnaDbimrBPMZWSnvgL7zaMmgVRq'],
     ['https://svc.example.com/user', '/user'],
     ['https://app.example.com/after-sign-in', 'https://app.example.com/after-sign-in'],
     ['http://localhost:3000/callback', 'http://localhost:3000/callback'],
