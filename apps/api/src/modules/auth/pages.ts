@@ -32,8 +32,11 @@ export function signInPage(opts: {
   returnTo?: string;
   publishableKey?: string;
   socialProvider: string;
+  /** The person must sign in at the engine again, even with a session there (prompt=login). */
+  reauthenticate?: boolean;
 }): string {
   const hidden = [
+    opts.reauthenticate ? '<input type="hidden" name="prompt" value="login">' : '',
     opts.returnTo ? `<input type="hidden" name="return_to" value="${escapeHtml(opts.returnTo)}">` : '',
     opts.publishableKey ? `<input type="hidden" name="publishable_key" value="${escapeHtml(opts.publishableKey)}">` : '',
     opts.intent === 'signup' ? '<input type="hidden" name="intent" value="signup">' : '',
@@ -47,6 +50,9 @@ export function signInPage(opts: {
     carried.set('publishable_key', opts.publishableKey);
   }
   const social = new URLSearchParams([['method', 'social'], ...carried]);
+  if (opts.reauthenticate) {
+    social.set('prompt', 'login');
+  }
   const switchQuery = carried.size > 0 ? `?${escapeHtml(carried.toString())}` : '';
   const heading = opts.intent === 'signup' ? 'Create your account' : 'Sign in';
   const to = opts.appName ? ` to ${escapeHtml(opts.appName)}` : '';

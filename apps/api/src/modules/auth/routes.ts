@@ -63,6 +63,11 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       fallback: DEFAULT_RETURN_TO,
     });
     const started = await rp.startAuthorization();
+    if (one(req.query.prompt) === 'login') {
+      // A fresh sign-in was asked for (an application's prompt=login or max_age): the engine
+      // must authenticate the person again rather than reuse its own session.
+      started.url.searchParams.set('prompt', 'login');
+    }
     const handle = await createPendingLogin(db, {
       state: started.state,
       nonce: started.nonce,

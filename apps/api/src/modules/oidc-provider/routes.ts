@@ -55,10 +55,16 @@ export function oidcProviderRouter(services: AppServices): Router {
     const current = await sessionOf(services, req);
     const now = Math.floor(Date.now() / 1000);
     if (details.prompt.name === 'login') {
-      const signIn = () =>
-        res
-          .type('html')
-          .send(signInPage({ intent: 'signin', appName, returnTo: here, socialProvider: services.config.engine.socialProvider }));
+      const signIn = (reauthenticate = false) =>
+        res.type('html').send(
+          signInPage({
+            intent: 'signin',
+            appName,
+            returnTo: here,
+            socialProvider: services.config.engine.socialProvider,
+            reauthenticate,
+          }),
+        );
       if (!current) {
         signIn();
         return;
@@ -70,7 +76,7 @@ export function oidcProviderRouter(services: AppServices): Router {
       const maxAge = details.params.max_age === undefined ? undefined : Number(details.params.max_age);
       const tooOld = maxAge !== undefined && now - signedInAt > maxAge;
       if (current.session.id === replace || (tooOld && replace === undefined)) {
-        signIn();
+        signIn(true);
         return;
       }
       if (replace === undefined && details.prompt.reasons.includes('login_prompt')) {
@@ -80,7 +86,7 @@ export function oidcProviderRouter(services: AppServices): Router {
           { replaceSession: current.session.id },
           { mergeWithLastSubmission: false },
         );
-        signIn();
+        signIn(true);
         return;
       }
       if (details.session?.accountId && details.session.accountId !== current.user.id) {

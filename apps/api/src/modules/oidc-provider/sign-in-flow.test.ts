@@ -92,8 +92,13 @@ describe('svc OpenID Provider: signing in to an application', () => {
       const person = PEOPLE[opts.person ?? 'user'];
       if (here.origin === server.url && html.includes('name="login_hint"')) {
         steps.push('svc-sign-in');
-        const returnTo = /name="return_to" value="([^"]+)"/.exec(html)?.[1] as string;
-        const query = new URLSearchParams({ return_to: returnTo.replaceAll('&#47;', '/') });
+        // The form's hidden fields (return_to, prompt), as a browser would submit them.
+        const query = new URLSearchParams(
+          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [
+            m[1] as string,
+            m[2] as string,
+          ]),
+        );
         if (opts.person === 'social') {
           query.set('method', 'social');
         } else {
@@ -258,7 +263,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect((await verifyAccessToken(second.tokens.access_token)).payload.sid).toBe(firstSid);
 
     const forced = await signIn(jar, { prompt: 'login consent' });
-    expect(forced.steps[0]).toBe('svc-sign-in');
+    expect(forced.steps).toEqual(['svc-sign-in', 'engine']);
     const forcedSid = (await verifyAccessToken(forced.tokens.access_token)).payload.sid;
     expect(forcedSid).toMatch(/^ses_/);
     expect(forcedSid).not.toBe(firstSid);
@@ -289,7 +294,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const [row] = await database.sql<{ id: string }[]>`select id from sessions where revoked_at is null order by created_at desc limit 1`;
     await database.sql`update sessions set created_at = now() - interval '2 hours' where id = ${row?.id as string}`;
     const exceeded = await signIn(jar, { max_age: '3600' });
-    expect(exceeded.steps[0]).toBe('svc-sign-in');
+    expect(exceeded.steps).toEqual(['svc-sign-in', 'engine']);
     const id = await jwtVerify(exceeded.tokens.id_token as string, jwks, { issuer: server.url, audience: clientId });
     expect(Math.floor(Date.now() / 1000) - (id.payload.auth_time as number)).toBeLessThan(60);
   });
@@ -337,6 +342,12 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const interaction = new URL(res.headers.get('location') as string, server.url).href;
     const page = await jar.fetch(interaction);
     expect(await page.text()).toContain('pick-organization');
+    const crossSite = await jar.fetch(interaction, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ organization: second.organization.id }).toString(),
+    });
+    expect(crossSite.status).toBe(403);
     const forged = await jar.fetch(interaction, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
