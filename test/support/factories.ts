@@ -6,7 +6,16 @@ let counter = 0;
 /** An application (and its organization) with fresh keys; the raw secret is returned once. */
 export async function seedApplication(
   db: Db,
-  opts: { org?: string; name?: string; status?: 'active' | 'disabled'; redirectUrls?: string[]; allowedOrigins?: string[] } = {},
+  opts: {
+    org?: string;
+    name?: string;
+    status?: 'active' | 'disabled';
+    redirectUrls?: string[];
+    allowedOrigins?: string[];
+    postLogoutRedirectUrls?: string[];
+    backchannelLogoutUrl?: string | null;
+    clientType?: 'confidential' | 'public';
+  } = {},
 ): Promise<CreatedApplication> {
   counter++;
   return createApplication(db, {
@@ -15,5 +24,8 @@ export async function seedApplication(
     status: opts.status,
     redirectUrls: opts.redirectUrls,
     allowedOrigins: opts.allowedOrigins,
+    postLogoutRedirectUrls: opts.postLogoutRedirectUrls,
+    backchannelLogoutUrl: opts.backchannelLogoutUrl,
+    clientType: opts.clientType,
   });
 }

@@ -94,6 +94,19 @@ export function checkRedirectUrl(raw: string): Checked {
 }
 
 /**
+ * A post-logout redirect URL or a back-channel logout URL: an absolute URL under the same rules
+ * as a redirect URL (https, http only on loopback, no credentials or fragment); paths are not
+ * allowed, since these are given to an application's OpenID Connect library, not to svc's pages.
+ */
+export function checkAbsoluteUrl(raw: string): Checked {
+  const value = raw.trim();
+  if (value.startsWith('/')) {
+    return { error: `${value}: expected an absolute http(s) URL (a path is not enough here)` };
+  }
+  return checkRedirectUrl(value);
+}
+
+/**
  * An origin allowlist entry: exactly `scheme://host[:port]` as browsers send it in Origin
  * (lower-case, no default port, no path or trailing slash), https or loopback http.
  */
@@ -143,6 +156,40 @@ export const ZAllowedOrigins = allowlist(checkAllowedOrigin, 'origins').describe
   'Browser origins (scheme://host[:port] exactly) of the application: listed in the setup context as JavaScript origins to configure. Replaces the whole list; duplicates are removed.',
 );
 
+/** Post-logout redirect URLs: absolute, normalized, deduplicated, at most 50. */
+export const ZPostLogoutRedirectUrls = allowlist(checkAbsoluteUrl, 'post-logout redirect URLs').describe(
+  "Exact URLs (https; http only for localhost/127.0.0.1; no fragment or credentials) an OpenID Connect logout may return to (the client's post_logout_redirect_uris). Replaces the whole list; duplicates are removed.",
+);
+
+/** The back-channel logout URL: one absolute URL, or null for none. */
+export const ZBackchannelLogoutUrl = z
+  .string()
+  .max(MAX_URL_LENGTH + 64)
+  .transform((raw, ctx) => {
+    const checked = checkAbsoluteUrl(raw);
+    if ('error' in checked) {
+      ctx.addIssue({ code: 'custom', message: checked.error });
+      return z.NEVER;
+    }
+    return checked.value;
+  })
+  .nullable()
+  .describe(
+    'URL (https; http only for localhost/127.0.0.1) svc POSTs an OpenID Connect Back-Channel Logout token to when a session that signed in to the application ends; null for none.',
+  );
+
+export const ZClientType = z
+  .enum(['confidential', 'public'])
+  .describe(
+    'confidential (default): a server-side app that authenticates at the token endpoint with the secret key (client_secret_basic or client_secret_post); public: an SPA or native app using PKCE alone.',
+  );
+export type TClientType = z.infer<typeof ZClientType>;
+
+export const ZSignInAudience = z
+  .enum(['anyone', 'members'])
+  .describe("anyone (default): any person may sign in; members: only members of the application's organization");
+export type TSignInAudience = z.infer<typeof ZSignInAudience>;
+
 /** A social provider id at the engine (Authentik source slug, Keycloak alias): `google`, `github`. */
 export const ZProviderId = z
   .string()
@@ -167,6 +214,10 @@ export const ZApplication = z
     secretKeyPrefix: z.string().describe('leading characters of the secret key, to tell keys apart; never the secret'),
     redirectUrls: z.array(z.string()),
     allowedOrigins: z.array(z.string()),
+    postLogoutRedirectUrls: z.array(z.string()),
+    backchannelLogoutUrl: z.string().nullable(),
+    clientType: ZClientType,
+    signInAudience: ZSignInAudience,
     oauth: z.object({ productionProvider: z.string().nullable() }),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -193,6 +244,10 @@ export const ZCreateApplicationRequest = z.object({
   slug: ZSlug.optional().describe('unique in the organization; default: from the name (suffixed -2, -3, ... when taken)'),
   redirectUrls: ZRedirectUrls.optional(),
   allowedOrigins: ZAllowedOrigins.optional(),
+  postLogoutRedirectUrls: ZPostLogoutRedirectUrls.optional(),
+  backchannelLogoutUrl: ZBackchannelLogoutUrl.optional(),
+  clientType: ZClientType.optional(),
+  signInAudience: ZSignInAudience.optional(),
   oauth: ZApplicationOauthInput.optional(),
 });
 export type TCreateApplicationRequest = z.infer<typeof ZCreateApplicationRequest>;
@@ -210,13 +265,28 @@ export type TApplicationWithSecret = z.infer<typeof ZApplicationWithSecret>;
 export const ZApplicationRef = z.object({ id: ZApplicationId, organization_slug: organizationSlug });
 export type TApplicationRef = z.infer<typeof ZApplicationRef>;
 
+const UPDATABLE = [
+  'name',
+  'redirectUrls',
+  'allowedOrigins',
+  'postLogoutRedirectUrls',
+  'backchannelLogoutUrl',
+  'clientType',
+  'signInAudience',
+  'oauth',
+] as const;
+
 export const ZUpdateApplicationRequest = ZApplicationRef.extend({
   name: ZName.optional(),
   redirectUrls: ZRedirectUrls.optional(),
   allowedOrigins: ZAllowedOrigins.optional(),
+  postLogoutRedirectUrls: ZPostLogoutRedirectUrls.optional(),
+  backchannelLogoutUrl: ZBackchannelLogoutUrl.optional(),
+  clientType: ZClientType.optional(),
+  signInAudience: ZSignInAudience.optional(),
   oauth: ZApplicationOauthInput.optional(),
-}).refine((v) => v.name !== undefined || v.redirectUrls !== undefined || v.allowedOrigins !== undefined || v.oauth !== undefined, {
-  message: 'send name, redirectUrls, allowedOrigins or oauth',
+}).refine((v) => UPDATABLE.some((field) => v[field] !== undefined), {
+  message: `send at least one of ${UPDATABLE.join(', ')}`,
 });
 export type TUpdateApplicationRequest = z.infer<typeof ZUpdateApplicationRequest>;
 
@@ -271,6 +341,23 @@ export const ZApplicationSettingsForm = z.object({
   name: ZName,
   redirectUrls: linesOf(checkRedirectUrl, 'redirect URLs'),
   allowedOrigins: linesOf(checkAllowedOrigin, 'origins'),
+  postLogoutRedirectUrls: linesOf(checkAbsoluteUrl, 'post-logout redirect URLs'),
+  backchannelLogoutUrl: z
+    .string()
+    .trim()
+    .transform((v, ctx) => {
+      if (v === '') {
+        return null;
+      }
+      const checked = checkAbsoluteUrl(v);
+      if ('error' in checked) {
+        ctx.addIssue({ code: 'custom', message: checked.error });
+        return z.NEVER;
+      }
+      return checked.value;
+    }),
+  clientType: ZClientType,
+  signInAudience: ZSignInAudience,
   productionProvider: z
     .string()
     .trim()

@@ -166,6 +166,10 @@ export async function updateApplicationSettings(
     name?: string;
     redirectUrls?: string[];
     allowedOrigins?: string[];
+    postLogoutRedirectUrls?: string[];
+    backchannelLogoutUrl?: string | null;
+    clientType?: ApplicationRow['clientType'];
+    signInAudience?: ApplicationRow['signInAudience'];
     oauth?: ApplicationRow['oauth'];
   },
 ): Promise<ApplicationRow | undefined> {
@@ -175,6 +179,10 @@ export async function updateApplicationSettings(
       name: opts.name,
       redirectUrls: opts.redirectUrls,
       allowedOrigins: opts.allowedOrigins,
+      postLogoutRedirectUrls: opts.postLogoutRedirectUrls,
+      backchannelLogoutUrl: opts.backchannelLogoutUrl,
+      clientType: opts.clientType,
+      signInAudience: opts.signInAudience,
       oauth: opts.oauth,
       updatedAt: new Date(),
     })

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /** Per-application social sign-in settings. */
@@ -33,6 +33,21 @@ export const applications = pgTable(
     redirectUrls: text('redirect_urls').array().notNull().default(sql`'{}'::text[]`),
     /** Browser origins allowed to call the public API for this application. */
     allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'::text[]`),
+    /** Exact URLs an OpenID Connect logout (end_session) may return to: its post_logout_redirect_uris. */
+    postLogoutRedirectUrls: text('post_logout_redirect_urls').array().notNull().default(sql`'{}'::text[]`),
+    /** Where OIDC Back-Channel Logout tokens are POSTed when a session ends; null: none. */
+    backchannelLogoutUrl: text('backchannel_logout_url'),
+    /**
+     * `confidential`: authenticates at the token endpoint with the secret key (client_secret_basic
+     * or client_secret_post); `public`: PKCE alone (SPAs, native apps).
+     */
+    clientType: text('client_type', { enum: ['confidential', 'public'] })
+      .notNull()
+      .default('confidential'),
+    /** Who may sign in to it: `anyone`, or only `members` of its organization. */
+    signInAudience: text('sign_in_audience', { enum: ['anyone', 'members'] })
+      .notNull()
+      .default('anyone'),
     oauth: jsonb('oauth').$type<ApplicationOauthSettings>().notNull().default({}),
     /** The one shared keyless-development application (at most one row has it). */
     isKeyless: boolean('is_keyless').notNull().default(false),
@@ -43,5 +58,7 @@ export const applications = pgTable(
     uniqueIndex('applications_tenant_slug_key').on(t.tenantId, t.slug),
     index('applications_tenant_created_idx').on(t.tenantId, t.createdAt),
     uniqueIndex('applications_single_keyless_key').on(t.isKeyless).where(sql`${t.isKeyless}`),
+    check('applications_client_type_check', sql`${t.clientType} in ('confidential', 'public')`),
+    check('applications_sign_in_audience_check', sql`${t.signInAudience} in ('anyone', 'members')`),
   ],
 );

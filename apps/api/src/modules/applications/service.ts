@@ -69,6 +69,9 @@ export async function createApplication(
     status?: ApplicationRow['status'];
     redirectUrls?: string[];
     allowedOrigins?: string[];
+    postLogoutRedirectUrls?: string[];
+    backchannelLogoutUrl?: string | null;
+    clientType?: ApplicationRow['clientType'];
   },
 ): Promise<CreatedApplication> {
   if (!SLUG_PATTERN.test(input.organizationSlug)) {
@@ -94,6 +97,9 @@ export async function createApplication(
       status: input.status,
       redirectUrls: input.redirectUrls,
       allowedOrigins: input.allowedOrigins,
+      postLogoutRedirectUrls: input.postLogoutRedirectUrls,
+      backchannelLogoutUrl: input.backchannelLogoutUrl,
+      clientType: input.clientType,
     });
     return { ...created, organization };
   });
@@ -113,6 +119,10 @@ async function insertWithFreshKeys(
     status?: ApplicationRow['status'];
     redirectUrls?: string[];
     allowedOrigins?: string[];
+    postLogoutRedirectUrls?: string[];
+    backchannelLogoutUrl?: string | null;
+    clientType?: ApplicationRow['clientType'];
+    signInAudience?: ApplicationRow['signInAudience'];
     oauth?: ApplicationRow['oauth'];
   },
 ): Promise<{ application: ApplicationRow; publishableKey: string; secretKey: string }> {
@@ -134,6 +144,10 @@ async function insertWithFreshKeys(
       secretKeyPrefix: secret.secretKeyPrefix,
       redirectUrls: input.redirectUrls ?? [],
       allowedOrigins: input.allowedOrigins ?? [],
+      postLogoutRedirectUrls: input.postLogoutRedirectUrls ?? [],
+      backchannelLogoutUrl: input.backchannelLogoutUrl ?? null,
+      clientType: input.clientType ?? 'confidential',
+      signInAudience: input.signInAudience ?? 'anyone',
       oauth: input.oauth ?? {},
     });
     if (inserted) {
@@ -259,6 +273,10 @@ function toApplication(row: ApplicationRow): TApplication {
     secretKeyPrefix: row.secretKeyPrefix,
     redirectUrls: row.redirectUrls,
     allowedOrigins: row.allowedOrigins,
+    postLogoutRedirectUrls: row.postLogoutRedirectUrls,
+    backchannelLogoutUrl: row.backchannelLogoutUrl,
+    clientType: row.clientType,
+    signInAudience: row.signInAudience,
     oauth: { productionProvider: row.oauth.productionProvider ?? null },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -346,6 +364,10 @@ export async function createApplicationFor(
       slug: input.slug,
       redirectUrls: input.redirectUrls,
       allowedOrigins: input.allowedOrigins,
+      postLogoutRedirectUrls: input.postLogoutRedirectUrls,
+      backchannelLogoutUrl: input.backchannelLogoutUrl,
+      clientType: input.clientType,
+      signInAudience: input.signInAudience,
       oauth: oauthSettings(input.oauth),
     });
     const { application } = created;
@@ -359,6 +381,10 @@ export async function createApplicationFor(
         publishableKey: application.publishableKey,
         redirectUrls: application.redirectUrls,
         allowedOrigins: application.allowedOrigins,
+        postLogoutRedirectUrls: application.postLogoutRedirectUrls,
+        backchannelLogoutUrl: application.backchannelLogoutUrl,
+        clientType: application.clientType,
+        signInAudience: application.signInAudience,
         oauth: application.oauth,
       },
     });
@@ -366,7 +392,10 @@ export async function createApplicationFor(
   });
 }
 
-/** Changes name, allowlists or the production OAuth provider; lists are replaced whole. */
+/**
+ * Changes name, allowlists, OpenID Connect client settings or the production OAuth provider;
+ * lists are replaced whole. The change notification reaches every process's client registry.
+ */
 export async function updateApplication(
   services: CacheAndDb,
   principal: Principal,
@@ -378,6 +407,10 @@ export async function updateApplication(
     name: input.name,
     redirectUrls: input.redirectUrls,
     allowedOrigins: input.allowedOrigins,
+    postLogoutRedirectUrls: input.postLogoutRedirectUrls,
+    backchannelLogoutUrl: input.backchannelLogoutUrl,
+    clientType: input.clientType,
+    signInAudience: input.signInAudience,
     oauth: input.oauth === undefined ? undefined : oauthSettings(input.oauth),
   };
   const result = await services.db.transaction(async (tx) => {
