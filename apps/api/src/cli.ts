@@ -19,7 +19,8 @@ const USAGE = `svc <command>
   serve                               run the API server (and the worker unless WORKER_ENABLED=false)
   worker                              run the job worker only
   migrate                             apply database migrations and exit
-  apps create --org <slug> --name <name> [--org-name <name>] [--status active|disabled] [--json]
+  apps create --org <slug> --name <name> [--org-name <name>] [--status active|disabled]
+                    [--client-type confidential|public] [--json]
   apps set-status <id-or-slug> <active|disabled> [--org <slug>] [--json]
   apps rotate-secret <id-or-slug> [--org <slug>] [--json]
   keys rotate [--json]                a new OpenID Provider signing key (the previous one stays published until its tokens expire)
@@ -112,6 +113,7 @@ const APPS_OPTIONS = {
   'org-name': { type: 'string' },
   name: { type: 'string' },
   status: { type: 'string' },
+  'client-type': { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
 
@@ -140,12 +142,17 @@ async function apps(args: string[]): Promise<void> {
     if (status !== 'active' && status !== 'disabled') {
       throw new AppError('validation_failed', '--status must be active or disabled');
     }
+    const clientType = values['client-type'] ?? 'confidential';
+    if (clientType !== 'confidential' && clientType !== 'public') {
+      throw new AppError('validation_failed', '--client-type must be confidential or public');
+    }
     const created = await withDatabase((db) =>
       createApplication(db, {
         organizationSlug: values.org as string,
         organizationName: values['org-name'],
         name: values.name as string,
         status,
+        clientType,
       }),
     );
     const { application: a, organization: o } = created;
@@ -157,6 +164,7 @@ async function apps(args: string[]): Promise<void> {
           slug: a.slug,
           name: a.name,
           status: a.status,
+          clientType: a.clientType,
           publishableKey: a.publishableKey,
           secretKeyPrefix: a.secretKeyPrefix,
         },
@@ -164,7 +172,7 @@ async function apps(args: string[]): Promise<void> {
         publishableKey: created.publishableKey,
         secretKey: created.secretKey,
       },
-      `created ${a.slug} (${a.id}) in ${o.slug}\npublishable key: ${created.publishableKey}\nsecret key (shown once): ${created.secretKey}`,
+      `created ${a.slug} (${a.id}, ${a.clientType} client) in ${o.slug}\npublishable key: ${created.publishableKey}\nsecret key (shown once): ${created.secretKey}`,
     );
     return;
   }

@@ -30,10 +30,23 @@ export function isLoopbackRedirect(value: string): boolean {
   );
 }
 
+/** Loopback origins (any port) the keyless development application's browser apps run on. */
+export function isLoopbackOrigin(origin: string): boolean {
+  const url = URL.parse(origin);
+  return url !== null && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname) && url.origin === origin;
+}
+
 /**
  * The client metadata of an application: client_id = the application's id, redirect_uris = its
  * redirect URLs (exact; same-origin paths in that list are for svc's hosted pages and are not
- * redirect URIs). Every application is a public client in this release (PKCE, no secret).
+ * redirect URIs), post_logout_redirect_uris and backchannel_logout_uri from its logout settings.
+ *
+ * A confidential application authenticates with its `sk_live_` secret key (client_secret_basic,
+ * or client_secret_post as the request chooses): svc stores only the key's SHA-256, which is the
+ * `client_secret` here, and the provider's compareClientSecret (provider.ts) hashes what the
+ * client presents before comparing. Symmetric uses of the secret (HS* signatures,
+ * client_secret_jwt, secret-derived encryption) are off in the provider, since they would take
+ * the hash itself as the key. A public application presents no secret (PKCE alone).
  */
 export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPayload {
   const { application } = found;
@@ -48,17 +61,44 @@ export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPay
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+      [CORS_METADATA.origins]: application.allowedOrigins,
+      [CORS_METADATA.loopback]: true,
     };
   }
+  const confidential = application.clientType === 'confidential';
   return {
     client_id: application.id,
     client_name: application.name,
     application_type: 'web',
     redirect_uris: application.redirectUrls.filter(isRedirectUri),
-    token_endpoint_auth_method: 'none',
+    post_logout_redirect_uris: application.postLogoutRedirectUrls.filter(isRedirectUri),
+    ...(application.backchannelLogoutUrl && isRedirectUri(application.backchannelLogoutUrl)
+      ? { backchannel_logout_uri: application.backchannelLogoutUrl, backchannel_logout_session_required: true }
+      : {}),
+    ...(confidential
+      ? { token_endpoint_auth_method: 'client_secret_basic', client_secret: application.secretKeyHash }
+      : { token_endpoint_auth_method: 'none' }),
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
+    [CORS_METADATA.origins]: application.allowedOrigins,
+    [CORS_METADATA.loopback]: false,
   };
+}
+
+/**
+ * Client metadata svc adds to oidc-provider's (registered as extraClientMetadata in provider.ts):
+ * the browser origins allowed at the token, revocation and introspection endpoints (CORS), and
+ * whether any loopback origin is (the keyless development application).
+ */
+export const CORS_METADATA = { origins: 'svc_allowed_origins', loopback: 'svc_loopback_origins' } as const;
+
+/** Whether a client (its metadata, as stored by clientMetadataOf) accepts CORS requests from `origin`. */
+export function corsAllowed(metadata: Record<string, unknown>, origin: string): boolean {
+  const origins = metadata[CORS_METADATA.origins];
+  if (Array.isArray(origins) && origins.includes(origin)) {
+    return true;
+  }
+  return metadata[CORS_METADATA.loopback] === true && isLoopbackOrigin(origin);
 }
 
 /**

@@ -26,7 +26,7 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
   beforeAll(async () => {
     server = await startTestServer();
     database = createDatabase({ url: server.databaseUrl, max: 2, applicationName: 'svc-test-oidc' });
-    const app = await seedApplication(database.db, { redirectUrls: [REDIRECT, '/after-sign-in'] });
+    const app = await seedApplication(database.db, { redirectUrls: [REDIRECT, '/after-sign-in'], clientType: 'public' });
     appId = app.application.id;
     appName = app.application.name;
     disabledAppId = (await seedApplication(database.db, { redirectUrls: [REDIRECT], status: 'disabled' })).application.id;

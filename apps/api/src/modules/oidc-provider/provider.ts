@@ -1,4 +1,4 @@
-import { hkdfSync } from 'node:crypto';
+import { hkdfSync, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
@@ -8,6 +8,7 @@ import { quietly } from '@svc/dev-engine/quiet-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { ApplicationCache } from '../applications/cache.ts';
+import { sha256Hex } from '../applications/keys.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import {
   accountFinder,
@@ -19,7 +20,7 @@ import {
   standingOf,
 } from './accounts.ts';
 import { createAdapterFactory } from './adapter.ts';
-import { applicationClients, isLoopbackRedirect } from './clients.ts';
+import { applicationClients, CORS_METADATA, corsAllowed, isLoopbackRedirect } from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { OIDC_TTL } from './ttl.ts';
 
@@ -211,6 +212,16 @@ export class OpenIdProvider {
     // Every code, token and ID token carries sid (the svc session): refresh tokens are honoured
     // only while it lives, and ending it ends them.
     Client.prototype.includeSid = () => true;
+    // A confidential client's `client_secret` is the SHA-256 (hex) of its application's secret
+    // key, as svc stores it: the presented secret is hashed, then compared in constant time.
+    // Rotating the secret key changes the hash in the row, and with it the client on every
+    // process (application cache + NOTIFY).
+    Client.prototype.compareClientSecret = async function compareClientSecret(
+      this: InstanceType<typeof Client>,
+      presented: string,
+    ): Promise<boolean> {
+      return secretMatchesHash(presented, this.clientSecret);
+    };
     const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
     const documents = await this.fetchDocuments(callback);
     return { provider, callback, ...documents, kids: keys.map((k) => k.kid).join(' ') };
@@ -342,8 +353,17 @@ export class OpenIdProvider {
         id_token_signed_response_alg: alg,
       },
       responseTypes: ['code'],
-      // Every application is a public client for now (PKCE, no secret).
-      clientAuthMethods: ['none'],
+      // Public applications: none (PKCE). Confidential ones: their secret key, in the
+      // Authorization header or the body. Nothing that would use the stored hash as a key
+      // (client_secret_jwt, HS* algorithms, symmetric encryption) is enabled.
+      clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+      enabledJWA: {
+        clientAuthSigningAlgValues: ASYMMETRIC_ALGS,
+        requestObjectSigningAlgValues: ASYMMETRIC_ALGS,
+        introspectionSigningAlgValues: ASYMMETRIC_ALGS,
+        authorizationSigningAlgValues: ASYMMETRIC_ALGS,
+      },
+      extraClientMetadata: { properties: [CORS_METADATA.origins, CORS_METADATA.loopback] },
       cookies: {
         keys: this.cookieKeys,
         names: COOKIE_NAMES,
@@ -363,6 +383,7 @@ export class OpenIdProvider {
       extraParams: ['organization'],
       features: {
         devInteractions: { enabled: false },
+        encryption: { enabled: false },
         revocation: { enabled: true },
         introspection: {
           enabled: true,
@@ -432,7 +453,9 @@ export class OpenIdProvider {
         });
         return { sid, ...standing?.organization };
       },
-      clientBasedCORS: () => false,
+      // The token, revocation and introspection endpoints answer a browser only from the
+      // client's own allowedOrigins (the keyless application: loopback origins).
+      clientBasedCORS: (_ctx, origin, client) => corsAllowed(client.metadata(), origin),
     };
   }
 }
@@ -440,6 +463,19 @@ export class OpenIdProvider {
 /** Seconds since the epoch, as oidc-provider keeps times. */
 function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
+}
+
+/** Signing algorithms a client may use for what it signs: never HS*, whose key would be the stored secret hash. */
+const ASYMMETRIC_ALGS = ['RS256', 'PS256', 'ES256', 'Ed25519', 'EdDSA'] as const;
+
+/** Whether `presented` hashes (SHA-256, hex) to `storedHash`, compared in constant time. */
+export function secretMatchesHash(presented: string, storedHash: string | undefined): boolean {
+  if (typeof presented !== 'string' || typeof storedHash !== 'string' || storedHash.length !== 64) {
+    return false;
+  }
+  const actual = Buffer.from(sha256Hex(presented), 'utf8');
+  const expected = Buffer.from(storedHash, 'utf8');
+  return expected.length === actual.length && timingSafeEqual(actual, expected);
 }
 
 /** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
