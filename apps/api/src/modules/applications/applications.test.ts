@@ -95,6 +95,10 @@ describe('POST /v1/applications', () => {
       secretKeyPrefix: secretKey.slice(0, 12),
       redirectUrls: ['https://app.example.com/callback'],
       allowedOrigins: ['https://app.example.com'],
+      postLogoutRedirectUrls: [],
+      backchannelLogoutUrl: null,
+      clientType: 'confidential',
+      signInAudience: 'anyone',
       oauth: { productionProvider: 'github' },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -461,6 +465,145 @@ describe('PATCH /v1/applications/{id}', () => {
       const res = await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { oauth } });
       expect(res.status, JSON.stringify(oauth)).toBe(400);
     }
+  });
+});
+
+describe('OpenID Connect client settings', () => {
+  const patchOf = (admin: SignedIn, id: string) => (body: unknown) =>
+    call('PATCH', `/v1/applications/${id}`, { cookie: admin.cookie, body });
+
+  it('a new application is a confidential client anyone may sign in to, with no logout URLs', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org);
+    expect(application).toMatchObject({
+      clientType: 'confidential',
+      signInAudience: 'anyone',
+      postLogoutRedirectUrls: [],
+      backchannelLogoutUrl: null,
+    });
+    const chosen = await create(admin, org, {
+      name: 'SPA',
+      clientType: 'public',
+      signInAudience: 'members',
+      postLogoutRedirectUrls: ['https://spa.example.com/bye', 'http://localhost:5173/bye'],
+      backchannelLogoutUrl: 'https://spa.example.com/backchannel',
+    });
+    expect(chosen.application).toMatchObject({
+      clientType: 'public',
+      signInAudience: 'members',
+      postLogoutRedirectUrls: ['https://spa.example.com/bye', 'http://localhost:5173/bye'],
+      backchannelLogoutUrl: 'https://spa.example.com/backchannel',
+    });
+    const created = await auditOf(org.id, 'application.created');
+    const summary = created.find((e) => e.targetId === chosen.application.id)?.summary as Json;
+    expect(summary).toMatchObject({ clientType: 'public', signInAudience: 'members' });
+    expect(JSON.stringify(summary)).not.toContain(chosen.secretKey);
+  });
+
+  it('PATCH sets every field, normalized and deduplicated; the audit entry and webhook event carry the change and no secret', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application, secretKey } = await create(admin, org);
+    const res = await patchOf(
+      admin,
+      application.id,
+    )({
+      postLogoutRedirectUrls: [' https://App.Example.com/bye ', 'https://app.example.com/bye', 'http://127.0.0.1:3000/bye'],
+      backchannelLogoutUrl: 'https://app.example.com/backchannel-logout',
+      clientType: 'public',
+      signInAudience: 'members',
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      postLogoutRedirectUrls: ['https://app.example.com/bye', 'http://127.0.0.1:3000/bye'],
+      backchannelLogoutUrl: 'https://app.example.com/backchannel-logout',
+      clientType: 'public',
+      signInAudience: 'members',
+      name: application.name,
+      redirectUrls: application.redirectUrls,
+    });
+    expect((await call('GET', `/v1/applications/${application.id}`, { cookie: admin.cookie })).body).toEqual(res.body);
+    const changes = {
+      postLogoutRedirectUrls: ['https://app.example.com/bye', 'http://127.0.0.1:3000/bye'],
+      backchannelLogoutUrl: 'https://app.example.com/backchannel-logout',
+      clientType: 'public',
+      signInAudience: 'members',
+    };
+    const entries = await auditOf(org.id, 'application.updated');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.summary).toEqual({ changes });
+    const events = await server.services.sql<{ data: Json }[]>`
+      select data from webhook_events where tenant_id = ${org.id} and type = 'application.updated'`;
+    expect(events).toHaveLength(1);
+    expect(events[0]?.data).toMatchObject({ changes, id: application.id });
+    const [row] = await server.services.db.select().from(applications).where(eq(applications.id, application.id));
+    for (const text of [JSON.stringify(entries), JSON.stringify(events), res.text]) {
+      expect(text).not.toContain(secretKey);
+      expect(text).not.toContain(row?.secretKeyHash);
+    }
+    // null clears the back-channel URL; back to confidential.
+    const cleared = await patchOf(admin, application.id)({ backchannelLogoutUrl: null, clientType: 'confidential' });
+    expect(cleared.body).toMatchObject({ backchannelLogoutUrl: null, clientType: 'confidential', signInAudience: 'members' });
+  });
+
+  it.each([
+    ['postLogoutRedirectUrls', ['javascript:alert(1)']],
+    ['postLogoutRedirectUrls', ['https://user:pw@app.example.com/bye']],
+    ['postLogoutRedirectUrls', ['https://user@app.example.com/bye']],
+    ['postLogoutRedirectUrls', ['https://app.example.com/bye#frag']],
+    ['postLogoutRedirectUrls', ['http://app.example.com/bye']],
+    ['postLogoutRedirectUrls', ['/bye']],
+    ['postLogoutRedirectUrls', ['data:text/html,hi']],
+    ['postLogoutRedirectUrls', Array.from({ length: 51 }, (_, i) => `https://app.example.com/bye/${i}`)],
+    ['postLogoutRedirectUrls', 'https://app.example.com/bye'],
+    ['backchannelLogoutUrl', 'javascript:alert(1)'],
+    ['backchannelLogoutUrl', 'http://app.example.com/bc'],
+    ['backchannelLogoutUrl', 'https://user:pw@app.example.com/bc'],
+    ['backchannelLogoutUrl', 'https://app.example.com/bc#x'],
+    ['backchannelLogoutUrl', '/bc'],
+    ['backchannelLogoutUrl', ''],
+    ['backchannelLogoutUrl', ['https://app.example.com/bc']],
+    ['clientType', 'secret'],
+    ['clientType', null],
+    ['signInAudience', 'everyone'],
+  ])('refuses %s = %j with 400 validation_failed and writes nothing', async (field, value) => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org, { postLogoutRedirectUrls: ['https://app.example.com/ok'] });
+    const before = (await call('GET', `/v1/applications/${application.id}`, { cookie: admin.cookie })).body;
+    const res = await patchOf(admin, application.id)({ [field]: value });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect((await call('GET', `/v1/applications/${application.id}`, { cookie: admin.cookie })).body).toEqual(before);
+    expect(await auditOf(org.id, 'application.updated')).toHaveLength(0);
+    // The same value at creation is refused too, and creates nothing.
+    const created = await call('POST', '/v1/applications', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, name: 'Refused', [field]: value },
+    });
+    expect(created.status, created.text).toBe(400);
+    expect(created.body.error.code).toBe('validation_failed');
+    expect(await auditOf(org.id, 'application.created')).toHaveLength(1);
+  });
+
+  it("another organization's application is the same 404, and nothing changes there", async () => {
+    const { org, admin } = await adminOfNewOrg();
+    await create(admin, org);
+    const other = await adminOfNewOrg();
+    const foreign = (await create(other.admin, other.org)).application;
+    const attack = {
+      clientType: 'public',
+      postLogoutRedirectUrls: ['https://evil.example/bye'],
+      backchannelLogoutUrl: 'https://evil.example/bc',
+    };
+    for (const res of [
+      await patchOf(admin, foreign.id)(attack),
+      await patchOf(admin, foreign.id)({ ...attack, organization_slug: org.slug }),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    const read = await call('GET', `/v1/applications/${foreign.id}`, { cookie: other.admin.cookie });
+    expect(read.body).toMatchObject({ clientType: 'confidential', postLogoutRedirectUrls: [], backchannelLogoutUrl: null });
+    expect(await auditOf(other.org.id, 'application.updated')).toHaveLength(0);
   });
 });
 
