@@ -115,6 +115,31 @@ describeInChromium('e2e: applications in the console', () => {
     expect(context.body.javascriptOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
     await saveScreenshot(page, 'console-applications-settings');
 
+    // OpenID Connect: issuer, client id and discovery URL to copy; client type and logout URLs editable.
+    const applicationId = new URL(page.url()).searchParams.get('application') ?? '';
+    await page.getByTestId('application-oidc-issuer').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('application-oidc-issuer').textContent()).toBe(server.url);
+    expect(await page.getByTestId('application-oidc-client-id').textContent()).toBe(applicationId);
+    expect(await page.getByTestId('application-oidc-discovery').textContent()).toBe(`${server.url}/.well-known/openid-configuration`);
+    expect(await page.getByTestId('application-oidc-client-type').textContent()).toMatch(/^confidential/);
+    await page.getByTestId('application-oidc-discovery-copy').click();
+    await page.getByTestId('application-oidc-discovery-copy').filter({ hasText: 'Copied' }).waitFor();
+    await page.getByTestId('application-backchannel-url').fill('http://app.example.com/backchannel');
+    await page.getByTestId('application-save').click();
+    await page.getByTestId('application-backchannel-url-error').waitFor({ state: 'visible' });
+    await page.getByTestId('application-backchannel-url').fill('https://app.example.com/backchannel');
+    await page.getByTestId('application-post-logout-urls').fill('https://app.example.com/bye\nhttps://app.example.com/bye');
+    await page.getByTestId('application-client-type').selectOption('public');
+    await page.getByTestId('application-save').click();
+    await page.getByTestId('application-oidc-client-type').filter({ hasText: 'public' }).waitFor();
+    expect(await page.getByTestId('application-post-logout-urls').inputValue()).toBe('https://app.example.com/bye');
+    expect(await page.getByTestId('application-oidc-post-logout-urls').textContent()).toBe('https://app.example.com/bye');
+    expect(await page.getByTestId('application-oidc-backchannel-url').textContent()).toBe('https://app.example.com/backchannel');
+    // The discovery document the console points at names the same issuer.
+    const discovery = await api('/.well-known/openid-configuration', {});
+    expect(discovery.body.issuer).toBe(server.url);
+    await saveScreenshot(page, 'console-applications-oidc');
+
     // Rotate: confirmed, the new secret shown once, the old one refused at once.
     await confirm('application-rotate');
     await revealed.waitFor({ state: 'visible' });

@@ -1,6 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { type TApplication, type TApplicationWithSecret, ZApplicationSettingsForm } from '@svc/contracts/applications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
@@ -22,6 +23,9 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onRotated }: 
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.applications.pathKey() });
   const setStatus = useMutation(trpc.applications.setStatus.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.applications.rotateSecret.mutationOptions({ onSuccess: refresh }));
+  // The issuer is PUBLIC_URL: svc itself is every application's OpenID Provider.
+  const config = useQuery(trpc.service.config.queryOptions());
+  const issuer = config.data?.publicUrl.replace(/\/+$/, '');
 
   return (
     <section className="panel" data-testid="application-detail" data-application-id={id}>
@@ -55,6 +59,54 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onRotated }: 
             <dd>
               <code data-testid="application-secret-prefix">{application.data.secretKeyPrefix}…</code>{' '}
               <span className="muted">shown once when created or rotated; svc keeps only a hash</span>
+            </dd>
+          </dl>
+          <dl className="facts" data-testid="application-oidc">
+            <dt>Issuer</dt>
+            <dd>{issuer ? <Copyable value={issuer} testId="application-oidc-issuer" /> : <span className="muted">loading…</span>}</dd>
+            <dt>Client ID</dt>
+            <dd>
+              <Copyable value={application.data.id} testId="application-oidc-client-id" />
+            </dd>
+            <dt>Discovery URL</dt>
+            <dd>
+              {issuer ? (
+                <Copyable value={`${issuer}/.well-known/openid-configuration`} testId="application-oidc-discovery" />
+              ) : (
+                <span className="muted">loading…</span>
+              )}
+            </dd>
+            <dt>Client type</dt>
+            <dd data-testid="application-oidc-client-type">
+              {application.data.clientType === 'confidential' ? (
+                <>
+                  confidential <span className="muted">client secret: the secret key (client_secret_basic or client_secret_post)</span>
+                </>
+              ) : (
+                <>
+                  public <span className="muted">no secret; PKCE (S256) required</span>
+                </>
+              )}
+            </dd>
+            <dt>Post-logout redirect URLs</dt>
+            <dd data-testid="application-oidc-post-logout-urls">
+              {application.data.postLogoutRedirectUrls.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
+                application.data.postLogoutRedirectUrls.map((url) => (
+                  <div key={url}>
+                    <code>{url}</code>
+                  </div>
+                ))
+              )}
+            </dd>
+            <dt>Back-channel logout URL</dt>
+            <dd data-testid="application-oidc-backchannel-url">
+              {application.data.backchannelLogoutUrl ? (
+                <code>{application.data.backchannelLogoutUrl}</code>
+              ) : (
+                <span className="muted">none</span>
+              )}
             </dd>
           </dl>
           <div style={{ display: 'flex', gap: 8, flexWrap: 'wrap' }}>
@@ -118,11 +170,36 @@ export function StatusPill({ status, testId }: { status: TApplication['status'];
   );
 }
 
+/** A value with a copy button. */
+function Copyable({ value, testId }: { value: string; testId: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <span style={{ display: 'inline-flex', gap: 8, alignItems: 'center', flexWrap: 'wrap' }}>
+      <code data-testid={testId}>{value}</code>
+      <button
+        type="button"
+        className="button"
+        data-testid={`${testId}-copy`}
+        onClick={async () => {
+          await navigator.clipboard?.writeText(value).catch(() => undefined);
+          setCopied(true);
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </span>
+  );
+}
+
 function formValues(application: TApplication) {
   return {
     name: application.name,
     redirectUrls: application.redirectUrls.join('\n'),
     allowedOrigins: application.allowedOrigins.join('\n'),
+    postLogoutRedirectUrls: application.postLogoutRedirectUrls.join('\n'),
+    backchannelLogoutUrl: application.backchannelLogoutUrl ?? '',
+    clientType: application.clientType,
+    signInAudience: application.signInAudience,
     productionProvider: application.oauth.productionProvider ?? '',
   };
 }
@@ -153,6 +230,10 @@ function SettingsForm({
         name: values.name,
         redirectUrls: values.redirectUrls,
         allowedOrigins: values.allowedOrigins,
+        postLogoutRedirectUrls: values.postLogoutRedirectUrls,
+        backchannelLogoutUrl: values.backchannelLogoutUrl,
+        clientType: values.clientType,
+        signInAudience: values.signInAudience,
         oauth: { productionProvider: values.productionProvider },
       })
       .catch(() => undefined);
@@ -197,6 +278,53 @@ function SettingsForm({
         {errors.allowedOrigins && (
           <span className="form-field__error" data-testid="application-allowed-origins-error">
             {errors.allowedOrigins.message}
+          </span>
+        )}
+      </label>
+      <label className="form-field">
+        <span>Client type</span>
+        <span className="muted">
+          Confidential: a server-side app that authenticates with the secret key. Public: an SPA or native app that cannot keep a secret
+          (PKCE only).
+        </span>
+        <select data-testid="application-client-type" {...form.register('clientType')}>
+          <option value="confidential">confidential</option>
+          <option value="public">public</option>
+        </select>
+      </label>
+      <label className="form-field">
+        <span>Who may sign in</span>
+        <select data-testid="application-sign-in-audience" {...form.register('signInAudience')}>
+          <option value="anyone">anyone</option>
+          <option value="members">members of this organization only</option>
+        </select>
+      </label>
+      <label className="form-field">
+        <span>Post-logout redirect URLs (one per line)</span>
+        <span className="muted">
+          Where an OpenID Connect logout may send users back to (an exact match): https URLs, http only for localhost and 127.0.0.1, no
+          fragments. At most 50.
+        </span>
+        <textarea style={textArea} data-testid="application-post-logout-urls" {...form.register('postLogoutRedirectUrls')} />
+        {errors.postLogoutRedirectUrls && (
+          <span className="form-field__error" data-testid="application-post-logout-urls-error">
+            {errors.postLogoutRedirectUrls.message}
+          </span>
+        )}
+      </label>
+      <label className="form-field">
+        <span>Back-channel logout URL</span>
+        <span className="muted">
+          svc POSTs a signed logout token here when a session that signed in to this application ends. Empty: none.
+        </span>
+        <input
+          placeholder="https://app.example.com/backchannel-logout"
+          data-testid="application-backchannel-url"
+          {...form.register('backchannelLogoutUrl')}
+        />
+        {errors.backchannelLogoutUrl && (
+          <span className="form-field__error" data-testid="application-backchannel-url-error">
+            {errors.backchannelLogoutUrl.message}
           </span>
         )}
       </label>
