@@ -116,6 +116,43 @@ describe('svc command line', () => {
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('application_disabled');
     });
 
+    it('--client-type public creates a public OpenID Connect client; the default is confidential; anything else is refused', async () => {
+      const spa = await create('--org', 'clients', '--name', 'SPA', '--client-type', 'public');
+      const web = await create('--org', 'clients', '--name', 'Web');
+      expect(spa.application).toMatchObject({ clientType: 'public' });
+      expect(web.application).toMatchObject({ clientType: 'confidential' });
+      // What the provider makes of them: a public client authenticates with nothing, a confidential one with its secret key.
+      const token = (clientId: string, auth?: string) =>
+        fetch(`${server.url}/oidc/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code: 'bogus',
+            redirect_uri: 'https://app.example.com/cb',
+            code_verifier: 'v'.repeat(43),
+            ...(auth ? {} : { client_id: clientId }),
+          }),
+        }).then(async (res) => ((await res.json()) as { error: string }).error);
+      const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+      // A client needs a redirect URL to exist at the provider at all.
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        await sql`update applications set redirect_urls = array['https://app.example.com/cb'] where id in ${sql([spa.application.id, web.application.id])}`;
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+      await expect.poll(() => token(spa.application.id), { timeout: 1_000, interval: 20 }).toBe('invalid_grant');
+      expect(await token(web.application.id)).toBe('invalid_client');
+      expect(await token(web.application.id, basic(web.application.id, web.secretKey))).toBe('invalid_grant');
+
+      const r = await svc('apps', 'create', '--org', 'clients', '--name', 'Bad', '--client-type', 'secret', '--json');
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/--client-type/);
+      expectOneLineError(r.stderr);
+    });
+
     it('without --name fails with a one-line message and creates nothing', async () => {
       const r = await svc('apps', 'create', '--org', 'nameless', '--json');
       expect(r.code).not.toBe(0);
