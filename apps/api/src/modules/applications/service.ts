@@ -238,6 +238,8 @@ export async function getOrCreateKeylessApplication(db: Db): Promise<Application
       secretKeyHash: secret.secretKeyHash,
       secretKeyPrefix: secret.secretKeyPrefix,
       isKeyless: true,
+      // Its secret is never shown: it signs in as a public client (PKCE), on any loopback port.
+      clientType: 'public',
     });
   });
   const created = await findKeylessApplication(db);
