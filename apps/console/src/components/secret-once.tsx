@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { CopyButton } from './copy-button.tsx';
 
 type SecretOnceProps = {
   /** What it is: "Secret key", "Invite link". */
@@ -11,7 +11,6 @@ type SecretOnceProps = {
 
 /** A secret the api returns once: shown in full with a copy button and a plain warning. */
 export function SecretOnce({ label, value, testId = 'secret-once', storedAs = 'only a hash' }: SecretOnceProps) {
-  const [copied, setCopied] = useState(false);
   return (
     <div className="secret-once" data-testid={testId}>
       <p className="secret-once__label">
@@ -21,17 +20,7 @@ export function SecretOnce({ label, value, testId = 'secret-once', storedAs = 'o
         <code className="secret-once__value" data-testid={`${testId}-value`}>
           {value}
         </code>
-        <button
-          type="button"
-          className="button"
-          data-testid={`${testId}-copy`}
-          onClick={async () => {
-            await navigator.clipboard?.writeText(value).catch(() => undefined);
-            setCopied(true);
-          }}
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </button>
+        <CopyButton value={value} testId={`${testId}-copy`} />
       </div>
     </div>
   );

@@ -1,9 +1,9 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { type TApplication, type TApplicationWithSecret, ZApplicationSettingsForm } from '@svc/contracts/applications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { useTRPC } from '../../trpc.ts';
 
@@ -172,21 +172,10 @@ export function StatusPill({ status, testId }: { status: TApplication['status'];
 
 /** A value with a copy button. */
 function Copyable({ value, testId }: { value: string; testId: string }) {
-  const [copied, setCopied] = useState(false);
   return (
     <span style={{ display: 'inline-flex', gap: 8, alignItems: 'center', flexWrap: 'wrap' }}>
       <code data-testid={testId}>{value}</code>
-      <button
-        type="button"
-        className="button"
-        data-testid={`${testId}-copy`}
-        onClick={async () => {
-          await navigator.clipboard?.writeText(value).catch(() => undefined);
-          setCopied(true);
-        }}
-      >
-        {copied ? 'Copied' : 'Copy'}
-      </button>
+      <CopyButton value={value} testId={`${testId}-copy`} />
     </span>
   );
 }
