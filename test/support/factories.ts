@@ -15,6 +15,7 @@ export async function seedApplication(
     postLogoutRedirectUrls?: string[];
     backchannelLogoutUrl?: string | null;
     clientType?: 'confidential' | 'public';
+    signInAudience?: 'anyone' | 'members';
   } = {},
 ): Promise<CreatedApplication> {
   counter++;
@@ -27,5 +28,6 @@ export async function seedApplication(
     postLogoutRedirectUrls: opts.postLogoutRedirectUrls,
     backchannelLogoutUrl: opts.backchannelLogoutUrl,
     clientType: opts.clientType,
+    signInAudience: opts.signInAudience,
   });
 }

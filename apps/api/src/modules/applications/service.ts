@@ -72,6 +72,7 @@ export async function createApplication(
     postLogoutRedirectUrls?: string[];
     backchannelLogoutUrl?: string | null;
     clientType?: ApplicationRow['clientType'];
+    signInAudience?: ApplicationRow['signInAudience'];
   },
 ): Promise<CreatedApplication> {
   if (!SLUG_PATTERN.test(input.organizationSlug)) {
@@ -100,6 +101,7 @@ export async function createApplication(
       postLogoutRedirectUrls: input.postLogoutRedirectUrls,
       backchannelLogoutUrl: input.backchannelLogoutUrl,
       clientType: input.clientType,
+      signInAudience: input.signInAudience,
     });
     return { ...created, organization };
   });

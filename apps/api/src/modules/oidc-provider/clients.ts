@@ -82,6 +82,7 @@ export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPay
     response_types: ['code'],
     [CORS_METADATA.origins]: application.allowedOrigins,
     [CORS_METADATA.loopback]: false,
+    ...(application.signInAudience === 'members' ? { [MEMBERS_OF_METADATA]: application.tenantId } : {}),
   };
 }
 
@@ -91,6 +92,19 @@ export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPay
  * whether any loopback origin is (the keyless development application).
  */
 export const CORS_METADATA = { origins: 'svc_allowed_origins', loopback: 'svc_loopback_origins' } as const;
+
+/**
+ * Client metadata svc adds for `signInAudience: members`: the id of the organization whose active
+ * members alone may sign in to the application (absent for `anyone`). Registered beside
+ * CORS_METADATA in provider.ts and checked when the grant is made.
+ */
+export const MEMBERS_OF_METADATA = 'svc_members_of';
+
+/** The organization a client admits only its members of, or undefined when it admits anyone. */
+export function membersOnlyOrganization(metadata: Record<string, unknown>): string | undefined {
+  const id = metadata[MEMBERS_OF_METADATA];
+  return typeof id === 'string' ? id : undefined;
+}
 
 /** Whether a client (its metadata, as stored by clientMetadataOf) accepts CORS requests from `origin`. */
 export function corsAllowed(metadata: Record<string, unknown>, origin: string): boolean {

@@ -20,7 +20,14 @@ import {
   standingOf,
 } from './accounts.ts';
 import { createAdapterFactory } from './adapter.ts';
-import { applicationClients, CORS_METADATA, corsAllowed, isLoopbackRedirect } from './clients.ts';
+import {
+  applicationClients,
+  CORS_METADATA,
+  corsAllowed,
+  isLoopbackRedirect,
+  MEMBERS_OF_METADATA,
+  membersOnlyOrganization,
+} from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { OIDC_TTL } from './ttl.ts';
 
@@ -307,6 +314,11 @@ export class OpenIdProvider {
     if (!client || !accountId || !current || current.user.id !== accountId) {
       return undefined;
     }
+    // signInAudience `members`: only an active member of the application's organization.
+    const membersOf = membersOnlyOrganization(client.metadata());
+    if (membersOf !== undefined && !current.memberships.some((m) => m.organization.id === membersOf)) {
+      throw new errors.AccessDenied('this application admits only members of its organization');
+    }
     oidc.session?.sidFor(client.clientId, current.session.id);
     const scopes = [...oidc.requestParamScopes];
     let organization: GrantOrganization | undefined;
@@ -363,7 +375,7 @@ export class OpenIdProvider {
         introspectionSigningAlgValues: ASYMMETRIC_ALGS,
         authorizationSigningAlgValues: ASYMMETRIC_ALGS,
       },
-      extraClientMetadata: { properties: [CORS_METADATA.origins, CORS_METADATA.loopback] },
+      extraClientMetadata: { properties: [CORS_METADATA.origins, CORS_METADATA.loopback, MEMBERS_OF_METADATA] },
       cookies: {
         keys: this.cookieKeys,
         names: COOKIE_NAMES,

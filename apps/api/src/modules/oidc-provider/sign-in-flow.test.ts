@@ -318,6 +318,39 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(browsed.callback.searchParams.get('code')).toBeNull();
   });
 
+  it("signInAudience members: a person outside the application's organization gets access_denied, a member signs in", async () => {
+    const app = await seedApplication(database.db, { clientType: 'public', signInAudience: 'members', redirectUrls: [REDIRECT] });
+    const membersOnly = await oidc.discovery(new URL(server.url), app.application.id, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const attempt = async (jar: CookieJar) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(membersOnly, {
+        redirect_uri: REDIRECT,
+        scope: 'openid email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+      });
+      return { browsed: await browse(jar, url), verifier, state };
+    };
+    const jar = new CookieJar();
+    const outsider = await attempt(jar);
+    expect(outsider.browsed.callback.searchParams.get('error')).toBe('access_denied');
+    expect(outsider.browsed.callback.searchParams.get('code')).toBeNull();
+
+    await database.sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${app.organization.id}, id, 'org_member' from users where email = ${PEOPLE.user.email}`;
+    const member = await attempt(jar);
+    const tokens = await oidc.authorizationCodeGrant(membersOnly, member.browsed.callback, {
+      pkceCodeVerifier: member.verifier,
+      expectedState: member.state,
+    });
+    expect(tokens.claims()?.email).toBe(PEOPLE.user.email);
+  });
+
   it('a person in two organizations picks one on the hosted page, or names it with organization=<slug>', async () => {
     const jar = new CookieJar();
     await signIn(jar, {}, { person: 'social' });
