@@ -1,19 +1,13 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDatabase } from '../../../test/support/db.ts';
 import type { DbOrTx } from './client.ts';
-import { MIGRATIONS_FOLDER, migrateDatabase } from './migrate.ts';
+import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
 import { findApplicationWithOrganizationById } from './queries/applications.ts';
 
 /** The last migration before applications had OpenID Connect client settings. */
 const BEFORE = '0016_oidc_provider';
-
-type Journal = { entries: { idx: number; tag: string }[] };
 
 /**
  * A database as it stood before applications became OpenID Connect clients, with applications of
@@ -25,28 +19,19 @@ describe('migrating applications to OpenID Connect client settings', () => {
   const { name, url, adminUrl } = runDatabase('app_clients');
   let admin: postgres.Sql;
   let db: postgres.Sql;
-  let oldFolder: string;
 
   beforeAll(async () => {
     admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database "${name}"`);
+    // The committed migrations up to BEFORE, applied as a server of that time would have.
+    await migrateDatabaseTo(url, BEFORE);
     db = postgres(url, { max: 1, onnotice: () => {} });
-    oldFolder = mkdtempSync(path.join(tmpdir(), 'svc-migrations-'));
-    cpSync(MIGRATIONS_FOLDER, oldFolder, { recursive: true });
-    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as Journal;
-    const last = journal.entries.findIndex((e) => e.tag === BEFORE);
-    expect(last).toBeGreaterThanOrEqual(0);
-    writeFileSync(path.join(oldFolder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }));
-    await migrate(drizzle(db), { migrationsFolder: oldFolder });
   }, 60_000);
 
   afterAll(async () => {
     await db?.end({ timeout: 1 });
     await admin?.unsafe(`drop database if exists "${name}" with (force)`);
     await admin?.end({ timeout: 1 });
-    if (oldFolder) {
-      rmSync(oldFolder, { recursive: true, force: true });
-    }
   });
 
   it('keeps every application as it was, now a confidential client open to anyone with no logout URLs', async () => {

@@ -1,18 +1,11 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDatabase } from '../../../test/support/db.ts';
-import { MIGRATIONS_FOLDER, migrateDatabase } from './migrate.ts';
+import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
 import { findMembershipsOfUsers } from './queries/sessions.ts';
 
 /** The last migration before memberships had a status. */
 const BEFORE = '0014_webhook_attempts_removed_by_trigger';
-
-type Journal = { entries: { idx: number; tag: string }[] };
 
 /**
  * A database as it stood before memberships got a status, holding memberships of every kind
@@ -23,29 +16,19 @@ describe('migrating memberships to invited / active / suspended', () => {
   const { name, url, adminUrl } = runDatabase('memberships');
   let admin: postgres.Sql;
   let db: postgres.Sql;
-  let oldFolder: string;
 
   beforeAll(async () => {
     admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database "${name}"`);
-    db = postgres(url, { max: 1, onnotice: () => {} });
     // The committed migrations up to BEFORE, applied as a server of that time would have.
-    oldFolder = mkdtempSync(path.join(tmpdir(), 'svc-migrations-'));
-    cpSync(MIGRATIONS_FOLDER, oldFolder, { recursive: true });
-    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as Journal;
-    const last = journal.entries.findIndex((e) => e.tag === BEFORE);
-    expect(last).toBeGreaterThanOrEqual(0);
-    writeFileSync(path.join(oldFolder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }));
-    await migrate(drizzle(db), { migrationsFolder: oldFolder });
+    await migrateDatabaseTo(url, BEFORE);
+    db = postgres(url, { max: 1, onnotice: () => {} });
   }, 60_000);
 
   afterAll(async () => {
     await db?.end({ timeout: 1 });
     await admin?.unsafe(`drop database if exists "${name}" with (force)`);
     await admin?.end({ timeout: 1 });
-    if (oldFolder) {
-      rmSync(oldFolder, { recursive: true, force: true });
-    }
   });
 
   it('keeps every membership, with its role and date, as active; the session read still finds them', async () => {

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -124,4 +125,29 @@ function failingMigration(error: unknown): string | undefined {
 function silentLogger(): Logger {
   // Worker migrations have nothing an operator needs to read on every boot.
   return new Logger(() => () => {});
+}
+
+/**
+ * Applies the committed migrations up to and including `tag` (a journal entry such as
+ * `0014_webhook_attempts_removed_by_trigger`) to the database at `url`, as a server of that time
+ * would have: for tests that migrate data written under an older schema.
+ */
+export async function migrateDatabaseTo(url: string, tag: string): Promise<void> {
+  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as {
+    entries: { tag: string }[];
+  };
+  const last = journal.entries.findIndex((e) => e.tag === tag);
+  if (last < 0) {
+    throw new Error(`no migration ${tag} in ${MIGRATIONS_FOLDER}`);
+  }
+  const folder = mkdtempSync(path.join(tmpdir(), 'svc-migrations-'));
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
+    writeFileSync(path.join(folder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }));
+    await drizzleMigrate(drizzle(sql), { migrationsFolder: folder });
+  } finally {
+    await sql.end({ timeout: 1 });
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
