@@ -210,16 +210,41 @@ function workerPool(opts: StartWorkerOptions): { pool: pg.Pool; end: () => Promi
     opts.logger.info({ code: (error as { code?: string }).code }, `job runner database connection closed: ${error.message}`);
   };
   pool.on('error', onError);
-  pool.on('connect', (client) => client.on('error', onError));
+  // pg-pool's end() resolves once no client is checked out, while the idle ones it ends are
+  // still saying goodbye to the server: the connections are counted here until each is closed.
+  const open = new Set<pg.PoolClient>();
+  let allClosed: (() => void) | undefined;
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+    open.add(client);
+  });
+  pool.on('remove', (client) => {
+    open.delete(client);
+    if (open.size === 0) {
+      allClosed?.();
+    }
+  });
   let ended: Promise<void> | undefined;
   return {
     pool,
     end: () => {
-      ended ??= pool.end().catch(() => {});
+      ended ??= (async () => {
+        const closed = new Promise<void>((resolve) => {
+          allClosed = resolve;
+        });
+        await pool.end().catch(() => {});
+        if (open.size > 0) {
+          // Bounded: a connection whose server vanished is given up on, not waited for forever.
+          await Promise.race([closed, sleep(POOL_CLOSE_GRACE_MS, undefined, { ref: false })]);
+        }
+      })();
       return ended;
     },
   };
 }
+
+/** How long stopping waits for the worker's last connections to close. */
+const POOL_CLOSE_GRACE_MS = 5_000;
 
 /** One Graphile runner with its own stop signal, and the start-up jobs queued. */
 async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): Promise<Launched> {
