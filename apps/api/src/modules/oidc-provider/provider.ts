@@ -202,6 +202,7 @@ export class OpenIdProvider {
     }
     const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
     provider.proxy = true;
+    provider.use(offlineAccessWithoutConsentScreen);
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
     Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
@@ -470,6 +471,26 @@ export class OpenIdProvider {
       clientBasedCORS: (_ctx, origin, client) => corsAllowed(client.metadata(), origin),
     };
   }
+}
+
+/**
+ * OpenID Connect grants `offline_access` only with prompt=consent "unless other conditions for
+ * processing the request permitting offline access are in place" (Core 11). svc's applications
+ * are first-party and svc shows no consent screen, and a refresh token lives only as long as the
+ * svc session: an authorization request asking for `offline_access` without naming a prompt is
+ * read as prompt=consent, so any OIDC library gets its refresh token. An explicit prompt is left
+ * as sent (prompt=none cannot be combined, and drops offline_access as the standard says).
+ */
+async function offlineAccessWithoutConsentScreen(ctx: { method: string; path: string; querystring: string }, next: () => Promise<unknown>) {
+  if (ctx.method === 'GET' && ctx.path === OIDC_ROUTES.authorization) {
+    const query = new URLSearchParams(ctx.querystring);
+    const scopes = query.getAll('scope');
+    if (scopes.length === 1 && scopes[0]?.split(' ').includes('offline_access') && !query.has('prompt')) {
+      query.set('prompt', 'consent');
+      ctx.querystring = query.toString();
+    }
+  }
+  await next();
 }
 
 /** Seconds since the epoch, as oidc-provider keeps times. */

@@ -52,7 +52,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: REDIRECT,
       scope: 'openid email profile offline_access',
-      // OpenID Connect grants offline_access only with prompt=consent (svc shows no consent screen).
+      // Explicit here; without a prompt svc reads offline_access as prompt=consent (a test below).
       prompt: 'consent',
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
@@ -387,6 +387,23 @@ describe('svc OpenID Provider: signing in to an application', () => {
       body: new URLSearchParams({ organization: (await seedApplication(database.db)).organization.id }).toString(),
     });
     expect(forged.status).toBe(400);
+  });
+
+  it('offline_access without a prompt gets a refresh token, as any OIDC library asks for it; an explicit prompt is kept', async () => {
+    const jar = new CookieJar();
+    const plain = await start();
+    plain.url.searchParams.delete('prompt');
+    const { callback } = await browse(jar, plain.url);
+    const tokens = await exchange(plain, callback);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    expect((await verifyAccessToken(tokens.access_token)).payload.scope).toContain('offline_access');
+    const renewed = await refresh(tokens.refresh_token as string);
+    expect(renewed.status).toBe(200);
+    // prompt=login names the prompt: offline_access needs consent with it, as the standard says.
+    const login = await start({ prompt: 'login' });
+    const relogin = await browse(jar, login.url);
+    const withoutOffline = await exchange(login, relogin.callback);
+    expect(withoutOffline.refresh_token).toBeUndefined();
   });
 
   it('a revoked svc session ends its refresh tokens (invalid_grant)', async () => {
