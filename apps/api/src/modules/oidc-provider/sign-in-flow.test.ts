@@ -192,6 +192,8 @@ describe('svc OpenID Provider: signing in to an application', () => {
 
     const at = await verifyAccessToken(tokens.access_token);
     expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+    // Short-lived: offline verifiers learn of a session's end within ten minutes.
+    expect((at.payload.exp as number) - (at.payload.iat as number)).toBe(600);
     expect(at.payload).toMatchObject({
       sub: user?.id,
       aud: clientId,

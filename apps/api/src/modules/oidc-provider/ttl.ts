@@ -1,6 +1,8 @@
 /** Lifetimes (seconds) of what svc's OpenID Provider issues. */
 export const OIDC_TTL = {
-  AccessToken: 60 * 60,
+  // Short: applications verify access tokens offline with the JWKS, so the end of a svc session
+  // reaches them when the tokens expire (refresh, userinfo and introspection refuse at once).
+  AccessToken: 10 * 60,
   IdToken: 60 * 60,
   AuthorizationCode: 60,
   Interaction: 60 * 60,
