@@ -2,7 +2,7 @@ import { hkdfSync, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
-import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
+import { OIDC_KEYS_CHANGED_CHANNEL, revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -203,6 +203,7 @@ export class OpenIdProvider {
     const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
     provider.proxy = true;
     provider.use(offlineAccessWithoutConsentScreen);
+    provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
     Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
@@ -491,6 +492,33 @@ async function offlineAccessWithoutConsentScreen(ctx: { method: string; path: st
     }
   }
   await next();
+}
+
+/**
+ * An authorization code presented by a client it was not issued to has leaked. oidc-provider
+ * refuses it (invalid_grant) but leaves it redeemable; svc treats it as a reused code: the code
+ * and every token of its grant are revoked.
+ */
+function codesOfOtherClientsRevoked(db: Db, provider: InstanceType<typeof Provider>) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
+    await next();
+    const params = ctx.oidc?.params;
+    const presentedBy = ctx.oidc?.client?.clientId;
+    if (
+      ctx.path !== OIDC_ROUTES.token ||
+      ctx.status !== 400 ||
+      (ctx.body as { error?: unknown } | undefined)?.error !== 'invalid_grant' ||
+      params?.grant_type !== 'authorization_code' ||
+      typeof params.code !== 'string' ||
+      !presentedBy
+    ) {
+      return;
+    }
+    const code = await provider.AuthorizationCode.find(params.code, { ignoreExpiration: true });
+    if (code?.grantId && code.clientId !== presentedBy) {
+      await revokeOidcPayloadsByGrantId(db, code.grantId);
+    }
+  };
 }
 
 /** Seconds since the epoch, as oidc-provider keeps times. */

@@ -440,6 +440,32 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(res.body.error).toBe('invalid_grant');
   });
 
+  it('a code presented by another client is refused, and then dead for its own client too (it leaked)', async () => {
+    const jar = new CookieJar();
+    const other = await seedApplication(database.db, { clientType: 'public', redirectUrls: [REDIRECT] });
+    const started = await start();
+    const { callback } = await browse(jar, started.url);
+    const code = callback.searchParams.get('code') as string;
+    const present = (client_id: string) =>
+      fetch(`${server.url}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          client_id,
+          redirect_uri: REDIRECT,
+          code_verifier: started.verifier,
+        }),
+      });
+    const stolen = await present(other.application.id);
+    expect(stolen.status).toBe(400);
+    expect(((await stolen.json()) as { error: string }).error).toBe('invalid_grant');
+    const own = await present(clientId);
+    expect(own.status).toBe(400);
+    expect(((await own.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+
   it('a reused authorization code is refused (invalid_grant) and the tokens it issued are revoked', async () => {
     const jar = new CookieJar();
     const started = await start();
