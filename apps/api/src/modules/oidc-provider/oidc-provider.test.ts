@@ -147,6 +147,45 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     }
   });
 
+  it('repeated and oversized parameters get invalid_request (on svc, or at the registered redirect URI only), never a 500', async () => {
+    const valid = authorizationUrl({
+      client_id: appId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'first',
+      ...(await pkce()),
+    });
+    // The second copy of redirect_uri is a foreign one: the error may only go to the registered URI.
+    const second: Record<string, string> = { client_id: appId, redirect_uri: 'https://evil.example/cb', scope: 'openid', state: 'other' };
+    for (const [name, value] of Object.entries(second)) {
+      const url = new URL(valid);
+      url.searchParams.append(name, value);
+      const res = await fetch(url, { redirect: 'manual' });
+      const location = res.headers.get('location');
+      if (location === null) {
+        expect(res.status, name).toBe(400);
+        expect(await res.text(), name).toContain('invalid_request');
+      } else {
+        // The client and its registered redirect URI are known: the error goes back there.
+        expect(res.status, name).toBe(303);
+        expect(location.startsWith(`${REDIRECT}?`), `${name}: ${location}`).toBe(true);
+        expect(new URL(location).searchParams.get('error'), name).toBe('invalid_request');
+      }
+    }
+    const huge = new URL(valid);
+    huge.searchParams.set('state', 'x'.repeat(64 * 1024));
+    const tooBig = await fetch(huge, { redirect: 'manual' });
+    expect(tooBig.status).toBe(431);
+    const token = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=${'x'.repeat(2 * 1024 * 1024)}&client_id=${appId}`,
+    });
+    expect(token.status).toBeGreaterThanOrEqual(400);
+    expect(token.status).toBeLessThan(500);
+  });
+
   it('a valid authorization request goes to the hosted interaction: svc sign-in, branded with the application', async () => {
     const res = await fetch(
       authorizationUrl({
