@@ -16,6 +16,7 @@ import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendError } from './errors.ts';
+import { faviconRouter } from './favicon.ts';
 import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
@@ -58,6 +59,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       sendError(req, res, 'service_unavailable', 'the database is unreachable');
     }
   });
+  app.use(faviconRouter());
   app.use(pagesRouter(services));
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));

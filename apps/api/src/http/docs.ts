@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
+import { FAVICON_LINK } from './favicon.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -9,6 +10,7 @@ const PAGE = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>svc API reference</title>
+${FAVICON_LINK}
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>

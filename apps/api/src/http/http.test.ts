@@ -186,6 +186,19 @@ describe('OpenAPI document and docs', () => {
     expect(html).toContain('swagger-ui');
   });
 
+  it('every page points at the icon svc serves, and /favicon.ico answers it too (no 404 per page view)', async () => {
+    for (const path of ['/', '/signin', '/docs/', '/auth/logout']) {
+      const page = await (await fetch(`${server.url}${path}`)).text();
+      expect(page, path).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+    }
+    for (const path of ['/favicon.svg', '/favicon.ico']) {
+      const icon = await fetch(`${server.url}${path}`);
+      expect(icon.status, path).toBe(200);
+      expect(icon.headers.get('content-type'), path).toMatch(/^image\/svg\+xml/);
+      expect(await icon.text(), path).toMatch(/^<svg /);
+    }
+  });
+
   it('landing page and health check answer', async () => {
     const landing = await fetch(`${server.url}/`);
     expect(landing.status).toBe(200);

@@ -3,6 +3,7 @@ import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../context.ts';
 import { signInPage } from '../modules/auth/pages.ts';
 import { DEFAULT_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
+import { FAVICON_LINK } from './favicon.ts';
 
 const LANDING = `<!doctype html>
 <html lang="en">
@@ -10,6 +11,7 @@ const LANDING = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>svc: identity and access control plane</title>
+${FAVICON_LINK}
 <style>
   body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1f2430; background: #f6f7fb; }
   main { max-width: 720px; margin: 10vh auto; padding: 0 24px; }

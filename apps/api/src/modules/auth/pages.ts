@@ -1,3 +1,5 @@
+import { FAVICON_LINK } from '../../http/favicon.ts';
+
 /** Escapes text for HTML element and attribute content. */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -12,7 +14,7 @@ button,.button{display:block;width:100%;box-sizing:border-box;margin-top:1rem;pa
 
 /** A minimal hosted page (no scripts: the CSP allows none inline). */
 export function hostedPage(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
 export function messagePage(title: string, detail: string, linkHref: string): string {
