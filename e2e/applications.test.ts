@@ -139,6 +139,27 @@ describeInChromium('e2e: applications in the console', () => {
     const discovery = await api('/.well-known/openid-configuration', {});
     expect(discovery.body.issuer).toBe(server.url);
     await saveScreenshot(page, 'console-applications-oidc');
+    expect(await page.getByTestId('application-oidc-redirect-urls').textContent()).toBe(
+      'https://app.example.com/callbackhttp://localhost:3000/callback',
+    );
+    expect(await page.getByTestId('application-oidc-allowed-origins').textContent()).toBe('https://app.example.comhttp://localhost:3000');
+
+    // Try sign-in: a real authorization of this (now public) application through svc's provider,
+    // ending on svc's page with the tokens; the person is signed in to svc, so no sign-in page.
+    await page.getByTestId('application-try-sign-in').click();
+    await page.getByTestId('try-heading').waitFor({ state: 'visible' });
+    expect(new URL(page.url()).pathname).toBe('/oidc/try/callback');
+    expect(await page.getByTestId('try-heading').textContent()).toBe('Signed in to Storefront');
+    const claim = (table: string, name: string) => page.getByTestId(table).locator(`tr[data-claim="${name}"] code`).textContent();
+    expect(await claim('try-id-token-claims', 'aud')).toBe(applicationId);
+    expect(await claim('try-id-token-claims', 'email')).toBe(DEMO_USER.email);
+    expect(await claim('try-access-token-claims', 'client_id')).toBe(applicationId);
+    expect(await claim('try-userinfo-claims', 'email')).toBe(DEMO_USER.email);
+    expect(await page.getByTestId('try-access-token-header').textContent()).toContain('"typ": "at+jwt"');
+    await saveScreenshot(page, 'console-applications-try-sign-in');
+    await page.getByTestId('try-back').click();
+    await page.getByTestId('application-detail').waitFor({ state: 'visible' });
+    expect(new URL(page.url()).searchParams.get('application')).toBe(applicationId);
 
     // Rotate: confirmed, the new secret shown once, the old one refused at once.
     await confirm('application-rotate');

@@ -5,12 +5,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * (Secure, Path=/, no Domain), so a sibling subdomain cannot set or shadow it. Our names never
  * match the engine's, since browsers share cookies across ports of one host.
  */
-export type CookieNames = { session: string; pendingLogin: string; secure: boolean };
+export type CookieNames = { session: string; pendingLogin: string; trySignIn: string; secure: boolean };
 
 export function cookieNames(publicUrl: string): CookieNames {
   const secure = publicUrl.startsWith('https:');
   const prefix = secure ? '__Host-' : '';
-  return { session: `${prefix}svc_session`, pendingLogin: `${prefix}svc_pending_login`, secure };
+  return {
+    session: `${prefix}svc_session`,
+    pendingLogin: `${prefix}svc_pending_login`,
+    trySignIn: `${prefix}svc_try_signin`,
+    secure,
+  };
 }
 
 export function readCookie(req: IncomingMessage, name: string): string | undefined {

@@ -10,11 +10,14 @@ main{max-width:420px;margin:10vh auto;padding:32px;background:#fff;border-radius
 h1{font-size:1.5rem;margin:0 0 1rem}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #c9cedb;border-radius:8px;font:inherit}
 button,.button{display:block;width:100%;box-sizing:border-box;margin-top:1rem;padding:.65rem;border:0;border-radius:8px;background:#3b5bdb;color:#fff;font:inherit;text-align:center;text-decoration:none;cursor:pointer}
-.button.secondary{background:#fff;color:#1f2430;border:1px solid #c9cedb}.muted{color:#5b6275;font-size:.9rem}`;
+.button.secondary{background:#fff;color:#1f2430;border:1px solid #c9cedb}.muted{color:#5b6275;font-size:.9rem}
+main.wide{max-width:960px}h2{font-size:1.15rem;margin:1.5rem 0 .25rem}h3{font-size:1rem;margin:.75rem 0 .25rem}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #e3e6ee}
+th{white-space:nowrap;font-weight:600}td code,pre{word-break:break-all;white-space:pre-wrap}pre{background:#f6f7fb;padding:.75rem;border-radius:8px;margin:0}`;
 
-/** A minimal hosted page (no scripts: the CSP allows none inline). */
-export function hostedPage(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+/** A minimal hosted page (no scripts: the CSP allows none inline); `wide` for tables of data. */
+export function hostedPage(title: string, body: string, opts: { wide?: boolean } = {}): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${STYLE}</style></head><body><main${opts.wide ? ' class="wide"' : ''}>${body}</main></body></html>`;
 }
 
 export function messagePage(title: string, detail: string, linkHref: string): string {

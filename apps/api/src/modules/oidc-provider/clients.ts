@@ -47,8 +47,12 @@ export function isLoopbackOrigin(origin: string): boolean {
  * client presents before comparing. Symmetric uses of the secret (HS* signatures,
  * client_secret_jwt, secret-derived encryption) are off in the provider, since they would take
  * the hash itself as the key. A public application presents no secret (PKCE alone).
+ *
+ * `tryCallbackUrl` (svc's own try sign-in callback) is a redirect URI of every client through the
+ * provider's redirectUriAllowed; it is listed here only for an application that has no redirect
+ * URL of its own, since oidc-provider takes no client without one.
  */
-export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPayload {
+export function clientMetadataOf(found: ApplicationWithOrganization, opts: { tryCallbackUrl: string }): AdapterPayload {
   const { application } = found;
   if (application.isKeyless) {
     return {
@@ -66,11 +70,12 @@ export function clientMetadataOf(found: ApplicationWithOrganization): AdapterPay
     };
   }
   const confidential = application.clientType === 'confidential';
+  const redirectUris = application.redirectUrls.filter(isRedirectUri);
   return {
     client_id: application.id,
     client_name: application.name,
     application_type: 'web',
-    redirect_uris: application.redirectUrls.filter(isRedirectUri),
+    redirect_uris: redirectUris.length > 0 ? redirectUris : [opts.tryCallbackUrl],
     post_logout_redirect_uris: application.postLogoutRedirectUrls.filter(isRedirectUri),
     ...(application.backchannelLogoutUrl && isRedirectUri(application.backchannelLogoutUrl)
       ? { backchannel_logout_uri: application.backchannelLogoutUrl, backchannel_logout_session_required: true }
@@ -123,7 +128,7 @@ export function corsAllowed(metadata: Record<string, unknown>, origin: string): 
  */
 export function applicationClients(
   applications: ApplicationCache,
-  opts: { keylessEnabled: boolean },
+  opts: { keylessEnabled: boolean; tryCallbackUrl: string },
 ): ClientSource & {
   isKeyless: (clientId: string) => boolean;
 } {
@@ -143,7 +148,7 @@ export function applicationClients(
         }
         keylessIds.add(clientId);
       }
-      return clientMetadataOf(found);
+      return clientMetadataOf(found, opts);
     },
     isKeyless: (clientId) => keylessIds.has(clientId),
   };

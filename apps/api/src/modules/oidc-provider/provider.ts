@@ -1,4 +1,4 @@
-import { hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
@@ -53,6 +53,9 @@ export const OIDC_ROUTES = {
 } as const;
 /** The hosted interaction (sign-in, organization choice) of an authorization request. */
 export const INTERACTION_PATH = `${OIDC_PREFIX}/interaction`;
+/** Where the console's try sign-in starts (`/oidc/try/<application id>`) and comes back to (`/callback`). */
+export const TRY_SIGN_IN_PATH = `${OIDC_PREFIX}/try`;
+export const TRY_CALLBACK_PATH = `${TRY_SIGN_IN_PATH}/callback`;
 
 /** Cookie names of the provider: never those of svc's own session or of the engine. */
 const COOKIE_NAMES = { session: 'svc_op_session', interaction: 'svc_op_interaction', resume: 'svc_op_resume' };
@@ -103,13 +106,23 @@ export class OpenIdProvider {
   private readonly clients;
   private readonly cookieKeys: string[];
   private readonly publicUrl: URL;
+  /** Key of the try sign-in client secrets (see tryClientSecret); derived from SVC_ENCRYPTION_KEY, never sent anywhere. */
+  private readonly tryKey: Buffer;
+  /** The loopback listener of try sign-in's token requests, started on first use (see redeemTryCode). */
+  private internal: Promise<{ server: http.Server; base: string }> | undefined;
+  /** Requests that reached the provider through that listener, never through svc's public one. */
+  private readonly internalRequests = new WeakSet<IncomingMessage>();
+  /** `${PUBLIC_URL}/oidc/try/callback`: a redirect URI of every client. */
+  readonly tryCallbackUrl: string;
 
   private constructor(private readonly opts: OpenIdProviderOptions) {
-    this.clients = applicationClients(opts.applications, { keylessEnabled: opts.keylessEnabled });
+    this.publicUrl = new URL(opts.issuer);
+    this.tryCallbackUrl = new URL(TRY_CALLBACK_PATH, this.publicUrl).href;
+    this.clients = applicationClients(opts.applications, { keylessEnabled: opts.keylessEnabled, tryCallbackUrl: this.tryCallbackUrl });
     this.cookieKeys = [
       Buffer.from(hkdfSync('sha256', opts.encryptionKey, Buffer.alloc(0), 'svc oidc-provider cookies', 32)).toString('base64url'),
     ];
-    this.publicUrl = new URL(opts.issuer);
+    this.tryKey = Buffer.from(hkdfSync('sha256', opts.encryptionKey, Buffer.alloc(0), 'svc try sign-in client secret', 32));
   }
 
   /** Ensures a current signing key (first start creates it), builds the provider and listens for rotations. */
@@ -162,6 +175,99 @@ export class OpenIdProvider {
     clearInterval(this.timer);
     await this.unlisten?.();
     await this.reloading?.catch(() => {});
+    const internal = await this.internal?.catch(() => undefined);
+    if (internal) {
+      internal.server.closeAllConnections();
+      await new Promise<void>((resolve) => internal.server.close(() => resolve()));
+    }
+  }
+
+  /**
+   * Redeems a code issued to the try sign-in callback at svc's own token endpoint: the real
+   * oidc-provider token endpoint (PKCE, code binding, single use, client authentication), reached
+   * over a loopback listener of this process instead of the public one.
+   *
+   * A confidential client must authenticate, and svc cannot present its secret key: it keeps only
+   * the key's SHA-256. So the client authenticates with a try secret (tryClientSecret), an HMAC of
+   * its client id under a key derived from SVC_ENCRYPTION_KEY. That secret is computed here, sent
+   * only over this loopback connection, and accepted by compareClientSecret (in addition to the
+   * real secret key, which keeps working as before) only when every one of these holds:
+   * - the request arrived through this loopback listener (a request object svc's public server
+   *   never handles), so the secret is worthless over svc's public URL, whoever learns it;
+   * - it is the authorization_code grant of a code whose redirect_uri is the try callback, i.e. a
+   *   code that only ever lands on svc itself;
+   * - the secret is this client's (the HMAC binds the client id).
+   * The loopback listener alone would not do: anything on the machine (or a request svc is made to
+   * send, such as a webhook) can reach a loopback port, but none of them knows the secret. Other
+   * mechanisms of oidc-provider were no better fit: client_secret_jwt and private_key_jwt need a
+   * key the client registered, and a second registered client would be a client of its own, not
+   * a sign-in to this application.
+   */
+  async redeemTryCode(input: {
+    clientId: string;
+    confidential: boolean;
+    code: string;
+    codeVerifier: string;
+  }): Promise<{ status: number; body: Record<string, unknown> }> {
+    const { base } = await this.internalListener();
+    const form = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: input.code,
+      redirect_uri: this.tryCallbackUrl,
+      code_verifier: input.codeVerifier,
+    });
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+    if (input.confidential) {
+      // client_secret_basic: both parts form-urlencoded (RFC 6749 section 2.3.1).
+      const user = encodeURIComponent(input.clientId);
+      const password = encodeURIComponent(this.tryClientSecret(input.clientId));
+      headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    } else {
+      form.set('client_id', input.clientId);
+    }
+    const res = await fetch(`${base}${OIDC_ROUTES.token}`, { method: 'POST', headers, body: form.toString() });
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    return { status: res.status, body };
+  }
+
+  /** A client's try sign-in secret: HMAC-SHA256 of its id under tryKey (see redeemTryCode). */
+  private tryClientSecret(clientId: string): string {
+    return createHmac('sha256', this.tryKey).update(clientId, 'utf8').digest('base64url');
+  }
+
+  /** Whether `presented` is `clientId`'s try secret on a request redeemTryCode sent (see there). */
+  private isTryExchange(ctx: KoaContextWithOIDC | undefined, clientId: string, presented: string): boolean {
+    if (!ctx || !this.internalRequests.has(ctx.req) || ctx.oidc.route !== 'token') {
+      return false;
+    }
+    const params = ctx.oidc.params ?? {};
+    if (params.grant_type !== 'authorization_code' || params.redirect_uri !== this.tryCallbackUrl || typeof presented !== 'string') {
+      return false;
+    }
+    const expected = Buffer.from(this.tryClientSecret(clientId), 'utf8');
+    const actual = Buffer.from(presented, 'utf8');
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+
+  private internalListener(): Promise<{ server: http.Server; base: string }> {
+    this.internal ??= (async () => {
+      const server = http.createServer((req, res) => {
+        this.internalRequests.add(req);
+        pinToPublicUrl(req, this.publicUrl);
+        this.current().callback(req, res);
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      server.unref();
+      return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    })();
+    // A failed start is retried by the next call.
+    this.internal.catch(() => {
+      this.internal = undefined;
+    });
+    return this.internal;
   }
 
   private current(): Built {
@@ -208,11 +314,18 @@ export class OpenIdProvider {
     const grantPayload = provider.Grant.IN_PAYLOAD;
     Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
     const clients = this.clients;
+    const tryCallbackUrl = this.tryCallbackUrl;
     const Client = provider.Client;
     const allowed = Client.prototype.redirectUriAllowed;
     // The keyless development application takes any loopback redirect (any port, any path):
     // an app on a fresh machine signs in with nothing registered. Every other client: exact match.
+    // Every client also takes svc's own try sign-in callback, exactly: its codes land on svc,
+    // which redeems them only for the browser that started the try (state cookie) and otherwise
+    // discards them, so it sends no code anywhere else.
     Client.prototype.redirectUriAllowed = function redirectUriAllowed(this: InstanceType<typeof Client>, value: string): boolean {
+      if (value === tryCallbackUrl) {
+        return true;
+      }
       if (clients.isKeyless(this.clientId) && isLoopbackRedirect(value)) {
         return true;
       }
@@ -224,12 +337,14 @@ export class OpenIdProvider {
     // A confidential client's `client_secret` is the SHA-256 (hex) of its application's secret
     // key, as svc stores it: the presented secret is hashed, then compared in constant time.
     // Rotating the secret key changes the hash in the row, and with it the client on every
-    // process (application cache + NOTIFY).
+    // process (application cache + NOTIFY). Besides it, svc's own try sign-in exchange presents
+    // the client's try secret, accepted only on that exchange (redeemTryCode says how and why).
+    const op = this;
     Client.prototype.compareClientSecret = async function compareClientSecret(
       this: InstanceType<typeof Client>,
       presented: string,
     ): Promise<boolean> {
-      return secretMatchesHash(presented, this.clientSecret);
+      return secretMatchesHash(presented, this.clientSecret) || op.isTryExchange(Provider.ctx, this.clientId, presented);
     };
     const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
     const documents = await this.fetchDocuments(callback);

@@ -1,12 +1,12 @@
-import { findUserById } from '@svc/db/queries/identity';
 import express, { type Request, type Response, Router } from 'express';
-import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { escapeHtml, hostedPage, messagePage, signInPage } from '../auth/pages.ts';
-import { organizationOfGrant, selectableOrganizations, standingOf, userClaims } from './accounts.ts';
+import { selectableOrganizations } from './accounts.ts';
 import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './provider.ts';
+import { trySignInRouter } from './try-sign-in.ts';
+import { userinfoOf } from './userinfo.ts';
 
 /**
  * svc's OpenID Provider on the HTTP server: the hosted interaction, userinfo, then everything
@@ -145,63 +145,31 @@ export function oidcProviderRouter(services: AppServices): Router {
     await services.oidc.provider.interactionFinished(req, res, { consent: {}, organization: picked }, { mergeWithLastSubmission: true });
   });
 
-  // Userinfo: the access tokens are JWTs for the client itself (aud = client id), which
-  // oidc-provider's own userinfo does not take; svc verifies them with its keys and answers the
-  // claims of the token's scopes as they are now, while the svc session it was issued under lives.
+  // Userinfo (userinfo.ts): the claims of the access token's scopes as they are now.
   router.all(OIDC_ROUTES.userinfo, async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'POST') {
       res.status(405).set('Allow', 'GET, POST').end();
       return;
     }
     res.set('Cache-Control', 'no-store');
-    const refuse = (description: string) => {
-      res
-        .status(401)
-        .set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${description}"`)
-        .json({ error: 'invalid_token', error_description: description });
-    };
     const header = req.headers.authorization ?? '';
     const token = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header)?.[1];
     if (!token) {
       res.status(401).set('WWW-Authenticate', 'Bearer').json({ error: 'invalid_request', error_description: 'no access token' });
       return;
     }
-    let payload: Record<string, unknown>;
-    try {
-      const jwks = createLocalJWKSet(JSON.parse(services.oidc.jwks.json));
-      ({ payload } = await jwtVerify(token, jwks, { issuer: services.config.publicUrl, typ: 'at+jwt' }));
-    } catch {
-      refuse('invalid access token');
+    const answer = await userinfoOf(services, token);
+    if ('refused' in answer) {
+      res
+        .status(401)
+        .set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${answer.refused}"`)
+        .json({ error: 'invalid_token', error_description: answer.refused });
       return;
     }
-    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
-    const sub = typeof payload.sub === 'string' ? payload.sub : '';
-    const user = scopes.includes('openid') ? await findUserById(services.db, sub) : undefined;
-    if (user?.status !== 'active') {
-      refuse('invalid access token');
-      return;
-    }
-    const organization =
-      typeof payload.org_id === 'string' && typeof payload.org_slug === 'string' && scopes.includes('organization')
-        ? organizationOfGrant({ organization: { id: payload.org_id, slug: payload.org_slug } })
-        : undefined;
-    const standing = await standingOf(services.db, services.sql, {
-      sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
-      userId: user.id,
-      organization,
-    });
-    if (!standing) {
-      refuse('the session of this access token has ended');
-      return;
-    }
-    const all = userClaims(user);
-    res.json({
-      sub: all.sub,
-      ...(scopes.includes('email') ? { email: all.email, email_verified: all.email_verified } : {}),
-      ...(scopes.includes('profile') ? { name: all.name } : {}),
-      ...standing.organization,
-    });
+    res.json(answer.claims);
   });
+
+  router.use(trySignInRouter(services));
 
   router.use((req, res, next) => {
     if (req.path === DISCOVERY_PATH || req.path.startsWith(`${OIDC_PREFIX}/`)) {

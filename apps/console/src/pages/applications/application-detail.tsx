@@ -88,17 +88,17 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onRotated }: 
                 </>
               )}
             </dd>
+            <dt>Redirect URLs</dt>
+            <dd data-testid="application-oidc-redirect-urls">
+              <UrlList urls={application.data.redirectUrls} />
+            </dd>
+            <dt>Allowed origins</dt>
+            <dd data-testid="application-oidc-allowed-origins">
+              <UrlList urls={application.data.allowedOrigins} />
+            </dd>
             <dt>Post-logout redirect URLs</dt>
             <dd data-testid="application-oidc-post-logout-urls">
-              {application.data.postLogoutRedirectUrls.length === 0 ? (
-                <span className="muted">none</span>
-              ) : (
-                application.data.postLogoutRedirectUrls.map((url) => (
-                  <div key={url}>
-                    <code>{url}</code>
-                  </div>
-                ))
-              )}
+              <UrlList urls={application.data.postLogoutRedirectUrls} />
             </dd>
             <dt>Back-channel logout URL</dt>
             <dd data-testid="application-oidc-backchannel-url">
@@ -109,7 +109,23 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onRotated }: 
               )}
             </dd>
           </dl>
-          <div style={{ display: 'flex', gap: 8, flexWrap: 'wrap' }}>
+          <div style={{ display: 'flex', gap: 8, flexWrap: 'wrap', alignItems: 'center' }}>
+            {application.data.status === 'active' ? (
+              // A real sign-in to this application through svc's OpenID Provider, shown on svc:
+              // a full page navigation, since the browser goes through svc's authorization endpoint.
+              <a
+                className="button button--primary"
+                href={`${issuer ?? ''}/oidc/try/${encodeURIComponent(id)}`}
+                data-testid="application-try-sign-in"
+                title="Signs you in to this application through svc and shows the ID token, access token and userinfo"
+              >
+                Try sign-in
+              </a>
+            ) : (
+              <span className="muted" data-testid="application-try-sign-in-disabled">
+                Enable the application to try signing in.
+              </span>
+            )}
             {application.data.status === 'active' ? (
               <ConfirmButton
                 question={`Disable ${application.data.name}?`}
@@ -167,6 +183,22 @@ export function StatusPill({ status, testId }: { status: TApplication['status'];
     <span className={`pill ${status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid={testId}>
       {status}
     </span>
+  );
+}
+
+/** URLs one per line, or "none". */
+function UrlList({ urls }: { urls: readonly string[] }) {
+  if (urls.length === 0) {
+    return <span className="muted">none</span>;
+  }
+  return (
+    <>
+      {urls.map((url) => (
+        <div key={url}>
+          <code>{url}</code>
+        </div>
+      ))}
+    </>
   );
 }
 
