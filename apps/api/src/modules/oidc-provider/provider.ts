@@ -513,7 +513,20 @@ export class OpenIdProvider {
       features: {
         devInteractions: { enabled: false },
         encryption: { enabled: false },
-        revocation: { enabled: true },
+        revocation: {
+          enabled: true,
+          // RFC 7009: a client revokes only its own tokens. Another confidential client is told
+          // no; a public one gets the usual 200 and nothing happens (no oracle for token validity).
+          allowedPolicy: async (_ctx, client, token) => {
+            if (token.clientId === client.clientId) {
+              return true;
+            }
+            if (client.clientAuthMethod === 'none') {
+              return false;
+            }
+            throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+          },
+        },
         introspection: {
           enabled: true,
           // Confidential clients only, and only their own tokens.
