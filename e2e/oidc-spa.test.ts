@@ -1,4 +1,4 @@
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -83,7 +83,12 @@ async function verifyJwt(token: string, jwksUrl: string): Promise<{ header: Reco
   const jwk = keys.find((k) => k.kid === header.kid);
   expect(jwk, `kid ${header.kid} published`).toBeDefined();
   const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-  const ok = verify('sha256', Buffer.from(`${h}.${p}`), header.alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key, Buffer.from(sig, 'base64url'));
+  const ok = verify(
+    'sha256',
+    Buffer.from(`${h}.${p}`),
+    header.alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key,
+    Buffer.from(sig, 'base64url'),
+  );
   expect(ok, 'signature verifies with the published key').toBe(true);
   return { header, payload: JSON.parse(Buffer.from(p, 'base64url').toString()) };
 }
@@ -156,7 +161,15 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
   const currentUser = (page: Page) =>
     page.evaluate(async () => {
       const user = await (window as unknown as { mgr: { getUser: () => Promise<SpaUser | null> } }).mgr.getUser();
-      return user && { profile: user.profile, access_token: user.access_token, refresh_token: user.refresh_token, scope: user.scope, token_type: user.token_type };
+      return (
+        user && {
+          profile: user.profile,
+          access_token: user.access_token,
+          refresh_token: user.refresh_token,
+          scope: user.scope,
+          token_type: user.token_type,
+        }
+      );
     });
 
   it('signinRedirect -> svc sign-in -> engine -> signinCallback; refresh and userinfo by CORS; a foreign origin gets nothing', async () => {
@@ -185,7 +198,7 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
     });
     expect(user.profile.sub).toMatch(/^usr_/);
     expect([...(user.profile.permissions as string[])].sort()).toEqual(
-      [...SYSTEM_ROLES[member?.role_key as keyof typeof SYSTEM_ROLES].permissions].sort(),
+      [...SYSTEM_ROLES[(member?.role_key ?? 'org_member') as keyof typeof SYSTEM_ROLES].permissions].sort(),
     );
     expect(user.scope?.split(' ').sort()).toEqual(['email', 'offline_access', 'openid', 'organization', 'profile']);
 
@@ -193,7 +206,13 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
     const jwks = `${server.url}/oidc/jwks`;
     const at = await verifyJwt(user.access_token, jwks);
     expect(at.header.typ).toBe('at+jwt');
-    expect(at.payload).toMatchObject({ iss: server.url, aud: clientId, client_id: clientId, sub: member?.user_id, org_id: member?.tenant_id });
+    expect(at.payload).toMatchObject({
+      iss: server.url,
+      aud: clientId,
+      client_id: clientId,
+      sub: member?.user_id,
+      org_id: member?.tenant_id,
+    });
     expect(at.payload.exp as number).toBeGreaterThan(Date.now() / 1000);
     expect(user.refresh_token).toBeTruthy();
 
@@ -269,7 +288,11 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
 
     const userinfo = async (origin: string) => {
       const res = await fetch(`${server.url}/oidc/me`, { headers: { authorization: `Bearer ${accessToken}`, origin } });
-      return { status: res.status, allowed: res.headers.get('access-control-allow-origin'), body: (await res.json()) as Record<string, unknown> };
+      return {
+        status: res.status,
+        allowed: res.headers.get('access-control-allow-origin'),
+        body: (await res.json()) as Record<string, unknown>,
+      };
     };
     expect(await userinfo(spa.origin)).toMatchObject({ status: 200, allowed: spa.origin, body: { email: DEMO_USER.email } });
     const refused = await userinfo(foreign.origin);
