@@ -148,7 +148,7 @@ export async function runOidcTokenBenches(
     return { verdicts: [], results: {} };
   }
   // Per measured run (and as many again to warm up): small enough to redeem within the codes' 60 s.
-  const count = Math.round(positiveSetting('BENCH_OIDC_TOKENS', ctx.smoke ? 100 : 2_000));
+  const count = Math.round(positiveSetting('BENCH_OIDC_TOKENS', ctx.smoke ? 100 : 1_000));
   const warmup = ctx.smoke ? 0 : Math.round(count / 4);
   const connections = Math.round(positiveSetting('BENCH_OIDC_CONNECTIONS', 16));
   const encryptionKey = randomBytes(32).toString('base64');

@@ -19,7 +19,7 @@
  * usage-single,usage-batch,usage-summary
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
- * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 2000).
+ * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
