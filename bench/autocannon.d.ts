@@ -14,6 +14,8 @@ declare module 'autocannon' {
       url: string;
       connections?: number;
       duration?: number;
+      /** Total requests to send, instead of a duration. */
+      amount?: number;
       timeout?: number;
       headers?: Record<string, string>;
       requests?: Request[];

@@ -19,6 +19,7 @@
  * usage-single,usage-batch,usage-summary
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
+ * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -33,6 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
+import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import type { BenchContext } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
@@ -1060,6 +1062,7 @@ async function main(): Promise<number> {
     : { verdicts: [], results: {} };
   const exportBenches = EXPORT_SCENARIOS.some(wanted) ? await runExportBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const webhooks = WEBHOOK_SCENARIOS.some(wanted) ? await runWebhookBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const oidcTokens = OIDC_TOKEN_SCENARIOS.some(wanted) ? await runOidcTokenBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1084,6 +1087,7 @@ async function main(): Promise<number> {
   const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
   results.push(...exportBenches.verdicts);
+  results.push(...oidcTokens.verdicts);
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1115,7 +1119,7 @@ async function main(): Promise<number> {
           smallApps: SMALL_APPS,
           rotatingKeys,
         },
-        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS },
+        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS, ...OIDC_TOKEN_TARGETS },
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
           load: c.load,
@@ -1125,6 +1129,7 @@ async function main(): Promise<number> {
         webhooks: webhooks.results,
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
         usage: usage.results,
+        oidcTokens: oidcTokens.results,
         verdicts: results,
       },
       null,

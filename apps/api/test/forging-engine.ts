@@ -95,7 +95,7 @@ export async function startForgingEngine(opts: { engine: DevEngine }): Promise<F
       if (req.headers.authorization) {
         headers.authorization = req.headers.authorization;
       }
-      const answer = await fetch(upstream.token_endpoint, { method: 'POST', headers, body: await readBody(req) });
+      const answer = await fetch(upstream.token_endpoint, { method: 'POST', headers, body: (await readBody(req)).toString() });
       const body = (await answer.json()) as Record<string, unknown>;
       if (answer.ok && typeof body.id_token === 'string') {
         const { payload } = await jwtVerify(body.id_token, upstreamJwks, { issuer: upstream.issuer });

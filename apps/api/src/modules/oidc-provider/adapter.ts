@@ -37,8 +37,12 @@ function toPayload(row: OidcPayloadRow | undefined): AdapterPayload | undefined 
  * every API process serves every step of a flow. The Client model is not stored here: clients
  * are svc's applications, read through the application cache.
  */
-export function createAdapterFactory(db: Db, clients: ClientSource): (model: string) => Adapter {
-  return (model) => (model === 'Client' ? new ClientAdapter(clients) : new PostgresAdapter(db, model));
+export function createAdapterFactory(
+  db: Db,
+  clients: ClientSource,
+  storage: (model: string) => Adapter = (model) => new PostgresAdapter(db, model),
+): (model: string) => Adapter {
+  return (model) => (model === 'Client' ? new ClientAdapter(clients) : storage(model));
 }
 
 export class PostgresAdapter implements Adapter {

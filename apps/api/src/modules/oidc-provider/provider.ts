@@ -5,7 +5,7 @@ import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL, revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
@@ -74,6 +74,12 @@ export type OpenIdProviderOptions = {
   keylessEnabled: boolean;
   /** The svc session behind a browser request (the svc session cookie), or null. */
   sessionOf: SvcSessionOf;
+  /**
+   * Where oidc-provider keeps everything but clients (codes, tokens, grants, sessions,
+   * interactions): PostgreSQL unless given. The bench builds the same provider on oidc-provider's
+   * in-memory adapter to measure what PostgreSQL costs (bench/oidc-provider-server.ts).
+   */
+  storage?: (model: string) => Adapter;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -473,7 +479,7 @@ export class OpenIdProvider {
 
   private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {
     return {
-      adapter: createAdapterFactory(this.opts.db, this.clients),
+      adapter: createAdapterFactory(this.opts.db, this.clients, this.opts.storage),
       jwks: { keys },
       clientDefaults: {
         grant_types: ['authorization_code', 'refresh_token'],
@@ -513,7 +519,20 @@ export class OpenIdProvider {
       features: {
         devInteractions: { enabled: false },
         encryption: { enabled: false },
-        revocation: { enabled: true },
+        revocation: {
+          enabled: true,
+          // RFC 7009: a client revokes only its own tokens. Another confidential client is told
+          // no; a public one gets the usual 200 and nothing happens (no oracle for token validity).
+          allowedPolicy: async (_ctx, client, token) => {
+            if (token.clientId === client.clientId) {
+              return true;
+            }
+            if (client.clientAuthMethod === 'none') {
+              return false;
+            }
+            throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+          },
+        },
         introspection: {
           enabled: true,
           // Confidential clients only, and only their own tokens.
@@ -655,7 +674,7 @@ export function secretMatchesHash(presented: string, storedHash: string | undefi
 }
 
 /** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
-function clientResource(clientId: string): string {
+export function clientResource(clientId: string): string {
   return `urn:svc:client:${clientId}`;
 }
 

@@ -1,9 +1,11 @@
 import express, { type Request, type Response, Router } from 'express';
+import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { escapeHtml, hostedPage, messagePage, signInPage } from '../auth/pages.ts';
 import { selectableOrganizations } from './accounts.ts';
+import { corsAllowed } from './clients.ts';
 import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './provider.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 import { userinfoOf } from './userinfo.ts';
@@ -146,10 +148,32 @@ export function oidcProviderRouter(services: AppServices): Router {
   });
 
   // Userinfo (userinfo.ts): the claims of the access token's scopes as they are now.
+  // CORS as oidc-provider answers it at the token endpoint (clientBasedCORS): a preflight from any
+  // origin (it carries no token); the answer itself is readable by an origin only when the
+  // token's client allows it (its allowedOrigins), and the claims are never answered to another.
   router.all(OIDC_ROUTES.userinfo, async (req, res) => {
+    const origin = req.headers.origin;
+    if (origin) {
+      res.vary('Origin');
+    }
+    if (req.method === 'OPTIONS' && origin && req.headers['access-control-request-method']) {
+      res
+        .status(204)
+        .set({
+          'Access-Control-Allow-Origin': origin,
+          'Access-Control-Allow-Methods': 'GET,POST',
+          'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? 'authorization',
+          'Access-Control-Max-Age': '3600',
+        })
+        .end();
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'POST') {
       res.status(405).set('Allow', 'GET, POST').end();
       return;
+    }
+    if (origin) {
+      res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'WWW-Authenticate' });
     }
     res.set('Cache-Control', 'no-store');
     const header = req.headers.authorization ?? '';
@@ -165,6 +189,19 @@ export function oidcProviderRouter(services: AppServices): Router {
         .set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${answer.refused}"`)
         .json({ error: 'invalid_token', error_description: answer.refused });
       return;
+    }
+    if (origin) {
+      // The token verified (userinfoOf): its client_id is svc's own.
+      const clientId = decodeJwt(token).client_id;
+      const client = typeof clientId === 'string' ? await services.oidc.provider.Client.find(clientId) : undefined;
+      if (!client || !corsAllowed(client.metadata(), origin)) {
+        res.removeHeader('Access-Control-Allow-Origin');
+        res.removeHeader('Access-Control-Expose-Headers');
+        res
+          .status(400)
+          .json({ error: 'invalid_request', error_description: `origin ${origin} not allowed for this access token's client` });
+        return;
+      }
     }
     res.json(answer.claims);
   });

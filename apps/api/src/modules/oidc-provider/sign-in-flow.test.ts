@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SYSTEM_ROLES } from '@svc/contracts/permissions';
 import { createDatabase, type Database } from '@svc/db/client';
 import { CookieJar } from '@svc/dev-engine/cookie-jar';
@@ -5,19 +7,13 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
+import { browseToRedirect, PEOPLE, type Person } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
 
 /** A loopback redirect on an arbitrary port: the keyless application takes any. */
 const REDIRECT = 'http://127.0.0.1:53117/callback';
-
-const PEOPLE = {
-  user: { email: 'user@svc.local', password: 'user-password' },
-  admin: { email: 'admin@svc.local', password: 'admin-password' },
-  social: { email: 'social@svc.local', password: '' },
-} as const;
-type Person = keyof typeof PEOPLE;
 
 /**
  * Signing in to an application through svc, end to end: openid-client as the application, a
@@ -62,73 +58,9 @@ describe('svc OpenID Provider: signing in to an application', () => {
     return { url, verifier, state };
   }
 
-  /**
-   * Plays the browser from the authorization URL until the application's redirect URI. Records
-   * what it went through: svc's sign-in page, the engine, the organization page.
-   */
-  async function browse(
-    jar: CookieJar,
-    url: URL | string,
-    opts: { person?: Person; pick?: string; redirectUri?: string } = {},
-  ): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
-    const redirectUri = opts.redirectUri ?? REDIRECT;
-    const steps: string[] = [];
-    const pages: string[] = [];
-    let current = new URL(url).href;
-    for (let hop = 0; hop < 40; hop++) {
-      if (current.startsWith(redirectUri)) {
-        return { callback: new URL(current), steps, pages };
-      }
-      const res = await jar.fetch(current);
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        current = new URL(location, current).href;
-        continue;
-      }
-      const html = await res.text();
-      pages.push(html);
-      const here = new URL(current);
-      const person = PEOPLE[opts.person ?? 'user'];
-      if (here.origin === server.url && html.includes('name="login_hint"')) {
-        steps.push('svc-sign-in');
-        // The form's hidden fields (return_to, prompt), as a browser would submit them.
-        const query = new URLSearchParams(
-          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [
-            m[1] as string,
-            m[2] as string,
-          ]),
-        );
-        if (opts.person === 'social') {
-          query.set('method', 'social');
-        } else {
-          query.set('login_hint', person.email);
-        }
-        current = `${server.url}/auth/login?${query}`;
-        continue;
-      }
-      if (here.origin === server.url && html.includes('data-testid="pick-organization"')) {
-        steps.push('pick-organization');
-        const id = new RegExp(`value="([^"]+)" data-testid="pick-organization" data-slug="${opts.pick}"`).exec(html)?.[1];
-        expect(id, `organization ${opts.pick} offered`).toBeDefined();
-        const posted = await jar.fetch(current, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
-          body: new URLSearchParams({ organization: id as string }).toString(),
-        });
-        expect(posted.status).toBe(303);
-        current = new URL(posted.headers.get('location') as string, current).href;
-        continue;
-      }
-      if (here.origin !== server.url && res.status === 200) {
-        steps.push('engine');
-        const submitted = await jar.post(current, { email: person.email, password: person.password });
-        current = new URL(submitted.headers.get('location') as string, current).href;
-        continue;
-      }
-      throw new Error(`stuck at ${current} (${res.status}): ${html.slice(0, 300)}`);
-    }
-    throw new Error('too many hops');
+  /** Plays the browser from the authorization URL until the application's redirect URI. */
+  function browse(jar: CookieJar, url: URL | string, opts: { person?: Person; pick?: string; redirectUri?: string } = {}) {
+    return browseToRedirect(jar, url, { ...opts, svcUrl: server.url, redirectUri: opts.redirectUri ?? REDIRECT });
   }
 
   async function exchange(started: Started, callback: URL) {
@@ -489,4 +421,144 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
   });
+});
+
+/**
+ * A confidential application (a back end holding its `sk_live_` secret key) through openid-client:
+ * authorization code + PKCE, refresh, introspection (RFC 7662) and revocation (RFC 7009), with the
+ * tokens of a real sign-in. And what a resource server does with svc's access tokens: verify
+ * them against a cached JWKS without asking svc.
+ */
+describe('svc OpenID Provider: a confidential application and its tokens', () => {
+  const CALLBACK = 'http://127.0.0.1:53118/auth/callback';
+  let server: RunningServer & { databaseUrl: string };
+  let database: Database;
+  let app: Awaited<ReturnType<typeof seedApplication>>;
+  let config: oidc.Configuration;
+
+  beforeAll(async () => {
+    server = await startTestServer({ env: { RATE_LIMIT_SIGNIN_PER_MINUTE: '1000' } });
+    database = createDatabase({ url: server.databaseUrl, max: 2, applicationName: 'svc-test-oidc-confidential' });
+    app = await seedApplication(database.db, { clientType: 'confidential', redirectUrls: [CALLBACK] });
+    config = await oidc.discovery(new URL(server.url), app.application.id, undefined, oidc.ClientSecretBasic(app.secretKey), {
+      execute: [oidc.allowInsecureRequests],
+    });
+  });
+
+  afterAll(async () => {
+    await database?.close();
+    await server?.close();
+  });
+
+  async function signIn(jar: CookieJar, client = config) {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(client, {
+      redirect_uri: CALLBACK,
+      scope: 'openid email offline_access organization',
+      prompt: 'consent',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const { callback } = await browseToRedirect(jar, url, { svcUrl: server.url, redirectUri: CALLBACK });
+    return oidc.authorizationCodeGrant(client, callback, { pkceCodeVerifier: verifier, expectedState: state });
+  }
+
+  it('code + PKCE with the secret key, refresh, introspection; after revocation (RFC 7009) the refresh token is refused', async () => {
+    const jar = new CookieJar();
+    const tokens = await signIn(jar);
+    const refreshToken = tokens.refresh_token as string;
+    expect(tokens.claims()?.email).toBe(PEOPLE.user.email);
+    expect(tokens.claims()?.org_id).toMatch(/^ten_/);
+    expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
+
+    // Introspection of the application's own refresh token: active, its client and person.
+    const live = await oidc.tokenIntrospection(config, refreshToken);
+    expect(live).toMatchObject({ active: true, client_id: app.application.id, sub: tokens.claims()?.sub });
+    expect((live.scope as string).split(' ')).toContain('offline_access');
+    // Access tokens are JWTs: verified with the JWKS, not introspected.
+    await expect(oidc.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ error: 'unsupported_token_type' });
+
+    // Refresh rotates; the rotated token is then revoked by the application.
+    const refreshed = await oidc.refreshTokenGrant(config, refreshToken);
+    const current = refreshed.refresh_token as string;
+    expect(current).not.toBe(refreshToken);
+    expect((await oidc.tokenIntrospection(config, refreshToken)).active).toBe(false);
+
+    // Another confidential application can neither introspect nor revoke it.
+    const other = await seedApplication(database.db, { clientType: 'confidential', redirectUrls: [CALLBACK] });
+    const otherConfig = await oidc.discovery(
+      new URL(server.url),
+      other.application.id,
+      undefined,
+      oidc.ClientSecretBasic(other.secretKey),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
+    expect((await oidc.tokenIntrospection(otherConfig, current)).active).toBe(false);
+    await expect(oidc.tokenRevocation(otherConfig, current)).rejects.toMatchObject({ error: 'invalid_request' });
+    expect((await oidc.tokenIntrospection(config, current)).active).toBe(true);
+
+    await oidc.tokenRevocation(config, current);
+    expect((await oidc.tokenIntrospection(config, current)).active).toBe(false);
+    await expect(oidc.refreshTokenGrant(config, current)).rejects.toMatchObject({ error: 'invalid_grant' });
+    // Revoking a refresh token revokes its grant: nothing issued under it refreshes any more.
+    const [row] = await database.sql<{ n: number }[]>`
+      select count(*)::int as n from oidc_payloads where model = 'RefreshToken' and payload->>'clientId' = ${app.application.id}`;
+    expect(row?.n).toBe(0);
+  });
+
+  // 1,000 refresh grants (two signatures each) make the tokens: generous on a busy machine.
+  it('an application verifies 1,000 access tokens with the JWKS it fetched once: no request reaches svc', async () => {
+    // Ten sign-ins (single sign-on after the first), each refreshed 99 times: 1,000 access tokens.
+    const jar = new CookieJar();
+    const first = await signIn(jar);
+    const chains = [first, ...(await Promise.all(Array.from({ length: 9 }, () => signIn(jar))))];
+    const tokens: string[] = [];
+    await Promise.all(
+      chains.map(async (first) => {
+        tokens.push(first.access_token);
+        let refreshToken = first.refresh_token as string;
+        for (let i = 0; i < 99; i++) {
+          const next = await oidc.refreshTokenGrant(config, refreshToken);
+          tokens.push(next.access_token);
+          refreshToken = next.refresh_token as string;
+        }
+      }),
+    );
+    expect(new Set(tokens).size).toBe(1000);
+
+    // The application reaches svc through a counting proxy.
+    let requests = 0;
+    const proxy = http.createServer(async (req, res) => {
+      requests++;
+      const upstream = await fetch(`${server.url}${req.url}`, { headers: { accept: req.headers.accept ?? '*/*' } });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const discovered = await oidc.discovery(new URL(server.url), app.application.id, undefined, oidc.None(), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      const jwksPath = new URL(discovered.serverMetadata().jwks_uri as string).pathname;
+      const remote = createRemoteJWKSet(new URL(`${proxied}${jwksPath}`));
+      await jwtVerify(tokens[0] as string, remote, { issuer: server.url, audience: app.application.id, typ: 'at+jwt' });
+      expect(requests).toBe(1);
+      for (const token of tokens) {
+        const { payload } = await jwtVerify(token, remote, { issuer: server.url, audience: app.application.id, typ: 'at+jwt' });
+        expect(payload.org_id).toMatch(/^ten_/);
+      }
+      expect(requests).toBe(1);
+      // A token svc did not sign is refused from the cached keys (a forged kid may cost one refetch, never a pass).
+      const forged = `${(tokens[0] as string).slice(0, -4)}AAAA`;
+      await expect(jwtVerify(forged, remote, { issuer: server.url, audience: app.application.id })).rejects.toThrow();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  }, 300_000);
 });
