@@ -5,6 +5,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
+import { browseToRedirect, ENGINE_PEOPLE, type EnginePerson } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
@@ -12,12 +13,8 @@ import { getOrCreateKeylessApplication } from '../applications/service.ts';
 /** A loopback redirect on an arbitrary port: the keyless application takes any. */
 const REDIRECT = 'http://127.0.0.1:53117/callback';
 
-const PEOPLE = {
-  user: { email: 'user@svc.local', password: 'user-password' },
-  admin: { email: 'admin@svc.local', password: 'admin-password' },
-  social: { email: 'social@svc.local', password: '' },
-} as const;
-type Person = keyof typeof PEOPLE;
+const PEOPLE = ENGINE_PEOPLE;
+type Person = EnginePerson;
 
 /**
  * Signing in to an application through svc, end to end: openid-client as the application, a
@@ -62,73 +59,14 @@ describe('svc OpenID Provider: signing in to an application', () => {
     return { url, verifier, state };
   }
 
-  /**
-   * Plays the browser from the authorization URL until the application's redirect URI. Records
-   * what it went through: svc's sign-in page, the engine, the organization page.
-   */
-  async function browse(
-    jar: CookieJar,
-    url: URL | string,
-    opts: { person?: Person; pick?: string; redirectUri?: string } = {},
-  ): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
-    const redirectUri = opts.redirectUri ?? REDIRECT;
-    const steps: string[] = [];
-    const pages: string[] = [];
-    let current = new URL(url).href;
-    for (let hop = 0; hop < 40; hop++) {
-      if (current.startsWith(redirectUri)) {
-        return { callback: new URL(current), steps, pages };
-      }
-      const res = await jar.fetch(current);
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        current = new URL(location, current).href;
-        continue;
-      }
-      const html = await res.text();
-      pages.push(html);
-      const here = new URL(current);
-      const person = PEOPLE[opts.person ?? 'user'];
-      if (here.origin === server.url && html.includes('name="login_hint"')) {
-        steps.push('svc-sign-in');
-        // The form's hidden fields (return_to, prompt), as a browser would submit them.
-        const query = new URLSearchParams(
-          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [
-            m[1] as string,
-            m[2] as string,
-          ]),
-        );
-        if (opts.person === 'social') {
-          query.set('method', 'social');
-        } else {
-          query.set('login_hint', person.email);
-        }
-        current = `${server.url}/auth/login?${query}`;
-        continue;
-      }
-      if (here.origin === server.url && html.includes('data-testid="pick-organization"')) {
-        steps.push('pick-organization');
-        const id = new RegExp(`value="([^"]+)" data-testid="pick-organization" data-slug="${opts.pick}"`).exec(html)?.[1];
-        expect(id, `organization ${opts.pick} offered`).toBeDefined();
-        const posted = await jar.fetch(current, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
-          body: new URLSearchParams({ organization: id as string }).toString(),
-        });
-        expect(posted.status).toBe(303);
-        current = new URL(posted.headers.get('location') as string, current).href;
-        continue;
-      }
-      if (here.origin !== server.url && res.status === 200) {
-        steps.push('engine');
-        const submitted = await jar.post(current, { email: person.email, password: person.password });
-        current = new URL(submitted.headers.get('location') as string, current).href;
-        continue;
-      }
-      throw new Error(`stuck at ${current} (${res.status}): ${html.slice(0, 300)}`);
-    }
-    throw new Error('too many hops');
+  /** Plays the browser from the authorization URL until the application's redirect URI (test/support/oidc-browser.ts). */
+  function browse(jar: CookieJar, url: URL | string, opts: { person?: Person; pick?: string; redirectUri?: string } = {}) {
+    return browseToRedirect(jar, url, {
+      svcUrl: server.url,
+      redirectUri: opts.redirectUri ?? REDIRECT,
+      ...(opts.person ? { person: opts.person } : {}),
+      ...(opts.pick ? { pick: opts.pick } : {}),
+    });
   }
 
   async function exchange(started: Started, callback: URL) {

@@ -1,0 +1,87 @@
+import { CookieJar } from '../../apps/dev-engine/src/cookie-jar.ts';
+
+/** The development engine's people (apps/dev-engine) and their passwords. */
+export const ENGINE_PEOPLE = {
+  user: { email: 'user@svc.local', password: 'user-password' },
+  admin: { email: 'admin@svc.local', password: 'admin-password' },
+  social: { email: 'social@svc.local', password: '' },
+} as const;
+export type EnginePerson = keyof typeof ENGINE_PEOPLE;
+
+/**
+ * Plays the browser of a sign-in to an application through svc's OpenID Provider, from the
+ * authorization URL until the application's redirect URI: svc's sign-in page (password with
+ * login_hint, or the social button), the development engine's page, the organization page
+ * (`pick` = the slug to choose). Returns the callback URL, the steps it went through and the
+ * HTML pages it saw. Plain errors, no test framework: the bench drives sign-ins with it too.
+ */
+export async function browseToRedirect(
+  jar: CookieJar,
+  url: URL | string,
+  opts: { svcUrl: string; redirectUri: string; person?: EnginePerson; pick?: string },
+): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
+  const svcUrl = opts.svcUrl;
+  const steps: string[] = [];
+  const pages: string[] = [];
+  let current = new URL(url).href;
+  for (let hop = 0; hop < 40; hop++) {
+    if (current.startsWith(opts.redirectUri)) {
+      return { callback: new URL(current), steps, pages };
+    }
+    const res = await jar.fetch(current);
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      current = new URL(location, current).href;
+      continue;
+    }
+    const html = await res.text();
+    pages.push(html);
+    const here = new URL(current);
+    const person = ENGINE_PEOPLE[opts.person ?? 'user'];
+    if (here.origin === svcUrl && html.includes('name="login_hint"')) {
+      steps.push('svc-sign-in');
+      // The form's hidden fields (return_to, prompt), as a browser would submit them.
+      const query = new URLSearchParams(
+        [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [
+          m[1] as string,
+          m[2] as string,
+        ]),
+      );
+      if (opts.person === 'social') {
+        query.set('method', 'social');
+      } else {
+        query.set('login_hint', person.email);
+      }
+      current = `${svcUrl}/auth/login?${query}`;
+      continue;
+    }
+    if (here.origin === svcUrl && html.includes('data-testid="pick-organization"')) {
+      steps.push('pick-organization');
+      const id = new RegExp(`value="([^"]+)" data-testid="pick-organization" data-slug="${opts.pick}"`).exec(html)?.[1];
+      if (!id) {
+        throw new Error(`organization ${opts.pick} not offered on the hosted page`);
+      }
+      const posted = await jar.fetch(current, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: svcUrl },
+        body: new URLSearchParams({ organization: id }).toString(),
+      });
+      if (posted.status !== 303) {
+        throw new Error(`picking organization ${opts.pick} answered ${posted.status}`);
+      }
+      current = new URL(posted.headers.get('location') as string, current).href;
+      continue;
+    }
+    if (here.origin !== svcUrl && res.status === 200) {
+      steps.push('engine');
+      const submitted = await jar.post(current, { email: person.email, password: person.password });
+      current = new URL(submitted.headers.get('location') as string, current).href;
+      continue;
+    }
+    throw new Error(`stuck at ${current} (${res.status}): ${html.slice(0, 300)}`);
+  }
+  throw new Error('too many hops');
+}
+
+export { CookieJar };
