@@ -10,7 +10,8 @@
  * on A, an authorization code flow with offline_access on A, one refresh on B (it works), then
  * POST /auth/logout on A, then refreshes on B until one answers invalid_grant.
  *
- * - session-refusal: logout request sent on A -> B's first invalid_grant (max < 1 s).
+ * - session-refusal: logout answered on A (the revocation committed) -> B's first invalid_grant
+ *   (max < 1 s), and no refresh honoured by B after that answer.
  * - backchannel-logout: logout answered on A (committed) -> the logout token at the receiver
  *   (p95 < 2 s), with the worker running.
  */
@@ -140,6 +141,9 @@ export async function runBackchannelBenches(
   const refusals: number[] = [];
   const logouts: number[] = [];
   let lost = 0;
+  /** Refreshes B honoured after A answered the logout (each one a failure of cross-process revocation). */
+  let honoured = 0;
+  const roundTrips: number[] = [];
   try {
     const app = await createApplication(database.db, {
       organizationSlug: 'bench',
@@ -160,12 +164,14 @@ export async function runBackchannelBenches(
       if (out.status !== 303) {
         throw new Error(`logout on A answered ${out.status}`);
       }
+      roundTrips.push(committed - sent);
       for (;;) {
         const after = await token(b.url, app, { grant_type: 'refresh_token', refresh_token: before.refresh_token });
         if (after.error === 'invalid_grant') {
-          refusals.push(performance.now() - sent);
+          refusals.push(performance.now() - committed);
           break;
         }
+        honoured++;
         if (performance.now() - sent > 10_000) {
           throw new Error(`B still honours the refresh token 10 s after the logout: ${JSON.stringify(after)}`);
         }
@@ -187,11 +193,18 @@ export async function runBackchannelBenches(
     await receiver.close();
   }
   refusals.sort((x, y) => x - y);
+  roundTrips.sort((x, y) => x - y);
   logouts.sort((x, y) => x - y);
-  const refusal = { p50: percentile(refusals, 50), p95: percentile(refusals, 95), max: refusals.at(-1) ?? Number.NaN };
+  const refusal = {
+    p50: percentile(refusals, 50),
+    p95: percentile(refusals, 95),
+    max: refusals.at(-1) ?? Number.NaN,
+    honoured,
+    logoutRoundTripP50: percentile(roundTrips, 50),
+  };
   const logout = { p50: percentile(logouts, 50), p95: percentile(logouts, 95), max: logouts.at(-1) ?? Number.NaN, lost };
   ctx.log(
-    `  session-refusal      ${sessions} sessions: logout on A -> invalid_grant on B p50 ${fmt(refusal.p50, 1)} ms, p95 ${fmt(refusal.p95, 1)} ms, max ${fmt(refusal.max, 1)} ms`,
+    `  session-refusal      ${sessions} sessions: logout answered on A -> invalid_grant on B p50 ${fmt(refusal.p50, 1)} ms, p95 ${fmt(refusal.p95, 1)} ms, max ${fmt(refusal.max, 1)} ms; refreshes honoured after it: ${honoured} (logout round trip p50 ${fmt(refusal.logoutRoundTripP50, 1)} ms)`,
   );
   ctx.log(
     `  backchannel-logout   ${sessions} sessions: logout committed -> logout token received p50 ${fmt(logout.p50, 1)} ms, p95 ${fmt(logout.p95, 1)} ms, max ${fmt(logout.max, 1)} ms, lost ${lost}`,
@@ -200,8 +213,8 @@ export async function runBackchannelBenches(
   if (wanted('session-refusal')) {
     verdicts.push({
       name: `session-refusal: revocation -> refresh refused on another process < ${BACKCHANNEL_TARGETS.refusalMaxMs} ms (max)`,
-      pass: refusal.max < BACKCHANNEL_TARGETS.refusalMaxMs,
-      detail: `p50 ${fmt(refusal.p50, 1)} ms, p95 ${fmt(refusal.p95, 1)} ms, max ${fmt(refusal.max, 1)} ms over ${sessions}`,
+      pass: honoured === 0 && refusal.max < BACKCHANNEL_TARGETS.refusalMaxMs,
+      detail: `p50 ${fmt(refusal.p50, 1)} ms, p95 ${fmt(refusal.p95, 1)} ms, max ${fmt(refusal.max, 1)} ms over ${sessions}, ${honoured} honoured after`,
     });
   }
   if (wanted('backchannel-logout')) {

@@ -231,6 +231,8 @@ describe('svc OpenID Provider: sessions are one thing (back-channel logout)', ()
   }
 
   it('signing out (/auth/logout): refresh is invalid_grant, the application gets a logout token; one without a URL gets none; session.created and session.ended', async () => {
+    const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(discovery).toMatchObject({ backchannel_logout_supported: true, backchannel_logout_session_supported: true });
     const jar = await svcSignIn('user');
     const a = await signInTo(appA, jar);
     const b = await signInTo(appB, jar);
