@@ -72,6 +72,7 @@ const op = await OpenIdProvider.start({
   keylessEnabled: false,
   // Token requests carry no browser session.
   sessionOf: async () => null,
+  clientIp: () => '127.0.0.1',
   ...(storageKind === 'memory' ? { storage: await memoryStorage() } : {}),
 });
 
@@ -101,6 +102,7 @@ async function mintOne(input: MintRequest): Promise<string> {
   if (input.kind === 'code') {
     return new provider.AuthorizationCode({
       ...common,
+      gty: 'authorization_code',
       codeChallenge: input.codeChallenge,
       codeChallengeMethod: 'S256',
       redirectUri: input.redirectUri,

@@ -20,6 +20,7 @@
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
+ * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -33,6 +34,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } from './backchannel.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import type { BenchContext } from './support.ts';
@@ -1063,6 +1065,9 @@ async function main(): Promise<number> {
   const exportBenches = EXPORT_SCENARIOS.some(wanted) ? await runExportBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const webhooks = WEBHOOK_SCENARIOS.some(wanted) ? await runWebhookBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const oidcTokens = OIDC_TOKEN_SCENARIOS.some(wanted) ? await runOidcTokenBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const backchannel = BACKCHANNEL_SCENARIOS.some(wanted)
+    ? await runBackchannelBenches(scenarioContext, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1086,8 +1091,7 @@ async function main(): Promise<number> {
   }
   const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
-  results.push(...exportBenches.verdicts);
-  results.push(...oidcTokens.verdicts);
+  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts);
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1128,6 +1132,7 @@ async function main(): Promise<number> {
         })),
         webhooks: webhooks.results,
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
+        sessions: { targets: BACKCHANNEL_TARGETS, ...backchannel.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
         verdicts: results,

@@ -1,4 +1,4 @@
-import type { CookieJar } from '../../apps/dev-engine/src/cookie-jar.ts';
+import { CookieJar } from '../../apps/dev-engine/src/cookie-jar.ts';
 
 /** The development engine's seeded people (apps/dev-engine); `social` signs in with the social button. */
 export const PEOPLE = {
@@ -82,3 +82,5 @@ export async function browseToRedirect(
   }
   throw new Error('too many hops');
 }
+
+export { CookieJar };

@@ -275,6 +275,7 @@ async function main(argv: string[]): Promise<void> {
         webhooks: config.webhooks,
         email: config.email,
         billing: { settings: config.billing },
+        oidc: { issuer: config.publicUrl },
       });
       process.stdout.write('svc worker running\n');
       onSignal(async () => {

@@ -75,6 +75,7 @@ async function startOn(
   const apiKeyUsage = new ApiKeyUsage(db, 60_000, (error) => logger.warn({ err: error }, 'could not record API key use'));
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
+  const clientIp = clientIpResolver(config.trustProxy);
   const oidc = await OpenIdProvider.start({
     db,
     sql,
@@ -89,6 +90,7 @@ async function startOn(
       const token = readCookie(req, cookieNames(engine.config.publicUrl).session);
       return token ? sessions.validate(token) : Promise.resolve(null);
     },
+    clientIp,
   });
   started.push(() => oidc.close());
   const services: AppServices = {
@@ -100,7 +102,7 @@ async function startOn(
     applications,
     sessions,
     apiKeyUsage,
-    clientIp: clientIpResolver(config.trustProxy),
+    clientIp,
     rp: engine.rp,
     oidc,
     secretBox,
@@ -117,6 +119,7 @@ async function startOn(
       webhooks: config.webhooks,
       email: config.email,
       billing: { settings: config.billing },
+      oidc: { issuer: engine.config.publicUrl },
     });
     started.push(() => running.stop());
     worker = running;

@@ -8,6 +8,25 @@ export const ZSessionId = z.string().regex(/^ses_[0-9A-Za-z]{20}$/, 'expected a 
 export const ZSessionStatus = z.enum(['active', 'revoked', 'expired']).meta({ id: 'SessionStatus' });
 export type TSessionStatus = z.infer<typeof ZSessionStatus>;
 
+/**
+ * An application the session signed in to through svc's OpenID Provider: one of the
+ * organization's applications, or another application the sign-in spoke for the organization to.
+ */
+export const ZSessionApplication = z
+  .object({
+    /** The application's id (`app_...`, its OIDC client id). */
+    id: z.string(),
+    name: z.string(),
+    /** The organization the sign-in speaks for (scope `organization`); null without that scope. */
+    organizationId: z.string().nullable(),
+    firstSignedInAt: z.string(),
+    lastSignedInAt: z.string(),
+    /** When the sign-in ended (the session, the membership or the application did); null while it stands. */
+    endedAt: z.string().nullable(),
+  })
+  .meta({ id: 'SessionApplication' });
+export type TSessionApplication = z.infer<typeof ZSessionApplication>;
+
 /** A hosted sign-in session of a member, in the organization it is active in (GET /v1/sessions). */
 export const ZSession = z
   .object({
@@ -25,6 +44,8 @@ export const ZSession = z
     revokedAt: z.string().nullable(),
     /** The caller's own session. */
     current: z.boolean(),
+    /** The applications the session signed in to (most recent first) that concern this organization. */
+    applications: z.array(ZSessionApplication),
   })
   .meta({ id: 'Session' });
 export type TSession = z.infer<typeof ZSession>;

@@ -26,6 +26,8 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'user.created': 'A user was created',
   'user.updated': "A user's name, role or status changed",
   'session.revoked': 'A session was signed out by an admin',
+  'session.created': "A session signed in to one of the organization's applications, or to an application for the organization",
+  'session.ended': "A session's sign-in to applications ended (sign-out, revocation, suspension, membership ended, application disabled)",
   'role.created': 'A custom role was created',
   'role.updated': 'A custom role was changed',
   'api_key.created': 'An API key was created',

@@ -8,6 +8,7 @@ import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } f
 import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
+import { sendBackchannelLogout } from './oidc/backchannel-logout.ts';
 import type { TaskName } from './task-names.ts';
 import { syncBilling } from './tasks/billing-sync.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
@@ -37,6 +38,8 @@ export type JobContext = {
   email?: EmailOutboxSettings;
   /** The billing providers' credentials; a provider left out has its sync logs skipped. */
   billing: BillingSyncSettings;
+  /** svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for it. */
+  oidc?: { issuer: string };
   /**
    * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
    * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has
@@ -56,6 +59,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'email:dispatch': dispatchEmail,
   'billing:sync': syncBilling,
   'exports:build': buildExport,
+  'oidc:backchannel_logout': sendBackchannelLogout,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
@@ -82,6 +86,8 @@ export type StartWorkerOptions = {
   email?: EmailOutboxSettings;
   /** STRIPE_* / RAZORPAY_* / PADDLE_* (apps/api env.ts `config.billing`); absent, every sync log is skipped as not configured. */
   billing?: BillingSyncSettings;
+  /** PUBLIC_URL, the OpenID Provider's issuer; absent, back-channel logout jobs wait for a worker that has it. */
+  oidc?: { issuer: string };
 };
 
 export type WorkerHandle = {
@@ -257,6 +263,7 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     webhookSender,
     email: opts.email,
     billing: opts.billing ?? { settings: { stripe: null, razorpay: null, paddle: null } },
+    ...(opts.oidc ? { oidc: opts.oidc } : {}),
     stopping: stopping.signal,
   };
   const taskList: TaskList = {};

@@ -41,6 +41,20 @@ export const ZTaskPayloads = {
     /** 1 for the first attempt; each retry is a new job with the next number. */
     attempt: z.number().int().min(1),
   }),
+  /**
+   * Sends one OIDC Back-Channel Logout token to an application (oidc/backchannel-logout.ts): a
+   * svc session's sign-in to it ended (apps/api endSessions). The application's URL and the
+   * signing key are read when it runs.
+   */
+  'oidc:backchannel_logout': z.object({
+    sessionId: z.string().regex(/^ses_[0-9A-Za-z]{20}$/),
+    userId: z.string().regex(/^usr_[0-9A-Za-z]{20}$/),
+    applicationId: z.string().regex(/^app_[0-9A-Za-z]{20}$/),
+    /** The logout token's jti: the same on every attempt of the chain. */
+    jti: z.string().min(16).max(64),
+    /** 1 for the first attempt; each retry is a new job with the next number. */
+    attempt: z.number().int().min(1),
+  }),
   /** Sends due invitation emails (the outbox rows hold the state: nothing to carry). */
   'email:dispatch': z.object({}),
   /** Hands queued billing sync logs to their providers (the log rows hold the state: nothing to carry). */

@@ -90,12 +90,14 @@ export async function insertMembership(db: DbOrTx, values: { tenantId: string; u
 /**
  * The engine no longer puts the user in the platform admin group: their platform workspace
  * membership goes, and so do their sessions opened as a platform admin (a session keeps the flag
- * it was signed in with). Returns how many of each ended.
+ * it was signed in with). Returns how many memberships went and the ids of the sessions ended.
+ * Called only by endSessions (apps/api modules/sessions/end.ts), which ends those sessions'
+ * application sign-ins with them.
  */
 export async function leavePlatformWorkspace(
   tx: DbOrTx,
   opts: { userId: string; at: Date },
-): Promise<{ membershipsRemoved: number; sessionsEnded: number }> {
+): Promise<{ membershipsRemoved: number; sessionIds: string[] }> {
   const removed = await tx
     .delete(memberships)
     .where(
@@ -110,5 +112,5 @@ export async function leavePlatformWorkspace(
     .set({ revokedAt: opts.at })
     .where(and(eq(sessions.userId, opts.userId), eq(sessions.isPlatformAdmin, true), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
-  return { membershipsRemoved: removed.length, sessionsEnded: ended.length };
+  return { membershipsRemoved: removed.length, sessionIds: ended.map((r) => r.id) };
 }

@@ -1,6 +1,7 @@
 import { and, desc, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../client.ts';
 import { oidcPayloads, oidcSigningKeys } from '../schema/oidc-provider.ts';
+import type { SecretBox } from '../secret-box.ts';
 
 // oidc-provider's artifacts are found by the ids it issued (unguessable, not tenant-scoped): no
 // statement here has a tenant predicate, and none needs one.
@@ -128,4 +129,44 @@ export async function insertCurrentSigningKey(
 export async function pruneSigningKeys(db: DbOrTx, before: Date): Promise<number> {
   const result = await db.delete(oidcSigningKeys).where(lt(oidcSigningKeys.supersededAt, before));
   return result.count;
+}
+
+/**
+ * Ends grants and everything issued under them (codes, access and refresh tokens): every grant of
+ * an application (it was disabled), or a person's grants that spoke for an organization and
+ * those of the organization's members-only applications (their membership there ended). A grant
+ * is a `Grant` artifact whose payload names the client, the account and, with scope
+ * `organization`, the organization (provider.ts). Returns how many artifacts went.
+ */
+export async function revokeOidcGrants(
+  db: DbOrTx,
+  of: { clientId: string } | { accountId: string; organizationId: string },
+): Promise<number> {
+  const grants =
+    'clientId' in of
+      ? sql`select id from oidc_payloads where model = 'Grant' and payload->>'clientId' = ${of.clientId}`
+      : sql`select id from oidc_payloads where model = 'Grant' and payload->>'accountId' = ${of.accountId}
+              and (payload->'organization'->>'id' = ${of.organizationId}
+                or payload->>'clientId' in (select a.id from applications a
+                                            where a.tenant_id = ${of.organizationId} and a.sign_in_audience = 'members'))`;
+  const rows = await db.execute(sql`
+    with g as (${grants})
+    delete from oidc_payloads p
+    where (p.grant_id in (select id from g)) or (p.model = 'Grant' and p.id in (select id from g))
+    returning 1`);
+  return rows.length;
+}
+
+/** A signing key as oidc-provider and the back-channel logout sender take it: the private JWK with kid, alg and use. */
+export type OpenedSigningKey = Record<string, unknown> & { kid: string; alg: string; use: 'sig' };
+
+/** The context a signing key's private JWK is sealed under (bound to its kid). */
+export function signingKeySealContext(kid: string): string {
+  return `oidc_signing_keys:${kid}`;
+}
+
+/** Opens a stored signing key with SVC_ENCRYPTION_KEY. */
+export function openSigningKey(secretBox: SecretBox, row: OidcSigningKeyRow): OpenedSigningKey {
+  const jwk = JSON.parse(secretBox.open(row.privateKeyCiphertext, signingKeySealContext(row.kid))) as Record<string, unknown>;
+  return { ...jwk, kid: row.kid, alg: row.alg, use: 'sig' };
 }

@@ -91,14 +91,15 @@ export async function findOrgSession(db: DbOrTx, opts: { tenantId: string; id: s
 }
 
 /**
- * Revokes one session of the organization; false when it was already revoked (or is not the
- * organization's). Every API process reads the row on each request, so it ends everywhere at once.
+ * Revokes one session of the organization; its id, or none when it was already revoked (or is not
+ * the organization's). Every API process reads the row on each request, so it ends everywhere at
+ * once. Called only by endSessions (apps/api modules/sessions/end.ts).
  */
-export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<boolean> {
+export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
     .set({ revokedAt: opts.at })
     .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt), inOrganization(opts.tenantId)))
     .returning({ id: sessions.id });
-  return rows.length === 1;
+  return rows.map((r) => r.id);
 }

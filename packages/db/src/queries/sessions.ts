@@ -137,14 +137,18 @@ export async function touchSession(db: DbOrTx, opts: { id: string; expiresAt: Da
   await db.update(sessions).set({ expiresAt: opts.expiresAt, lastSeenAt: opts.lastSeenAt }).where(eq(sessions.id, opts.id));
 }
 
-/** Revokes one session (no-op when already revoked); true when it was live. */
-export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date }): Promise<boolean> {
+/**
+ * Revokes one session (no-op when already revoked); its id when it was live. Called only by
+ * endSessions (apps/api modules/sessions/end.ts), which ends the session's application sign-ins
+ * with it.
+ */
+export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
     .set({ revokedAt: opts.at })
     .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
-  return rows.length === 1;
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -181,9 +181,10 @@ export async function updateOrgUserProfile(
 
 /**
  * Ends every live session of a member of `tenantId`: a platform admin suspended the person's
- * account, which signs them out everywhere. Returns how many were live.
+ * account, which signs them out everywhere. Returns the ids of those that were live. Called only
+ * by endSessions (apps/api modules/sessions/end.ts).
  */
-export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: string; userId: string; at: Date }): Promise<number> {
+export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: string; userId: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
     .set({ revokedAt: opts.at })
@@ -195,7 +196,7 @@ export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: stri
       ),
     )
     .returning({ id: sessions.id });
-  return rows.length;
+  return rows.map((r) => r.id);
 }
 
 /**

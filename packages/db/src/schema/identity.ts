@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { applications } from './applications.ts';
 import { organizations } from './organizations.ts';
 
 /**
@@ -109,5 +110,35 @@ export const sessions = pgTable(
     index('sessions_user_idx').on(t.userId),
     index('sessions_tenant_created_idx').on(t.activeTenantId, t.createdAt),
     index('sessions_expires_idx').on(t.expiresAt).where(sql`${t.revokedAt} is null`),
+  ],
+);
+
+/**
+ * Which applications each svc session signed in to (svc's OpenID Provider granted an
+ * authorization): one row per session and application, written when the grant is made. What the
+ * Sessions page lists, and whom a session's end is announced to by OIDC Back-Channel Logout.
+ * A sign-in again after the row ended (the application was disabled, the membership ended)
+ * starts it anew.
+ */
+export const sessionApplications = pgTable(
+  'session_applications',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    /** The organization the grant speaks for (scope `organization`); null without that scope. */
+    organizationId: text('organization_id').references(() => organizations.id, { onDelete: 'cascade' }),
+    firstSignedInAt: timestamp('first_signed_in_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    lastSignedInAt: timestamp('last_signed_in_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    /** When the application's sign-in ended (the session, its membership or the application did); null while it stands. */
+    endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date', precision: 3 }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.applicationId] }),
+    index('session_applications_application_idx').on(t.applicationId).where(sql`${t.endedAt} is null`),
+    index('session_applications_organization_idx').on(t.organizationId).where(sql`${t.endedAt} is null`),
   ],
 );

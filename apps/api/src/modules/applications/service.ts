@@ -30,6 +30,7 @@ import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organi
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { endSessions } from '../sessions/end.ts';
 import type { ApplicationCache } from './cache.ts';
 import { newPublishableKey, newSecretKey } from './keys.ts';
 
@@ -183,16 +184,26 @@ export async function resolveApplication(db: DbOrTx, idOrSlug: string, organizat
   return rows[0] as ApplicationWithOrganization;
 }
 
+/**
+ * Enables or disables an application (the API route and `svc apps disable`). Disabling ends every
+ * sign-in to it in the same transaction (endSessions: its grants and tokens go, back-channel
+ * logout is queued); the svc sessions themselves stand.
+ */
 export async function changeApplicationStatus(
   db: DbOrTx,
   target: ApplicationWithOrganization,
   status: ApplicationRow['status'],
 ): Promise<ApplicationRow> {
-  const row = await setApplicationStatus(db, { tenantId: target.organization.id, id: target.application.id, status });
-  if (!row) {
-    throw new AppError('application_not_found', `no application ${target.application.id}`);
-  }
-  return row;
+  return db.transaction(async (tx) => {
+    const row = await setApplicationStatus(tx, { tenantId: target.organization.id, id: target.application.id, status });
+    if (!row) {
+      throw new AppError('application_not_found', `no application ${target.application.id}`);
+    }
+    if (status === 'disabled') {
+      await endSessions(tx, { kind: 'application_disabled', applicationId: row.id });
+    }
+    return row;
+  });
 }
 
 /** Replaces the secret key; the old one stops working at once (row update + NOTIFY). */

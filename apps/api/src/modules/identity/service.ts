@@ -6,7 +6,6 @@ import {
   findUserBySubject,
   insertMembership,
   insertUser,
-  leavePlatformWorkspace,
   lockUserForTransaction,
   type MembershipView,
   membershipsOfUser,
@@ -16,6 +15,7 @@ import {
 import { ensureOrganization, insertOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { adoptPreProvisionedUsers, lockEmail } from '@svc/db/queries/users';
 import { slugify } from '../applications/service.ts';
+import { endSessions } from '../sessions/end.ts';
 
 /** What svc takes from a verified ID token (jose checked signature, iss, aud, exp and nonce). */
 export type EngineIdentity = { subject: string; email: string; emailVerified: boolean; name: string; groups: string[] };
@@ -93,7 +93,7 @@ export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: {
     }
     // The group is the platform workspace's membership list: whoever left it leaves the workspace,
     // and the sessions they opened as a platform admin end (their API keys lose that standing too).
-    await leavePlatformWorkspace(tx, { userId: user.id, at: now });
+    await endSessions(tx, { kind: 'platform_admin_left', userId: user.id }, now);
     const existing = (await membershipsOfUser(tx, user.id)).find((m) => m.organization.kind === 'tenant');
     if (existing) {
       return { user, workspace: existing.organization, isPlatformAdmin };

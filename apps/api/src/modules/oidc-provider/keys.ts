@@ -5,7 +5,8 @@ import {
   insertCurrentSigningKey,
   listPublishedSigningKeys,
   lockSigningKeys,
-  type OidcSigningKeyRow,
+  openSigningKey,
+  signingKeySealContext,
 } from '@svc/db/queries/oidc-provider';
 import type { SecretBox } from '@svc/db/secret-box';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -23,14 +24,12 @@ export const RETIRED_KEY_PUBLISHED_SECONDS = MAX_SIGNED_TOKEN_TTL_SECONDS + 5 * 
 /** A signing key as oidc-provider takes it: the private JWK with kid, alg and use. */
 export type SigningJwk = JWK & { kid: string; alg: SigningAlg; use: 'sig' };
 
-const sealContext = (kid: string) => `oidc_signing_keys:${kid}`;
-
 async function newKey(secretBox: SecretBox, alg: SigningAlg) {
   const kid = randomBytes(16).toString('base64url');
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
   const privateJwk = await exportJWK(privateKey);
   const publicJwk = (await exportJWK(publicKey)) as Record<string, string>;
-  return { kid, alg, privateKeyCiphertext: secretBox.seal(JSON.stringify(privateJwk), sealContext(kid)), publicJwk };
+  return { kid, alg, privateKeyCiphertext: secretBox.seal(JSON.stringify(privateJwk), signingKeySealContext(kid)), publicJwk };
 }
 
 /**
@@ -73,10 +72,5 @@ export async function rotateSigningKey(
 export async function loadSigningKeys(db: Db, secretBox: SecretBox, now = new Date()): Promise<SigningJwk[]> {
   const rows = await listPublishedSigningKeys(db, new Date(now.getTime() - RETIRED_KEY_PUBLISHED_SECONDS * 1000));
   const ordered = [...rows.filter((r) => r.supersededAt === null), ...rows.filter((r) => r.supersededAt !== null)];
-  return ordered.map((row) => openKey(secretBox, row));
-}
-
-function openKey(secretBox: SecretBox, row: OidcSigningKeyRow): SigningJwk {
-  const jwk = JSON.parse(secretBox.open(row.privateKeyCiphertext, sealContext(row.kid))) as JWK;
-  return { ...jwk, kid: row.kid, alg: row.alg as SigningAlg, use: 'sig' };
+  return ordered.map((row) => openSigningKey(secretBox, row) as SigningJwk);
 }

@@ -3,10 +3,14 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL, revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
+import { recordApplicationSignIn } from '@svc/db/queries/session-applications';
+import type { SessionWithUser } from '@svc/db/queries/sessions';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
 import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
+import { requestIdOf } from '../../http/errors.ts';
+import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
@@ -80,6 +84,8 @@ export type OpenIdProviderOptions = {
    * in-memory adapter to measure what PostgreSQL costs (bench/oidc-provider-server.ts).
    */
   storage?: (model: string) => Adapter;
+  /** The client address of a request, for the audit entry of an application sign-in. */
+  clientIp: (req: IncomingMessage) => string;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -340,6 +346,11 @@ export class OpenIdProvider {
     // Every code, token and ID token carries sid (the svc session): refresh tokens are honoured
     // only while it lives, and ending it ends them.
     Client.prototype.includeSid = () => true;
+    // Back-channel logout stays advertised (discovery, backchannel_logout_uri), but its tokens
+    // leave through one sender only: the durable job endSessions queues whenever a session, or
+    // an application's sign-in through it, ends (modules/sessions/end.ts). oidc-provider's own
+    // synchronous send at end_session would be a second, unretried one.
+    Client.prototype.backchannelLogout = async () => {};
     // A confidential client's `client_secret` is the SHA-256 (hex) of its application's secret
     // key, as svc stores it: the presented secret is hashed, then compared in constant time.
     // Rotating the secret key changes the hash in the row, and with it the client on every
@@ -474,7 +485,48 @@ export class OpenIdProvider {
     }
     Object.assign(grant, { organization });
     await grant.save();
+    await this.recordSignIn(ctx, current, client.clientId, organization);
     return grant;
+  }
+
+  /**
+   * Records the application sign-in of the svc session (session_applications, one upsert). The
+   * first sign-in of the session to the application (or the first since it ended) is audited as
+   * `session.created` in the organization the grant speaks for, else the application's, which
+   * announces it to that organization's webhook endpoints in the same transaction.
+   */
+  private async recordSignIn(
+    ctx: KoaContextWithOIDC,
+    current: SessionWithUser,
+    applicationId: string,
+    organization: GrantOrganization | undefined,
+  ): Promise<void> {
+    const found = await this.opts.applications.byId(applicationId);
+    if (!found) {
+      return;
+    }
+    const { application } = found;
+    await this.opts.db.transaction(async (tx) => {
+      const { started } = await recordApplicationSignIn(tx, {
+        sessionId: current.session.id,
+        applicationId,
+        organizationId: organization?.id ?? null,
+        at: new Date(),
+      });
+      if (!started) {
+        return;
+      }
+      await recordAudit(tx, { kind: 'user', ...current }, requestMetaOf(ctx.req, this.opts.clientIp, requestIdOf(ctx.req)), {
+        tenantId: organization?.id ?? application.tenantId,
+        action: 'session.created',
+        target: { type: 'session', id: current.session.id },
+        summary: {
+          userId: current.user.id,
+          email: current.user.email,
+          application: { id: application.id, name: application.name, organizationId: application.tenantId },
+        },
+      });
+    });
   }
 
   private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {

@@ -98,6 +98,7 @@ describe('GET /v1/sessions', () => {
       expiresAt: laptop.expiresAt.toISOString(),
       revokedAt: null,
       current: false,
+      applications: [],
     });
     expect(page.data.find((s) => s.id === admin.sessionId)?.current).toBe(true);
     expect(JSON.stringify(page)).not.toContain(outsider.sessionId);

@@ -1,11 +1,13 @@
 import { AppError } from '@svc/contracts/errors';
-import type { TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionPage } from '@svc/contracts/sessions';
+import type { TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionApplication, TSessionPage } from '@svc/contracts/sessions';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
-import { findOrgSession, listOrgSessions, type OrgSessionRow, revokeOrgSession } from '@svc/db/queries/org-sessions';
+import { findOrgSession, listOrgSessions, type OrgSessionRow } from '@svc/db/queries/org-sessions';
+import { listApplicationsOfSessions, type SessionApplicationRow } from '@svc/db/queries/session-applications';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { endSessions } from '../sessions/end.ts';
 import { deviceLabel } from './device.ts';
 
 function organizationRef(slug: string | undefined): UntrustedOrganizationRef {
@@ -20,7 +22,18 @@ function statusOf(row: OrgSessionRow, now: Date): TSession['status'] {
   return row.expiresAt.getTime() <= t || row.absoluteExpiresAt.getTime() <= t ? 'expired' : 'active';
 }
 
-function toSession(row: OrgSessionRow, principal: Principal, now: Date): TSession {
+function toApplication(row: SessionApplicationRow): TSessionApplication {
+  return {
+    id: row.id,
+    name: row.name,
+    organizationId: row.organizationId,
+    firstSignedInAt: row.firstSignedInAt.toISOString(),
+    lastSignedInAt: row.lastSignedInAt.toISOString(),
+    endedAt: row.endedAt?.toISOString() ?? null,
+  };
+}
+
+function toSession(row: OrgSessionRow, principal: Principal, now: Date, applications: SessionApplicationRow[]): TSession {
   return {
     id: row.id,
     user: { id: row.userId, email: row.userEmail, name: row.userName },
@@ -34,6 +47,7 @@ function toSession(row: OrgSessionRow, principal: Principal, now: Date): TSessio
     expiresAt: new Date(Math.min(row.expiresAt.getTime(), row.absoluteExpiresAt.getTime())).toISOString(),
     revokedAt: row.revokedAt?.toISOString() ?? null,
     current: principal.kind === 'user' && principal.session.id === row.id,
+    applications: applications.map(toApplication),
   };
 }
 
@@ -56,7 +70,11 @@ export async function listSessions(db: Db, principal: Principal, input: TListSes
     ...(after ? { after } : {}),
     limit: input.limit + 1,
   });
-  return toPage(scope, rows, input.limit, (row) => toSession(row, principal, now));
+  const applications = await listApplicationsOfSessions(db, {
+    tenantId: organization.id,
+    sessionIds: rows.slice(0, input.limit).map((r) => r.id),
+  });
+  return toPage(scope, rows, input.limit, (row) => toSession(row, principal, now, applications.get(row.id) ?? []));
 }
 
 /**
@@ -78,15 +96,16 @@ export async function revokeSession(db: Db, principal: Principal, request: Reque
     if (!found) {
       throw new AppError('not_found', 'session not found');
     }
-    if (await revokeOrgSession(tx, { tenantId, id: input.id, at: now })) {
+    const { sessionIds } = await endSessions(tx, { kind: 'revoked', tenantId, sessionId: input.id }, now);
+    if (sessionIds.length === 1) {
       await recordAudit(tx, principal, request, {
         tenantId,
         action: 'session.revoked',
         target: { type: 'session', id: input.id },
         summary: { userId: found.userId, email: found.userEmail, device: deviceLabel(found.userAgent) },
       });
-      return toSession({ ...found, revokedAt: now }, principal, now);
     }
-    return toSession(found, principal, now);
+    const applications = await listApplicationsOfSessions(tx, { tenantId, sessionIds: [input.id] });
+    return toSession(sessionIds.length === 1 ? { ...found, revokedAt: now } : found, principal, now, applications.get(input.id) ?? []);
   });
 }

@@ -7,10 +7,10 @@ import {
   findSessionsByTokenHashes,
   insertSession,
   type MembershipsRead,
-  revokeSessionById,
   type SessionWithUser,
   touchSession,
 } from '@svc/db/queries/sessions';
+import { endSessions } from './end.ts';
 
 /** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
 export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
@@ -228,7 +228,12 @@ export class SessionLookup {
   };
 }
 
-/** Ends a session at once for every API process (each check reads the row). */
+/**
+ * The person signed out: ends the session at once for every API process (each check reads the
+ * row), and with it every application it signed in to (endSessions: refresh refused, back-channel
+ * logout queued). True when it was live.
+ */
 export async function revokeSession(db: DbOrTx, sessionId: string, now = new Date()): Promise<boolean> {
-  return revokeSessionById(db, { id: sessionId, at: now });
+  const { sessionIds } = await endSessions(db, { kind: 'signed_out', sessionId }, now);
+  return sessionIds.length === 1;
 }

@@ -28,7 +28,6 @@ import {
   moveSessionsOfMemberOut,
   type OrgUserRow,
   removeOrgMember,
-  revokeSessionsOfOrgUser,
   setOrgMemberStatus,
   updateOrgMemberRole,
   updateOrgUserProfile,
@@ -43,6 +42,7 @@ import {
   type UntrustedOrganizationRef,
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { endSessions } from '../sessions/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
 
@@ -314,6 +314,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
       await setOrgMemberStatus(tx, { tenantId, userId, status: next.status });
       if (next.status === 'suspended') {
         sessionsMoved = await moveSessionsOfMemberOut(tx, { tenantId, userId });
+        // The sign-ins to applications made for this organization end with the membership.
+        await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
       }
     }
     if (changes.name || changes.accountStatus) {
@@ -325,7 +327,9 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
       });
     }
     const sessionsEnded =
-      changes.accountStatus?.to === 'suspended' ? await revokeSessionsOfOrgUser(tx, { tenantId, userId, at: new Date() }) : 0;
+      changes.accountStatus?.to === 'suspended'
+        ? (await endSessions(tx, { kind: 'account_suspended', tenantId, userId })).sessionIds.length
+        : 0;
     await recordAudit(tx, principal, request, {
       tenantId,
       action: 'user.updated',
@@ -395,6 +399,8 @@ export async function removeUser(
     if (!removed) {
       throw new AppError('not_found', USER_NOT_FOUND);
     }
+    // The sign-ins to applications made for this organization end with the membership.
+    await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
     // An invited person never was a member: removing the membership withdraws the invitation.
     await recordAudit(tx, principal, request, {
       tenantId,

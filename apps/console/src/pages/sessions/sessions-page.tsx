@@ -29,7 +29,7 @@ export function SessionsPage() {
     <div data-testid="page-sessions">
       <PageHeader
         title="Sessions"
-        description={`Where members of ${active.organization ? active.organization.name : 'this workspace'} are signed in. A revoked session is refused on its next request, on every server.`}
+        description={`Where members of ${active.organization ? active.organization.name : 'this workspace'} are signed in, and the applications each session signed in to through svc. A revoked session is refused on its next request, on every server, and signs out of those applications (their refresh tokens stop, back-channel logout is sent).`}
       />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {active.me && !active.organization && (
@@ -76,6 +76,7 @@ export function SessionsPage() {
                   <th>User</th>
                   <th>Device</th>
                   <th>IP address</th>
+                  <th>Applications</th>
                   <th>Signed in</th>
                   <th>Last seen</th>
                   <th>Status</th>
@@ -132,6 +133,25 @@ function SessionRow({ session, slug }: { session: TSession; slug: string }) {
         <code data-testid="session-ip" style={{ whiteSpace: 'nowrap' }}>
           {session.ipAddress ?? '—'}
         </code>
+      </td>
+      <td data-testid="session-applications">
+        {session.applications.length === 0 ? (
+          <span className="muted">—</span>
+        ) : (
+          <ul className="plain-list">
+            {session.applications.map((app) => (
+              <li key={app.id} data-testid="session-application" data-application-id={app.id}>
+                <span title={app.id}>{app.name}</span> <code className="muted">{app.id}</code>
+                {app.endedAt && (
+                  <span className="muted" data-testid="session-application-ended">
+                    {' '}
+                    (ended <When iso={app.endedAt} />)
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
       </td>
       <td>
         <When iso={session.createdAt} />
