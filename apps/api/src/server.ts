@@ -89,6 +89,7 @@ async function startOn(
       const token = readCookie(req, cookieNames(engine.config.publicUrl).session);
       return token ? sessions.validate(token) : Promise.resolve(null);
     },
+    engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
   });
   started.push(() => oidc.close());
   const services: AppServices = {
