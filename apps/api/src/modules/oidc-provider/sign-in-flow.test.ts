@@ -592,6 +592,26 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(again.steps).toEqual(['svc-sign-in', 'engine']);
   });
 
+  it('Sign out also ends the svc session an earlier sign-in to the application was made under (prompt=login left it live)', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const first = await signIn(jar, {}, { app });
+    const firstSid = decodeJwt(first.tokens.id_token as string).sid as string;
+    // A fresh sign-in for another application: a new svc session in the cookie; the first one lives on.
+    const forced = await signIn(jar, { prompt: 'login consent' });
+    const secondSid = (await verifyAccessToken(forced.tokens.access_token)).payload.sid as string;
+    expect(secondSid).not.toBe(firstSid);
+    expect(await revokedAt(firstSid)).toBeNull();
+
+    const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { id_token_hint: first.tokens.id_token as string }));
+    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
+    expect(confirmed.status).toBe(303);
+    expect(await revokedAt(firstSid)).not.toBeNull();
+    expect(await revokedAt(secondSid)).not.toBeNull();
+    expect((await refresh(first.tokens.refresh_token as string, seeded.application.id)).body.error).toBe('invalid_grant');
+    expect((await refresh(forced.tokens.refresh_token as string)).body.error).toBe('invalid_grant');
+  });
+
   it('"Stay signed in" goes back to the application and ends nothing: the svc session, single sign-on and refresh tokens go on', async () => {
     const { seeded, app } = await webApp();
     const jar = new CookieJar();
