@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
-import { atEngine, DEMO_USER, ENGINE_FLOWS, passwordSignIn } from './support/sign-in.ts';
+import { DEMO_USER, passwordSignIn } from './support/sign-in.ts';
 
 /**
  * An application signing out through svc (RP-initiated logout) in Chromium: svc serve, its dev
@@ -41,8 +41,8 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
     await new Promise((resolve) => app?.close(resolve));
   });
 
-  /** Signs in to the application in `page` (svc's sign-in, the engine) and redeems the code: its tokens. */
-  async function signInToApp(page: Page, opts: { engineAsks: boolean }): Promise<{ id_token: string; refresh_token: string }> {
+  /** Signs in to the application in `page` (svc's sign-in, the engine's password page) and redeems the code: its tokens. */
+  async function signInToApp(page: Page): Promise<{ id_token: string; refresh_token: string }> {
     const verifier = randomBytes(32).toString('base64url');
     const state = randomBytes(8).toString('hex');
     const authorize = new URL(`${server.url}/oidc/auth`);
@@ -60,13 +60,8 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
     }
     await page.goto(authorize.href);
     await page.waitForURL((url) => url.origin === server.url && url.pathname.startsWith('/oidc/interaction/'));
-    await page.locator('#email').fill(DEMO_USER.email);
-    await page.getByTestId('continue-email').click();
-    if (opts.engineAsks) {
-      await page.waitForURL(atEngine(server.url, ENGINE_FLOWS.login));
-      await page.locator('input[name="password"]').fill(DEMO_USER.password);
-      await page.getByRole('button', { name: 'Log in' }).click();
-    }
+    // svc's sign-in page, then the engine's login page (it fails when the engine does not ask).
+    await passwordSignIn(page, server.url, DEMO_USER);
     await page.waitForURL((url) => url.href.startsWith(`${appUrl}/callback`));
     const callback = new URL(page.url());
     expect(callback.searchParams.get('state')).toBe(state);
@@ -96,7 +91,7 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
       }
     });
     try {
-      const tokens = await signInToApp(page, { engineAsks: true });
+      const tokens = await signInToApp(page);
       const end = new URL(`${server.url}/oidc/session/end`);
       end.searchParams.set('id_token_hint', tokens.id_token);
       end.searchParams.set('post_logout_redirect_uri', `${appUrl}/signed-out`);
@@ -118,7 +113,7 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
       });
       expect(((await refresh.json()) as { error?: string }).error).toBe('invalid_grant');
       // The engine's session is gone too: signing in again asks for the password there.
-      await signInToApp(page, { engineAsks: true });
+      await signInToApp(page);
     } finally {
       await context.close();
     }
