@@ -73,6 +73,8 @@ const op = await OpenIdProvider.start({
   // Token requests carry no browser session.
   sessionOf: async () => null,
   clientIp: () => '127.0.0.1',
+  // Token requests never sign out.
+  engineEndSessionUrl: async () => undefined,
   ...(storageKind === 'memory' ? { storage: await memoryStorage() } : {}),
 });
 

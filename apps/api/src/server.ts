@@ -91,6 +91,7 @@ async function startOn(
       return token ? sessions.validate(token) : Promise.resolve(null);
     },
     clientIp,
+    engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
   });
   started.push(() => oidc.close());
   const services: AppServices = {

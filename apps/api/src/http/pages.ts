@@ -3,6 +3,7 @@ import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../context.ts';
 import { signInPage } from '../modules/auth/pages.ts';
 import { DEFAULT_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
+import { continueLogout } from '../modules/oidc-provider/logout.ts';
 import { FAVICON_LINK } from './favicon.ts';
 
 const LANDING = `<!doctype html>
@@ -47,6 +48,13 @@ export function pagesRouter(services: AppServices): Router {
   });
 
   const hosted = (intent: 'signin' | 'signup') => async (req: Request, res: Response) => {
+    // The engine's end-session hands an application's logout back here (with its state).
+    if (
+      intent === 'signin' &&
+      (await continueLogout(req, res, { publicUrl: services.config.publicUrl, clients: services.oidc.provider.Client }))
+    ) {
+      return;
+    }
     const key = typeof req.query.publishable_key === 'string' ? req.query.publishable_key : undefined;
     const found = key && PUBLISHABLE_KEY_PATTERN.test(key) ? await services.applications.byPublishableKey(key) : null;
     res.type('html').send(

@@ -23,3 +23,21 @@ export function compileSecurityHeaders(options: HelmetOptions): (res: ServerResp
     }
   };
 }
+
+/**
+ * Widens the form-action of the Content-Security-Policy already set on `res` (see edge.ts) to one
+ * more origin, for one page. Chrome applies form-action to every redirect after a form submit, so
+ * a form whose answer ends on another site (an application's post_logout_redirect_uri) needs that
+ * site's origin there. `destination` must be an address the page may send the browser to.
+ */
+export function allowFormRedirectTo(res: ServerResponse, destination: string): void {
+  const csp = res.getHeader('Content-Security-Policy');
+  const origin = URL.parse(destination)?.origin;
+  if (typeof csp !== 'string' || !origin || origin === 'null' || /[\s;,']/.test(origin)) {
+    return;
+  }
+  res.setHeader(
+    'Content-Security-Policy',
+    csp.replace(/(^|;)\s*form-action([^;]*)/, (directive) => `${directive} ${origin}`),
+  );
+}

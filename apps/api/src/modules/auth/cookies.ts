@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * (Secure, Path=/, no Domain), so a sibling subdomain cannot set or shadow it. Our names never
  * match the engine's, since browsers share cookies across ports of one host.
  */
-export type CookieNames = { session: string; pendingLogin: string; trySignIn: string; secure: boolean };
+export type CookieNames = { session: string; pendingLogin: string; trySignIn: string; logout: string; secure: boolean };
 
 export function cookieNames(publicUrl: string): CookieNames {
   const secure = publicUrl.startsWith('https:');
@@ -14,6 +14,8 @@ export function cookieNames(publicUrl: string): CookieNames {
     session: `${prefix}svc_session`,
     pendingLogin: `${prefix}svc_pending_login`,
     trySignIn: `${prefix}svc_try_signin`,
+    // An application's sign-out while the browser visits the engine's end-session endpoint.
+    logout: `${prefix}svc_logout`,
     secure,
   };
 }

@@ -138,8 +138,11 @@ export class RelyingParty {
     return { identity: this.identityFrom(payload), idToken };
   }
 
-  /** The engine's end-session URL for logout, when it has one. */
-  async endSessionUrl(opts: { idTokenHint?: string; postLogoutRedirectUri: string }): Promise<URL | undefined> {
+  /**
+   * The engine's end-session URL for logout, when it has one. `state` comes back on the
+   * post_logout_redirect_uri (RP-Initiated Logout 1.0), which is how svc resumes a logout there.
+   */
+  async endSessionUrl(opts: { idTokenHint?: string; postLogoutRedirectUri: string; state?: string }): Promise<URL | undefined> {
     const doc = await this.discover();
     if (!doc.end_session_endpoint) {
       return undefined;
@@ -149,6 +152,9 @@ export class RelyingParty {
     url.searchParams.set('post_logout_redirect_uri', opts.postLogoutRedirectUri);
     if (opts.idTokenHint) {
       url.searchParams.set('id_token_hint', opts.idTokenHint);
+    }
+    if (opts.state) {
+      url.searchParams.set('state', opts.state);
     }
     return url;
   }

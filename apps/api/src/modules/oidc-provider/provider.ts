@@ -10,6 +10,7 @@ import { quietly } from '@svc/dev-engine/quiet-provider';
 import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { requestIdOf } from '../../http/errors.ts';
+import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
@@ -33,6 +34,7 @@ import {
   membersOnlyOrganization,
 } from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
+import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
 import { OIDC_TTL } from './ttl.ts';
 
 // Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
@@ -86,6 +88,8 @@ export type OpenIdProviderOptions = {
   storage?: (model: string) => Adapter;
   /** The client address of a request, for the audit entry of an application sign-in. */
   clientIp: (req: IncomingMessage) => string;
+  /** The engine's end-session URL (rp.endSessionUrl): an application's logout ends the engine's session too. */
+  engineEndSessionUrl: SvcLogoutDeps['engineEndSessionUrl'];
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -343,6 +347,18 @@ export class OpenIdProvider {
       }
       return allowed.call(this, value);
     };
+    // Its logout may return to any loopback URL too; every other client: its registered
+    // postLogoutRedirectUrls, exact.
+    const logoutAllowed = Client.prototype.postLogoutRedirectUriAllowed;
+    Client.prototype.postLogoutRedirectUriAllowed = function postLogoutRedirectUriAllowed(
+      this: InstanceType<typeof Client>,
+      value: string,
+    ): boolean {
+      if (clients.isKeyless(this.clientId) && isLoopbackRedirect(value)) {
+        return true;
+      }
+      return logoutAllowed.call(this, value);
+    };
     // Every code, token and ID token carries sid (the svc session): refresh tokens are honoured
     // only while it lives, and ending it ends them.
     Client.prototype.includeSid = () => true;
@@ -363,6 +379,7 @@ export class OpenIdProvider {
     ): Promise<boolean> {
       return secretMatchesHash(presented, this.clientSecret) || op.isTryExchange(Provider.ctx, this.clientId, presented);
     };
+    provider.use(this.logoutMiddleware());
     const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
     const documents = await this.fetchDocuments(callback);
     return { provider, callback, ...documents, kids: keys.map((k) => k.kid).join(' ') };
@@ -399,6 +416,60 @@ export class OpenIdProvider {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  }
+
+  /**
+   * The confirmation page of RP-initiated logout (features.rpInitiatedLogout.logoutSource), or
+   * the error page when the request is one svc refuses (logout.ts). Always a confirmation, also
+   * with a valid id_token_hint for the person signed in: see docs/oidc.md.
+   */
+  private async renderLogout(ctx: KoaContextWithOIDC): Promise<void> {
+    ctx.type = 'html';
+    const problem = logoutRequestProblem(ctx);
+    if (problem) {
+      ctx.status = 400;
+      ctx.body = errorPage({ error: 'invalid_request', error_description: problem }, 'sign-out');
+      return;
+    }
+    const xsrf = (ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret;
+    const current = await this.opts.sessionOf(ctx.req);
+    // Either button's answer ends on the application's post_logout_redirect_uri (checked by
+    // oidc-provider against the client's registration), through the engine for Sign out.
+    const destination = ctx.oidc.params?.post_logout_redirect_uri;
+    if (typeof destination === 'string') {
+      allowFormRedirectTo(ctx.res, destination);
+    }
+    ctx.status = 200;
+    ctx.body = logoutPage({
+      action: ctx.oidc.urlFor('end_session_confirm'),
+      xsrf: typeof xsrf === 'string' ? xsrf : '',
+      appName: ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId,
+      signedInAs: current?.user.email,
+    });
+  }
+
+  /**
+   * Around oidc-provider's end-session routes. Without an account in its session, oidc-provider
+   * answers the end-session request with an auto-submitting form (an inline script svc's CSP
+   * blocks): svc's confirmation page instead, since the svc and engine sessions may still be
+   * there. After a confirmed full logout: svc's part (endSvcSession), then the engine's.
+   */
+  private logoutMiddleware() {
+    const deps: SvcLogoutDeps = {
+      db: this.opts.db,
+      sessionOf: this.opts.sessionOf,
+      publicUrl: this.opts.issuer,
+      engineEndSessionUrl: this.opts.engineEndSessionUrl,
+    };
+    return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+      await next();
+      const route = ctx.oidc?.route;
+      if (route === 'end_session' && ctx.status === 200 && !ctx.oidc.session?.accountId) {
+        await this.renderLogout(ctx);
+      } else if (route === 'end_session_confirm' && ctx.status === 303 && ctx.oidc.params?.logout) {
+        ctx.redirect(await endSvcSession(ctx, deps));
+      }
+    };
   }
 
   /**
@@ -590,7 +661,15 @@ export class OpenIdProvider {
           // Confidential clients only, and only their own tokens.
           allowedPolicy: async (ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === ctx.oidc.client?.clientId,
         },
-        rpInitiatedLogout: { enabled: true },
+        rpInitiatedLogout: {
+          enabled: true,
+          // svc's hosted pages (no inline scripts): see renderLogout and logoutMiddleware.
+          logoutSource: (ctx) => this.renderLogout(ctx),
+          postLogoutSuccessSource: (ctx) => {
+            ctx.type = 'html';
+            ctx.body = signedOutPage(ctx.oidc.client?.clientName);
+          },
+        },
         backchannelLogout: { enabled: true },
         jwtResponseModes: { enabled: false },
         // `request` and external `request_uri` objects are refused (request_not_supported,
@@ -628,10 +707,11 @@ export class OpenIdProvider {
         url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
       },
       loadExistingGrant: (ctx) => this.grantFor(ctx),
-      // An unknown client or an unregistered redirect_uri cannot be redirected to: an error page on svc.
+      // An unknown client, an unregistered redirect_uri or post_logout_redirect_uri, a bad
+      // id_token_hint: nothing to redirect to safely, an error page on svc.
       renderError: async (ctx, out) => {
         ctx.type = 'html';
-        ctx.body = errorPage(out);
+        ctx.body = errorPage(out, ctx.oidc?.route?.startsWith('end_session') ? 'sign-out' : 'sign-in');
       },
       findAccount: accountFinder(this.opts.db, this.opts.sql),
       // RFC 9068 access tokens also carry the svc session (sid) and, with scope `organization`,
@@ -741,8 +821,8 @@ function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
   req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
 }
 
-function errorPage(out: { error: string; error_description?: string | undefined }): string {
-  const title = 'This sign-in request cannot be completed';
+function errorPage(out: { error: string; error_description?: string | undefined }, what: 'sign-in' | 'sign-out'): string {
+  const title = `This ${what} request cannot be completed`;
   const detail = out.error_description ?? out.error;
   return hostedPage(
     title,

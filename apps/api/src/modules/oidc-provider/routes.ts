@@ -208,6 +208,19 @@ export function oidcProviderRouter(services: AppServices): Router {
 
   router.use(trySignInRouter(services));
 
+  // The logout confirmation is a form on svc's own page: a post from any other site is refused
+  // before oidc-provider checks its xsrf secret (which such a post cannot know either).
+  router.post(`${OIDC_ROUTES.end_session}/confirm`, (req, res, next) => {
+    if (!fromAllowedOrigin(req, ownOrigin)) {
+      res
+        .status(403)
+        .type('html')
+        .send(messagePage('Sign-out refused', 'Sign out from the page svc shows you.', '/'));
+      return;
+    }
+    next();
+  });
+
   router.use((req, res, next) => {
     if (req.path === DISCOVERY_PATH || req.path.startsWith(`${OIDC_PREFIX}/`)) {
       services.oidc.handle(req, res);

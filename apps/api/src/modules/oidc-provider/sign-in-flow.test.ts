@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SYSTEM_ROLES } from '@svc/contracts/permissions';
 import { createDatabase, type Database } from '@svc/db/client';
 import { CookieJar } from '@svc/dev-engine/cookie-jar';
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
@@ -14,6 +14,9 @@ import { getOrCreateKeylessApplication } from '../applications/service.ts';
 
 /** A loopback redirect on an arbitrary port: the keyless application takes any. */
 const REDIRECT = 'http://127.0.0.1:53117/callback';
+/** A web application's registered redirect URL and post-logout URL (exact). */
+const APP_REDIRECT = 'http://127.0.0.1:53118/callback';
+const SIGNED_OUT = 'http://127.0.0.1:53118/signed-out';
 
 /**
  * Signing in to an application through svc, end to end: openid-client as the application, a
@@ -40,13 +43,15 @@ describe('svc OpenID Provider: signing in to an application', () => {
     await server?.close();
   });
 
-  type Started = { url: URL; verifier: string; state: string };
+  /** An application as openid-client sees it: the keyless one unless a test seeds another. */
+  type AppClient = { config: oidc.Configuration; redirectUri: string };
+  type Started = { url: URL; verifier: string; state: string; app: AppClient };
 
-  async function start(params: Record<string, string> = {}): Promise<Started> {
+  async function start(params: Record<string, string> = {}, app: AppClient = { config, redirectUri: REDIRECT }): Promise<Started> {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const url = oidc.buildAuthorizationUrl(app.config, {
+      redirect_uri: app.redirectUri,
       scope: 'openid email profile offline_access',
       // Explicit here; without a prompt svc reads offline_access as prompt=consent (a test below).
       prompt: 'consent',
@@ -55,7 +60,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
       state,
       ...params,
     });
-    return { url, verifier, state };
+    return { url, verifier, state, app };
   }
 
   /** Plays the browser from the authorization URL until the application's redirect URI. */
@@ -64,12 +69,19 @@ describe('svc OpenID Provider: signing in to an application', () => {
   }
 
   async function exchange(started: Started, callback: URL) {
-    return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: started.verifier, expectedState: started.state });
+    return oidc.authorizationCodeGrant(started.app.config, callback, {
+      pkceCodeVerifier: started.verifier,
+      expectedState: started.state,
+    });
   }
 
-  async function signIn(jar: CookieJar, params: Record<string, string> = {}, opts: { person?: Person; pick?: string } = {}) {
-    const started = await start(params);
-    const browsed = await browse(jar, started.url, opts);
+  async function signIn(
+    jar: CookieJar,
+    params: Record<string, string> = {},
+    opts: { person?: Person; pick?: string; app?: AppClient } = {},
+  ) {
+    const started = await start(params, opts.app);
+    const browsed = await browse(jar, started.url, { ...opts, redirectUri: started.app.redirectUri });
     return { ...browsed, tokens: await exchange(started, browsed.callback) };
   }
 
@@ -77,11 +89,11 @@ describe('svc OpenID Provider: signing in to an application', () => {
     return jwtVerify(token, jwks, { issuer: server.url, audience: clientId, typ: 'at+jwt' });
   }
 
-  async function refresh(token: string) {
+  async function refresh(token: string, client = clientId) {
     const res = await fetch(`${server.url}/oidc/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }),
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: client }),
     });
     const body = (await res.json()) as Record<string, string>;
     return { status: res.status, body };
@@ -420,6 +432,275 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const res = await refresh(tokens.refresh_token as string);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
+  });
+  /** A public web application with registered post-logout URLs, as openid-client sees it. */
+  async function webApp(postLogoutRedirectUrls = [SIGNED_OUT]) {
+    const seeded = await seedApplication(database.db, { clientType: 'public', redirectUrls: [APP_REDIRECT], postLogoutRedirectUrls });
+    const appConfig = await oidc.discovery(new URL(server.url), seeded.application.id, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    return { seeded, app: { config: appConfig, redirectUri: APP_REDIRECT } };
+  }
+
+  type LogoutPage = { res: Response; html: string; xsrf: string; action: string };
+  /** What a browser's navigation accepts: oidc-provider answers its errors with a page, not JSON. */
+  const NAVIGATION = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+
+  /** Opens an end-session URL in the browser: the confirmation page and its form, or the answer. */
+  async function openLogout(jar: CookieJar, url: URL): Promise<LogoutPage> {
+    const res = await jar.fetch(url.href, { headers: NAVIGATION });
+    const html = await res.text();
+    return {
+      res,
+      html,
+      xsrf: /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
+      action: /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '',
+    };
+  }
+
+  /** Submits the confirmation form (logout=yes is the Sign out button) from `origin`. */
+  function submitLogout(jar: CookieJar, page: LogoutPage, fields: Record<string, string>, origin = server.url) {
+    return jar.fetch(page.action, {
+      method: 'POST',
+      headers: { ...NAVIGATION, 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
+  async function revokedAt(sid: string): Promise<Date | null> {
+    const [row] = await database.sql<{ revoked_at: Date | null }[]>`select revoked_at from sessions where id = ${sid}`;
+    expect(row, `session ${sid}`).toBeDefined();
+    return row?.revoked_at ?? null;
+  }
+
+  it('RP-initiated logout: a confirmation, then the svc and engine sessions end and the browser returns to post_logout_redirect_uri with state', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar, {}, { app });
+    const sid = (await jwtVerify(tokens.id_token as string, jwks, { issuer: server.url, audience: seeded.application.id })).payload
+      .sid as string;
+    const url = oidc.buildEndSessionUrl(app.config, {
+      id_token_hint: tokens.id_token as string,
+      post_logout_redirect_uri: SIGNED_OUT,
+      state: 'after-logout-1',
+      ui_locales: 'en',
+    });
+    expect(url.href.startsWith(`${server.url}/oidc/session/end?`)).toBe(true);
+
+    const page = await openLogout(jar, url);
+    expect(page.res.status).toBe(200);
+    expect(page.html).toContain(`Sign out of ${seeded.application.name}?`);
+    expect(page.html).toContain('Signed in as user@svc.local');
+    expect(page.html).toContain('data-testid="stay-signed-in"');
+    // svc's hosted page under svc's CSP, with no script for it to block.
+    expect(page.html).not.toContain('<script');
+    const csp = page.res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    // Chrome checks form-action on each redirect after the submit: the application's origin, for this page only.
+    expect(csp).toMatch(/form-action 'self' [^;]* http:\/\/127\.0\.0\.1:53118(;|$)/);
+    expect(page.xsrf).not.toBe('');
+    expect(await revokedAt(sid)).toBeNull();
+
+    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
+    expect(confirmed.status).toBe(303);
+    // Ended at svc before the browser goes anywhere: the session, its cookie, the application's refresh token.
+    expect(await revokedAt(sid)).not.toBeNull();
+    expect(jar.cookiesFor(server.url).svc_session).toBeUndefined();
+    const refused = await refresh(tokens.refresh_token as string, seeded.application.id);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+    // Then the engine's end-session endpoint, which hands the browser back to svc.
+    const engineEnd = new URL(confirmed.headers.get('location') as string);
+    expect(engineEnd.origin).not.toBe(server.url);
+    expect(engineEnd.searchParams.get('post_logout_redirect_uri')).toBe(`${server.url}/signin`);
+
+    const back = await jar.follow(engineEnd.href, (location) => location.startsWith(SIGNED_OUT));
+    const landed = new URL(back.url);
+    expect(landed.origin + landed.pathname).toBe(SIGNED_OUT);
+    expect([...landed.searchParams]).toEqual([['state', 'after-logout-1']]);
+    expect(jar.cookiesFor(server.url).svc_logout).toBeUndefined();
+    // The engine's session ended too: signing in again asks the engine, not only svc.
+    const again = await signIn(jar, {}, { app });
+    expect(again.steps).toEqual(['svc-sign-in', 'engine']);
+  });
+
+  it('Sign out also ends the svc session an earlier sign-in to the application was made under (prompt=login left it live)', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const first = await signIn(jar, {}, { app });
+    const firstSid = decodeJwt(first.tokens.id_token as string).sid as string;
+    // A fresh sign-in for another application: a new svc session in the cookie; the first one lives on.
+    const forced = await signIn(jar, { prompt: 'login consent' });
+    const secondSid = (await verifyAccessToken(forced.tokens.access_token)).payload.sid as string;
+    expect(secondSid).not.toBe(firstSid);
+    expect(await revokedAt(firstSid)).toBeNull();
+
+    const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { id_token_hint: first.tokens.id_token as string }));
+    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
+    expect(confirmed.status).toBe(303);
+    expect(await revokedAt(firstSid)).not.toBeNull();
+    expect(await revokedAt(secondSid)).not.toBeNull();
+    expect((await refresh(first.tokens.refresh_token as string, seeded.application.id)).body.error).toBe('invalid_grant');
+    expect((await refresh(forced.tokens.refresh_token as string)).body.error).toBe('invalid_grant');
+  });
+
+  it('"Stay signed in" goes back to the application and ends nothing: the svc session, single sign-on and refresh tokens go on', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar, {}, { app });
+    const keyless = await signIn(jar);
+    expect(keyless.steps).toEqual([]);
+    const sid = (await verifyAccessToken(keyless.tokens.access_token)).payload.sid as string;
+    const page = await openLogout(
+      jar,
+      oidc.buildEndSessionUrl(app.config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: SIGNED_OUT, state: 's2' }),
+    );
+    const stayed = await submitLogout(jar, page, { xsrf: page.xsrf });
+    expect(stayed.status).toBe(303);
+    const landed = new URL(stayed.headers.get('location') as string);
+    expect(landed.origin + landed.pathname).toBe(SIGNED_OUT);
+    expect(landed.searchParams.get('state')).toBe('s2');
+    expect(await revokedAt(sid)).toBeNull();
+    expect(jar.cookiesFor(server.url).svc_session).toBeDefined();
+    expect((await refresh(tokens.refresh_token as string, seeded.application.id)).status).toBe(200);
+    expect((await refresh(keyless.tokens.refresh_token as string)).status).toBe(200);
+    expect((await signIn(jar, {}, { app })).steps).toEqual([]);
+  });
+
+  it('a logout request svc cannot honour gets an error page on svc, never a redirect, and ends nothing', async () => {
+    const { seeded, app } = await webApp();
+    const other = await webApp(['http://127.0.0.1:53118/other-signed-out']);
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar, {}, { app });
+    const idToken = tokens.id_token as string;
+    const sid = decodeJwt(idToken).sid as string;
+    const forged = await new SignJWT(decodeJwt(idToken))
+      .setProtectedHeader({ alg: 'RS256', kid: decodeProtectedHeader(idToken).kid as string })
+      .sign((await generateKeyPair('RS256')).privateKey);
+    const raw = (pairs: [string, string][]) => new URL(`${server.url}/oidc/session/end?${new URLSearchParams(pairs)}`);
+    const cases: [string, URL][] = [
+      [
+        'unregistered post_logout_redirect_uri',
+        oidc.buildEndSessionUrl(app.config, { id_token_hint: idToken, post_logout_redirect_uri: 'https://evil.example/signed-out' }),
+      ],
+      [
+        'a near miss of the registered one',
+        oidc.buildEndSessionUrl(app.config, { id_token_hint: idToken, post_logout_redirect_uri: `${SIGNED_OUT}/` }),
+      ],
+      [
+        "another application's post_logout_redirect_uri",
+        oidc.buildEndSessionUrl(app.config, {
+          id_token_hint: idToken,
+          post_logout_redirect_uri: 'http://127.0.0.1:53118/other-signed-out',
+        }),
+      ],
+      [
+        'id_token_hint signed by another key',
+        oidc.buildEndSessionUrl(app.config, { id_token_hint: forged, post_logout_redirect_uri: SIGNED_OUT }),
+      ],
+      ['garbage id_token_hint', oidc.buildEndSessionUrl(app.config, { id_token_hint: 'not-a-jwt', post_logout_redirect_uri: SIGNED_OUT })],
+      [
+        'id_token_hint of another client than client_id',
+        oidc.buildEndSessionUrl(other.app.config, {
+          id_token_hint: idToken,
+          post_logout_redirect_uri: 'http://127.0.0.1:53118/other-signed-out',
+        }),
+      ],
+      [
+        'post_logout_redirect_uri without id_token_hint or client_id',
+        raw([
+          ['post_logout_redirect_uri', SIGNED_OUT],
+          ['state', 'x'],
+        ]),
+      ],
+      [
+        'oversized state',
+        oidc.buildEndSessionUrl(app.config, { id_token_hint: idToken, post_logout_redirect_uri: SIGNED_OUT, state: 'x'.repeat(513) }),
+      ],
+      [
+        'repeated state',
+        raw([
+          ['client_id', seeded.application.id],
+          ['post_logout_redirect_uri', SIGNED_OUT],
+          ['state', 'a'],
+          ['state', 'b'],
+        ]),
+      ],
+    ];
+    for (const [what, url] of cases) {
+      const res = await jar.fetch(url.href, { headers: NAVIGATION });
+      const html = await res.text();
+      expect(res.status, what).toBe(400);
+      expect(res.headers.get('location'), what).toBeNull();
+      expect(html, what).toContain('This sign-out request cannot be completed');
+      expect(html, what).not.toContain('name="xsrf"');
+    }
+    expect(await revokedAt(sid)).toBeNull();
+    expect(jar.cookiesFor(server.url).svc_session).toBeDefined();
+    expect((await refresh(tokens.refresh_token as string, seeded.application.id)).status).toBe(200);
+    expect((await signIn(jar, {}, { app })).steps).toEqual([]);
+  });
+
+  it('the confirmation cannot be forged: a cross-site post, or one without the xsrf secret, ends nothing', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar, {}, { app });
+    const sid = decodeJwt(tokens.id_token as string).sid as string;
+    const page = await openLogout(
+      jar,
+      oidc.buildEndSessionUrl(app.config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: SIGNED_OUT }),
+    );
+    const crossSite = await submitLogout(jar, page, { logout: 'yes' }, 'https://evil.example');
+    expect(crossSite.status).toBe(403);
+    // Refused by its origin even with the secret (which another site cannot read).
+    const crossSiteWithSecret = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' }, 'https://evil.example');
+    expect(crossSiteWithSecret.status).toBe(403);
+    for (const fields of [{ logout: 'yes' }, { xsrf: 'f'.repeat(48), logout: 'yes' }] as Record<string, string>[]) {
+      const res = await submitLogout(jar, page, fields);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('This sign-out request cannot be completed');
+    }
+    expect(await revokedAt(sid)).toBeNull();
+    expect(jar.cookiesFor(server.url).svc_session).toBeDefined();
+    expect((await refresh(tokens.refresh_token as string, seeded.application.id)).status).toBe(200);
+  });
+
+  it("the keyless application's logout returns to any loopback URL; a browser with no session gets the same confirmation", async () => {
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar);
+    const bye = 'http://localhost:4999/bye';
+    const refused = await jar.fetch(
+      oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: 'https://evil.example/bye' })
+        .href,
+      { headers: NAVIGATION },
+    );
+    expect(refused.status).toBe(400);
+    const page = await openLogout(
+      jar,
+      oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: bye, state: 'k1' }),
+    );
+    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
+    const back = await jar.follow(new URL(confirmed.headers.get('location') as string).href, (l) => l.startsWith(bye));
+    expect(back.url).toBe(`${bye}?state=k1`);
+
+    // No svc, provider or engine session in this browser: oidc-provider would answer with an
+    // auto-submitting script; svc shows its confirmation, then goes on the same way.
+    const fresh = new CookieJar();
+    const again = await openLogout(fresh, oidc.buildEndSessionUrl(config, { post_logout_redirect_uri: bye, state: 'k2' }));
+    expect(again.res.status).toBe(200);
+    expect(again.html).not.toContain('<script');
+    expect(again.html).toContain('data-testid="confirm-logout"');
+    const done = await submitLogout(fresh, again, { xsrf: again.xsrf, logout: 'yes' });
+    const returned = await fresh.follow(new URL(done.headers.get('location') as string).href, (l) => l.startsWith(bye));
+    expect(returned.url).toBe(`${bye}?state=k2`);
+
+    // Without a post_logout_redirect_uri the browser ends on svc's signed-out page.
+    const plain = await openLogout(fresh, oidc.buildEndSessionUrl(config));
+    const ended = await submitLogout(fresh, plain, { xsrf: plain.xsrf, logout: 'yes' });
+    const last = await fresh.follow(new URL(ended.headers.get('location') as string).href);
+    expect(new URL(last.url).origin).toBe(server.url);
+    expect(last.res.status).toBe(200);
+    expect(await last.res.text()).toContain('You have signed out');
   });
 });
 

@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIdOf } from '@svc/contracts/ids';
+import type { DbOrTx } from '@svc/db/client';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
+import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import { MAX_RETURN_TO } from '../auth/return-to.ts';
+import { revokeSession } from '../sessions/service.ts';
+import type { SvcSessionOf } from './accounts.ts';
+
+/**
+ * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) at /oidc/session/end.
+ *
+ * oidc-provider checks the request (id_token_hint signed by svc for the client, client_id
+ * matching it, post_logout_redirect_uri registered, no repeated parameters) and keeps what it
+ * asked in its session, with an xsrf secret. svc adds the checks below, renders the
+ * confirmation page (always: see docs/oidc.md), and after the confirmation ends the svc session
+ * and the engine's before the browser goes back to the application:
+ *
+ *   GET /oidc/session/end        confirmation page "Sign out of <app>?" (form with the xsrf)
+ *   POST /oidc/session/end/confirm   oidc-provider ends its session (logout=yes); svc revokes
+ *                                the svc sessions of the browser, clears its cookie, and sends
+ *                                the browser to the engine's end-session endpoint with
+ *                                post_logout_redirect_uri <PUBLIC_URL>/signin and a fresh state
+ *   GET /signin?state=<that>     (continueLogout) on to the application's post_logout_redirect_uri
+ *                                with its state, judged again against the client's registration
+ *
+ * What the application asked for travels in a short-lived cookie of svc (LOGOUT_COOKIE_SECONDS),
+ * bound to the state the engine hands back.
+ */
+
+/** Longest value of each end-session parameter; anything longer is refused (error page). */
+export const LOGOUT_PARAM_LIMITS: Readonly<Record<string, number>> = {
+  id_token_hint: 8192,
+  client_id: 64,
+  post_logout_redirect_uri: MAX_RETURN_TO,
+  state: 512,
+  ui_locales: 64,
+  logout_hint: 512,
+};
+
+/** How long the browser has to come back from the engine's end-session endpoint. */
+export const LOGOUT_COOKIE_SECONDS = 600;
+
+/** Where the engine sends the browser after its end-session: registered with every engine already. */
+export function enginePostLogoutRedirectUri(publicUrl: string): string {
+  return `${publicUrl}/signin`;
+}
+
+/**
+ * What is wrong with an end-session request that oidc-provider let through, or undefined. It drops
+ * a post_logout_redirect_uri it cannot check (no id_token_hint, no client_id) silently; the
+ * specification says such a request must name its client, so svc refuses it.
+ */
+export function logoutRequestProblem(ctx: KoaContextWithOIDC): string | undefined {
+  const params = (ctx.oidc.params ?? {}) as Record<string, unknown>;
+  const raw = ctx.method === 'POST' ? (ctx.oidc.body ?? {}) : ctx.query;
+  for (const [name, max] of Object.entries(LOGOUT_PARAM_LIMITS)) {
+    const value = params[name] ?? raw[name];
+    if (typeof value === 'string' && value.length > max) {
+      return `${name} is longer than ${max} characters`;
+    }
+  }
+  if (raw.post_logout_redirect_uri !== undefined && !ctx.oidc.client) {
+    return 'post_logout_redirect_uri needs id_token_hint or client_id';
+  }
+  return undefined;
+}
+
+/**
+ * The confirmation page: one form posting oidc-provider's xsrf secret to the confirm endpoint.
+ * "Sign out" (logout=yes) ends the svc session, every application's authorization in this browser
+ * and the engine's session; "Stay signed in" ends only the authorization of the application that
+ * asked (as it asked) and keeps the svc session. No scripts.
+ */
+export function logoutPage(opts: { action: string; xsrf: string; appName: string | undefined; signedInAs: string | undefined }): string {
+  const title = opts.appName ? `Sign out of ${opts.appName}?` : 'Sign out?';
+  const who = opts.signedInAs ? `<p class="muted" data-testid="signed-in-as">Signed in as ${escapeHtml(opts.signedInAs)}.</p>` : '';
+  return hostedPage(
+    title,
+    `<h1 data-testid="hosted-heading">${escapeHtml(title)}</h1>${who}
+<form method="post" action="${escapeHtml(opts.action)}"><input type="hidden" name="xsrf" value="${escapeHtml(opts.xsrf)}">
+<button type="submit" name="logout" value="yes" data-testid="confirm-logout">Sign out</button>
+<button type="submit" class="button secondary" data-testid="stay-signed-in">Stay signed in</button></form>
+<p class="muted">Signing out ends your session here and at your identity provider, for every application.</p>`,
+  );
+}
+
+/** After a logout without a post_logout_redirect_uri. */
+export function signedOutPage(appName: string | undefined): string {
+  const detail = appName ? `You have signed out of ${appName}.` : 'You have signed out.';
+  return hostedPage(
+    'Signed out',
+    `<h1 data-testid="hosted-heading">Signed out</h1><p>${escapeHtml(detail)}</p><a class="button" href="/signin">Sign in again</a>`,
+  );
+}
+
+/** What the application asked for, kept while the browser visits the engine. */
+type Continuation = { nonce: string; clientId?: string; uri?: string; state?: string };
+
+function encodeContinuation(c: Continuation): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeContinuation(value: string | undefined): Continuation | undefined {
+  if (!value || value.length > 4096) {
+    return undefined;
+  }
+  try {
+    const c = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const optional = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    return typeof c.nonce === 'string' && c.nonce.length > 0
+      ? { nonce: c.nonce, clientId: optional(c.clientId), uri: optional(c.uri), state: optional(c.state) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The URL an application's logout ends on: its post_logout_redirect_uri, with its state. */
+function applicationReturn(uri: string, state: string | undefined): string {
+  const url = new URL(uri);
+  if (state !== undefined) {
+    url.searchParams.set('state', state);
+  }
+  return url.href;
+}
+
+export type SvcLogoutDeps = {
+  db: DbOrTx;
+  sessionOf: SvcSessionOf;
+  publicUrl: string;
+  /** The engine's end-session URL (rp.endSessionUrl), or undefined when the engine has none. */
+  engineEndSessionUrl: (opts: { postLogoutRedirectUri: string; state: string }) => Promise<URL | undefined>;
+};
+
+/**
+ * Runs after oidc-provider confirmed a full logout (logout=yes: its session is destroyed, the
+ * grants of every application in it revoked). Revokes the svc sessions of this browser: the one
+ * of its cookie and those the provider session's authorizations were made under (their sid; an
+ * application's refresh tokens live only as long as that session). Never a session named by the
+ * id_token_hint alone: an ID token is no proof of holding the session. Clears the svc cookie,
+ * then answers where the browser goes next: the engine's end-session endpoint, or (without one)
+ * the application's post_logout_redirect_uri.
+ */
+export async function endSvcSession(ctx: KoaContextWithOIDC, deps: SvcLogoutDeps): Promise<string> {
+  const session = ctx.oidc.session;
+  const sids = new Set<string>();
+  const current = await deps.sessionOf(ctx.req);
+  if (current) {
+    sids.add(current.session.id);
+  }
+  for (const authorization of Object.values(session?.authorizations ?? {})) {
+    if (typeof authorization.sid === 'string' && isIdOf('session', authorization.sid)) {
+      sids.add(authorization.sid);
+    }
+  }
+  for (const sid of sids) {
+    await revokeSession(deps.db, sid);
+  }
+  const names = cookieNames(deps.publicUrl);
+  setCookie(ctx.res, names, names.session, '', 0);
+
+  const asked = (session?.state ?? {}) as { clientId?: unknown; postLogoutRedirectUri?: unknown; state?: unknown };
+  const continuation: Continuation = {
+    nonce: randomBytes(16).toString('base64url'),
+    clientId: typeof asked.clientId === 'string' ? asked.clientId : undefined,
+    uri: typeof asked.postLogoutRedirectUri === 'string' ? asked.postLogoutRedirectUri : undefined,
+    state: typeof asked.state === 'string' ? asked.state : undefined,
+  };
+  const engine = await deps
+    .engineEndSessionUrl({ postLogoutRedirectUri: enginePostLogoutRedirectUri(deps.publicUrl), state: continuation.nonce })
+    .catch(() => undefined);
+  if (engine) {
+    setCookie(ctx.res, names, names.logout, encodeContinuation(continuation), LOGOUT_COOKIE_SECONDS);
+    return engine.href;
+  }
+  return continuation.uri ? applicationReturn(continuation.uri, continuation.state) : ctx.oidc.urlFor('end_session_success');
+}
+
+/** The clients of the provider, as far as the end of a logout needs them. */
+export type LogoutClients = {
+  find(clientId: string): Promise<{ clientName?: string | undefined; postLogoutRedirectUriAllowed(uri: string): boolean } | undefined>;
+};
+
+/**
+ * GET /signin with the state of a logout this browser started: the engine's end-session is
+ * done, on to the application's post_logout_redirect_uri (still registered for it, else the
+ * signed-out page). Answers false (nothing sent) when the request is no such return.
+ */
+export async function continueLogout(
+  req: IncomingMessage & { query: Record<string, unknown> },
+  res: ServerResponse,
+  deps: { publicUrl: string; clients: LogoutClients },
+): Promise<boolean> {
+  const names = cookieNames(deps.publicUrl);
+  const raw = readCookie(req, names.logout);
+  const state = req.query.state;
+  if (raw === undefined || typeof state !== 'string') {
+    return false;
+  }
+  const continuation = decodeContinuation(raw);
+  if (continuation?.nonce !== state) {
+    return false;
+  }
+  setCookie(res, names, names.logout, '', 0);
+  const client = continuation.clientId ? await deps.clients.find(continuation.clientId) : undefined;
+  if (client && continuation.uri && client.postLogoutRedirectUriAllowed(continuation.uri)) {
+    res.statusCode = 303;
+    res.setHeader('Location', applicationReturn(continuation.uri, continuation.state));
+    res.end();
+    return true;
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.end(signedOutPage(client?.clientName));
+  return true;
+}
