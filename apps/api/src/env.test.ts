@@ -172,3 +172,17 @@ describe('billing provider settings', () => {
     expect(configError({ RAZORPAY_API_BASE: 'http://127.0.0.1:1/?x=1' }).message).toContain('RAZORPAY_API_BASE');
   });
 });
+
+describe('SUBSCRIPTION_UPGRADE_URL', () => {
+  it('is null when unset; keeps an http(s) URL with its {organizationId} placeholder', () => {
+    expect(loadConfig({}).subscriptionUpgradeUrl).toBeNull();
+    const url = 'https://billing.example.com/orgs/{organizationId}/plan?from=svc';
+    expect(loadConfig({ SUBSCRIPTION_UPGRADE_URL: url }).subscriptionUpgradeUrl).toBe(url);
+  });
+
+  it('refuses what is not an http(s) URL, naming the variable', () => {
+    for (const value of ['billing', 'javascript:alert(1)', 'ftp://billing.example.com/']) {
+      expect(configError({ SUBSCRIPTION_UPGRADE_URL: value }).message).toContain('SUBSCRIPTION_UPGRADE_URL');
+    }
+  });
+});

@@ -77,6 +77,10 @@ const ZEnv = z.object({
   SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(24 * 30, 1),
   PLATFORM_ADMIN_GROUP: z.string().min(1).default('platform-admins'),
+  /** Where an organization changes its plan; every 402 carries it as upgradeUrl, `{organizationId}` filled in. */
+  SUBSCRIPTION_UPGRADE_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://example.com/billing?org={organizationId}' })
+    .optional(),
   /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
   /** The algorithm of new OpenID Provider signing keys; changing it makes a new current key at the next start. */
@@ -176,6 +180,8 @@ export type Config = {
   session: { idleMs: number; absoluteMs: number };
   /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
   platformAdminGroup: string;
+  /** SUBSCRIPTION_UPGRADE_URL (may hold `{organizationId}`): a 402's upgradeUrl; null when unset. */
+  subscriptionUpgradeUrl: string | null;
   shutdownTimeoutMs: number;
   /**
    * SVC_ENCRYPTION_KEY as 32 bytes, or null outside production when unset (then
@@ -290,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     invitationTtlMs: e.INVITATION_TTL_HOURS * 3_600_000,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
+    subscriptionUpgradeUrl: e.SUBSCRIPTION_UPGRADE_URL ?? null,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     encryptionKey: encryptionKeyOf(e.SVC_ENCRYPTION_KEY, production),
     webhooks: {

@@ -1,5 +1,6 @@
 import type { AppRouter } from '@svc/api/router';
 import type { ErrorCode } from '@svc/contracts/errors';
+import { type TSubscriptionRefusal, ZSubscriptionRefusal } from '@svc/contracts/subscriptions';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 
@@ -57,12 +58,24 @@ export type SvcError = {
   httpStatus: number | undefined;
   /** Which inputs were refused (`validation_failed` only). */
   issues?: { path: (string | number)[]; message: string }[];
+  /**
+   * A 402's facts (subscription_limit_exceeded: `limit`, `max`, `used`, `requested`,
+   * `periodEnd`, `plan`, `upgradeUrl`; subscription_inactive: `status`, `plan`, `upgradeUrl`):
+   * narrow on `refusal.code`. `svc.subscriptions.get.query({})` lists the same limits beforehand.
+   */
+  refusal?: TSubscriptionRefusal['error'];
 };
 
 type ErrorShape = {
   data?: { code?: ErrorCode; httpStatus?: number; requestId?: string };
   error?: { issues?: SvcError['issues'] };
 };
+
+/** The 402 fields of an error body, when it is one (checked against the contract's schema). */
+function refusalOf(body: unknown): TSubscriptionRefusal['error'] | undefined {
+  const parsed = ZSubscriptionRefusal.safeParse({ error: body });
+  return parsed.success ? parsed.data.error : undefined;
+}
 
 /**
  * The svc error behind a failed call, or undefined when the failure is not svc's answer (the
@@ -77,12 +90,14 @@ export function svcError(error: unknown): SvcError | undefined {
   if (!data?.code) {
     return undefined;
   }
+  const refusal = data.httpStatus === 402 ? refusalOf(shape?.error) : undefined;
   return {
     code: data.code,
     message: error.message,
     requestId: data.requestId,
     httpStatus: data.httpStatus,
     ...(shape?.error?.issues ? { issues: shape.error.issues } : {}),
+    ...(refusal ? { refusal } : {}),
   };
 }
 

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../test/support/factories.ts';
 import { startTestServer } from '../../../test/support/server.ts';
-import { seedApiKey } from '../../../test/support/tenancy.ts';
-import { createSvcClient, svcErrorCode } from './index.ts';
+import { seedApiKey, seedSignedIn } from '../../../test/support/tenancy.ts';
+import { createSvcClient, svcError, svcErrorCode } from './index.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { SUBSCRIPTION_UPGRADE_URL: 'https://billing.example.com/upgrade?org={organizationId}' } });
 });
 afterAll(async () => {
   await server?.close();
@@ -53,5 +53,47 @@ describe('usage through the typed client', () => {
     expect(
       svcErrorCode(await readOnly.usage.events.create.mutate({ idempotencyKey: 'key-2', eventType: 'x' }).catch((e: unknown) => e)),
     ).toBe('forbidden');
+  });
+
+  it("a 402 over a plan's usage limit is typed: limit, max, used, requested, periodEnd, plan, upgradeUrl; the subscription shows the same limit", async () => {
+    const app = await seedApplication(server.services.db);
+    const tenantId = app.organization.id;
+    // A platform admin puts the organization on a plan allowing 100 tokens a month.
+    const platform = await seedSignedIn(server.services.db, { platformAdmin: true });
+    const planKey = `metered-${tenantId.slice(-8).toLowerCase()}`;
+    const asPlatform = (method: string, path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { cookie: platform.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+        body: JSON.stringify(body),
+      });
+    expect(
+      (await asPlatform('POST', '/v1/subscription-plans', { key: planKey, name: 'Metered', seatLimit: null, usageLimits: { tokens: 100 } }))
+        .status,
+    ).toBe(201);
+    expect((await asPlatform('PATCH', `/v1/subscription?organization_slug=${app.organization.slug}`, { planKey })).status).toBe(200);
+    const svc = createSvcClient({ baseUrl: server.url, secretKey: app.secretKey });
+    await svc.usage.metering.create.mutate({ idempotencyKey: 'tokens-1', eventType: 'tokens', quantity: 60 });
+    const refused = await svc.usage.metering.create
+      .mutate({ events: [{ idempotencyKey: 'tokens-2', eventType: 'tokens', quantity: 50 }] })
+      .catch((e: unknown) => e);
+    const failure = svcError(refused);
+    expect(failure?.httpStatus).toBe(402);
+    const refusal = failure?.refusal;
+    if (refusal?.code !== 'subscription_limit_exceeded') {
+      throw new Error(`expected a typed subscription_limit_exceeded, got ${JSON.stringify(failure)}`);
+    }
+    const now = new Date();
+    const periodEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+    const limit = { kind: 'usage', limit: 'tokens', max: 100, used: 60, periodEnd, plan: planKey };
+    expect(refusal).toMatchObject({
+      ...limit,
+      requested: 50,
+      upgradeUrl: `https://billing.example.com/upgrade?org=${tenantId}`,
+      requestId: failure?.requestId,
+    });
+    const key = await seedApiKey(server.services.db, { tenantId, scopes: ['subscription.read'] });
+    const reader = createSvcClient({ baseUrl: server.url, secretKey: key.secretKey });
+    expect((await reader.subscriptions.get.query({})).limits).toEqual([limit]);
   });
 });

@@ -99,14 +99,24 @@ export function statusOf(code: ErrorCode): number {
   return ERROR_CODES[code].status;
 }
 
-/** The one error type services throw. `message` is shown to callers; never put a secret in it. */
+/**
+ * The one error type services throw. `message` is shown to callers; never put a secret in it.
+ * `details` are machine-readable fields the error body carries beside code and message (a 402's
+ * limit, max, used, ...: ZSubscriptionBlock in subscriptions.ts). `organizationId` names the
+ * organization whose subscription refused: the body's upgradeUrl is made for it
+ * (SUBSCRIPTION_UPGRADE_URL); it is not sent itself.
+ */
 export class AppError extends Error {
   readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+  readonly organizationId: string | undefined;
 
-  constructor(code: ErrorCode, message: string) {
+  constructor(code: ErrorCode, message: string, opts: { details?: Readonly<Record<string, unknown>>; organizationId?: string } = {}) {
     super(message);
     this.name = 'AppError';
     this.code = code;
+    this.details = opts.details;
+    this.organizationId = opts.organizationId;
   }
 
   get status(): number {

@@ -116,6 +116,67 @@ export const BLOCKING_STATUSES: ReadonlySet<TSubscriptionStatus> = new Set(['ina
 export const ZSubscriptionBlockCode = z.enum(['subscription_inactive', 'subscription_limit_exceeded']);
 export type TSubscriptionBlockCode = z.infer<typeof ZSubscriptionBlockCode>;
 
+/** The `limit` of the seat limit (a usage limit's `limit` is its event type; `kind` tells them apart). */
+export const SEATS_LIMIT = 'seats';
+
+/**
+ * One limit of an organization's plan and where it stands now. GET /v1/subscription lists one
+ * per limit in force (`limits`), and a 402 subscription_limit_exceeded carries the one it hit,
+ * with the same fields and values, so a program can see the wall before it hits it.
+ */
+export const ZSubscriptionLimit = z
+  .object({
+    kind: z.enum(['seats', 'usage']).describe('seats: members of the organization; usage: a usage event type per calendar month (UTC)'),
+    limit: z.string().describe("what is limited: 'seats', or the usage event type (e.g. api_call)"),
+    max: z.number().int().describe('the quantity allowed: members, or the quantity of the event type per calendar month'),
+    used: z
+      .number()
+      .int()
+      .describe("members now (invited ones hold a seat), or the event type's quantity recorded in the month (period) counted"),
+    periodEnd: z
+      .string()
+      .nullable()
+      .describe('ISO 8601 instant the count starts again (the first day of the next calendar month, 00:00 UTC); null for seats'),
+    plan: z.string().describe("the key of the organization's plan (GET /v1/subscription-plans)"),
+  })
+  .meta({ id: 'SubscriptionLimit' });
+export type TSubscriptionLimit = z.infer<typeof ZSubscriptionLimit>;
+
+const upgradeUrl = z
+  .string()
+  .nullable()
+  .describe('where the organization can change its plan (SUBSCRIPTION_UPGRADE_URL, {organizationId} filled in); null when not configured');
+
+/**
+ * Why mutating routes of an organization answer 402, with the facts a program acts on: the
+ * `error` object of a 402 (plus its requestId) and GET /v1/subscription's `blocked`.
+ * subscription_limit_exceeded names the limit (the fields of ZSubscriptionLimit) and `requested`,
+ * what the refused request would have added to `used` (1 for a new member, the request's quantity
+ * of the event type, 0 for a route refused only because the organization is already over);
+ * subscription_inactive names the status.
+ */
+const limitExceeded = z
+  .object({ code: z.literal('subscription_limit_exceeded'), message: z.string() })
+  .extend(ZSubscriptionLimit.shape)
+  .extend({ requested: z.number().int().describe('what the refused request would have added to used'), upgradeUrl });
+const inactive = z.object({
+  code: z.literal('subscription_inactive'),
+  message: z.string(),
+  status: z.enum(['inactive', 'cancelled', 'expired']).describe("the subscription's status"),
+  plan: z.string().describe("the key of the organization's plan"),
+  upgradeUrl,
+});
+export const ZSubscriptionBlock = z.discriminatedUnion('code', [limitExceeded, inactive]).meta({ id: 'SubscriptionBlock' });
+export type TSubscriptionBlock = z.infer<typeof ZSubscriptionBlock>;
+
+/** The body of every 402 (/v1; /trpc carries the same object as `error` in its error shape). */
+export const ZSubscriptionRefusal = z
+  .object({
+    error: z.discriminatedUnion('code', [limitExceeded.extend({ requestId: z.string() }), inactive.extend({ requestId: z.string() })]),
+  })
+  .meta({ id: 'SubscriptionRefusal' });
+export type TSubscriptionRefusal = z.infer<typeof ZSubscriptionRefusal>;
+
 export const ZUsageAgainstLimit = z.object({
   eventType: z.string(),
   /** Quantity allowed this calendar month. */
@@ -155,8 +216,10 @@ export const ZSubscription = z
     }),
     /** Over the seat limit or over a usage limit. */
     overLimit: z.boolean(),
-    /** What mutating project, user, webhook and usage routes answer now; null while they work. */
-    blocked: z.object({ code: ZSubscriptionBlockCode, message: z.string() }).nullable(),
+    /** Every limit in force (seats when limited, then each limited event type), as a 402 names them. */
+    limits: z.array(ZSubscriptionLimit),
+    /** What mutating project, user, webhook and usage routes answer now (the 402's error, without requestId); null while they work. */
+    blocked: ZSubscriptionBlock.nullable(),
     updatedAt: z.string(),
   })
   .meta({ id: 'Subscription' });

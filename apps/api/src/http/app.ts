@@ -15,7 +15,7 @@ import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
-import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendError } from './errors.ts';
+import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
 import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -179,7 +179,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }
     const appError = asAppError(err);
     if (appError) {
-      sendError(req, res, appError.code, appError.message);
+      sendAppError(req, res, appError, config);
       return;
     }
     logger.error({ err, requestId: requestIdOf(req) }, 'unhandled error');

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppServices } from '../context.ts';
 import type { Edge } from './edge.ts';
-import { asAppError, requestIdOf, sendError } from './errors.ts';
+import { asAppError, requestIdOf, sendAppError, sendError } from './errors.ts';
 
 /**
  * How a route served outside Express (the fast lane, usage ingestion) runs: the edge first (rate
@@ -26,7 +26,7 @@ export function runBehindEdge(
       return;
     }
     if (appError) {
-      sendError(req, res, appError.code, appError.message);
+      sendAppError(req, res, appError, services.config);
     } else {
       sendError(req, res, 'internal', 'Internal server error');
     }

@@ -31,14 +31,52 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
- * Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429); a 503
- * carries Retry-After.
+ * Where an organization can change its plan: SUBSCRIPTION_UPGRADE_URL with `{organizationId}`
+ * filled in, or null when it is not configured.
  */
-export function sendError(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string): void {
+export function upgradeUrlFor(template: string | null, organizationId: string): string | null {
+  return template === null ? null : template.replaceAll('{organizationId}', encodeURIComponent(organizationId));
+}
+
+/**
+ * What an error body carries beside code, message and requestId, on every transport: the
+ * AppError's machine-readable fields (a 402's limit, max, used, requested, periodEnd, plan:
+ * ZSubscriptionRefusal in contracts) and, for a subscription refusal, its upgradeUrl.
+ */
+export function errorFields(error: AppError | undefined, config: { subscriptionUpgradeUrl: string | null }): Record<string, unknown> {
+  if (!error?.details) {
+    return {};
+  }
+  return error.organizationId === undefined
+    ? { ...error.details }
+    : { ...error.details, upgradeUrl: upgradeUrlFor(config.subscriptionUpgradeUrl, error.organizationId) };
+}
+
+/**
+ * Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429); a 503
+ * carries Retry-After. `fields` are errorFields' (sendAppError passes them).
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: ErrorCode,
+  message: string,
+  fields: Record<string, unknown> = {},
+): void {
   if (code === 'service_unavailable' && !res.hasHeader('Retry-After')) {
     res.setHeader('Retry-After', String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS));
   }
-  sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req) } });
+  sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req), ...fields } });
+}
+
+/** Answers a thrown AppError outside tRPC: its code, message and fields. */
+export function sendAppError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: AppError,
+  config: { subscriptionUpgradeUrl: string | null },
+): void {
+  sendError(req, res, error.code, error.message, errorFields(error, config));
 }
 
 /**

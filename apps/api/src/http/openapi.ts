@@ -1,3 +1,4 @@
+import { ZSubscriptionRefusal } from '@svc/contracts/subscriptions';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { ENGINE_PROXY_ALLOWLIST, MAX_ENGINE_QUERY_CHARS, openApiTemplate } from '../modules/platform/engine-allowlist.ts';
 import type { AuthKind, Meta } from '../trpc/init.ts';
@@ -127,6 +128,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Hosted session cookie (HttpOnly)' },
     },
     paths: EXPRESS_PATHS,
+    defs: { SubscriptionRefusal: ZSubscriptionRefusal },
   }) as unknown as { paths: Record<string, PathItem> };
 
   const authByOperation = new Map<string, AuthKind>();
@@ -154,9 +156,11 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       if (operation.operationId && subscriptionRuled.has(operation.operationId)) {
         operation.responses = {
           ...operation.responses,
-          '402': errorResponse(
-            "subscription_inactive (the organization's subscription is inactive, cancelled or expired) or subscription_limit_exceeded (over its seats or a monthly usage limit, or no free seat for a new member); the message says what to do",
-          ),
+          '402': {
+            description:
+              "subscription_inactive (the organization's subscription is inactive, cancelled or expired: `status`) or subscription_limit_exceeded (over its seats or a monthly usage limit, or no free seat for a new member: `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`); the message says what to do, `upgradeUrl` where (docs/api.md, Subscription limits)",
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/SubscriptionRefusal' } } },
+          },
         };
       }
       const auth = operation.operationId ? authByOperation.get(operation.operationId) : undefined;

@@ -6,6 +6,8 @@ import { asAppError } from '../http/errors.ts';
 export type ClassifiedError = {
   code: ErrorCode;
   message: string;
+  /** The AppError behind it, whose fields the body carries too (http/errors.ts errorFields). */
+  appError?: AppError;
   issues?: { path: (string | number)[]; message: string }[];
 };
 
@@ -41,7 +43,7 @@ function findAppError(error: unknown): AppError | undefined {
 export function classifyError(error: TRPCError): ClassifiedError {
   const appError = findAppError(error);
   if (appError) {
-    return { code: appError.code, message: appError.message };
+    return { code: appError.code, message: appError.message, appError };
   }
   if (error.code === 'BAD_REQUEST' && error.cause instanceof ZodError) {
     return {

@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
-import { asAppError } from '../http/errors.ts';
+import { asAppError, errorFields } from '../http/errors.ts';
 import { refusedInput } from '../http/input-guard.ts';
 import { classifyError, toTrpcError } from './errors.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
@@ -36,6 +36,8 @@ const t = initTRPC
         code: classified.code,
         message: classified.message,
         requestId,
+        // A 402's limit, max, used, requested, periodEnd, plan and upgradeUrl (ZSubscriptionRefusal).
+        ...errorFields(classified.appError, ctx?.services.config ?? { subscriptionUpgradeUrl: null }),
         ...(classified.issues ? { issues: classified.issues } : {}),
       };
       // `/v1` answers `{ error: body }` (trpc-to-openapi spreads this shape into its body);

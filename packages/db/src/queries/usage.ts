@@ -140,16 +140,20 @@ export async function findUsageEventsByKeys(
     )`)) as unknown as UsageEventRecord[];
 }
 
-/** Each organization's plan usage limits (event type -> quantity per calendar month); `{}` is unlimited. */
-export async function findUsageLimits(db: DbOrTx, tenantIds: readonly string[]): Promise<Map<string, Record<string, number>>> {
+/** Each organization's plan (its key) and usage limits (event type -> quantity per calendar month); `{}` is unlimited. */
+export async function findUsageLimits(
+  db: DbOrTx,
+  tenantIds: readonly string[],
+): Promise<Map<string, { plan: string; limits: Record<string, number> }>> {
   const rows = (await db.execute(sql`
-    select s.tenant_id as "tenantId", p.usage_limits as limits
+    select s.tenant_id as "tenantId", p.key as plan, p.usage_limits as limits
     from subscriptions s join subscription_plans p on p.id = s.plan_id
     where s.tenant_id = any(${sql.param([...tenantIds])}::text[])`)) as unknown as {
     tenantId: string;
+    plan: string;
     limits: Record<string, number> | null;
   }[];
-  return new Map(rows.map((r) => [r.tenantId, r.limits ?? {}]));
+  return new Map(rows.map((r) => [r.tenantId, { plan: r.plan, limits: r.limits ?? {} }]));
 }
 
 /**

@@ -7,7 +7,7 @@ import { EXPORT_SECTIONS, exportSectionCopySql } from '@svc/db/queries/exports';
 import express, { type Request, type Response } from 'express';
 import type { TransactionSql } from 'postgres';
 import type { AppServices } from '../../context.ts';
-import { asAppError, requestIdOf, sendError } from '../../http/errors.ts';
+import { asAppError, requestIdOf, sendAppError, sendError } from '../../http/errors.ts';
 import { principalOf } from '../access/principal.ts';
 import { NO_SESSION_MESSAGE } from '../auth/current-session.ts';
 import { CopyBinaryRows } from './copy-binary.ts';
@@ -277,7 +277,7 @@ export function exportDownloadRouter(services: AppServices): express.Router {
     } catch (error) {
       const appError = asAppError(error);
       if (appError) {
-        sendError(req, res, appError.code, appError.message);
+        sendAppError(req, res, appError, services.config);
         return;
       }
       services.logger.error({ err: error, requestId: requestIdOf(req) }, 'export download failed');

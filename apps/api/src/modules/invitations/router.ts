@@ -60,6 +60,9 @@ export const invitationsRouter = router({
         tags: ['invitations'],
         summary: 'Accept an invitation as the signed-in user',
       },
+      // Joining takes a seat: the handler applies the subscription rule (claimSeat) to the
+      // invitation's organization, so this route may answer 402 too.
+      subscription: { organization: 'handler', seats: 'adds' },
     })
     .input(ZAcceptInvitationRequest)
     .output(ZAcceptInvitationResponse)

@@ -1,11 +1,10 @@
-import { AppError } from '@svc/contracts/errors';
 import type { DbOrTx } from '@svc/db/client';
 import { findSubscriptionState, lockSeats, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
-import { type SeatEffect, subscriptionBlock, usagePeriod } from './rules.ts';
+import { blockError, type SeatEffect, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /**
  * Refuses with 402 when the subscription of the organization `target` names blocks a mutating
- * project, user, webhook or usage route (rules.ts says when and with which message). One
+ * project, user, webhook or usage route (rules.ts says when, with which message and fields). One
  * statement: organizations ⋈ subscriptions ⋈ plans, a member count when a seat limit applies, and
  * this month's hourly usage totals of the limited event types. Nothing is refused for an
  * organization that `canSee` rejects (the route answers its own 404), nor for the platform and
@@ -23,7 +22,7 @@ export async function refuseWhenBlocked(
   }
   const block = subscriptionBlock(state.subscription, { seatEffect: opts.seats, periodEnd: period.end });
   if (block) {
-    throw new AppError(block.code, block.message);
+    throw blockError(block, state.organization.id);
   }
 }
 

@@ -64,7 +64,7 @@ export const subscriptionsRouter = router({
     })
     .input(ZGetSubscriptionRequest)
     .output(ZSubscription)
-    .query(({ ctx, input }) => getSubscription(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => getSubscription(ctx.services.db, ctx.principal, input, ctx.services.config.subscriptionUpgradeUrl)),
   update: controlProcedureWithQuerySlug
     .meta({
       auth: 'session',
@@ -78,5 +78,7 @@ export const subscriptionsRouter = router({
     })
     .input(ZUpdateSubscriptionRequest)
     .output(ZSubscription)
-    .mutation(({ ctx, input }) => updateSubscriptionFor(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) =>
+      updateSubscriptionFor(ctx.services.db, ctx.principal, ctx.request, input, ctx.services.config.subscriptionUpgradeUrl),
+    ),
 });

@@ -1,4 +1,5 @@
-import { BLOCKING_STATUSES, type TSubscriptionBlockCode } from '@svc/contracts/subscriptions';
+import { AppError } from '@svc/contracts/errors';
+import { BLOCKING_STATUSES, SEATS_LIMIT, type TSubscriptionBlock, type TSubscriptionLimit } from '@svc/contracts/subscriptions';
 import type { SubscriptionStateRow } from '@svc/db/queries/subscriptions';
 
 /**
@@ -36,7 +37,32 @@ export type SeatEffect =
    */
   | 'removes';
 
-export type SubscriptionBlock = { code: TSubscriptionBlockCode; message: string };
+/** A 402 as the rule decides it: ZSubscriptionBlock's fields but upgradeUrl, which the answer adds from the configuration. */
+export type SubscriptionBlock = TSubscriptionBlock extends infer B ? (B extends unknown ? Omit<B, 'upgradeUrl'> : never) : never;
+
+/**
+ * The limits in force and where they stand (ZSubscriptionLimit): seats when limited (and
+ * counted), then each limited event type this month. GET /v1/subscription lists these; a 402
+ * names one of them.
+ */
+export function limitsOf(state: SubscriptionState, periodEnd: Date): TSubscriptionLimit[] {
+  const plan = state.plan.key;
+  const seats = seatLimitOf(state);
+  const out: TSubscriptionLimit[] = [];
+  if (seats !== null && state.members !== null) {
+    out.push({ kind: 'seats', limit: SEATS_LIMIT, max: seats, used: state.members, periodEnd: null, plan });
+  }
+  for (const u of state.usage) {
+    out.push({ kind: 'usage', limit: u.eventType, max: u.limit, used: u.used, periodEnd: periodEnd.toISOString(), plan });
+  }
+  return out;
+}
+
+/** The AppError a block is answered with: 402, its message, its fields; upgradeUrl made for `organizationId`. */
+export function blockError(block: SubscriptionBlock, organizationId: string): AppError {
+  const { code, message, ...details } = block;
+  return new AppError(code, message, { details, organizationId });
+}
 
 const STATUS_WORDS = {
   inactive: 'is inactive: a platform admin can reactivate it',
@@ -60,31 +86,40 @@ export function subscriptionBlock(state: SubscriptionState, opts: { seatEffect?:
     return {
       code: 'subscription_inactive',
       message: `the organization's subscription ${words} (PATCH /v1/subscription); until then changes to its applications, users, webhooks and usage are refused, reads keep working`,
+      status: status as keyof typeof STATUS_WORDS,
+      plan: plan.key,
     };
   }
-  const limit = seatLimitOf(state);
-  const members = state.members;
+  const limits = limitsOf(state, opts.periodEnd);
   const seatEffect = opts.seatEffect ?? 'none';
-  if (limit !== null && members !== null) {
-    if (members > limit && seatEffect !== 'removes') {
+  const seats = limits.find((l) => l.kind === 'seats');
+  if (seats) {
+    const { max, used } = seats;
+    if (used > max && seatEffect !== 'removes') {
       return {
         code: 'subscription_limit_exceeded',
-        message: `the organization has ${plural(members, 'member', 'members')} but ${plural(limit, 'seat', 'seats')} (plan ${plan.name}): remove members, or ask a platform admin for more seats or another plan`,
+        message: `the organization has ${plural(used, 'member', 'members')} but ${plural(max, 'seat', 'seats')} (plan ${plan.name}): remove members, or ask a platform admin for more seats or another plan`,
+        ...seats,
+        requested: seatEffect === 'adds' ? 1 : 0,
       };
     }
-    if (seatEffect === 'adds' && members >= limit) {
+    if (seatEffect === 'adds' && used >= max) {
       return {
         code: 'subscription_limit_exceeded',
-        message: `${limit === 1 ? "the organization's only seat is" : `all ${limit} seats of the organization are`} taken (plan ${plan.name}): remove a member, or ask a platform admin for more seats or another plan`,
+        message: `${max === 1 ? "the organization's only seat is" : `all ${max} seats of the organization are`} taken (plan ${plan.name}): remove a member, or ask a platform admin for more seats or another plan`,
+        ...seats,
+        requested: 1,
       };
     }
   }
-  const over = state.usage.find((u) => u.used > u.limit);
+  const over = limits.find((l) => l.kind === 'usage' && l.used > l.max);
   if (over) {
     const resets = opts.periodEnd.toISOString().slice(0, 10);
     return {
       code: 'subscription_limit_exceeded',
-      message: `the organization used ${over.used} ${over.eventType} this month, over its limit of ${over.limit} (plan ${plan.name}): ask a platform admin for another plan; the count starts again on ${resets}`,
+      message: `the organization used ${over.used} ${over.limit} this month, over its limit of ${over.max} (plan ${plan.name}): ask a platform admin for another plan; the count starts again on ${resets}`,
+      ...over,
+      requested: 0,
     };
   }
   return null;

@@ -26,10 +26,11 @@ import {
   updateSubscription,
   updateSubscriptionPlan,
 } from '@svc/db/queries/subscriptions';
+import { upgradeUrlFor } from '../../http/errors.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
-import { seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
+import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /** One message for every signed-in non-admin, so the answer says nothing about who is asking. */
 export const PLATFORM_ONLY_MESSAGE = 'only platform admins may change plans and subscriptions';
@@ -160,7 +161,7 @@ export async function updatePlan(
 // Subscriptions -----------------------------------------------------------------------------
 
 /** The subscription view: plan, status, seats bought and used, this month's usage against each limit, and what mutating routes answer now. */
-function toSubscription(state: SubscriptionStateRow, period: { start: Date; end: Date }): TSubscription {
+function toSubscription(state: SubscriptionStateRow, period: { start: Date; end: Date }, upgradeUrl: string | null): TSubscription {
   const sub = state.subscription;
   if (!sub) {
     throw new AppError('not_found', NO_SUBSCRIPTION);
@@ -189,12 +190,14 @@ function toSubscription(state: SubscriptionStateRow, period: { start: Date; end:
     },
     usage: { periodStart: period.start.toISOString(), periodEnd: period.end.toISOString(), limits },
     overLimit: seatsOver || limits.some((l) => l.overLimit),
-    blocked: block,
+    limits: limitsOf(sub, period.end),
+    blocked: block ? { ...block, upgradeUrl: upgradeUrlFor(upgradeUrl, state.organization.id) } : null,
     updatedAt: sub.updatedAt.toISOString(),
   };
 }
 
-async function readSubscription(db: DbOrTx, organizationId: string): Promise<TSubscription> {
+/** `upgradeUrl`: SUBSCRIPTION_UPGRADE_URL (config.subscriptionUpgradeUrl), for `blocked`. */
+async function readSubscription(db: DbOrTx, organizationId: string, upgradeUrl: string | null): Promise<TSubscription> {
   const period = usagePeriod();
   const state = await findSubscriptionState(db, {
     target: { organizationId },
@@ -206,16 +209,21 @@ async function readSubscription(db: DbOrTx, organizationId: string): Promise<TSu
   if (!state) {
     throw new AppError('not_found', 'organization not found');
   }
-  return toSubscription(state, period);
+  return toSubscription(state, period, upgradeUrl);
 }
 
 /** GET /v1/subscription?organization_slug= (subscription.read). */
-export async function getSubscription(db: Db, principal: Principal, input: TGetSubscriptionRequest): Promise<TSubscription> {
+export async function getSubscription(
+  db: Db,
+  principal: Principal,
+  input: TGetSubscriptionRequest,
+  upgradeUrl: string | null,
+): Promise<TSubscription> {
   const { organization } = await authorize(db, principal, {
     organization: input.organization_slug === undefined ? {} : { slug: input.organization_slug },
     permission: 'subscription.read',
   });
-  return readSubscription(db, organization.id);
+  return readSubscription(db, organization.id, upgradeUrl);
 }
 
 /**
@@ -228,6 +236,7 @@ export async function updateSubscriptionFor(
   principal: Principal,
   request: RequestMeta,
   input: TUpdateSubscriptionRequest,
+  upgradeUrl: string | null,
 ): Promise<TSubscription> {
   assertPlatformAdmin(principal);
   const { organization } = await authorize(db, principal, {
@@ -258,7 +267,7 @@ export async function updateSubscriptionFor(
     const seats = input.seats !== undefined && input.seats !== before.seats ? input.seats : undefined;
     const status = input.status !== undefined && input.status !== before.status ? input.status : undefined;
     if (planId === undefined && seats === undefined && status === undefined) {
-      return readSubscription(tx, organization.id);
+      return readSubscription(tx, organization.id, upgradeUrl);
     }
     await updateSubscription(tx, { tenantId: organization.id, planId, seats, status });
     await recordAudit(tx, principal, request, {
@@ -273,6 +282,6 @@ export async function updateSubscriptionFor(
         },
       },
     });
-    return readSubscription(tx, organization.id);
+    return readSubscription(tx, organization.id, upgradeUrl);
   });
 }

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { newId } from '@svc/contracts/ids';
 import { PERMISSIONS } from '@svc/contracts/permissions';
+import { ZSubscriptionRefusal } from '@svc/contracts/subscriptions';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { applications } from '@svc/db/schema/applications';
 import { auditLogs } from '@svc/db/schema/audit-logs';
@@ -128,7 +129,7 @@ let platform: SignedIn;
 
 beforeAll(async () => {
   // Webhook endpoints of the matrix point at loopback.
-  server = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  server = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', SUBSCRIPTION_UPGRADE_URL: UPGRADE_URL } });
   platform = await seedSignedIn(server.services.db, { platformAdmin: true });
 });
 afterAll(async () => {
@@ -165,7 +166,54 @@ async function addMembers(org: OrganizationRow, count: number): Promise<void> {
   }
 }
 
-type Expectation = { ok: true } | { code: 'subscription_inactive' | 'subscription_limit_exceeded'; message: RegExp };
+const UPGRADE_URL = 'https://billing.example.com/orgs/{organizationId}/plan';
+const upgradeUrlOf = (org: OrganizationRow) => `https://billing.example.com/orgs/${org.id}/plan`;
+/** Where monthly counts start again: the first instant of the next calendar month, UTC. */
+const nextMonthStart = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString();
+
+/**
+ * What a 402 must say, and the machine-readable fields beside its message (ZSubscriptionRefusal):
+ * the limit it hit with max, used and requested, or the status, with plan and upgradeUrl.
+ */
+type Expectation =
+  | { ok: true }
+  | { code: 'subscription_inactive' | 'subscription_limit_exceeded'; message: RegExp; fields: (org: OrganizationRow) => Promise<Json> };
+
+/** Members of the organization in the database now (invited ones included: they hold a seat). */
+async function memberCount(org: OrganizationRow): Promise<number> {
+  return (await server.services.db.select().from(memberships).where(eq(memberships.tenantId, org.id))).length;
+}
+
+/**
+ * A 402's body is the contract's, its fields those `expected` names, and GET /v1/subscription
+ * shows the same numbers: its `limits` entry of the limit hit and, unless only adding a member is
+ * refused (`addsOnly`: every seat taken, none too many), its `blocked` the same refusal.
+ */
+async function expectRefusal(
+  res: { status: number; text: string; body: Json },
+  expected: Json,
+  org: OrganizationRow,
+  cookie: string,
+  opts: { addsOnly?: boolean } = {},
+) {
+  expect(res.status, res.text).toBe(402);
+  const parsed = ZSubscriptionRefusal.safeParse(res.body);
+  expect(parsed.success, `${res.text} ${parsed.error?.message}`).toBe(true);
+  expect(res.body.error).toMatchObject(expected);
+  const sub = await send('GET', `/v1/subscription?organization_slug=${org.slug}`, { cookie });
+  expect(sub.status, sub.text).toBe(200);
+  const { code, message, requestId, requested, ...fields } = res.body.error;
+  if (code === 'subscription_limit_exceeded') {
+    const { upgradeUrl, ...limit } = fields;
+    expect(sub.body.limits).toContainEqual(limit);
+    expect(upgradeUrl).toBe(upgradeUrlOf(org));
+  }
+  if (opts.addsOnly) {
+    expect(sub.body.blocked).toBeNull();
+  } else {
+    expect(sub.body.blocked).toMatchObject(fields);
+  }
+}
 
 type State = {
   name: string;
@@ -175,6 +223,8 @@ type State = {
   /** Mutations are refused in this state: reads are checked too. */
   blocked: boolean;
 };
+
+const walkPlanKey = unique('walk-metered');
 
 const STATES: State[] = [
   { name: 'active', enter: async () => {}, expect: () => ({ ok: true }), blocked: false },
@@ -195,6 +245,7 @@ const STATES: State[] = [
       expect: () => ({
         code: 'subscription_inactive',
         message: new RegExp(`subscription (is ${status}|has ${status}).*platform admin can (reactivate|renew) it`),
+        fields: async (org) => ({ status, plan: 'free', upgradeUrl: upgradeUrlOf(org) }),
       }),
       blocked: true,
     }),
@@ -206,7 +257,24 @@ const STATES: State[] = [
       await patchSubscription(org, { seats: 2 });
     },
     expect: (route) =>
-      RELIEVES_SEATS.has(route) ? { ok: true } : { code: 'subscription_limit_exceeded', message: /members but 2 seats.*remove members/ },
+      RELIEVES_SEATS.has(route)
+        ? { ok: true }
+        : {
+            code: 'subscription_limit_exceeded',
+            message: /members but 2 seats.*remove members/,
+            // The admin, the two added and whatever the route's preparation added. Only POST
+            // /v1/users would add one.
+            fields: async (org) => ({
+              kind: 'seats',
+              limit: 'seats',
+              max: 2,
+              used: await memberCount(org),
+              requested: route === 'POST /v1/users' ? 1 : 0,
+              periodEnd: null,
+              plan: 'free',
+              upgradeUrl: upgradeUrlOf(org),
+            }),
+          },
     blocked: true,
   },
   {
@@ -214,7 +282,7 @@ const STATES: State[] = [
     enter: async (org) => {
       const plan = await send('POST', '/v1/subscription-plans', {
         cookie: platform.cookie,
-        body: { key: unique('walk-metered'), name: 'Walk metered', seatLimit: null, usageLimits: { walk_metric: 1 } },
+        body: { key: walkPlanKey, name: 'Walk metered', seatLimit: null, usageLimits: { walk_metric: 1 } },
       });
       expect(plan.status, plan.text).toBe(201);
       await patchSubscription(org, { planKey: plan.body.key });
@@ -222,7 +290,21 @@ const STATES: State[] = [
       hour.setUTCMinutes(0, 0, 0);
       await server.services.db.insert(usageHourly).values({ tenantId: org.id, eventType: 'walk_metric', hour, events: 2, quantity: 5 });
     },
-    expect: () => ({ code: 'subscription_limit_exceeded', message: /used 5 walk_metric this month, over its limit of 1/ }),
+    // The walk's usage routes record walk_event, so they would add nothing to walk_metric.
+    expect: () => ({
+      code: 'subscription_limit_exceeded',
+      message: /used 5 walk_metric this month, over its limit of 1/,
+      fields: async (org) => ({
+        kind: 'usage',
+        limit: 'walk_metric',
+        max: 1,
+        used: 5,
+        requested: 0,
+        periodEnd: nextMonthStart(),
+        plan: walkPlanKey,
+        upgradeUrl: upgradeUrlOf(org),
+      }),
+    }),
     blocked: true,
   },
 ];
@@ -236,6 +318,35 @@ describe('the routes the subscription rule covers', () => {
   it('each mutating one documents its 402 in the OpenAPI document; no read does', () => {
     expect(mutating.filter((o) => !o.documents402).map(key)).toEqual([]);
     expect(reads.filter((o) => o.documents402).map(key)).toEqual([]);
+  });
+
+  it('the served document declares every 402 with the SubscriptionRefusal schema, the seat-taking routes included', async () => {
+    const res = await fetch(`${server.url}/v1/openapi.json`);
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, { responses?: Record<string, Json> }>>;
+      components: { schemas: Record<string, Json> };
+    };
+    const declared: string[] = [];
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const r402 = operation.responses?.['402'];
+        if (r402) {
+          expect(r402.content['application/json'].schema, `${method} ${p}`).toEqual({ $ref: '#/components/schemas/SubscriptionRefusal' });
+          declared.push(`${method.toUpperCase()} /v1${p}`);
+        }
+      }
+    }
+    expect(declared).toEqual(expect.arrayContaining([...KNOWN_MUTATING, 'POST /v1/invitations/accept']));
+    const variants = doc.components.schemas.SubscriptionRefusal?.properties.error.oneOf as Json[];
+    const byCode = Object.fromEntries(variants.map((v) => [v.properties.code.const, v]));
+    expect(byCode.subscription_limit_exceeded.required).toEqual(
+      expect.arrayContaining(['code', 'message', 'requestId', 'limit', 'max', 'used', 'requested', 'periodEnd', 'plan', 'upgradeUrl']),
+    );
+    expect(byCode.subscription_inactive.required).toEqual(
+      expect.arrayContaining(['code', 'message', 'requestId', 'status', 'plan', 'upgradeUrl']),
+    );
+    const subscription = doc.components.schemas.Subscription as Json;
+    expect(subscription.required).toEqual(expect.arrayContaining(['limits', 'blocked']));
   });
 
   it('each has a way to be called here (its authorization-matrix entry)', () => {
@@ -293,6 +404,7 @@ for (const state of STATES) {
         expect(res.body.error.code).toBe(expected.code);
         expect(res.body.error.message).toMatch(expected.message);
         expect(typeof res.body.error.requestId).toBe('string');
+        await expectRefusal(res, await expected.fields(fixture.org), fixture.org, fixture.admin.cookie);
       }
     });
 
@@ -350,6 +462,14 @@ describe('who is refused, and who is not', () => {
     const body = (await trpc.json()) as Json;
     expect(body.error.data).toMatchObject({ code: 'subscription_inactive', httpStatus: 402 });
     expect(body.error.message).toMatch(/cancelled: a platform admin can reactivate it/);
+    // /trpc carries the /v1 error object in its shape, fields and all.
+    expect(ZSubscriptionRefusal.parse({ error: body.error.error }).error).toMatchObject({
+      code: 'subscription_inactive',
+      status: 'cancelled',
+      plan: 'free',
+      upgradeUrl: upgradeUrlOf(org),
+    });
+    expect(byKey.body.error).toMatchObject({ status: 'cancelled', plan: 'free', upgradeUrl: upgradeUrlOf(org) });
   });
 
   it("an application's secret key writing usage is refused", async () => {
@@ -415,6 +535,13 @@ describe('seats', () => {
     expect(full.status, full.text).toBe(402);
     expect(full.body.error.code).toBe('subscription_limit_exceeded');
     expect(full.body.error.message).toMatch(/all 2 seats of the organization are taken.*remove a member, or ask a platform admin/);
+    await expectRefusal(
+      full,
+      { kind: 'seats', limit: 'seats', max: 2, used: 2, requested: 1, periodEnd: null, plan: 'free', upgradeUrl: upgradeUrlOf(org) },
+      org,
+      admin.cookie,
+      { addsOnly: true },
+    );
     const app = await send('POST', '/v1/applications', { cookie: admin.cookie, body: { organization_slug: org.slug, name: 'Still fine' } });
     expect(app.status).toBe(201);
 
@@ -462,6 +589,13 @@ describe('seats', () => {
     expect(full.body.error.message).toMatch(
       /^the organization's only seat is taken \(plan Free\): remove a member, or ask a platform admin/,
     );
+    await expectRefusal(
+      full,
+      { kind: 'seats', limit: 'seats', max: 1, used: 1, requested: 1, periodEnd: null, plan: 'free', upgradeUrl: upgradeUrlOf(org) },
+      org,
+      admin.cookie,
+      { addsOnly: true },
+    );
     const members = await db.select().from(memberships).where(eq(memberships.tenantId, org.id));
     expect(members).toHaveLength(1);
 
@@ -472,6 +606,7 @@ describe('seats', () => {
     });
     expect(cancelled.status).toBe(402);
     expect(cancelled.body.error.code).toBe('subscription_inactive');
+    await expectRefusal(cancelled, { status: 'cancelled', plan: 'free', upgradeUrl: upgradeUrlOf(org) }, org, admin.cookie);
 
     await patchSubscription(org, { status: 'active' });
     const accepted = await send('POST', '/v1/invitations/accept', {
@@ -499,7 +634,13 @@ describe('seats', () => {
     // The admin holds one seat: two are free.
     expect(statuses, results.map((r) => r.text).join('\n')).toEqual([201, 201, ...Array(seats + 3).fill(402)]);
     for (const refused of results.filter((r) => r.status === 402)) {
-      expect(refused.body.error.code).toBe('subscription_limit_exceeded');
+      expect(refused.body.error).toMatchObject({
+        code: 'subscription_limit_exceeded',
+        limit: 'seats',
+        max: seats,
+        used: seats,
+        requested: 1,
+      });
     }
     expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(seats);
   });
@@ -525,7 +666,13 @@ describe('seats', () => {
     // The admin holds one seat: one is free.
     expect(statuses, results.map((r) => r.text).join('\n')).toEqual([200, ...Array(seats + 4).fill(402)]);
     for (const refused of results.filter((r) => r.status === 402)) {
-      expect(refused.body.error.code).toBe('subscription_limit_exceeded');
+      expect(refused.body.error).toMatchObject({
+        code: 'subscription_limit_exceeded',
+        limit: 'seats',
+        max: seats,
+        used: seats,
+        requested: 1,
+      });
     }
     expect(await db.select().from(memberships).where(eq(memberships.tenantId, org.id))).toHaveLength(seats);
   });

@@ -347,9 +347,24 @@ describe('GET /v1/subscription', () => {
     ]);
     expect(res.body.seats).toMatchObject({ bought: null, limit: null, available: null, overLimit: false });
     expect(res.body.overLimit).toBe(true);
+    // The same numbers, as a 402 names a limit (seats are unlimited on this plan: no entry).
+    const periodEnd = new Date(Date.UTC(hour.getUTCFullYear(), hour.getUTCMonth() + 1, 1)).toISOString();
+    expect(res.body.usage.periodEnd).toBe(periodEnd);
+    expect(res.body.limits).toEqual([
+      { kind: 'usage', limit: 'api_call', max: 5, used: 7, periodEnd, plan: plan.key },
+      { kind: 'usage', limit: 'sms.sent', max: 100, used: 0, periodEnd, plan: plan.key },
+    ]);
     expect(res.body.blocked).toEqual({
       code: 'subscription_limit_exceeded',
       message: expect.stringContaining('used 7 api_call this month'),
+      kind: 'usage',
+      limit: 'api_call',
+      max: 5,
+      used: 7,
+      requested: 0,
+      periodEnd,
+      plan: plan.key,
+      upgradeUrl: null,
     });
     // What the view announces is what a mutating route answers.
     const refused = await call('POST', '/v1/applications', {
@@ -470,6 +485,8 @@ describe('PATCH /v1/subscription', () => {
     expect(res.body.blocked.code).toBe('subscription_limit_exceeded');
     expect(res.body.blocked.message).toContain('3 members but 2 seats');
     expect(res.body.blocked.message).toContain('remove members');
+    expect(res.body.blocked).toMatchObject({ kind: 'seats', limit: 'seats', max: 2, used: 3, requested: 0, periodEnd: null, plan: 'free' });
+    expect(res.body.limits).toEqual([{ kind: 'seats', limit: 'seats', max: 2, used: 3, periodEnd: null, plan: 'free' }]);
     const read = await call('GET', '/v1/subscription', { cookie: admin.cookie });
     expect(read.body.blocked).toEqual(res.body.blocked);
     // Seats are the organization's: the plan stays as it was for everyone else.

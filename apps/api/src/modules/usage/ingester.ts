@@ -16,6 +16,7 @@ import {
 } from '@svc/db/queries/usage';
 import { recordEvents } from '@svc/db/queries/webhook-events';
 import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
+import { blockError } from '../subscriptions/rules.ts';
 
 /** One event, validated, with its canonical payload hash (see `prepareEvent`). */
 export type PreparedEvent = {
@@ -212,23 +213,61 @@ export class UsageIngester {
  * calendar month (UTC, the month of occurredAt); an event that would bring the month's quantity
  * (`recorded`, every route's events of that type, plus this one) past it is refused with 402
  * subscription_limit_exceeded. Reaching the limit exactly is allowed. The caller holds the
- * counter's advisory lock, so `recorded` cannot change before it commits.
+ * counter's advisory lock, so `recorded` cannot change before it commits. The 402 names the
+ * limit (ZSubscriptionLimit): `used` is the month's quantity before the request, `requested` what
+ * the whole request would add to it (`counted`, asked only when refusing), `periodEnd` the end of
+ * the month counted.
  */
 export function assertWithinUsageLimit(opts: {
+  organizationId: string;
+  plan: string;
   eventType: string;
   limit: number;
   recorded: number;
   quantity: number;
   month: number;
+  counted: () => { used: number; requested: number };
 }): void {
-  const total = opts.recorded + opts.quantity;
-  if (total > opts.limit) {
-    const month = new Date(opts.month).toISOString().slice(0, 7);
-    throw new AppError(
-      'subscription_limit_exceeded',
-      `the plan allows ${opts.limit} ${opts.eventType} per calendar month (UTC); ${month} is at ${opts.recorded} and this request would bring it to ${total}; nothing in this request was recorded`,
-    );
+  if (opts.recorded + opts.quantity <= opts.limit) {
+    return;
   }
+  const { used, requested } = opts.counted();
+  const month = new Date(opts.month).toISOString().slice(0, 7);
+  throw blockError(
+    {
+      code: 'subscription_limit_exceeded',
+      message: `the plan allows ${opts.limit} ${opts.eventType} per calendar month (UTC); ${month} is at ${used} and this request would bring it to ${used + requested}; nothing in this request was recorded`,
+      kind: 'usage',
+      limit: opts.eventType,
+      max: opts.limit,
+      used,
+      requested,
+      periodEnd: new Date(nextMonthStart(opts.month)).toISOString(),
+      plan: opts.plan,
+    },
+    opts.organizationId,
+  );
+}
+
+/**
+ * The subscription rule's refusal of one submission: when it names a usage limit, `requested` is
+ * the submission's quantity of that event type dated in the period counted (the rule itself
+ * answers 0: it refuses because the organization is already over, whatever the route adds).
+ */
+function refusalOf(error: AppError, p: Pending): AppError {
+  const details = error.details;
+  if (details?.kind !== 'usage' || typeof details.periodEnd !== 'string') {
+    return error;
+  }
+  const end = Date.parse(details.periodEnd);
+  const start = monthStartOf(end - 1);
+  let requested = 0;
+  for (const e of p.submission.events) {
+    if (e.eventType === details.limit && e.occurredAt >= start && e.occurredAt < end) {
+      requested += e.quantity;
+    }
+  }
+  return new AppError(error.code, error.message, { details: { ...details, requested }, organizationId: error.organizationId });
 }
 
 /** Usage limits of the batch's metering events: the running totals they are counted against. */
@@ -237,7 +276,7 @@ type LimitState = {
   totals: Map<string, number>;
   /** Recorded events among the limited ones (a replay is answered, never counted again). */
   existing: Map<string, UsageEventRecord>;
-  limits: Map<string, Record<string, number>>;
+  limits: Map<string, { plan: string; limits: Record<string, number> }>;
 };
 
 const counterOf = (tenantId: string, eventType: string, month: number) => `${tenantId}\u0000${eventType}\u0000${month}`;
@@ -258,7 +297,7 @@ async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState 
   const keys: { tenantId: string; idempotencyKey: string }[] = [];
   for (const p of metering) {
     const { tenantId } = p.submission;
-    const planLimits = limits.get(tenantId) ?? {};
+    const planLimits = limits.get(tenantId)?.limits ?? {};
     for (const e of p.submission.events) {
       if (planLimits[e.eventType] === undefined) {
         continue;
@@ -325,7 +364,7 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
     }
     for (const p of active) {
       if (p.submission.tenantId === tenants[i]) {
-        refused.set(p, error);
+        refused.set(p, refusalOf(error, p));
       }
     }
   }
@@ -338,7 +377,8 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
 
   for (const p of active) {
     const { submission } = p;
-    const planLimits = submission.channel === 'metering' ? limitState?.limits.get(submission.tenantId) : undefined;
+    const plan = submission.channel === 'metering' ? limitState?.limits.get(submission.tenantId) : undefined;
+    const planLimits = plan?.limits;
     const mine: Slot[] = [];
     const newClaims: [string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }][] = [];
     const added = new Map<string, number>();
@@ -366,7 +406,26 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
         const counter = counterOf(submission.tenantId, event.eventType, month);
         const recorded = (limitState.totals.get(counter) ?? 0) + (added.get(counter) ?? 0);
         try {
-          assertWithinUsageLimit({ eventType: event.eventType, limit, recorded, quantity: event.quantity, month });
+          assertWithinUsageLimit({
+            organizationId: submission.tenantId,
+            plan: plan?.plan ?? '',
+            eventType: event.eventType,
+            limit,
+            recorded,
+            quantity: event.quantity,
+            month,
+            counted: () => ({
+              used: limitState.totals.get(counter) ?? 0,
+              requested: submission.events
+                .filter(
+                  (e) =>
+                    e.eventType === event.eventType &&
+                    monthStartOf(e.occurredAt) === month &&
+                    !limitState.existing.has(keyOf(submission.tenantId, e.idempotencyKey)),
+                )
+                .reduce((sum, e) => sum + e.quantity, 0),
+            }),
+          });
         } catch (error) {
           refusal = error as AppError;
           break;

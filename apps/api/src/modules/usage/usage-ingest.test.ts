@@ -43,12 +43,23 @@ async function eventCount(tenantId: string): Promise<number> {
 }
 
 /** Puts the organization on a fresh plan with these monthly usage limits (plan management is another module's). */
-async function limitPlan(tenantId: string, usageLimits: Record<string, number>): Promise<void> {
+/** Puts the organization on a new plan with these usage limits (and 10 seats); answers its key. */
+async function limitPlan(tenantId: string, usageLimits: Record<string, number>): Promise<string> {
   const planId = newId('subscriptionPlan');
   await server.services.db.execute(
     sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits) values (${planId}, ${planId.toLowerCase()}, 'Limited', 10, ${JSON.stringify(usageLimits)}::jsonb)`,
   );
   await server.services.db.execute(sql`update subscriptions set plan_id = ${planId} where tenant_id = ${tenantId}`);
+  return planId.toLowerCase();
+}
+
+/** Where monthly counts start again: the first instant of the next calendar month, UTC. */
+const nextMonthStart = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString();
+
+async function get(path: string, headers: Record<string, string>): Promise<Answer> {
+  const res = await fetch(`${server.url}${path}`, { headers });
+  const text = await res.text();
+  return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
 }
 
 describe('POST /v1/usage/events with an application secret key', () => {
@@ -552,7 +563,16 @@ describe('POST /v1/usage-events: usage limits', () => {
   it("refuses (402) an event that would pass the month's limit, allows reaching it exactly, replays at the limit", async () => {
     const app = await seedApplication(server.services.db);
     const tenantId = app.organization.id;
-    await limitPlan(tenantId, { api_call: 10 });
+    const plan = await limitPlan(tenantId, { api_call: 10 });
+    const reader = await seedApiKey(server.services.db, { tenantId, scopes: ['subscription.read'] });
+    /** GET /v1/subscription's entry for api_call: the same fields a 402 names. */
+    const apiCallLimit = async () => {
+      const sub = await get('/v1/subscription', { authorization: reader.authorization });
+      expect(sub.status, sub.text).toBe(200);
+      return sub.json.limits.find((l: Json) => l.limit === 'api_call');
+    };
+    const limitFields = (used: number) => ({ kind: 'usage', limit: 'api_call', max: 10, used, periodEnd: nextMonthStart(), plan });
+    expect(await apiCallLimit()).toEqual(limitFields(0));
     const first = key();
     expect(
       (await post('/v1/usage-events', { idempotencyKey: first, eventType: 'api_call', quantity: 8 }, bearer(app.secretKey))).status,
@@ -561,6 +581,16 @@ describe('POST /v1/usage-events: usage limits', () => {
     expect(over.status, over.text).toBe(402);
     expect(over.json.error.code).toBe('subscription_limit_exceeded');
     expect(over.json.error.message).toContain('10 api_call');
+    // The fields beside the message: 8 recorded this month, this request would add 3, 10 allowed.
+    expect(over.json.error).toEqual({
+      code: 'subscription_limit_exceeded',
+      message: over.json.error.message,
+      requestId: over.json.error.requestId,
+      ...limitFields(8),
+      requested: 3,
+      upgradeUrl: null,
+    });
+    expect(await apiCallLimit()).toEqual(limitFields(8));
     expect(
       (await post('/v1/usage-events', { idempotencyKey: key(), eventType: 'api_call', quantity: 2 }, bearer(app.secretKey))).status,
     ).toBe(201);
@@ -577,7 +607,7 @@ describe('POST /v1/usage-events: usage limits', () => {
     expect(
       (await post('/v1/usage-events', { idempotencyKey: key(), eventType: 'storage', quantity: 1000 }, bearer(app.secretKey))).status,
     ).toBe(201);
-    // A batch that would pass the limit is refused whole.
+    // A batch that would pass the limit is refused whole; requested is all it would add.
     const batchKey = key();
     const batch = await post(
       '/v1/usage-events',
@@ -585,11 +615,14 @@ describe('POST /v1/usage-events: usage limits', () => {
         events: [
           { idempotencyKey: batchKey, eventType: 'storage' },
           { idempotencyKey: key(), eventType: 'api_call' },
+          { idempotencyKey: key(), eventType: 'api_call', quantity: 2 },
         ],
       },
       bearer(app.secretKey),
     );
     expect(batch.status).toBe(402);
+    expect(batch.json.error).toMatchObject({ ...limitFields(10), requested: 3 });
+    expect(await apiCallLimit()).toEqual(limitFields(10));
     expect((await rows(sql`select 1 from usage_events where tenant_id = ${tenantId} and idempotency_key = ${batchKey}`)).length).toBe(0);
     // Last month's events count against last month.
     const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1) - 3_600_000);
@@ -608,6 +641,21 @@ describe('POST /v1/usage-events: usage limits', () => {
     ).toBe(201);
     const blocked = await post('/v1/usage/events', { idempotencyKey: key(), eventType: 'storage' }, bearer(app.secretKey));
     expect([blocked.status, blocked.json.error.code]).toEqual([402, 'subscription_limit_exceeded']);
+    // Refused because the month is already over (15 of 10): a storage event adds nothing to it,
+    // an api_call batch adds its quantity dated this month.
+    expect(blocked.json.error).toMatchObject({ ...limitFields(15), requested: 0 });
+    const blockedCalls = await post(
+      '/v1/usage-events',
+      {
+        events: [
+          { idempotencyKey: key(), eventType: 'api_call', quantity: 4 },
+          { idempotencyKey: key(), eventType: 'api_call', quantity: 1 },
+        ],
+      },
+      bearer(app.secretKey),
+    );
+    expect(blockedCalls.json.error).toMatchObject({ ...limitFields(15), requested: 5 });
+    expect(await apiCallLimit()).toEqual(limitFields(15));
   });
 
   it('holds under concurrency: 60 parallel single events against a limit of 25 accept exactly 25', async () => {
@@ -621,6 +669,9 @@ describe('POST /v1/usage-events: usage limits', () => {
     );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(25);
     expect(answers.filter((a) => a.status === 402)).toHaveLength(35);
+    for (const refused of answers.filter((a) => a.status === 402)) {
+      expect(refused.json.error).toMatchObject({ limit: 'seat_minute', max: 25, used: 25, requested: 1 });
+    }
     expect(await eventCount(tenantId)).toBe(25);
   });
 });

@@ -140,6 +140,13 @@ function Overview({ subscription }: { subscription: TSubscription }) {
           <p style={{ margin: '4px 0 0' }} data-testid="subscription-blocked-message">
             {blocked.message}
           </p>
+          {blocked.upgradeUrl && (
+            <p style={{ margin: '4px 0 0' }}>
+              <a href={blocked.upgradeUrl} target="_blank" rel="noopener noreferrer" data-testid="subscription-upgrade-link">
+                Change the plan
+              </a>
+            </p>
+          )}
         </div>
       ) : (
         <p className="muted" data-testid="subscription-ok">
