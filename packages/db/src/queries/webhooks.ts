@@ -1,3 +1,4 @@
+import { newId } from '@svc/contracts/ids';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
@@ -246,4 +247,57 @@ export async function retryWebhookDelivery(
     )
     .returning();
   return row;
+}
+
+/** An event a replay re-sends: its id and type. */
+export type ReplayEvent = { id: string; type: string };
+
+/**
+ * The organization's events with `from <= created_at < to` of `types`, oldest first (created_at,
+ * then id), at most `limit` (a caller asks for one more than it allows, to tell "too many").
+ */
+export async function listReplayEvents(
+  db: DbOrTx,
+  opts: { tenantId: string; from: Date; to: Date; types: readonly string[]; limit: number },
+): Promise<ReplayEvent[]> {
+  return db
+    .select({ id: webhookEvents.id, type: webhookEvents.type })
+    .from(webhookEvents)
+    .where(
+      and(
+        eq(webhookEvents.tenantId, opts.tenantId),
+        sql`${webhookEvents.createdAt} >= ${opts.from.toISOString()}::timestamptz`,
+        sql`${webhookEvents.createdAt} < ${opts.to.toISOString()}::timestamptz`,
+        sql`${webhookEvents.type} = any(${sql.param([...opts.types])}::text[])`,
+      ),
+    )
+    .orderBy(asc(webhookEvents.createdAt), asc(webhookEvents.id))
+    .limit(opts.limit);
+}
+
+/**
+ * A replay: one new pending delivery to `endpointId` per event, in the caller's transaction, with
+ * its own attempt count and log; the dispatcher sends it like any delivery, with the event id as
+ * `webhook-id`. Due at once and in the order given: `next_attempt_at` steps one microsecond per
+ * event up to now (the dispatcher claims the oldest due first). Events not of `tenantId` are
+ * skipped. One statement whatever the number of events; returns the new delivery ids in order.
+ */
+export async function insertReplayDeliveries(
+  db: DbOrTx,
+  opts: { tenantId: string; endpointId: string; eventIds: readonly string[] },
+): Promise<string[]> {
+  if (opts.eventIds.length === 0) {
+    return [];
+  }
+  const deliveryIds = opts.eventIds.map(() => newId('webhookDelivery'));
+  const rows = (await db.execute(sql`
+    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
+    select u.delivery_id, ev.tenant_id, ${opts.endpointId}, ev.id, ev.type, 'pending',
+      now() - (${opts.eventIds.length}::int - u.n) * interval '1 microsecond'
+    from unnest(${sql.param(deliveryIds)}::text[], ${sql.param([...opts.eventIds])}::text[])
+      with ordinality as u(delivery_id, event_id, n)
+    join webhook_events ev on ev.id = u.event_id and ev.tenant_id = ${opts.tenantId}
+    order by u.n
+    returning id`)) as unknown as { id: string }[];
+  return rows.map((r) => r.id);
 }
