@@ -278,8 +278,8 @@ export async function listReplayEvents(
 /**
  * A replay: one new pending delivery to `endpointId` per event, in the caller's transaction, with
  * its own attempt count and log; the dispatcher sends it like any delivery, with the event id as
- * `webhook-id`. Due at once and in the order given: `next_attempt_at` steps one microsecond per
- * event up to now (the dispatcher claims the oldest due first). Events not of `tenantId` are
+ * `webhook-id`. Due at once and in the order given: `next_attempt_at` steps one millisecond (the
+ * column's precision) per event up to now, and the dispatcher claims the oldest due first. Events not of `tenantId` are
  * skipped. One statement whatever the number of events; returns the new delivery ids in order.
  */
 export async function insertReplayDeliveries(
@@ -293,7 +293,7 @@ export async function insertReplayDeliveries(
   const rows = (await db.execute(sql`
     insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
     select u.delivery_id, ev.tenant_id, ${opts.endpointId}, ev.id, ev.type, 'pending',
-      now() - (${opts.eventIds.length}::int - u.n) * interval '1 microsecond'
+      now() - (${opts.eventIds.length}::int - u.n) * interval '1 millisecond'
     from unnest(${sql.param(deliveryIds)}::text[], ${sql.param([...opts.eventIds])}::text[])
       with ordinality as u(delivery_id, event_id, n)
     join webhook_events ev on ev.id = u.event_id and ev.tenant_id = ${opts.tenantId}
