@@ -161,6 +161,8 @@ export const ZWebhookDelivery = z
     endpointId: z.string(),
     eventId: z.string(),
     eventType: z.string(),
+    /** True for a delivery a replay queued (POST /v1/webhook-endpoints/{id}/replay); false for the live one. */
+    replay: z.boolean(),
     status: ZWebhookDeliveryStatus,
     attemptCount: z.number().int(),
     /** When the next attempt is due; null once the delivery is final. */

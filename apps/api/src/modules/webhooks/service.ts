@@ -99,6 +99,7 @@ export function toWebhookDelivery(row: WebhookDeliveryRow): TWebhookDelivery {
     endpointId: row.endpointId,
     eventId: row.eventId,
     eventType: row.eventType,
+    replay: row.replay,
     status: row.status,
     attemptCount: row.attemptCount,
     nextAttemptAt: iso(row.nextAttemptAt),
