@@ -1,6 +1,7 @@
 import { newId } from '@svc/contracts/ids';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, webhookEvents } from '../schema/webhooks.ts';
 import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
@@ -254,33 +255,40 @@ export type ReplayEvent = { id: string; type: string };
 
 /**
  * The organization's events with `from <= created_at < to` of `types`, oldest first (created_at,
- * then id), at most `limit` (a caller asks for one more than it allows, to tell "too many").
+ * then id), at most `limit` (a caller asks for one more than it allows, to tell "too many"). Read
+ * type by type along webhook_events_tenant_type_created_idx, at most `limit` of each, then merged:
+ * the events of other types in the range (a busy organization's usage events, say) are never
+ * read, and a type with more than `limit` events in the range costs `limit` index entries.
  */
 export async function listReplayEvents(
   db: DbOrTx,
   opts: { tenantId: string; from: Date; to: Date; types: readonly string[]; limit: number },
 ): Promise<ReplayEvent[]> {
-  return db
-    .select({ id: webhookEvents.id, type: webhookEvents.type })
-    .from(webhookEvents)
-    .where(
-      and(
-        eq(webhookEvents.tenantId, opts.tenantId),
-        sql`${webhookEvents.createdAt} >= ${opts.from.toISOString()}::timestamptz`,
-        sql`${webhookEvents.createdAt} < ${opts.to.toISOString()}::timestamptz`,
-        sql`${webhookEvents.type} = any(${sql.param([...opts.types])}::text[])`,
-      ),
-    )
-    .orderBy(asc(webhookEvents.createdAt), asc(webhookEvents.id))
-    .limit(opts.limit);
+  const limit = limitLiteral(opts.limit);
+  return (await db.execute(sql`
+    select e.id, e.type
+    from unnest(${sql.param([...opts.types])}::text[]) as t(type)
+    cross join lateral (
+      select ev.id, ev.type, ev.created_at
+      from webhook_events ev
+      where ev.tenant_id = ${opts.tenantId} and ev.type = t.type
+        and ev.created_at >= ${opts.from.toISOString()}::timestamptz and ev.created_at < ${opts.to.toISOString()}::timestamptz
+      order by ev.created_at, ev.id
+      limit ${limit}
+    ) e
+    order by e.created_at, e.id
+    limit ${limit}`)) as unknown as ReplayEvent[];
 }
 
 /**
- * A replay: one new pending delivery to `endpointId` per event, in the caller's transaction, with
- * its own attempt count and log; the dispatcher sends it like any delivery, with the event id as
- * `webhook-id`. Due at once and in the order given: `next_attempt_at` steps one millisecond (the
- * column's precision) per event up to now, and the dispatcher claims the oldest due first. Events not of `tenantId` are
- * skipped. One statement whatever the number of events; returns the new delivery ids in order.
+ * A replay: one new pending delivery to `endpointId` per event (`replay` true, beside the event's
+ * live delivery), in the caller's transaction, with its own attempt count and log; the dispatcher
+ * sends it like any delivery, with the event id as `webhook-id`. In the order given and never
+ * ahead of what is already due: `next_attempt_at` is now plus one millisecond (the column's
+ * precision) per event, so deliveries due before the replay (live ones, retries) are claimed
+ * first, those of events recorded while it goes out are interleaved by time, and one replay goes
+ * out at most 1,000 deliveries per second. Events not of `tenantId` are skipped. One statement
+ * whatever the number of events; returns the new delivery ids in order.
  */
 export async function insertReplayDeliveries(
   db: DbOrTx,
@@ -291,9 +299,9 @@ export async function insertReplayDeliveries(
   }
   const deliveryIds = opts.eventIds.map(() => newId('webhookDelivery'));
   const rows = (await db.execute(sql`
-    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, status, next_attempt_at)
-    select u.delivery_id, ev.tenant_id, ${opts.endpointId}, ev.id, ev.type, 'pending',
-      now() - (${opts.eventIds.length}::int - u.n) * interval '1 millisecond'
+    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, replay, status, next_attempt_at)
+    select u.delivery_id, ev.tenant_id, ${opts.endpointId}, ev.id, ev.type, true, 'pending',
+      now() + u.n * interval '1 millisecond'
     from unnest(${sql.param(deliveryIds)}::text[], ${sql.param([...opts.eventIds])}::text[])
       with ordinality as u(delivery_id, event_id, n)
     join webhook_events ev on ev.id = u.event_id and ev.tenant_id = ${opts.tenantId}

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '@svc/contracts/ids';
 import { WEBHOOK_REPLAY_MAX_EVENTS } from '@svc/contracts/webhooks';
+import { insertReplayDeliveries } from '@svc/db/queries/webhooks';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEvents } from '@svc/db/schema/webhooks';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
@@ -129,10 +130,22 @@ describe('POST /v1/webhook-endpoints/{id}/replay', () => {
       endpointId,
       eventId: original.eventId,
       eventType: 'user.created',
+      replay: true,
       status: 'pending',
       attemptCount: 0,
     });
     expect(delivery.id).not.toBe(original.id);
+    // Listed beside the live delivery, each labelled.
+    const listed = await call('GET', `/v1/webhook-deliveries?organization_slug=${org.slug}&endpoint_id=${endpointId}`, {
+      cookie: admin.cookie,
+    });
+    expect(listed.status, listed.text).toBe(200);
+    expect(new Map(listed.json.data.map((d: Json) => [d.id, d.replay]))).toEqual(
+      new Map([
+        [original.id, false],
+        [delivery.id, true],
+      ]),
+    );
 
     await waitFor('the replayed event', () => (received(name).length >= 1 ? true : undefined));
     expect(received(name)).toEqual([original.eventId]);
@@ -418,6 +431,49 @@ describe('POST /v1/webhook-endpoints/{id}/replay', () => {
     const other = await adminWithEndpoint();
     const otherEvent = await seedWebhookDelivery(db, { tenantId: other.org.id, endpointId: other.endpointId, status: 'succeeded' });
     expect((await replay(other.endpointId, { cookie: other.admin.cookie }, { eventId: otherEvent.eventId })).status).toBe(202);
+  });
+
+  it('queues a replay behind the deliveries already due, never ahead of a live one, in the order of its events', async () => {
+    const { db, org, endpointId } = await adminWithEndpoint(['user.created']);
+    const old = new Date(Date.now() - 3_600_000);
+    const events = [await seedEvent(org.id, 'user.created', old), await seedEvent(org.id, 'user.created', new Date(old.getTime() + 1))];
+    const live = await seedEvent(org.id, 'user.created', new Date());
+    // In a transaction rolled back at the end: the worker never sees these rows.
+    const rolledBack = new Error('rolled back');
+    await expect(
+      db.transaction(async (tx) => {
+        // A live delivery that fell due this instant and is not sent yet (a busy worker, say).
+        await tx.insert(webhookDeliveries).values({
+          id: newId('webhookDelivery'),
+          tenantId: org.id,
+          endpointId,
+          eventId: live,
+          eventType: 'user.created',
+          nextAttemptAt: sql`now()`,
+        });
+        const ids = await insertReplayDeliveries(tx, { tenantId: org.id, endpointId, eventIds: [...events, ...events] });
+        expect(ids).toHaveLength(4);
+        // The dispatcher claims by next_attempt_at: the live one first, then the replay in order.
+        const rows = await tx
+          .select()
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, endpointId))
+          .orderBy(asc(webhookDeliveries.nextAttemptAt));
+        expect(rows.map((r) => [r.eventId, r.replay])).toEqual([
+          [live, false],
+          [events[0], true],
+          [events[1], true],
+          [events[0], true],
+          [events[1], true],
+        ]);
+        expect(rows.slice(1).map((r) => r.id)).toEqual(ids);
+        const due = rows.map((r) => r.nextAttemptAt?.getTime() ?? Number.NaN);
+        for (let i = 1; i < due.length; i++) {
+          expect(due[i]).toBeGreaterThan(due[i - 1] as number);
+        }
+        throw rolledBack;
+      }),
+    ).rejects.toBe(rolledBack);
   });
 
   it('is in the OpenAPI document, answering 202', async () => {
