@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
@@ -8,7 +8,17 @@ import { createSecretBox } from '../packages/db/src/secret-box.ts';
 import { DISPATCH_CONCURRENCY } from '../packages/jobs/src/webhooks/dispatch.ts';
 import { generateWebhookSecret, sealWebhookSecret } from '../packages/jobs/src/webhooks/secrets.ts';
 import { webhookBody, webhookHeaders } from '../packages/jobs/src/webhooks/signing.ts';
-import { type BenchContext, type Child, fmt, positiveSetting, processCpuMs, spawnChild, type Verdict } from './support.ts';
+import {
+  type BenchContext,
+  type Child,
+  fmt,
+  healthy,
+  positiveSetting,
+  processCpuMs,
+  spawnChild,
+  startServerChild,
+  type Verdict,
+} from './support.ts';
 
 export type WebhookBenchContext = BenchContext;
 export type WebhookVerdict = Verdict;
@@ -18,7 +28,9 @@ export const WEBHOOK_TARGETS = { throughputMin: 0.5, latencyP95MaxMs: 250 };
 type ReceiverStats = { requests: number; unique: number; badSignatures: number; firstAt: number; lastAt: number; latencies: number[] };
 
 const TENANT_ID = 'ten_benchwebhooks';
-const ENDPOINT_ID = 'wh_benchwebhooks';
+// `wh_` + 20 characters: the shape the API's {id} routes accept (webhook-replay calls one).
+const ENDPOINT_ID = 'wh_benchwebhooks0000000';
+const SLUG = 'bench-webhooks';
 const EVENT_TYPE = 'user.created';
 
 function percentile(sorted: number[], p: number): number {
@@ -86,7 +98,7 @@ async function startReceiver(ctx: WebhookBenchContext, secret: string): Promise<
 /** The bench organization and its one endpoint, delivering to the receiver with `secret`. */
 async function seedEndpoint(sql: postgres.Sql, key: Buffer, receiverUrl: string, secret: string): Promise<void> {
   const sealed = sealWebhookSecret(createSecretBox(key), ENDPOINT_ID, secret);
-  await sql`insert into organizations (id, slug, name) values (${TENANT_ID}, 'bench-webhooks', 'Bench webhooks')`;
+  await sql`insert into organizations (id, slug, name) values (${TENANT_ID}, ${SLUG}, 'Bench webhooks')`;
   await sql`
     insert into webhook_endpoints (id, tenant_id, url, event_types, secret_ciphertext)
     values (${ENDPOINT_ID}, ${TENANT_ID}, ${receiverUrl}, ${[EVENT_TYPE]}::text[], ${sealed})`;
@@ -502,6 +514,113 @@ async function latency(
   }
 }
 
+/** An org admin of the bench organization with a live session; returns its cookie. */
+async function seedAdminSession(sql: postgres.Sql): Promise<string> {
+  const token = createHash('sha256')
+    .update(`bench-webhooks-${process.pid}-${Date.now()}`)
+    .digest('hex')
+    .replace(/[0189]/g, '2')
+    .slice(0, 32);
+  await sql`
+    insert into users (id, engine_subject, email, email_verified, name)
+    values ('usr_benchwebhooks', 'bench-webhooks-sub', 'bench-webhooks@example.com', true, 'Bench webhooks admin')`;
+  await sql`insert into memberships (tenant_id, user_id, role_key) values (${TENANT_ID}, 'usr_benchwebhooks', 'org_admin')`;
+  await sql`
+    insert into sessions (id, token_hash, user_id, active_tenant_id, expires_at, absolute_expires_at, last_seen_at)
+    values ('ses_benchwebhooks', encode(sha256(convert_to(${token}, 'UTF8')), 'hex'), 'usr_benchwebhooks', ${TENANT_ID},
+            now() + interval '1 day', now() + interval '7 days', now())`;
+  return `svc_session=${token}`;
+}
+
+type ReplayRound = { deliveries: number; seconds: number; rps: number; answeredMs: number; firstArrivalMs: number };
+
+/**
+ * webhook-replay: the same `count` events as webhook-throughput, their live deliveries already
+ * succeeded, replayed to the endpoint by one `POST /v1/webhook-endpoints/{id}/replay` (an org
+ * admin's session, a real `svc serve` without its worker) and sent by a real `svc worker`.
+ * deliveries/s = count / (first arrival at the receiver -> last replayed delivery recorded
+ * succeeded), the throughput scenario's measure; the request's answer time and the wait from
+ * the request to the first arrival are printed beside it.
+ */
+async function replayThroughput(ctx: WebhookBenchContext, sql: postgres.Sql, receiver: Receiver, env: NodeJS.ProcessEnv) {
+  const count = Math.round(positiveSetting('BENCH_WEBHOOK_DELIVERIES', ctx.smoke ? 1_000 : 10_000));
+  ctx.log(`measuring: webhook-replay (${count.toLocaleString('en-US')} events replayed to one endpoint by one request, one receiver)`);
+  const cookie = await seedAdminSession(sql);
+  const server = await startServerChild(ctx, {
+    kind: 'svc',
+    label: 'svc-webhook-replay',
+    script: [ctx.cli, 'serve'],
+    env: { ...env, WORKER_ENABLED: 'false' },
+    ready: healthy,
+  });
+  const rounds: ReplayRound[] = [];
+  try {
+    for (let round = 1; round <= ctx.rounds; round++) {
+      await seedDeliveries(sql, count, round);
+      // The live deliveries went out long ago: only the replay is due.
+      await sql`update webhook_deliveries set status = 'succeeded', attempt_count = 1, next_attempt_at = null, succeeded_at = now()`;
+      await receiver.reset();
+      const worker = start(ctx, [ctx.cli, 'worker'], env, 'svc', 'webhook-replay');
+      let answeredMs: number;
+      let requestedAt: number;
+      try {
+        await waitForOutput(worker, /svc worker running/, 'svc worker');
+        requestedAt = Date.now();
+        const res = await fetch(`${server.url}/v1/webhook-endpoints/${ENDPOINT_ID}/replay`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json', origin: server.url },
+          body: JSON.stringify({
+            organization_slug: SLUG,
+            from: new Date(Date.now() - 3_600_000).toISOString(),
+            to: new Date(Date.now() + 60_000).toISOString(),
+          }),
+        });
+        const text = await res.text();
+        answeredMs = Date.now() - requestedAt;
+        if (res.status !== 202 || (JSON.parse(text) as { count: number }).count !== count) {
+          throw new Error(`webhook-replay: the replay answered ${res.status} ${text.slice(0, 300)}`);
+        }
+        await waitForReceiver(receiver, count, 600_000);
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const [row] = await sql<{ done: number; failed: number }[]>`
+            select count(*) filter (where status = 'succeeded')::int as done, count(*) filter (where status = 'failed')::int as failed
+            from webhook_deliveries where replay`;
+          if ((row?.failed ?? 0) > 0) {
+            throw new Error(`webhook-replay: ${row?.failed} replayed deliveries failed:\n${worker.output()}`);
+          }
+          if ((row?.done ?? 0) >= count) {
+            break;
+          }
+          if (Date.now() > deadline || worker.child.exitCode !== null) {
+            throw new Error(`webhook-replay: ${row?.done ?? 0} of ${count} succeeded before the deadline:\n${worker.output()}`);
+          }
+          await sleep(100);
+        }
+      } finally {
+        await worker.stop();
+      }
+      const stats = await receiver.stats();
+      if (stats.unique !== count || stats.badSignatures > 0) {
+        throw new Error(`webhook-replay: the receiver saw ${stats.unique} of ${count} webhook-ids (${stats.badSignatures} bad signatures)`);
+      }
+      const [last] = await sql<{ at: number }[]>`
+        select extract(epoch from max(succeeded_at))::float8 * 1000 as at from webhook_deliveries where replay`;
+      const seconds = ((last?.at ?? stats.lastAt) - stats.firstAt) / 1000;
+      const m: ReplayRound = { deliveries: count, seconds, rps: count / seconds, answeredMs, firstArrivalMs: stats.firstAt - requestedAt };
+      rounds.push(m);
+      ctx.log(
+        `  webhook-replay       round ${round} svc        ${fmt(m.rps, 0).padStart(7)} deliveries/s (${count} in ${fmt(seconds, 2)} s; ` +
+          `the request answered 202 in ${fmt(answeredMs, 0)} ms, first arrival ${fmt(m.firstArrivalMs, 0)} ms after it` +
+          `${stats.requests > count ? `; ${stats.requests - count} duplicate sends` : ''})`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+  return { rounds, svcRps: Math.max(...rounds.map((r) => r.rps)) };
+}
+
 async function waitForReceiver(receiver: Receiver, count: number, timeoutMs: number): Promise<ReceiverStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -546,6 +665,20 @@ export async function runWebhookBenches(
         detail: `${fmt(t.svcRps, 0)} vs ${fmt(t.baselineRps, 0)} deliveries/s = ${fmt(t.ratio, 2)}x`,
       });
     }
+    if (wanted('webhook-replay')) {
+      const r = await replayThroughput(ctx, sql, receiver, env);
+      const t = results.throughput as { svcRps: number } | undefined;
+      results.replay = { ...r, throughputSvcRps: t?.svcRps ?? null, ratio: t ? r.svcRps / t.svcRps : null };
+      const side = t
+        ? `; webhook-throughput svc ${fmt(t.svcRps, 0)} deliveries/s in this run, replay / throughput = ${fmt(r.svcRps / t.svcRps, 2)}x`
+        : ' (add webhook-throughput to BENCH_ONLY for the ratio)';
+      ctx.log(`  webhook-replay       svc ${fmt(r.svcRps, 0)} deliveries/s${side}`);
+      verdicts.push({
+        name: `webhook-replay: one replay of ${r.rounds[0]?.deliveries ?? 0} events arrives whole, signed, once each`,
+        pass: true,
+        detail: `${fmt(r.svcRps, 0)} deliveries/s (at most 1000/s by design: due 1 ms apart)${side}`,
+      });
+    }
     if (wanted('webhook-latency')) {
       const l = await latency(ctx, db.url, sql, receiver, env, secret);
       results.latency = l;
@@ -564,4 +697,4 @@ export async function runWebhookBenches(
   return { verdicts, results };
 }
 
-export const WEBHOOK_SCENARIOS = ['webhook-throughput', 'webhook-latency'] as const;
+export const WEBHOOK_SCENARIOS = ['webhook-throughput', 'webhook-replay', 'webhook-latency'] as const;

@@ -1,8 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase } from '../test/support/db.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
@@ -64,6 +66,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
  */
 describeInChromium('e2e: webhooks in the console', () => {
   let server: E2EServer;
+  let sql: postgres.Sql;
   let receiver: Receiver;
   let browser: Browser;
   let context: BrowserContext | undefined;
@@ -73,16 +76,21 @@ describeInChromium('e2e: webhooks in the console', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver(failing);
+    const databaseUrl = await createTestDatabase();
     server = await startServer({
+      databaseUrl,
       // The receiver is on loopback; one attempt per delivery, so a failure is final at once.
       env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0' },
     });
+    // Only to seed events of the past (the replay test); everything else goes through the console.
+    sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     browser = await launchChromium();
   });
 
   afterAll(async () => {
     await context?.close();
     await browser?.close();
+    await sql?.end({ timeout: 1 });
     await server?.stop();
     await receiver?.close();
   });
@@ -274,6 +282,70 @@ describeInChromium('e2e: webhooks in the console', () => {
     await row.getByTestId('webhook-delete').click();
     await row.getByTestId('webhook-delete-dialog').getByTestId('confirm').click();
     await row.waitFor({ state: 'detached' });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('replays a time range of events to an endpoint, then one replayed event again from its delivery, each confirmed', async () => {
+    const page = await freshPage();
+    await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
+    const { id } = await createEndpoint(page, 'replayed', 'Replayed receiver');
+    const row = rowOf(page, id);
+
+    // Events of the demo user's organization from before the endpoint existed: two in the range, one before it.
+    const [org] = await sql<{ id: string }[]>`
+      select m.tenant_id as id from memberships m join users u on u.id = m.user_id
+      join organizations o on o.id = m.tenant_id
+      where u.email = ${DEMO_USER.email} and o.kind = 'tenant' limit 1`;
+    expect(org).toBeDefined();
+    const hour = 3_600_000;
+    const now = Date.now();
+    const seed = async (n: string, at: number) => {
+      const eventId = `evt_e2ereplay${n.padStart(11, '0')}`;
+      await sql`insert into webhook_events (id, tenant_id, type, data, created_at)
+        values (${eventId}, ${org?.id ?? ''}, 'user.created', ${sql.json({ object: 'user', id: `usr_${n}` })}, ${new Date(at)})`;
+      return eventId;
+    };
+    const inRange = [await seed('1', now - 1.5 * hour), await seed('2', now - 1.25 * hour)];
+    await seed('3', now - 3 * hour);
+    const local = (at: number) => {
+      const d = new Date(at);
+      const pad = (v: number) => String(v).padStart(2, '0');
+      return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    };
+
+    // The range form: nothing is sent before the dialog is confirmed.
+    await row.getByTestId('webhook-replay').click();
+    const form = page.getByTestId('webhook-replay-form');
+    await form.getByTestId('webhook-replay-from').fill(local(now - 2 * hour));
+    await form.getByTestId('webhook-replay-to').fill(local(now - hour));
+    await form.getByTestId('webhook-replay-review').click();
+    const dialog = form.getByTestId('webhook-replay-dialog');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.textContent()).toContain(receiver.url('replayed'));
+    await saveScreenshot(page, 'webhook-replay-confirm');
+    expect(receiver.requests.filter((r) => r.endpoint === 'replayed')).toEqual([]);
+    await dialog.getByTestId('confirm').click();
+    const queued = form.getByTestId('webhook-replay-queued');
+    await queued.waitFor();
+    expect(await queued.getAttribute('data-count')).toBe('2');
+    await expect.poll(() => receiver.processed('replayed').sort(), { timeout: 15_000 }).toEqual([...inRange].sort());
+    expect(receiver.requests.filter((r) => r.endpoint === 'replayed').every((r) => r.verified)).toBe(true);
+
+    // Its deliveries, labelled as replays; Replay of one of them queues a third delivery, same webhook-id.
+    await form.getByTestId('webhook-replay-deliveries').click();
+    await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
+    const replayed = page.locator('[data-testid="delivery-row"]', { has: page.getByTestId('delivery-replay') });
+    await expect.poll(() => replayed.count()).toBe(2);
+    await replayed.first().getByTestId('delivery-open').click();
+    const detail = page.getByTestId('delivery-detail');
+    const firstId = await detail.getAttribute('data-delivery-id');
+    await detail.getByTestId('delivery-replay-button').click();
+    await detail.getByTestId('delivery-replay-button-dialog').getByTestId('confirm').click();
+    await page.locator(`[data-testid="delivery-detail"]:not([data-delivery-id="${firstId}"])`).waitFor();
+    await detail.getByTestId('delivery-detail-status').filter({ hasText: 'succeeded' }).waitFor();
+    await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'replayed').length, { timeout: 15_000 }).toBe(3);
+    expect(receiver.processed('replayed').sort()).toEqual([...inRange].sort());
+    await saveScreenshot(page, 'webhook-delivery-replayed');
     expect(pageErrors).toEqual([]);
   });
 });

@@ -65,6 +65,8 @@ const ZEnv = z.object({
   RATE_LIMIT_SIGNIN_PER_MINUTE: int(10, 1),
   /** Invitations created per email address per minute, across all organizations. */
   RATE_LIMIT_INVITATIONS_PER_MINUTE: int(5, 1),
+  /** Webhook replays (POST /v1/webhook-endpoints/{id}/replay) per endpoint per minute. */
+  RATE_LIMIT_WEBHOOK_REPLAYS_PER_MINUTE: int(5, 1),
   /** How long an invite link stays valid: 1 hour to 1 year. */
   INVITATION_TTL_HOURS: z.coerce
     .number()
@@ -153,6 +155,8 @@ export type Config = {
     signinPerMinute: number;
     /** Invitations per email per minute (ARCHITECTURE.md 7: tight per email on invitation sends). */
     invitationsPerMinute: number;
+    /** Webhook replays per endpoint per minute (each may queue thousands of deliveries). */
+    webhookReplaysPerMinute: number;
   };
   /** How long an invitation can be accepted after it is created (ms). */
   invitationTtlMs: number;
@@ -268,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: {
       signinPerMinute: e.RATE_LIMIT_SIGNIN_PER_MINUTE,
       invitationsPerMinute: e.RATE_LIMIT_INVITATIONS_PER_MINUTE,
+      webhookReplaysPerMinute: e.RATE_LIMIT_WEBHOOK_REPLAYS_PER_MINUTE,
       enabled: e.RATE_LIMIT_ENABLED,
       publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE,
       backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,

@@ -62,6 +62,10 @@ export const ERROR_CODES = {
   webhook_endpoint_disabled: { status: 409, trpc: 'CONFLICT' },
   /** Webhook deliveries: only a failed or retrying delivery can be retried. */
   webhook_delivery_not_retryable: { status: 409, trpc: 'CONFLICT' },
+  /** Webhook replays: more events than one replay may re-send, or a time range longer than it may cover. */
+  webhook_replay_too_large: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Webhook replays: an event type the endpoint is not subscribed to (a replay sends nothing an endpoint did not ask for). */
+  webhook_event_type_not_subscribed: { status: 400, trpc: 'BAD_REQUEST' },
   /** Email: EMAIL_ENABLED is false or no EMAIL_PROVIDER is configured, so nothing can be sent. */
   email_delivery_disabled: { status: 409, trpc: 'CONFLICT' },
   /** Usage: the idempotency key names an event already recorded with another payload (Stripe's semantics; the whole request is refused). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPES, type EventType } from './events.ts';
-import { ZListQuery, ZPage, ZSlug } from './lists.ts';
+import { ZInstant, ZListQuery, ZPage, ZSlug } from './lists.ts';
 
 // The id shapes of ids.ts, written out: that module draws random bytes with node:crypto at load,
 // and this one is also bundled into the console.
@@ -10,6 +10,9 @@ export const ZWebhookEndpointId = z.string().regex(/^wh_[0-9A-Za-z]{20}$/, 'expe
 
 /** `whd_` + 20 base62: a webhook delivery id. */
 export const ZWebhookDeliveryId = z.string().regex(/^whd_[0-9A-Za-z]{20}$/, 'expected a webhook delivery id (whd_...)');
+
+/** `evt_` + 20 base62: an event id (the `webhook-id` of every delivery of the event). */
+export const ZWebhookEventId = z.string().regex(/^evt_[0-9A-Za-z]{20}$/, 'expected an event id (evt_...)');
 
 const organizationSlug = ZSlug.optional().describe(
   "the organization; default: the session's active workspace or the API key's organization",
@@ -160,6 +163,8 @@ export const ZWebhookDelivery = z
     endpointId: z.string(),
     eventId: z.string(),
     eventType: z.string(),
+    /** True for a delivery a replay queued (POST /v1/webhook-endpoints/{id}/replay); false for the live one. */
+    replay: z.boolean(),
     status: ZWebhookDeliveryStatus,
     attemptCount: z.number().int(),
     /** When the next attempt is due; null once the delivery is final. */
@@ -227,3 +232,59 @@ export type TListWebhookDeliveriesRequest = z.infer<typeof ZListWebhookDeliverie
 /** GET /v1/webhook-deliveries/{id} and POST .../retry (`organization_slug` in the query or the body). */
 export const ZWebhookDeliveryRef = z.object({ id: ZWebhookDeliveryId, organization_slug: organizationSlug });
 export type TWebhookDeliveryRef = z.infer<typeof ZWebhookDeliveryRef>;
+
+/** The most events one replay re-sends (else 400 `webhook_replay_too_large`). */
+export const WEBHOOK_REPLAY_MAX_EVENTS = 10_000;
+/** The longest time range one replay covers, `to - from` (else 400 `webhook_replay_too_large`). */
+export const WEBHOOK_REPLAY_MAX_RANGE_DAYS = 7;
+export const WEBHOOK_REPLAY_MAX_RANGE_MS = WEBHOOK_REPLAY_MAX_RANGE_DAYS * 24 * 60 * 60 * 1000;
+
+type ReplayTarget = { eventId?: string; from?: string; to?: string; types?: string[] };
+/** One event, or a range: never both, never half a range. */
+const oneEventOrRange = (v: ReplayTarget) =>
+  v.eventId !== undefined
+    ? v.from === undefined && v.to === undefined && v.types === undefined
+    : v.from !== undefined && v.to !== undefined;
+const ONE_EVENT_OR_RANGE = { message: 'send eventId alone, or from and to (and optionally types)' };
+const fromBeforeTo = (v: ReplayTarget) => v.from === undefined || v.to === undefined || Date.parse(v.from) < Date.parse(v.to);
+const FROM_NOT_BEFORE_TO = { message: 'from must be before to', path: ['from'] };
+
+const replayShape = {
+  eventId: ZWebhookEventId.optional(),
+  /** Events at or after this instant (ISO 8601 with Z or an offset). */
+  from: ZInstant.optional(),
+  /** Events strictly before this instant. */
+  to: ZInstant.optional(),
+  /** Some of the endpoint's event types; default: all of them. */
+  types: ZWebhookEventTypes.optional(),
+};
+
+/**
+ * What to re-send to one endpoint (the console's forms): one event (`eventId`), or every event of
+ * the organization with `from <= createdAt < to` of `types` (default: the endpoint's event types).
+ */
+export const ZWebhookReplayBody = z
+  .object(replayShape)
+  .refine(oneEventOrRange, ONE_EVENT_OR_RANGE)
+  .refine(fromBeforeTo, FROM_NOT_BEFORE_TO);
+export type TWebhookReplayBody = z.infer<typeof ZWebhookReplayBody>;
+
+/** POST /v1/webhook-endpoints/{id}/replay. */
+export const ZWebhookReplayRequest = ZWebhookEndpointRef.extend(replayShape)
+  .refine(oneEventOrRange, ONE_EVENT_OR_RANGE)
+  .refine(fromBeforeTo, FROM_NOT_BEFORE_TO);
+export type TWebhookReplayRequest = z.infer<typeof ZWebhookReplayRequest>;
+
+/**
+ * 202 of a replay: how many new deliveries were queued, of which event types; `delivery` is the
+ * new delivery of a one-event replay (null for a range).
+ */
+export const ZWebhookReplayResponse = z
+  .object({
+    endpointId: z.string(),
+    count: z.number().int(),
+    eventTypes: z.array(z.string()),
+    delivery: ZWebhookDelivery.nullable(),
+  })
+  .meta({ id: 'WebhookReplay' });
+export type TWebhookReplayResponse = z.infer<typeof ZWebhookReplayResponse>;

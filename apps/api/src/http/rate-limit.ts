@@ -3,6 +3,7 @@ import { AppError } from '@svc/contracts/errors';
 import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
 import type { Logger } from 'pino';
+import type { AppServices } from '../context.ts';
 import { asAppError, sendError } from './errors.ts';
 
 const WINDOW_SECONDS = 60;
@@ -209,4 +210,34 @@ function answer(req: IncomingMessage, res: ServerResponse, { scope, limit }: Rat
     return true;
   }
   return false;
+}
+
+/** One limiter per process for the per-key budgets of spendBudget. */
+const budgetLimiters = new WeakMap<AppServices, RateLimiter>();
+
+/**
+ * Spends one unit of a route's own budget beside the edge's per-caller limit: `perMinute` per
+ * `key` per minute (invitation sends per email address, webhook replays per endpoint), counted
+ * in the shared PostgreSQL counters, so it holds across every API process. A spent budget sets
+ * Retry-After on `res` and throws 429 `rate_limited` with `refusal` and the wait. Does nothing
+ * while RATE_LIMIT_ENABLED is false.
+ */
+export async function spendBudget(
+  services: AppServices,
+  res: ServerResponse,
+  opts: { key: string; perMinute: number; refusal: string },
+): Promise<void> {
+  if (!services.config.rateLimit.enabled) {
+    return;
+  }
+  let limiter = budgetLimiters.get(services);
+  if (!limiter) {
+    limiter = new RateLimiter(services.db, services.logger);
+    budgetLimiters.set(services, limiter);
+  }
+  const decision = await limiter.take(opts.key, opts.perMinute);
+  if (!decision.allowed) {
+    res.setHeader('Retry-After', String(decision.resetSeconds));
+    throw new AppError('rate_limited', `${opts.refusal}; retry in ${decision.resetSeconds} s`);
+  }
 }

@@ -12,9 +12,11 @@ type ConfirmButtonProps = {
   onConfirm: () => unknown;
   disabled?: boolean;
   testId?: string;
+  /** `danger` (the default) for what removes or stops something; `primary` for what only adds work, such as a replay. */
+  tone?: 'danger' | 'primary';
 };
 
-/** Every destructive action goes through this: a native modal dialog that names the consequence. */
+/** Every destructive or consequential action goes through this: a native modal dialog that names the consequence. */
 export function ConfirmButton({
   children,
   question,
@@ -23,6 +25,7 @@ export function ConfirmButton({
   onConfirm,
   disabled,
   testId,
+  tone = 'danger',
 }: ConfirmButtonProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
@@ -30,7 +33,7 @@ export function ConfirmButton({
     <>
       <button
         type="button"
-        className="button button--danger"
+        className={`button button--${tone}`}
         disabled={disabled}
         data-testid={testId}
         onClick={() => dialog.current?.showModal()}
@@ -46,7 +49,7 @@ export function ConfirmButton({
           </button>
           <button
             type="button"
-            className="button button--danger"
+            className={`button button--${tone}`}
             disabled={busy}
             data-testid="confirm"
             onClick={async () => {

@@ -72,7 +72,7 @@ export function claimStatement(opts: { token: string; limit: number; lockMs: num
         limit ${limit}
         for update skip locked
       )
-      returning d.id, d.tenant_id, d.endpoint_id, d.event_id, d.attempt_count
+      returning d.id, d.tenant_id, d.endpoint_id, d.event_id, d.attempt_count, d.next_attempt_at
     )
     select c.id, c.tenant_id, c.endpoint_id, c.event_id, c.attempt_count,
       ev.type as event_type, ev.data::text as event_data, (extract(epoch from ev.created_at) * 1000)::float8 as event_created_ms,
@@ -81,12 +81,15 @@ export function claimStatement(opts: { token: string; limit: number; lockMs: num
     from claimed c
     cross join lease
     join webhook_endpoints e on e.id = c.endpoint_id
-    join webhook_events ev on ev.id = c.event_id`;
+    join webhook_events ev on ev.id = c.event_id
+    order by c.next_attempt_at, c.id`;
 }
 
 /**
- * Claims up to `limit` due deliveries, oldest due first, for `lockMs`: `locked_by = token` marks
- * whose claim it is, so results are written only by the claimant (recordDeliveryResults). Rows
+ * Claims up to `limit` due deliveries, oldest due first, for `lockMs`, and answers them in that
+ * order, the order the dispatcher starts their sends in (a replay's deliveries go out in the order
+ * of their events). `locked_by = token` marks whose claim it is, so results are written only by
+ * the claimant (recordDeliveryResults). Rows
  * another worker holds are skipped (SKIP LOCKED while claiming, `locked_until` after), so a
  * dispatch job that runs twice never sends the same attempt twice while a claim holds; a claim
  * left by a worker that died expires and the row is due again.

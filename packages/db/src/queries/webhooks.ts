@@ -1,5 +1,7 @@
+import { newId } from '@svc/contracts/ids';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, webhookEvents } from '../schema/webhooks.ts';
 import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
@@ -246,4 +248,64 @@ export async function retryWebhookDelivery(
     )
     .returning();
   return row;
+}
+
+/** An event a replay re-sends: its id and type. */
+export type ReplayEvent = { id: string; type: string };
+
+/**
+ * The organization's events with `from <= created_at < to` of `types`, oldest first (created_at,
+ * then id), at most `limit` (a caller asks for one more than it allows, to tell "too many"). Read
+ * type by type along webhook_events_tenant_type_created_idx, at most `limit` of each, then merged:
+ * the events of other types in the range (a busy organization's usage events, say) are never
+ * read, and a type with more than `limit` events in the range costs `limit` index entries.
+ */
+export async function listReplayEvents(
+  db: DbOrTx,
+  opts: { tenantId: string; from: Date; to: Date; types: readonly string[]; limit: number },
+): Promise<ReplayEvent[]> {
+  const limit = limitLiteral(opts.limit);
+  return (await db.execute(sql`
+    select e.id, e.type
+    from unnest(${sql.param([...opts.types])}::text[]) as t(type)
+    cross join lateral (
+      select ev.id, ev.type, ev.created_at
+      from webhook_events ev
+      where ev.tenant_id = ${opts.tenantId} and ev.type = t.type
+        and ev.created_at >= ${opts.from.toISOString()}::timestamptz and ev.created_at < ${opts.to.toISOString()}::timestamptz
+      order by ev.created_at, ev.id
+      limit ${limit}
+    ) e
+    order by e.created_at, e.id
+    limit ${limit}`)) as unknown as ReplayEvent[];
+}
+
+/**
+ * A replay: one new pending delivery to `endpointId` per event (`replay` true, beside the event's
+ * live delivery), in the caller's transaction, with its own attempt count and log; the dispatcher
+ * sends it like any delivery, with the event id as `webhook-id`. In the order given and never
+ * ahead of what is already due: `next_attempt_at` is now plus one millisecond (the column's
+ * precision) per event, so deliveries due before the replay (live ones, retries) are claimed
+ * first, those of events recorded while it goes out are interleaved by time, and one replay goes
+ * out at most 1,000 deliveries per second. Events not of `tenantId` are skipped. One statement
+ * whatever the number of events; returns the new delivery ids in order.
+ */
+export async function insertReplayDeliveries(
+  db: DbOrTx,
+  opts: { tenantId: string; endpointId: string; eventIds: readonly string[] },
+): Promise<string[]> {
+  if (opts.eventIds.length === 0) {
+    return [];
+  }
+  const deliveryIds = opts.eventIds.map(() => newId('webhookDelivery'));
+  const rows = (await db.execute(sql`
+    insert into webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, replay, status, next_attempt_at)
+    select u.delivery_id, ev.tenant_id, ${opts.endpointId}, ev.id, ev.type, true, 'pending',
+      now() + u.n * interval '1 millisecond'
+    from unnest(${sql.param(deliveryIds)}::text[], ${sql.param([...opts.eventIds])}::text[])
+      with ordinality as u(delivery_id, event_id, n)
+    join webhook_events ev on ev.id = u.event_id and ev.tenant_id = ${opts.tenantId}
+    order by u.n
+    returning id`)) as unknown as { id: string }[];
+  return rows.map((r) => r.id);
 }

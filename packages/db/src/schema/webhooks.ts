@@ -61,11 +61,17 @@ export const webhookEvents = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
-  (t) => [index('webhook_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('webhook_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    // A replay's range: the events of some types in a time range, read type by type in order, so
+    // it reads only the events it may send, however many of other types the organization has.
+    index('webhook_events_tenant_type_created_idx').on(t.tenantId, t.type, t.createdAt, t.id),
+  ],
 );
 
 /**
- * One event to one endpoint (`whd_`), unique per event x endpoint. This row owns the state: the
+ * One event to one endpoint (`whd_`): the live one unique per event x endpoint, beside any number
+ * of replays (`replay`, POST /v1/webhook-endpoints/{id}/replay). This row owns the state: the
  * worker claims a due row (`locked_until`) before sending, so a job that runs twice never sends
  * twice while the claim holds, and a worker that dies mid-send leaves a claim that expires.
  */
@@ -84,6 +90,11 @@ export const webhookDeliveries = pgTable(
       .notNull()
       .references(() => webhookEvents.id, { onDelete: 'cascade' }),
     eventType: text('event_type').notNull(),
+    /**
+     * True for a delivery a replay queued: a second (third, ...) delivery of an event to an
+     * endpoint. The live delivery, written when the event was recorded, is false.
+     */
+    replay: boolean('replay').notNull().default(false),
     status: text('status', { enum: ['pending', 'retrying', 'failed', 'succeeded'] })
       .notNull()
       .default('pending'),
@@ -102,7 +113,8 @@ export const webhookDeliveries = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('webhook_deliveries_event_endpoint_key').on(t.eventId, t.endpointId),
+    // One live delivery per event and endpoint (fan-out's ON CONFLICT guard); replays are not counted.
+    uniqueIndex('webhook_deliveries_event_endpoint_key').on(t.eventId, t.endpointId).where(sql`not ${t.replay}`),
     index('webhook_deliveries_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     index('webhook_deliveries_endpoint_created_idx').on(t.endpointId, t.createdAt.desc(), t.id.desc()),
     // The worker's claim query: due rows only, oldest due first.

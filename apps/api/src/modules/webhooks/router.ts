@@ -13,10 +13,13 @@ import {
   ZWebhookEndpointRef,
   ZWebhookEndpointWithSecret,
   ZWebhookEventTypeCatalog,
+  ZWebhookReplayRequest,
+  ZWebhookReplayResponse,
   ZWebhookTestResponse,
 } from '@svc/contracts/webhooks';
 import { z } from 'zod';
 import type { AppServices } from '../../context.ts';
+import { spendBudget } from '../../http/rate-limit.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import {
@@ -27,6 +30,8 @@ import {
   listDeliveries,
   listEndpoints,
   listEventTypes,
+  type ReplaySettings,
+  replayEvents,
   retryDelivery,
   rotateEndpointSecret,
   sendTestEvent,
@@ -35,6 +40,19 @@ import {
 } from './service.ts';
 
 const tags = ['webhooks'];
+
+/** RATE_LIMIT_WEBHOOK_REPLAYS_PER_MINUTE replays per endpoint per minute, in the shared counters. */
+function replaySettingsOf(services: AppServices, res: Parameters<typeof spendBudget>[1]): ReplaySettings {
+  const perMinute = services.config.rateLimit.webhookReplaysPerMinute;
+  return {
+    throttle: (endpointId) =>
+      spendBudget(services, res, {
+        key: `webhook-replay:${endpointId}`,
+        perMinute,
+        refusal: `at most ${perMinute} replays per endpoint per minute`,
+      }),
+  };
+}
 
 function settingsOf(services: AppServices): WebhookSettings {
   return {
@@ -128,6 +146,23 @@ export const webhooksRouter = router({
       .input(ZWebhookEndpointRef)
       .output(ZWebhookTestResponse)
       .mutation(({ ctx, input }) => sendTestEvent(ctx.services.db, ctx.principal, ctx.request, input)),
+    replay: controlProcedureWithQuerySlug
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/webhook-endpoints/{id}/replay',
+          tags,
+          summary:
+            'Re-send one event, or every event of a time range (at most 10,000 over at most 7 days), to this endpoint only, with the original webhook-id',
+        },
+        successStatus: 202,
+        subscription: { record: 'webhookEndpoint' },
+      })
+      .input(ZWebhookReplayRequest)
+      .output(ZWebhookReplayResponse)
+      .mutation(({ ctx, input }) =>
+        replayEvents(ctx.services.db, replaySettingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input),
+      ),
   }),
   delivery: router({
     list: controlProcedure

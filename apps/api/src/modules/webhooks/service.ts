@@ -17,11 +17,17 @@ import {
   type TWebhookEndpointRef,
   type TWebhookEndpointWithSecret,
   type TWebhookEventTypeCatalog,
+  type TWebhookReplayRequest,
+  type TWebhookReplayResponse,
   type TWebhookTestResponse,
   WEBHOOK_EVENT_TYPE_CATALOG,
+  WEBHOOK_REPLAY_MAX_EVENTS,
+  WEBHOOK_REPLAY_MAX_RANGE_DAYS,
+  WEBHOOK_REPLAY_MAX_RANGE_MS,
 } from '@svc/contracts/webhooks';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
+import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
 import {
   deleteWebhookEndpoint,
   findWebhookDelivery,
@@ -30,7 +36,9 @@ import {
   findWebhookEndpointTenant,
   findWebhookEvent,
   insertEventForEndpoint,
+  insertReplayDeliveries,
   insertWebhookEndpoint,
+  listReplayEvents,
   listWebhookDeliveryAttempts,
   listWebhookDeliveries as listWebhookDeliveryRows,
   listWebhookEndpoints as listWebhookEndpointRows,
@@ -43,6 +51,7 @@ import {
   wakeWebhookDispatcher,
 } from '@svc/db/queries/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
+import { enqueueJob } from '@svc/jobs/enqueue';
 import { generateWebhookSecret, sealWebhookSecret } from '@svc/jobs/webhooks/secrets';
 import { checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
@@ -60,6 +69,7 @@ export type WebhookSettings = {
 
 const ENDPOINT_NOT_FOUND = 'webhook endpoint not found';
 const DELIVERY_NOT_FOUND = 'webhook delivery not found';
+const EVENT_NOT_FOUND = 'webhook event not found';
 
 const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
 
@@ -89,6 +99,7 @@ export function toWebhookDelivery(row: WebhookDeliveryRow): TWebhookDelivery {
     endpointId: row.endpointId,
     eventId: row.eventId,
     eventType: row.eventType,
+    replay: row.replay,
     status: row.status,
     attemptCount: row.attemptCount,
     nextAttemptAt: iso(row.nextAttemptAt),
@@ -543,5 +554,112 @@ export async function retryDelivery(
       summary: { endpointId: row.endpointId, eventType: row.eventType, previousStatus: delivery.status },
     });
     return toWebhookDelivery(row);
+  });
+}
+
+/** What a replay needs besides the database. */
+export type ReplaySettings = {
+  /**
+   * Spends one of the endpoint's replays (RATE_LIMIT_WEBHOOK_REPLAYS_PER_MINUTE), throwing
+   * `rate_limited` when none is left. Called once every check has passed, so refused requests
+   * spend nothing.
+   */
+  throttle: (endpointId: string) => Promise<void>;
+};
+
+/** A replay sends an endpoint nothing it is not subscribed to now (400 naming the types). */
+function assertSubscribed(endpoint: WebhookEndpointRow, eventTypes: readonly string[]): void {
+  const beyond = eventTypes.filter((t) => !endpoint.eventTypes.includes(t));
+  if (beyond.length > 0) {
+    throw new AppError(
+      'webhook_event_type_not_subscribed',
+      `this endpoint is not subscribed to ${beyond.slice(0, 5).join(', ')} (it receives ${endpoint.eventTypes.join(', ')})`,
+    );
+  }
+}
+
+/**
+ * POST /v1/webhook-endpoints/{id}/replay: re-sends one event of the organization (`eventId`), or
+ * every event with `from <= createdAt < to` of `types` (default: the endpoint's event types),
+ * oldest first, to this endpoint only. Each becomes a new pending delivery with its own attempts,
+ * carrying the original event id as `webhook-id` (receivers deduplicate on it), sent by the
+ * worker: the deliveries and the dispatch job are written in one transaction, nothing is sent
+ * from here. Only types the endpoint subscribes to and the caller may read (as for a
+ * subscription); at most WEBHOOK_REPLAY_MAX_EVENTS events over at most
+ * WEBHOOK_REPLAY_MAX_RANGE_DAYS days (400 `webhook_replay_too_large`); a disabled endpoint is 409
+ * `webhook_endpoint_disabled`. Audited with the number of deliveries queued.
+ */
+export async function replayEvents(
+  db: Db,
+  settings: ReplaySettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookReplayRequest,
+): Promise<TWebhookReplayResponse> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const tenantId = access.organization.id;
+  if (!endpoint.enabled) {
+    throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then replay');
+  }
+  let eventIds: string[];
+  let eventTypes: string[];
+  let range: { from: string; to: string } | null = null;
+  if (input.eventId !== undefined) {
+    const event = await findWebhookEvent(db, { tenantId, id: input.eventId });
+    if (!event) {
+      throw new AppError('not_found', EVENT_NOT_FOUND);
+    }
+    eventTypes = [event.type];
+    assertSubscribed(endpoint, eventTypes);
+    assertReadable(access, eventTypes);
+    eventIds = [event.id];
+  } else {
+    // The contract requires both with eventId absent.
+    const from = new Date(input.from as string);
+    const to = new Date(input.to as string);
+    if (to.getTime() - from.getTime() > WEBHOOK_REPLAY_MAX_RANGE_MS) {
+      throw new AppError('webhook_replay_too_large', `a replay covers at most ${WEBHOOK_REPLAY_MAX_RANGE_DAYS} days: split the range`);
+    }
+    eventTypes = input.types !== undefined ? checkEventTypes(input.types) : endpoint.eventTypes;
+    assertSubscribed(endpoint, eventTypes);
+    assertReadable(access, eventTypes);
+    const events = await listReplayEvents(db, { tenantId, from, to, types: eventTypes, limit: WEBHOOK_REPLAY_MAX_EVENTS + 1 });
+    if (events.length > WEBHOOK_REPLAY_MAX_EVENTS) {
+      throw new AppError(
+        'webhook_replay_too_large',
+        `more than ${WEBHOOK_REPLAY_MAX_EVENTS} events in this range: replay a shorter range or fewer types`,
+      );
+    }
+    eventIds = events.map((e) => e.id);
+    range = { from: from.toISOString(), to: to.toISOString() };
+  }
+  await settings.throttle(endpoint.id);
+  return db.transaction(async (tx) => {
+    // Locked so a concurrent disable or delete is ordered before or after, never in between.
+    const current = await findWebhookEndpoint(tx, { tenantId, id: endpoint.id, forUpdate: true });
+    if (!current) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    if (!current.enabled) {
+      throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then replay');
+    }
+    const deliveryIds = await insertReplayDeliveries(tx, { tenantId, endpointId: current.id, eventIds });
+    if (deliveryIds.length > 0) {
+      await enqueueJob(tx, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'webhook_endpoint.replayed',
+      target: { type: 'webhook_endpoint', id: current.id },
+      summary: { count: deliveryIds.length, eventTypes, ...(range ?? { eventId: input.eventId }) },
+    });
+    const [first] = deliveryIds;
+    const delivery = input.eventId !== undefined && first ? await findWebhookDelivery(tx, { tenantId, id: first }) : undefined;
+    return {
+      endpointId: current.id,
+      count: deliveryIds.length,
+      eventTypes,
+      delivery: delivery ? toWebhookDelivery(delivery) : null,
+    };
   });
 }

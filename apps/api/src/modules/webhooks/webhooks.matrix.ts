@@ -87,6 +87,19 @@ export const MATRIX: MatrixRoute[] = [
     prepare: async (f) => ({ path: `/v1/webhook-endpoints/${await endpointOf(f)}/test?organization_slug=${f.org.slug}`, body: {} }),
   },
   {
+    method: 'POST',
+    template: '/v1/webhook-endpoints/{id}/replay',
+    permission: 'webhooks.manage',
+    mutation: true,
+    apiKey: true,
+    okStatus: 202,
+    prepare: async (f) => {
+      const endpointId = await endpointOf(f);
+      const { eventId } = await seedWebhookDelivery(f.server.services.db, { tenantId: f.org.id, endpointId, status: 'succeeded' });
+      return { path: `/v1/webhook-endpoints/${endpointId}/replay?organization_slug=${f.org.slug}`, body: { eventId } };
+    },
+  },
+  {
     method: 'GET',
     template: '/v1/webhook-deliveries',
     permission: 'webhooks.read',

@@ -567,6 +567,7 @@ describe('GET /v1/webhook-deliveries', () => {
       endpointId: b.id,
       eventId: d3.eventId,
       eventType: 'user.created',
+      replay: false,
       status: 'retrying',
       attemptCount: 1,
       nextAttemptAt: expect.any(String),

@@ -10,6 +10,7 @@ import {
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { useSearchParams } from 'react-router';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { Pager, usePager } from '../../components/pager.tsx';
@@ -28,8 +29,9 @@ const isRetryable = (d: Pick<TWebhookDelivery, 'status'>) => d.status === 'faile
 
 /**
  * Webhook deliveries of the active organization: filters (kept in the URL, so the endpoints page
- * can link here), newest first with Previous / Next, one delivery's attempts and event, and Retry
- * for a failed or retrying delivery.
+ * can link here), newest first with Previous / Next, one delivery's attempts and event, Retry
+ * for a failed or retrying delivery, and Replay of its event to its endpoint (a new delivery,
+ * labelled `replay`, shown once queued).
  */
 export function WebhookDeliveriesPage() {
   const trpc = useTRPC();
@@ -141,7 +143,13 @@ export function WebhookDeliveriesPage() {
 
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {selected && organizationSlug !== undefined && (
-        <DeliveryDetail id={selected} organizationSlug={organizationSlug} endpointUrl={urlOf} onClose={() => select(null)} />
+        <DeliveryDetail
+          id={selected}
+          organizationSlug={organizationSlug}
+          endpointUrl={urlOf}
+          onClose={() => select(null)}
+          onReplayed={(id) => select(id)}
+        />
       )}
       {deliveries.isError && (
         <ErrorPanel error={deliveries.error} title="Could not load the deliveries" onRetry={() => void deliveries.refetch()} />
@@ -198,6 +206,31 @@ function When({ at, empty = '—' }: { at: string | null; empty?: string }) {
   );
 }
 
+/** Marks a delivery a replay queued (beside the event's live delivery to the same endpoint). */
+function ReplayPill() {
+  return (
+    <span className="pill" style={{ marginLeft: 6 }} title="queued by a replay" data-testid="delivery-replay">
+      replay
+    </span>
+  );
+}
+
+/** Replay of one event to one endpoint: a new delivery, then shown instead of this one. */
+function useReplay(onQueued: (deliveryId: string) => void) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  return useMutation(
+    trpc.webhooks.endpoint.replay.mutationOptions({
+      onSuccess: async (res) => {
+        await queryClient.invalidateQueries({ queryKey: trpc.webhooks.delivery.pathKey() });
+        if (res.delivery) {
+          onQueued(res.delivery.id);
+        }
+      },
+    }),
+  );
+}
+
 function DeliveryStatus({ status, testId }: { status: TWebhookDelivery['status']; testId: string }) {
   const tone = status === 'succeeded' ? 'pill--on' : status === 'failed' ? 'pill--off' : '';
   return (
@@ -246,6 +279,7 @@ function DeliveryRow({
         </td>
         <td>
           <code data-testid="delivery-event-type">{delivery.eventType}</code>
+          {delivery.replay && <ReplayPill />}
         </td>
         <td>
           <code style={{ wordBreak: 'break-all' }}>{endpointUrl ?? delivery.endpointId}</code>
@@ -301,14 +335,17 @@ function DeliveryDetail({
   organizationSlug,
   endpointUrl,
   onClose,
+  onReplayed,
 }: {
   id: string;
   organizationSlug: string;
   endpointUrl: Map<string, string>;
   onClose: () => void;
+  onReplayed: (deliveryId: string) => void;
 }) {
   const trpc = useTRPC();
   const retry = useRetry();
+  const replay = useReplay(onReplayed);
   const detail = useQuery({
     ...trpc.webhooks.delivery.get.queryOptions({ id, organization_slug: organizationSlug }),
     refetchInterval: (query) => (query.state.data && isDue(query.state.data) ? LIVE_REFRESH_MS : false),
@@ -350,6 +387,26 @@ function DeliveryDetail({
             <dt>Event</dt>
             <dd>
               <code>{d.eventType}</code> <code className="muted">{d.eventId}</code> (the <code>webhook-id</code> header)
+              {d.replay && <ReplayPill />}
+              {d.eventType !== TEST_EVENT_TYPE && (
+                <span style={{ marginLeft: 8 }}>
+                  <ConfirmButton
+                    tone="primary"
+                    question={`Replay ${d.eventType} ${d.eventId} to ${endpointUrl.get(d.endpointId) ?? d.endpointId}?`}
+                    consequence="A new delivery of this event is queued for this endpoint only, with the same webhook-id, whatever became of this one."
+                    confirmLabel="Replay"
+                    disabled={replay.isPending}
+                    onConfirm={() =>
+                      replay
+                        .mutateAsync({ id: d.endpointId, organization_slug: organizationSlug, eventId: d.eventId })
+                        .catch(() => undefined)
+                    }
+                    testId="delivery-replay-button"
+                  >
+                    Replay
+                  </ConfirmButton>
+                </span>
+              )}
             </dd>
             <dt>Endpoint</dt>
             <dd>
@@ -365,6 +422,7 @@ function DeliveryDetail({
             </dd>
           </dl>
           {retry.isError && <ErrorPanel error={retry.error} title="Could not retry the delivery" />}
+          {replay.isError && <ErrorPanel error={replay.error} title="Could not replay the event" />}
           <div>
             <h3 style={{ margin: '0 0 8px' }}>Attempts</h3>
             {d.attempts.length === 0 ? (

@@ -10,6 +10,7 @@ import { SecretOnce } from '../../components/secret-once.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { WebhookEndpointForm } from './webhook-endpoint-form.tsx';
+import { WebhookReplayForm } from './webhook-replay-form.tsx';
 
 const PAGE_SIZE = 50;
 
@@ -165,6 +166,7 @@ function EndpointRow({
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
+  const [replaying, setReplaying] = useState(false);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.pathKey() });
   const update = useMutation(trpc.webhooks.endpoint.update.mutationOptions({ onSuccess: refresh }));
   const remove = useMutation(trpc.webhooks.endpoint.delete.mutationOptions({ onSuccess: refresh }));
@@ -281,6 +283,16 @@ function EndpointRow({
             >
               Delete
             </ConfirmButton>
+            <button
+              type="button"
+              className="button"
+              disabled={!endpoint.enabled}
+              title={endpoint.enabled ? undefined : 'Enable the endpoint to replay events to it'}
+              onClick={() => setReplaying((v) => !v)}
+              data-testid="webhook-replay"
+            >
+              Replay events
+            </button>
             <Link className="button" to={`/webhook-deliveries?endpoint_id=${endpoint.id}`} data-testid="webhook-deliveries">
               Deliveries
             </Link>
@@ -314,6 +326,13 @@ function EndpointRow({
                 return saved !== undefined;
               }}
             />
+          </td>
+        </tr>
+      )}
+      {replaying && (
+        <tr data-testid="webhook-replay-row">
+          <td colSpan={5}>
+            <WebhookReplayForm endpoint={endpoint} organizationSlug={organizationSlug} onClose={() => setReplaying(false)} />
           </td>
         </tr>
       )}
