@@ -4,7 +4,7 @@ WORKDIR /app
 RUN npm install -g pnpm@10.34.9
 COPY . .
 RUN pnpm install --frozen-lockfile && pnpm build
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
-EXPOSE 3000
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=7150
+EXPOSE 7150
 ENTRYPOINT ["node", "--import", "tsx", "apps/api/src/cli.ts"]
 CMD ["serve"]

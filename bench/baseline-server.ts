@@ -17,7 +17,7 @@ if (!databaseUrl) {
 const port = Number(process.env.PORT ?? 3100);
 const host = process.env.HOST ?? '127.0.0.1';
 const publicUrl = process.env.PUBLIC_URL ?? `http://${host}:${port}`;
-const issuer = process.env.ENGINE_ISSUER ?? 'http://127.0.0.1:3001/application/o/svc/';
+const issuer = process.env.ENGINE_ISSUER ?? 'http://127.0.0.1:7151/application/o/svc/';
 
 const sql = postgres(databaseUrl, { max: 10, connection: { application_name: 'bench-baseline' } });
 

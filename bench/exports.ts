@@ -28,7 +28,7 @@ export const EXPORT_TARGETS = { rssGrowthMaxMb: 100 };
 export const EXPORT_SCENARIOS = ['export-memory'] as const;
 
 const TENANT_ID = 'ten_benchexports0000000';
-const ENGINE_ISSUER = 'http://127.0.0.1:3001/application/o/svc/';
+const ENGINE_ISSUER = 'http://127.0.0.1:7151/application/o/svc/';
 
 /** Resident set size of a process, MB (NaN once it is gone). */
 function rssMb(pid: number | undefined): number {

@@ -86,7 +86,7 @@ const HUGE = '1000000000';
 /** One key per bench run for every svc process it starts. */
 const BENCH_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const HOST = '127.0.0.1';
-const ENGINE_ISSUER = 'http://127.0.0.1:3001/application/o/svc/';
+const ENGINE_ISSUER = 'http://127.0.0.1:7151/application/o/svc/';
 
 const TARGETS = {
   clientConfigRps: 1.3,

@@ -42,7 +42,7 @@ async function startServer(
     env: {
       DATABASE_URL: databaseUrl,
       NODE_ENV: 'production',
-      ENGINE_ISSUER: 'http://127.0.0.1:3001/application/o/svc/',
+      ENGINE_ISSUER: 'http://127.0.0.1:7151/application/o/svc/',
       SVC_ENCRYPTION_KEY: encryptionKey,
       LOG_LEVEL: 'warn',
       WORKER_ENABLED: 'false',

@@ -146,8 +146,8 @@ function workerEnv(databaseUrl: string, encryptionKey: string): NodeJS.ProcessEn
   return {
     DATABASE_URL: databaseUrl,
     NODE_ENV: 'production',
-    PUBLIC_URL: 'http://127.0.0.1:3000',
-    ENGINE_ISSUER: 'http://127.0.0.1:3001/application/o/svc/',
+    PUBLIC_URL: 'http://127.0.0.1:7150',
+    ENGINE_ISSUER: 'http://127.0.0.1:7151/application/o/svc/',
     SVC_ENCRYPTION_KEY: encryptionKey,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: 'warn',

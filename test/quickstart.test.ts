@@ -81,8 +81,8 @@ describe('the README quickstart', () => {
     const [port, enginePort, pgPort] = [await freePort(), await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
     // Its own process group, as a terminal's foreground job: Ctrl-C signals the whole group.
-    // `pnpm start` (console build, then `pnpm svc serve`): Ctrl-C then reaches svc from the
-    // terminal and from both pnpm processes.
+    // `pnpm start` (console build, then `exec svc serve`, the bin): Ctrl-C then reaches svc from
+    // the terminal and from pnpm.
     server = spawn('pnpm', ['start'], {
       cwd: checkout,
       env: freshEnv({ PORT: String(port), DEV_ENGINE_PORT: String(enginePort), EMBEDDED_POSTGRES_PORT: String(pgPort) }),

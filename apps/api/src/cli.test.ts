@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -7,8 +8,8 @@ import { removeEmbeddedPostgres } from '@svc/db/embedded';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
-import { startTestServer } from '../../../test/support/server.ts';
-import { runCli } from '../../../test/support/spawn.ts';
+import { startTestServer, TEST_ENV } from '../../../test/support/server.ts';
+import { REPO_ROOT, runCli } from '../../../test/support/spawn.ts';
 
 async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -95,6 +96,38 @@ describe('svc command line', () => {
       } finally {
         await sql.end({ timeout: 1 });
       }
+    });
+
+    it('through pnpm, as the README runs it: --json prints JSON alone, a failure one line', { timeout: 180_000 }, async () => {
+      // `pnpm svc ... --json | jq .`: no "> svc@ svc ..." banner from pnpm before the document.
+      const viaPnpm = async (...args: string[]) => {
+        const child = spawn('pnpm', ['svc', ...args], {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ...TEST_ENV, DATABASE_URL: databaseUrl },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => {
+          stdout += d;
+        });
+        child.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+        return { code, stdout, stderr };
+      };
+      const created = await viaPnpm('apps', 'create', '--org', 'piped', '--name', 'Piped App', '--json');
+      expect(created.stderr).toBe('');
+      expect(created.code).toBe(0);
+      const out = JSON.parse(created.stdout) as Created;
+      expect(out.organization.slug).toBe('piped');
+      expect((await backendApplication(out.secretKey)).status).toBe(200);
+
+      const failed = await viaPnpm('apps', 'set-status', 'no-such-app', 'disabled', '--org', 'piped', '--json');
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toBe('');
+      expect(failed.stderr.trim()).toBe('svc: no application no-such-app');
     });
 
     it('creating the same name twice in one org suffixes the slug', async () => {

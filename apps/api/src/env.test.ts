@@ -1,3 +1,4 @@
+import { parseDevEngineEnv } from '@svc/dev-engine/env';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './env.ts';
 
@@ -18,6 +19,22 @@ function configError(env: Record<string, string>): ConfigError {
   }
   throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
 }
+
+describe('default ports', () => {
+  it('svc listens on 7150 and starts its dev engine on 7151: clear of 3000/3001 and the other framework dev ports', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(7150);
+    expect(config.publicUrl).toBe('http://127.0.0.1:7150');
+    expect(config.engine.devEnginePort).toBe(7151);
+    expect(config.engine.issuer).toBe('http://127.0.0.1:7151/application/o/svc/');
+  });
+
+  it("the standalone dev engine listens on 7151 and sends users back to svc's default port", () => {
+    const env = parseDevEngineEnv({});
+    expect(env.DEV_ENGINE_PORT).toBe(7151);
+    expect(env.DEV_ENGINE_REDIRECT_URIS).toEqual(['http://127.0.0.1:7150/auth/callback', 'http://localhost:7150/auth/callback']);
+  });
+});
 
 describe('TRUST_PROXY', () => {
   it('accepts off, a hop count and proxy-addr lists', () => {

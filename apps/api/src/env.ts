@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '@svc/db/client';
 import type { BillingSettings } from '@svc/jobs/billing/providers';
 import proxyaddr from 'proxy-addr';
@@ -22,7 +23,8 @@ const int = (fallback: number, min = 0) =>
 /** Every setting svc reads, parsed once. README's configuration table documents each. */
 const ZEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: int(3000),
+  /** Default 7150: clear of every framework's dev server (see SVC_DEFAULT_PORT). */
+  PORT: int(SVC_DEFAULT_PORT),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
@@ -41,7 +43,7 @@ const ZEnv = z.object({
   ENGINE_KIND: z.enum(['authentik', 'keycloak', 'generic']).default('authentik'),
   ENGINE_ISSUER: z.url().optional(),
   ENGINE_CLIENT_ID: z.string().min(1).default('svc'),
-  DEV_ENGINE_PORT: int(3001),
+  DEV_ENGINE_PORT: int(DEV_ENGINE_DEFAULT_PORT),
   ENGINE_CLIENT_SECRET: z.string().min(1).optional(),
   ENGINE_SCOPES: z.string().min(1).default('openid email profile'),
   ENGINE_GROUPS_CLAIM: z.string().min(1).default('groups'),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import express from 'express';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { ClientMetadata, Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -34,7 +35,8 @@ export type DevEngineOptions = {
   users?: DevUser[];
   /** Bearer token of the `/api/v3/` admin API; default a random token (returned). */
   adminToken?: string;
-  /** Default: one public client `svc` redirecting to http://{127.0.0.1,localhost}:3000/auth/callback. */
+  /** Default: one public client `svc` redirecting to svc's callback on its default port,
+   * http://{127.0.0.1,localhost}:7150/auth/callback. */
   clients?: DevClient[];
   /** Application slug in the issuer path `/application/o/<slug>/`; default `svc`. */
   slug?: string;
@@ -87,7 +89,7 @@ const COOKIE_PREFIX = 'dev_engine_';
 const PENDING_SOURCE_COOKIE = `${COOKIE_PREFIX}pending_source`;
 
 function defaultClients(): DevClient[] {
-  const origins = ['http://127.0.0.1:3000', 'http://localhost:3000'];
+  const origins = ['127.0.0.1', 'localhost'].map((host) => `http://${host}:${SVC_DEFAULT_PORT}`);
   return [
     {
       client_id: 'svc',

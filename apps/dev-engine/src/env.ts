@@ -1,3 +1,4 @@
+import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { z } from 'zod';
 
 const ZCsv = z
@@ -12,8 +13,8 @@ const ZCsv = z
 
 /** Settings of the standalone engine (`pnpm dev-engine`). DEV_ENGINE_USERS is read by loadDevUsers. */
 export const ZDevEngineEnv = z.object({
-  /** Port to listen on; default 3001. */
-  DEV_ENGINE_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
+  /** Port to listen on; default 7151 (DEV_ENGINE_DEFAULT_PORT). */
+  DEV_ENGINE_PORT: z.coerce.number().int().min(0).max(65_535).default(DEV_ENGINE_DEFAULT_PORT),
   /** Interface to bind and host of the issuer; default 127.0.0.1 (loopback only). */
   DEV_ENGINE_HOST: z.string().min(1).default('127.0.0.1'),
   /** Bearer token for `/api/v3/`; default a random token printed at start. */
@@ -26,7 +27,8 @@ export const ZDevEngineEnv = z.object({
   DEV_ENGINE_CLIENT_ID: z.string().min(1).default('svc'),
   /** Unset: a public client (PKCE only). Set: a confidential client (client_secret_basic). */
   DEV_ENGINE_CLIENT_SECRET: z.string().min(1).optional(),
-  DEV_ENGINE_REDIRECT_URIS: ZCsv.default(['http://127.0.0.1:3000/auth/callback', 'http://localhost:3000/auth/callback']),
+  /** Default: svc's callback on its default port, by IP and by name. */
+  DEV_ENGINE_REDIRECT_URIS: ZCsv.default(['127.0.0.1', 'localhost'].map((host) => `http://${host}:${SVC_DEFAULT_PORT}/auth/callback`)),
   /** Default: `/` and `/signin` on each redirect URI's origin. */
   DEV_ENGINE_POST_LOGOUT_REDIRECT_URIS: ZCsv.optional(),
 });

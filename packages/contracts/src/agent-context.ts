@@ -11,6 +11,13 @@ export function isSupportedFramework(value: string): value is TFramework {
   return (SUPPORTED_FRAMEWORKS as readonly string[]).includes(value);
 }
 
+/**
+ * Representations of the agent context over /v1: `json` (the default, ZAgentContextResponse) or
+ * `markdown` (the same content as one Markdown document, text/markdown).
+ */
+export const AGENT_CONTEXT_FORMATS = ['json', 'markdown'] as const;
+export type TAgentContextFormat = (typeof AGENT_CONTEXT_FORMATS)[number];
+
 export const ZAgentContextRequest = z.object({
   publishable_key: z
     .union([z.string(), z.array(z.string())])
@@ -24,6 +31,14 @@ export const ZAgentContextRequest = z.object({
     .max(64)
     .optional()
     .describe(`one of ${SUPPORTED_FRAMEWORKS.join(', ')}; defaults to ${DEFAULT_FRAMEWORK}`),
+  // A plain string too, for the same reason: an unknown value answers 400 `unsupported_format`.
+  format: z
+    .string()
+    .max(64)
+    .optional()
+    .describe(
+      `one of ${AGENT_CONTEXT_FORMATS.join(', ')}; defaults to json. markdown answers the same content as one Markdown document (text/markdown; charset=utf-8) over /v1`,
+    ),
 });
 export type TAgentContextRequest = z.infer<typeof ZAgentContextRequest>;
 

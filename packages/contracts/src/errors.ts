@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   validation_failed: { status: 400, trpc: 'BAD_REQUEST' },
   invalid_publishable_key: { status: 400, trpc: 'BAD_REQUEST' },
   unsupported_framework: { status: 400, trpc: 'BAD_REQUEST' },
+  /** GET /v1/setup/agent-context: `format` is neither json nor markdown. */
+  unsupported_format: { status: 400, trpc: 'BAD_REQUEST' },
   malformed_request: { status: 400, trpc: 'BAD_REQUEST' },
   unauthenticated: { status: 401, trpc: 'UNAUTHORIZED' },
   invalid_secret_key: { status: 401, trpc: 'UNAUTHORIZED' },

@@ -8,6 +8,7 @@ import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { oidcProviderRouter } from '../modules/oidc-provider/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
+import { agentContextRepresentations, llmsTxtRouter } from '../modules/setup/documents.ts';
 import { classifyError, isInternal, statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds, type Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -64,6 +65,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));
   app.use('/docs', docsRouter());
+  app.use(llmsTxtRouter(services));
   app.use('/auth/console', consoleRouter(services));
   app.use(accountRouter(services));
   // Before the CSRF guard: accepting is a same-origin form POST that checks its origin itself.
@@ -141,6 +143,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       },
     );
   });
+  // The agent context as JSON or Markdown, with an ETag: wraps the adapter's answer below.
+  app.get('/v1/setup/agent-context', agentContextRepresentations());
   // trpc-to-openapi never calls next(): an unknown /v1 route gets its NOT_FOUND, which the error
   // formatter turns into our 404 not_found body. It must stay the last /v1 handler.
   app.use(

@@ -6,6 +6,7 @@ const PUBLIC_PATHS = new Set([
   '/v1/config',
   '/v1/setup/agent-context',
   '/v1/openapi.json',
+  '/llms.txt',
   // svc's OpenID Provider metadata and keys: single-page applications read them from the browser.
   '/.well-known/openid-configuration',
   '/oidc/jwks',
@@ -22,7 +23,7 @@ export function applyPublicCors(req: IncomingMessage, res: ServerResponse, path:
   }
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
-  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'GET, OPTIONS');
     res.setHeader('Access-Control-Allow-Headers', 'x-svc-publishable-key, content-type, x-request-id');

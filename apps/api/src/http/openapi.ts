@@ -174,5 +174,28 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       }
     }
   }
+  documentAgentContextRepresentations(doc.paths['/setup/agent-context']?.get);
   return doc as unknown as Record<string, unknown>;
+}
+
+/**
+ * GET /setup/agent-context also answers Markdown and 304 (modules/setup/documents.ts), which the
+ * generator, knowing only the procedure's JSON output, cannot say.
+ */
+function documentAgentContextRepresentations(operation: Operation | undefined): void {
+  const ok = operation?.responses?.['200'] as { content?: Record<string, unknown>; headers?: unknown } | undefined;
+  if (!operation?.responses || !ok?.content) {
+    throw new Error('the OpenAPI document lost GET /setup/agent-context');
+  }
+  ok.content['text/markdown'] = { schema: { type: 'string', description: 'format=markdown: the same context as one Markdown document' } };
+  operation.responses = {
+    '200': ok,
+    '304': { description: 'Not modified: If-None-Match named the current ETag', headers: ok.headers },
+    '400': errorResponse(
+      'invalid_publishable_key, unsupported_framework (not one of the nine), unsupported_format (neither json nor markdown) or validation_failed',
+    ),
+    '403': errorResponse('keyless_disabled: keyless=1 on an installation without keyless development'),
+    '404': errorResponse('application_not_found: no application has this publishable key'),
+    '409': errorResponse('application_disabled'),
+  };
 }

@@ -37,7 +37,10 @@ export type FrameworkSpec = {
   installCommand: string;
   envFile: string;
   envVars: EnvVarSpec[];
-  /** Conventional local development origin (scheme, host and port). */
+  /**
+   * The framework's own default development origin (its dev server's default port), never svc's:
+   * svc's default ports (@svc/contracts/ports) are chosen to stay clear of these.
+   */
   devOrigin: string;
   /** Path of the OIDC redirect URI the library's conventional setup uses. */
   callbackPath: string;
@@ -267,7 +270,9 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
     installCommand: 'No package to install: use curl (or any HTTP client).',
     envFile: '.env',
     envVars: [...serverVars(), redirectVar],
-    devOrigin: 'http://localhost:3000',
+    // No framework, so no one default: 8080 is the most common one of plain HTTP servers (Go's
+    // net/http examples, Spring Boot, Tomcat, most server images).
+    devOrigin: 'http://localhost:8080',
     callbackPath: '/auth/callback',
     wiring: (v) => [
       `Read the public application config from any client: curl -sS -H "X-SVC-Publishable-Key: $SVC_PUBLISHABLE_KEY" "$SVC_BASE_URL/v1/client/config".`,

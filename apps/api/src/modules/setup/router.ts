@@ -1,7 +1,8 @@
 import { ZAgentContextRequest, ZAgentContextResponse } from '@svc/contracts/agent-context';
+import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
 import { publishableKeyProcedure } from '../../trpc/procedures.ts';
-import { buildAgentContext } from './service.ts';
+import { buildAgentContext, resolveFormat } from './service.ts';
 
 export const setupRouter = router({
   agentContext: publishableKeyProcedure
@@ -12,12 +13,19 @@ export const setupRouter = router({
         tags: ['public'],
         summary: 'Setup context for coding agents and IDEs (never contains a secret)',
         description:
-          'Query publishable_key (or the X-SVC-Publishable-Key header, or keyless=1) and framework: nextjs, react, express, fastapi, django, flask, laravel, rails or rest.',
+          'Query publishable_key (or the X-SVC-Publishable-Key header, or keyless=1), framework: nextjs, react, express, fastapi, django, flask, laravel, rails or rest, and format: json (default) or markdown (the same content as one Markdown document, text/markdown; charset=utf-8). Every 200 carries an ETag of its bytes (Cache-Control: no-cache): sent back as If-None-Match, it answers 304 with no body until the context changes, e.g. when the application redirect URLs change. GET /llms.txt links the context of each framework.',
+        successDescription: 'The setup context: JSON (AgentContext), or Markdown with format=markdown. Not modified: 304.',
+        responseHeaders: z.object({
+          ETag: z.string().describe('strong entity tag of this answer; send it as If-None-Match to revalidate'),
+          'Cache-Control': z.literal('no-cache'),
+        }),
       },
     })
     .input(ZAgentContextRequest)
     .output(ZAgentContextResponse)
     .query(({ ctx, input }) => {
+      // JSON over tRPC; the /v1 route writes markdown itself (documents.ts), after this check.
+      resolveFormat(input.format);
       const { application, organization } = ctx.resolved.found;
       return buildAgentContext({
         publicUrl: ctx.services.config.publicUrl,

@@ -1,7 +1,9 @@
 import {
+  AGENT_CONTEXT_FORMATS,
   DEFAULT_FRAMEWORK,
   isSupportedFramework,
   SUPPORTED_FRAMEWORKS,
+  type TAgentContextFormat,
   type TAgentContextResponse,
   type TAgentEnvVar,
   type TFramework,
@@ -46,6 +48,20 @@ export function resolveFramework(raw: string | undefined): TFramework {
   }
   const shown = JSON.stringify((raw ?? '').slice(0, 64));
   throw new AppError('unsupported_framework', `unsupported framework ${shown}; allowed values: ${SUPPORTED_FRAMEWORKS.join(', ')}`);
+}
+
+/** Resolves the `format` query value (missing or empty: json), or throws 400 `unsupported_format`. */
+export function resolveFormat(raw: string | undefined): TAgentContextFormat {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '') {
+    return 'json';
+  }
+  const known = AGENT_CONTEXT_FORMATS.find((f) => f === value);
+  if (known) {
+    return known;
+  }
+  const shown = JSON.stringify((raw ?? '').slice(0, 64));
+  throw new AppError('unsupported_format', `unsupported format ${shown}; allowed values: ${AGENT_CONTEXT_FORMATS.join(', ')}`);
 }
 
 function parseHttpUrl(value: string): URL | undefined {

@@ -6,6 +6,7 @@ import {
   ZAgentContextResponse,
 } from '@svc/contracts/agent-context';
 import { AppError } from '@svc/contracts/errors';
+import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { describe, expect, it } from 'vitest';
 import { FRAMEWORKS } from './frameworks.ts';
 import { type AgentContextInput, buildAgentContext } from './service.ts';
@@ -155,6 +156,36 @@ describe('environment variable names follow each ecosystem', () => {
     const ctx = buildAgentContext(input({ framework }));
     expect(ctx.framework.envVars.every((v) => v.where === 'server')).toBe(true);
     expect(ctx.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY')).toMatchObject({ secret: true, value: null });
+  });
+});
+
+describe('development origins', () => {
+  /** Each framework's own dev server default: what `npm run dev`, `flask run`, ... listen on. */
+  const OWN_DEFAULT: Record<TFramework, string> = {
+    express: 'http://localhost:3000',
+    nextjs: 'http://localhost:3000',
+    react: 'http://localhost:5173',
+    flask: 'http://localhost:5000',
+    fastapi: 'http://localhost:8000',
+    django: 'http://localhost:8000',
+    rails: 'http://localhost:3000',
+    laravel: 'http://localhost:8000',
+    rest: 'http://localhost:8080',
+  };
+
+  it.each(SUPPORTED_FRAMEWORKS)('%s: origin, callback and verification step are on its own dev server', (framework) => {
+    const ctx = buildAgentContext(input({ framework }));
+    expect(ctx.javascriptOrigins).toEqual([OWN_DEFAULT[framework]]);
+    expect(new URL(ctx.framework.callbackUrl).origin).toBe(OWN_DEFAULT[framework]);
+    expect(ctx.redirectUrls.every((u) => new URL(u).origin === OWN_DEFAULT[framework])).toBe(true);
+    expect(ctx.aiAgentPrompt).toContain(`Start the app at ${OWN_DEFAULT[framework]}`);
+  });
+
+  it("no framework's dev server default is one of svc's default ports", () => {
+    for (const spec of Object.values(FRAMEWORKS)) {
+      const port = Number(new URL(spec.devOrigin).port);
+      expect([SVC_DEFAULT_PORT, DEV_ENGINE_DEFAULT_PORT], spec.id).not.toContain(port);
+    }
   });
 });
 
