@@ -4,6 +4,7 @@ import { type Request, type RequestHandler, type Response, Router } from 'expres
 import type { AppServices } from '../../context.ts';
 import { DISCOVERY_PATH, OIDC_ROUTES } from '../oidc-provider/provider.ts';
 import { FRAMEWORKS } from './frameworks.ts';
+import { block } from './markdown.ts';
 import { resolveFormat } from './service.ts';
 
 /**
@@ -40,13 +41,6 @@ function text(value: string): string {
 function code(value: string): string {
   const fence = value.includes('`') ? '``' : '`';
   return `${fence}${value.includes('`') ? ` ${value} ` : value}${fence}`;
-}
-
-/** A fenced block whose fence is longer than any backtick run inside. */
-function block(language: string, body: string): string[] {
-  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
-  return [`${fence}${language}`, body, fence];
 }
 
 /** Headings of an embedded Markdown document, one level deeper; code blocks are left alone. */

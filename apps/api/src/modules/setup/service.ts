@@ -10,7 +10,8 @@ import {
 } from '@svc/contracts/agent-context';
 import { AppError } from '@svc/contracts/errors';
 import { oauthBlock } from '../client-config/service.ts';
-import { type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue } from './frameworks.ts';
+import { type AppFile, type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue, type WiringValues } from './frameworks.ts';
+import { block } from './markdown.ts';
 
 /**
  * Everything the agent context is built from. `application` is deliberately a narrow shape:
@@ -29,6 +30,9 @@ export type AgentContextInput = {
     status: 'active' | 'disabled';
     redirectUrls: string[];
     allowedOrigins: string[];
+    postLogoutRedirectUrls: string[];
+    /** confidential: authenticates with the secret key; public: PKCE alone. The keyless app is public. */
+    clientType: 'confidential' | 'public';
     oauth: { productionProvider?: string };
   };
   organization: { slug: string; name: string };
@@ -92,14 +96,22 @@ function pickCallbackUrl(spec: FrameworkSpec, app: AgentContextInput['applicatio
 }
 
 const KEYLESS_SECRET_NOTE =
-  'A keyless development app has no secret key you can use; leave this empty. After claiming a real application, ask the user to paste its secret key from the svc console; never commit it.';
+  'Leave this empty: the keyless development app is a public client (PKCE alone) with no secret key. After claiming it, ask the user to paste the secret key issued at claim; never commit it.';
 
-function toEnvVar(spec: EnvVarSpec, values: Record<PublicValue, string>, keyless: boolean): TAgentEnvVar {
+const PUBLIC_CLIENT_SECRET_NOTE =
+  'Leave this empty: this application is a public client (PKCE alone) and has no client secret. Backend checks with the secret key run outside the app.';
+
+/** Whether the app authenticates at the token endpoint with the secret key. */
+function isConfidential(app: AgentContextInput['application'], keyless: boolean): boolean {
+  return !keyless && app.clientType === 'confidential';
+}
+
+function toEnvVar(spec: EnvVarSpec, values: Record<PublicValue, string>, note: string | undefined): TAgentEnvVar {
   if (spec.kind === 'public') {
     return { name: spec.name, value: values[spec.value], description: spec.description, secret: false, where: spec.where };
   }
   // A secret is described, never valued: the service does not hold one and must not emit one.
-  const description = keyless && spec.secret === 'secretKey' ? KEYLESS_SECRET_NOTE : spec.description;
+  const description = note !== undefined && spec.secret === 'secretKey' ? note : spec.description;
   return { name: spec.name, value: null, description, secret: true, where: 'server' };
 }
 
@@ -130,6 +142,10 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
   };
 
   const callbackUrl = pickCallbackUrl(spec, app);
+  const appOrigin = new URL(callbackUrl);
+  const postLogoutUrl = `${appOrigin.origin}${spec.postLogoutPath}`;
+  const devPort = appOrigin.port || (appOrigin.protocol === 'https:' ? '443' : '80');
+  const secretNote = keyless ? KEYLESS_SECRET_NOTE : isConfidential(app, keyless) ? undefined : PUBLIC_CLIENT_SECRET_NOTE;
   const redirectFromApp = app.redirectUrls.length > 0;
   const originsFromApp = app.allowedOrigins.length > 0;
   const redirectUrls = redirectFromApp ? [...app.redirectUrls] : [callbackUrl];
@@ -144,8 +160,10 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
         clientId: oidc.clientId,
         baseUrl,
         callbackUrl,
+        postLogoutUrl,
+        devPort,
       },
-      keyless,
+      secretNote,
     ),
   );
 
@@ -168,6 +186,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
     endpoints,
     oidc,
     callbackUrl,
+    postLogoutUrl,
     envVars,
     redirectUrls,
     javascriptOrigins,
@@ -226,6 +245,7 @@ type Ctx = {
   endpoints: TAgentContextResponse['endpoints'];
   oidc: TAgentContextResponse['oidc'];
   callbackUrl: string;
+  postLogoutUrl: string;
   envVars: TAgentEnvVar[];
   redirectUrls: string[];
   javascriptOrigins: string[];
@@ -234,15 +254,25 @@ type Ctx = {
   oauth: TAgentContextResponse['oauth'];
 };
 
-function wiringOf(c: Ctx): string[] {
-  return c.spec.wiring({
+function wiringValues(c: Ctx): WiringValues {
+  return {
     issuer: c.oidc.issuer,
     discoveryUrl: c.oidc.discoveryUrl,
     clientId: c.oidc.clientId,
     callbackUrl: c.callbackUrl,
+    postLogoutUrl: c.postLogoutUrl,
     baseUrl: c.baseUrl,
     hostedSignIn: c.endpoints.hostedSignIn,
-  });
+    keyless: c.keyless,
+  };
+}
+
+function filesOf(c: Ctx): AppFile[] {
+  return c.spec.files(wiringValues(c));
+}
+
+function notesOf(c: Ctx): string[] {
+  return c.spec.notes(wiringValues(c));
 }
 
 function clientConfigCurl(c: Ctx): string {
@@ -255,12 +285,12 @@ function backendCurl(c: Ctx): string {
   return `curl -sS -H "Authorization: Bearer $SVC_SECRET_KEY" "${c.endpoints.backendApplication}"`;
 }
 
-/** Register (or confirm) the allowlists; the callback must be among the redirect URLs. */
+/** Register (or confirm) the allowlists; the callback and the post-logout URL must be in them. */
 function allowlistInstruction(c: Ctx): string {
   const redirects = c.redirectUrls.join(', ');
   const origins = c.javascriptOrigins.join(', ');
   if (c.keyless) {
-    return `The keyless development app is shared and svc manages its allowlists, so there is nothing to register now: it accepts any loopback redirect URI (http://localhost, http://127.0.0.1 or http://[::1], any port and path); use the redirect URI ${c.callbackUrl}. After claiming a real application, register redirect URL ${c.callbackUrl} and JavaScript origin ${origins} on it in the svc console (${c.endpoints.console}).`;
+    return `Nothing to register: the keyless development app accepts any loopback redirect URI and sign-out return URL (http://localhost, http://127.0.0.1 or http://[::1], any port and path) and browser calls from any loopback origin. This app uses the redirect URI ${c.callbackUrl} and returns to ${c.postLogoutUrl} after sign-out. After claiming the application, register exactly these on it in the svc console (${c.endpoints.console}): redirect URL ${c.callbackUrl}, post-logout redirect URL ${c.postLogoutUrl}, JavaScript origin ${origins}.`;
   }
   const parts: string[] = [];
   parts.push(
@@ -272,6 +302,11 @@ function allowlistInstruction(c: Ctx): string {
     parts.push(`The callback ${c.callbackUrl} is not in that list yet: add it in the svc console.`);
   }
   parts.push(
+    c.app.postLogoutRedirectUrls.includes(c.postLogoutUrl)
+      ? `Post-logout redirect URL already allowlisted: ${c.postLogoutUrl}.`
+      : `Register the post-logout redirect URL ${c.postLogoutUrl} on the application in the svc console; svc's end-session endpoint returns only to registered ones.`,
+  );
+  parts.push(
     c.originsFromApp
       ? `JavaScript origins already allowlisted: ${origins}.`
       : `Register these JavaScript origins on the application in the svc console: ${origins}.`,
@@ -280,17 +315,42 @@ function allowlistInstruction(c: Ctx): string {
   return parts.join(' ');
 }
 
-function envLine(v: TAgentEnvVar, keyless: boolean): string {
-  if (v.secret) {
-    const how =
-      v.name === 'SVC_SECRET_KEY'
-        ? keyless
-          ? 'keyless app: leave empty until you claim a real application, then ask the user to paste the secret key from the svc console; never commit it'
-          : 'ask the user to paste the secret key from the svc console; never commit it'
-        : v.description;
-    return `${v.name}=    # secret (${v.where} only): ${how}`;
+/** Text inside an unquoted shell here-document: `$`, backticks and backslashes stay literal. */
+function heredocText(value: string): string {
+  return value.replace(/[\\$`]/g, (ch) => `\\${ch}`);
+}
+
+/**
+ * The environment step as one shell command: writes envFile with every public value filled in and
+ * each local secret generated, leaves the secret key for the user to paste, keeps the file out of
+ * git. Descriptions are comment lines of their own, which every dotenv reader skips.
+ */
+function envCommand(c: Ctx): string {
+  const lines = c.envVars.flatMap((v) => {
+    const spec = c.spec.envVars.find((s) => s.name === v.name);
+    const comment = `# ${v.secret ? 'secret, ' : ''}${v.where}${v.where === 'client' ? ' (bundled into the browser)' : ''}: ${heredocText(v.description)}`;
+    const value = v.secret ? (spec?.kind === 'secret' && spec.generate ? spec.generate : '') : heredocText(v.value ?? '');
+    return [comment, `${v.name}=${value}`];
+  });
+  return [
+    `cat > ${c.spec.envFile} <<EOF`,
+    ...lines,
+    'EOF',
+    `grep -qsxF '${c.spec.envFile}' .gitignore || echo '${c.spec.envFile}' >> .gitignore`,
+  ].join('\n');
+}
+
+function secretKeyInstruction(c: Ctx): string | undefined {
+  if (!c.envVars.some((v) => v.name === 'SVC_SECRET_KEY')) {
+    return undefined;
   }
-  return `${v.name}=${v.value ?? ''}    # ${v.where}: ${v.description}`;
+  if (c.keyless) {
+    return 'SVC_SECRET_KEY stays empty: the keyless development app is a public client, and the code uses PKCE alone while it is empty.';
+  }
+  if (!isConfidential(c.app, c.keyless)) {
+    return 'SVC_SECRET_KEY stays empty: this application is a public client (PKCE alone).';
+  }
+  return `Then ask the user to paste the application's secret key from the svc console after SVC_SECRET_KEY= in ${c.spec.envFile}: this application is a confidential client, so the token endpoint requires it. Never print, log or commit it.`;
 }
 
 function backendCheckInstruction(c: Ctx): string {
@@ -298,19 +358,29 @@ function backendCheckInstruction(c: Ctx): string {
     return 'Backend check: skip it for now; a keyless development app has no usable secret key.';
   }
   const expect = `must answer 200 with "ok": true (401 invalid_secret_key means the key is wrong, revoked or rotated)`;
-  if (c.envVars.some((v) => v.name === 'SVC_SECRET_KEY')) {
+  if (c.envVars.some((v) => v.name === 'SVC_SECRET_KEY') && isConfidential(c.app, c.keyless)) {
     return `Backend check, from a terminal or server code (never the browser), with SVC_SECRET_KEY loaded from ${c.spec.envFile}: ${backendCurl(c)} ${expect}.`;
   }
-  // Browser-only frameworks never hold the secret key, so the check runs outside the app.
-  return `Backend check: this app runs in the browser and must never hold the secret key. In a terminal, ask the user to paste the secret key from the svc console; never commit it (export SVC_SECRET_KEY=...), then run ${backendCurl(c)}; it ${expect}.`;
+  // Browser-only frameworks and public clients never hold the secret key, so the check runs outside the app.
+  return `Backend check: this app must never hold the secret key. In a terminal, ask the user to paste the secret key from the svc console; never commit it (export SVC_SECRET_KEY=...), then run ${backendCurl(c)}; it ${expect}.`;
+}
+
+const DEVELOPMENT_ALLOWANCES = [
+  'svc on http is allowed only on this machine (localhost, 127.0.0.1 or [::1]): the code accepts an http issuer there and refuses it anywhere else; a deployed svc is https.',
+];
+
+function developmentAllowances(c: Ctx): string[] {
+  return [
+    ...DEVELOPMENT_ALLOWANCES,
+    ...(c.keyless
+      ? [
+          'The keyless development app is shared by everyone on this svc and accepts any loopback URL: it is for local development only; never ship an app that uses it.',
+        ]
+      : []),
+  ];
 }
 
 function buildSteps(c: Ctx): string[] {
-  const secretNames = c.envVars.filter((v) => v.secret).map((v) => v.name);
-  const filled = c.envVars
-    .filter((v) => !v.secret)
-    .map((v) => `${v.name}=${v.value ?? ''}`)
-    .join(', ');
   const steps: string[] = [];
   if (c.app.status === 'disabled') {
     steps.push(
@@ -318,20 +388,28 @@ function buildSteps(c: Ctx): string[] {
     );
   }
   steps.push(`Install the ${c.spec.oidcLibrary.name} dependencies: ${c.spec.installCommand}`);
+  const filled = c.envVars
+    .filter((v) => !v.secret)
+    .map((v) => `${v.name}=${v.value ?? ''}`)
+    .join(', ');
+  const secretNames = c.envVars.filter((v) => v.secret).map((v) => v.name);
   steps.push(
-    `Add to ${c.spec.envFile} (and keep ${c.spec.envFile} in .gitignore): ${filled}.` +
-      (secretNames.length > 0
-        ? ` Secret variables without a value: ${secretNames.join(', ')}; see each envVars description for where to get it.`
-        : ''),
+    `Write ${c.spec.envFile} (kept out of git; ${c.spec.envLoading}): ${filled}.` +
+      (secretNames.length > 0 ? ` Secret variables without a value here: ${secretNames.join(', ')}; see each envVars description.` : ''),
   );
   steps.push(allowlistInstruction(c));
-  steps.push(...wiringOf(c));
+  const files = filesOf(c);
+  if (files.length > 0) {
+    steps.push(`Write the app's files exactly as given in aiAgentPrompt: ${files.map((f) => f.path).join(', ')}.`);
+  }
+  steps.push(`Start the app with ${c.spec.runCommand}.`);
+  steps.push(...notesOf(c));
+  steps.push(...developmentAllowances(c));
   steps.push(
     `Development sign-in uses the shared_development ${c.oauth.sharedDevelopment.provider} mode: no OAuth credentials are needed.`,
   );
   steps.push(`Verify the public config: ${clientConfigCurl(c)} answers 200 with application.id ${c.app.id}.`);
   steps.push(backendCheckInstruction(c));
-  steps.push(`Start the app at ${c.spec.devOrigin}, sign in, and confirm the browser returns to ${c.callbackUrl} signed in.`);
   steps.push(c.oauth.productionNote);
   if (c.keyless) {
     steps.push(claimInstruction(c));
@@ -346,16 +424,18 @@ function claimInstruction(c: Ctx): string {
 function buildPrompt(c: Ctx): string {
   const { spec, app, organization } = c;
   const numbered = (items: string[]) => items.map((s, i) => `${i + 1}. ${s}`);
+  const files = filesOf(c);
+  const secretStep = secretKeyInstruction(c);
   const lines: string[] = [
-    `Set up sign-in for this ${spec.name} (${spec.language}) app with svc. Everything you need is below; do not ask the user anything except to paste secret values.`,
+    `Set up sign-in for this ${spec.name} (${spec.language}) app with svc. Everything you need is below: run the commands and write the files exactly as given, in order; do not ask the user anything except to paste secret values.`,
     '',
     '## What svc is',
-    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). svc also serves the application config, hosted sign-in and sign-up pages, and backend key checks.`,
+    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). With scope "organization" the ID token, the access token and userinfo say which organization the person acts in: org_id, org_slug, org_role and permissions.`,
     'svc never receives or stores user passwords: the identity engine hosts password entry, password recovery, email verification, MFA and passkeys. Do not build a password form or store passwords.',
     `Hosted pages you can link to: sign-in ${c.endpoints.hostedSignIn}, sign-up ${c.endpoints.hostedSignUp}, password recovery ${c.endpoints.recovery}.`,
     '',
     '## Project',
-    `Application "${app.name}" (id ${app.id}, slug ${app.slug}, status ${app.status}) in organization "${organization.name}" (${organization.slug}).`,
+    `Application "${app.name}" (id ${app.id}, slug ${app.slug}, status ${app.status}) in organization "${organization.name}" (${organization.slug}); ${c.keyless ? 'a public OIDC client (PKCE, no secret)' : isConfidential(app, c.keyless) ? 'a confidential OIDC client (its secret key is the client secret)' : 'a public OIDC client (PKCE, no secret)'}.`,
     `Publishable key: ${app.publishableKey} (public; safe in client code).`,
   ];
   if (app.status === 'disabled') {
@@ -373,31 +453,48 @@ function buildPrompt(c: Ctx): string {
     '',
     '## 1. Install',
     `Framework: ${spec.name}. Library: ${spec.oidcLibrary.name}${spec.oidcLibrary.url ? ` (${spec.oidcLibrary.url})` : ''}.`,
-    `Run in the project root: ${spec.installCommand}`,
+    "Run in the project's root:",
+    ...block('sh', spec.installCommand),
     '',
-    '## 2. Environment variables',
-    `Write these to ${spec.envFile} and make sure ${spec.envFile} is in .gitignore. "client" variables are bundled into the browser; keep every other one on the server.`,
-    '```',
-    ...c.envVars.map((v) => envLine(v, c.keyless)),
-    '```',
+    '## 2. Environment',
+    `${spec.envLoading} This command writes ${spec.envFile} with every value filled in (random local secrets generated on the spot) and keeps it out of git. "client" variables are bundled into the browser; every other one stays on the server.`,
+    ...block('sh', envCommand(c)),
+    ...(secretStep ? [secretStep] : []),
     'Never print, log or commit a secret value, and never put SVC_SECRET_KEY (or any secret) in client-side code.',
     '',
-    '## 3. Redirect URLs and JavaScript origins',
+    '## 3. Redirect URLs, sign-out URLs and origins',
     allowlistInstruction(c),
     `Redirect URLs: ${c.redirectUrls.join(', ')}`,
+    `Post-logout redirect URL: ${c.postLogoutUrl}`,
     `JavaScript origins: ${c.javascriptOrigins.join(', ')}`,
     '',
-    `## 4. Wire up ${spec.name}`,
-    ...numbered(wiringOf(c)),
+    '## 4. Code',
+  );
+  if (files.length > 0) {
+    lines.push(`Write these files exactly as given; they read every value from ${spec.envFile}.`);
+    for (const file of files) {
+      lines.push('', `File \`${file.path}\`:`, ...block(file.language, file.content));
+    }
+  } else {
+    lines.push(...numbered(notesOf(c)));
+  }
+  lines.push('', '## 5. Run', ...block('sh', spec.runCommand));
+  if (files.length > 0) {
+    lines.push(...numbered(notesOf(c)));
+  }
+  lines.push(
     '',
-    '## 5. Social sign-in',
+    '## 6. Development allowances',
+    ...developmentAllowances(c).map((s) => `- ${s}`),
+    '',
+    '## 7. Social sign-in',
     `Development: mode shared_development with provider ${c.oauth.sharedDevelopment.provider}; no OAuth credentials are required, users can sign in right away.`,
     `Production: mode customer_owned with provider ${c.oauth.production.provider}; credentials required. ${c.oauth.productionNote}`,
     '',
-    '## 6. Verify',
+    '## 8. Verify',
     `1. Public config: ${clientConfigCurl(c)} must answer 200 with application.id "${app.id}" and oauth.sharedDevelopment.mode "shared_development".`,
     `2. ${backendCheckInstruction(c)}`,
-    `3. Start the app at ${spec.devOrigin}, sign in, and confirm the browser comes back to ${c.callbackUrl} and the app shows the signed-in user.`,
+    `3. Start the app (section 5), open ${new URL(c.callbackUrl).origin}, sign in, and confirm the browser comes back through ${c.callbackUrl} and the app shows the signed-in user with their org_slug and org_role.`,
     '',
     'When done, tell the user which files you changed and which secret values they still need to provide.',
   );

@@ -25,6 +25,8 @@ function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
       status: 'active',
       redirectUrls: [],
       allowedOrigins: [],
+      postLogoutRedirectUrls: [],
+      clientType: 'confidential',
       oauth: {},
     },
     organization: { slug: 'acme', name: 'Acme' },
@@ -48,7 +50,7 @@ const EXPECTED_PACKAGE: Record<TFramework, string> = {
   flask: 'authlib',
   laravel: 'laravel-socialite-oidc',
   rails: 'omniauth_openid_connect',
-  rest: 'curl',
+  rest: 'nothing to install',
 };
 
 const EXPECTED_INSTALLER: Record<TFramework, string> = {
@@ -60,7 +62,7 @@ const EXPECTED_INSTALLER: Record<TFramework, string> = {
   flask: 'pip install',
   laravel: 'composer require',
   rails: 'bundle add',
-  rest: 'curl',
+  rest: 'node --version',
 };
 
 describe('buildAgentContext per framework', () => {
@@ -107,7 +109,7 @@ describe('buildAgentContext per framework', () => {
         expect(ctx.aiAgentPrompt).toContain(ctx.framework.installCommand);
         expect(ctx.aiAgentPrompt).toContain(ctx.endpoints.clientConfig);
         expect(ctx.aiAgentPrompt).toContain(ctx.endpoints.backendApplication);
-        expect(ctx.aiAgentPrompt).toContain('ask the user to paste the secret key from the svc console; never commit it');
+        expect(ctx.aiAgentPrompt).toMatch(/ask the user to paste the (application's )?secret key from the svc console/);
         expect(ctx.aiAgentPrompt).toContain('never receives or stores user passwords');
         expect(ctx.aiAgentPrompt).toContain('shared_development');
         expect(ctx.aiAgentPrompt).toContain(ctx.oauth.productionNote);
@@ -178,7 +180,7 @@ describe('development origins', () => {
     expect(ctx.javascriptOrigins).toEqual([OWN_DEFAULT[framework]]);
     expect(new URL(ctx.framework.callbackUrl).origin).toBe(OWN_DEFAULT[framework]);
     expect(ctx.redirectUrls.every((u) => new URL(u).origin === OWN_DEFAULT[framework])).toBe(true);
-    expect(ctx.aiAgentPrompt).toContain(`Start the app at ${OWN_DEFAULT[framework]}`);
+    expect(ctx.aiAgentPrompt).toContain(`open ${OWN_DEFAULT[framework]}`);
   });
 
   it("no framework's dev server default is one of svc's default ports", () => {

@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { describePromptApp, readEnvFile } from './support/prompt-app.ts';
+
+describePromptApp({
+  framework: 'express',
+  origin: 'http://localhost:3000',
+  steps: ['Install', 'Environment', 'file server.mjs', 'Run'],
+  verifiesAccessTokens: true,
+  inspect: ({ dir, run, serverUrl, clientId }) => {
+    // Every value filled in, the session secret generated, nothing to paste while keyless.
+    const env = readEnvFile(path.join(dir, '.env'));
+    expect(env.get('SVC_ISSUER')).toBe(serverUrl);
+    expect(env.get('SVC_CLIENT_ID')).toBe(clientId);
+    expect(env.get('SVC_REDIRECT_URI')).toBe('http://localhost:3000/auth/callback');
+    expect(env.get('SVC_SECRET_KEY')).toBe('');
+    expect(env.get('SESSION_SECRET')).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
+    expect(readFileSync(path.join(dir, '.gitignore'), 'utf8').split('\n')).toContain('.env');
+    // Node loads the .env itself.
+    expect(run).toBe('node --env-file=.env server.mjs');
+  },
+});

@@ -1,0 +1,163 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TFramework } from '@svc/contracts/agent-context';
+import { createDatabase, type Database } from '@svc/db/client';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase } from '../../test/support/db.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './browser.ts';
+import { accessTokenFor, followPrompt, type Member, type PromptStep, type RunningApp, startApp } from './follow-prompt.ts';
+import { type E2EServer, startServer } from './server.ts';
+import { DEMO_USER, passwordSignIn } from './sign-in.ts';
+
+export type PromptAppOptions = {
+  framework: TFramework;
+  /** The framework's default development origin, where the Run command serves the app. */
+  origin: string;
+  /** The prompt's steps as `file <path>` or section names, in order. */
+  steps: string[];
+  /** Sections whose commands this machine cannot run as written (see followPrompt). */
+  skip?: string[];
+  /** Extra environment of the commands and the app (PATH and HOME are always passed). */
+  env?: Record<string, string>;
+  /** The app serves /api/me that verifies svc's access tokens (server frameworks). */
+  verifiesAccessTokens: boolean;
+  /** Further checks of the generated project (the .env, the Run command). */
+  inspect?: (project: { dir: string; run: string; steps: PromptStep[]; serverUrl: string; clientId: string }) => void;
+};
+
+/**
+ * The agent context of one framework followed word for word, as its own e2e suite: the prompt's
+ * commands run as written and its files written as given in an empty folder, its Run command
+ * started; then a person signs in to the generated app in Chromium through svc and the
+ * development engine, the protected /profile page shows their email, id, organization, role and
+ * permissions (elements #email, #sub, #org_slug, #org_role, #permissions), "Sign out" ends the
+ * app's and svc's sessions through the end-session endpoint, and (server frameworks) /api/me
+ * verifies svc's access tokens against the JWKS and refuses forged ones.
+ */
+export function describePromptApp(opts: PromptAppOptions): void {
+  describeInChromium(`e2e: the ${opts.framework} agent context, followed literally`, () => {
+    let server: E2EServer;
+    let database: Database;
+    let browser: Browser;
+    let app: RunningApp | undefined;
+    let clientId: string;
+    const dir = mkdtempSync(path.join(os.tmpdir(), `svc-${opts.framework}-app-`));
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env } as NodeJS.ProcessEnv;
+
+    beforeAll(async () => {
+      const databaseUrl = await createTestDatabase();
+      server = await startServer({ databaseUrl });
+      database = createDatabase({ url: databaseUrl, max: 2, applicationName: `svc-e2e-prompt-${opts.framework}` });
+      browser = await launchChromium();
+    });
+
+    afterAll(async () => {
+      await app?.stop();
+      await browser?.close();
+      await database?.close();
+      await server?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function member(): Promise<Member> {
+      const [row] = await database.sql<Member[]>`
+        select m.user_id, m.tenant_id, o.slug, m.role_key from memberships m
+        join organizations o on o.id = m.tenant_id join users u on u.id = m.user_id
+        where u.email = ${DEMO_USER.email} and o.kind = 'tenant'`;
+      return row as Member;
+    }
+
+    it('builds the app from the served prompt with no edits, and it starts on the framework default port', {
+      timeout: 420_000,
+    }, async () => {
+      const res = await fetch(`${server.url}/v1/setup/agent-context?keyless=1&framework=${opts.framework}`);
+      expect(res.status).toBe(200);
+      const context = (await res.json()) as { aiAgentPrompt: string; oidc: { issuer: string; clientId: string } };
+      clientId = context.oidc.clientId;
+      expect(context.oidc.issuer).toBe(server.url);
+
+      const { run, steps } = followPrompt(context.aiAgentPrompt, dir, { skip: opts.skip, env });
+      expect(steps.map((s) => (s.kind === 'file' ? `file ${s.path}` : s.section))).toEqual(opts.steps);
+      opts.inspect?.({ dir, run, steps, serverUrl: server.url, clientId });
+      app = await startApp(run, dir, opts.origin, { env, timeoutMs: 240_000 });
+    });
+
+    it('signs a person in: the protected page shows who they are, their organization and role; sign-out ends both sessions', {
+      timeout: 180_000,
+    }, async () => {
+      expect(app, 'the app runs').toBeDefined();
+      const context = await browser.newContext();
+      const page: Page = await context.newPage();
+      page.setDefaultTimeout(60_000);
+      await page.goto(`${opts.origin}/profile`);
+      // Sent to svc's hosted sign-in for this application, then the engine, then back.
+      await page.waitForURL((url) => url.origin === server.url);
+      await passwordSignIn(page, server.url, DEMO_USER);
+      await page.waitForURL(`${opts.origin}/profile`);
+      await page.locator('#org_slug').waitFor();
+      const who = await member();
+      expect(await page.locator('#email').textContent()).toBe(DEMO_USER.email);
+      expect(await page.locator('#sub').textContent()).toBe(who.user_id);
+      expect(await page.locator('#org_slug').textContent()).toBe(who.slug);
+      expect(await page.locator('#org_role').textContent()).toBe(who.role_key);
+      expect(await page.locator('#permissions').textContent()).toContain('users.read');
+      await saveScreenshot(page, `agent-prompt-${opts.framework}-profile`);
+
+      // Sign-out through svc's end-session endpoint (its confirmation page), back to the app.
+      await page
+        .getByRole('link', { name: 'Sign out' })
+        .or(page.getByRole('button', { name: 'Sign out' }))
+        .first()
+        .click();
+      await page.waitForURL((url) => url.origin === server.url);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL((url) => url.origin === opts.origin);
+      await page
+        .getByRole('link', { name: 'Sign in' })
+        .or(page.getByRole('button', { name: 'Sign in' }))
+        .first()
+        .waitFor();
+      // Both sessions ended: the protected page needs a new sign-in at svc.
+      await page.goto(`${opts.origin}/profile`);
+      await page.waitForURL((url) => url.origin === server.url);
+      await page.locator('#email').waitFor();
+      await context.close();
+    });
+
+    if (opts.verifiesAccessTokens) {
+      it("verifies svc's access token against the JWKS: the right one passes with its claims, others get 401", async () => {
+        const token = await accessTokenFor(server.url, clientId);
+        const who = await member();
+        const ok = await fetch(`${opts.origin}/api/me`, { headers: { authorization: `Bearer ${token}` } });
+        expect(ok.status).toBe(200);
+        expect(await ok.json()).toMatchObject({ sub: who.user_id, org_id: who.tenant_id, org_slug: who.slug, org_role: who.role_key });
+
+        const [h, p, s] = token.split('.') as [string, string, string];
+        const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+        const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, org_role: 'org_admin', org_slug: 'someone-else' })).toString('base64url')}.${s}`;
+        const idTokenShaped = `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url')}.${p}.${s}`;
+        for (const [label, headers] of [
+          ['no token', {}],
+          ['forged claims', { authorization: `Bearer ${forged}` }],
+          ['another token type', { authorization: `Bearer ${idTokenShaped}` }],
+          ['garbage', { authorization: 'Bearer abc.def.ghi' }],
+        ] as const) {
+          const res = await fetch(`${opts.origin}/api/me`, { headers });
+          expect(res.status, label).toBe(401);
+        }
+      });
+    }
+  });
+}
+
+/** The .env an environment step wrote, as name -> value. */
+export function readEnvFile(file: string): Map<string, string> {
+  return new Map(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'))
+      .map((line): [string, string] => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
