@@ -48,7 +48,7 @@ const EXPECTED_PACKAGE: Record<TFramework, string> = {
   fastapi: 'authlib',
   django: 'mozilla-django-oidc',
   flask: 'authlib',
-  laravel: 'laravel-socialite-oidc',
+  laravel: 'socialiteproviders/oidc',
   rails: 'omniauth_openid_connect',
   rest: 'nothing to install',
 };
@@ -410,5 +410,52 @@ describe('security: the context never carries a secret', () => {
       },
     };
     expect(ZAgentContextResponse.safeParse(tampered).success).toBe(false);
+  });
+});
+
+/**
+ * rails and laravel cannot run on svc's test machines (no Ruby or PHP toolchain is packaged for
+ * them), so their prompts are checked value by value: every environment variable the code reads
+ * is one the environment step writes, and the code asks for what the runnable frameworks prove
+ * end to end (organization scope, PKCE, the callback path, sign-out through the end-session
+ * endpoint with id_token_hint, access tokens verified against the JWKS).
+ */
+describe.each(['rails', 'laravel'] as const)('%s prompt, checked by value', (framework) => {
+  const keyless = buildAgentContext(input({ framework, keyless: true }));
+  const text = keyless.aiAgentPrompt;
+  const written = new Set(keyless.framework.envVars.map((v) => v.name));
+  const read = [...text.matchAll(/(?:ENV\.fetch\(|ENV\[|env\()'([A-Z_]+)'/g)].map((m) => m[1] as string);
+
+  it('reads only variables the environment step writes, and all the OIDC ones', () => {
+    expect(read.length).toBeGreaterThan(0);
+    for (const name of read) {
+      expect(written, name).toContain(name);
+    }
+    for (const name of ['SVC_ISSUER', 'SVC_CLIENT_ID', 'SVC_SECRET_KEY', 'SVC_REDIRECT_URI', 'SVC_POST_LOGOUT_REDIRECT_URI']) {
+      expect(read, name).toContain(name);
+    }
+  });
+
+  it('asks for the organization scope with PKCE and serves the callback path it registers', () => {
+    expect(text).toMatch(/organization/);
+    expect(text).toMatch(/'organization'|:organization/);
+    expect(text).toMatch(/pkce: true|enablePKCE\(\)/);
+    expect(text).toContain(`'${FRAMEWORKS[framework].callbackPath}'`);
+    expect(keyless.framework.callbackUrl).toBe(`${FRAMEWORKS[framework].devOrigin}${FRAMEWORKS[framework].callbackPath}`);
+  });
+
+  it('signs out through the end-session endpoint and verifies access tokens against the JWKS', () => {
+    expect(text).toContain('end_session_endpoint');
+    expect(text).toContain('id_token_hint');
+    expect(text).toContain('post_logout_redirect_uri');
+    expect(text).toContain('jwks_uri');
+    expect(text).toContain('at+jwt');
+    expect(text).toMatch(/RS256|parseKeySet/);
+  });
+
+  it('runs on its own default port, and the environment step writes nothing to paste while keyless', () => {
+    expect(FRAMEWORKS[framework].runCommand).toContain(new URL(FRAMEWORKS[framework].devOrigin).port);
+    expect(text).toContain('SVC_SECRET_KEY=\n');
+    expect(text).toContain('SVC_SECRET_KEY stays empty');
   });
 });

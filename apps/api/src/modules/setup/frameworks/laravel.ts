@@ -1,28 +1,32 @@
 import { type FrameworkSpec, serverVars } from './shared.ts';
 
-const _PUBLIC_CLIENT =
-  'svc issues no OIDC client secret: configure the library as a public client (authorization code flow with PKCE S256, token endpoint auth method "none").';
-
+/**
+ * Laravel with Socialite's generic OIDC provider and firebase/php-jwt. Not runnable on svc's test
+ * machines (no PHP toolchain is packaged for them); its values are asserted by the setup unit tests.
+ */
 export const laravel: FrameworkSpec & { id: 'laravel' } = {
   id: 'laravel',
   name: 'Laravel',
   language: 'PHP',
   oidcLibrary: {
-    name: 'Laravel Socialite + kovah/laravel-socialite-oidc (generic OIDC provider)',
-    url: 'https://github.com/Kovah/laravel-socialite-oidc',
+    name: 'Laravel Socialite 5 + socialiteproviders/oidc 4 (generic OIDC provider) + firebase/php-jwt 6',
+    url: 'https://socialiteproviders.com/OIDC/',
   },
-  installCommand: 'composer require laravel/socialite kovah/laravel-socialite-oidc',
-  envLoading: 'Laravel loads .env itself.',
+  installCommand: 'composer require laravel/socialite:^5 socialiteproviders/oidc:^4 firebase/php-jwt:^6',
+  envLoading: 'Laravel loads .env itself; read the values through config/services.php.',
   envFile: '.env',
   envVars: serverVars(),
   devOrigin: 'http://localhost:8000',
   callbackPath: '/auth/callback',
-  notes: () => [
-    "config/services.php: 'oidc' => ['base_url' => rtrim((string) env('SVC_ISSUER'), '/'), 'client_id' => env('SVC_CLIENT_ID'), 'client_secret' => '', 'redirect' => env('SVC_REDIRECT_URI')]. svc issues no OIDC client secret; use PKCE.",
-    "AppServiceProvider::boot(): Event::listen(function (\\SocialiteProviders\\Manager\\SocialiteWasCalled $event) { $event->extendSocialite('oidc', \\SocialiteProviders\\OIDC\\Provider::class); });",
-    "routes/web.php: Route::get('/auth/redirect', fn () => Socialite::driver('oidc')->enablePKCE()->redirect()); Route::get('/auth/callback', function () { $user = Socialite::driver('oidc')->enablePKCE()->user(); /* find or create the local user by $user->getId(), Auth::login(...) */ return redirect('/'); }); protect routes with the auth middleware.",
-  ],
   postLogoutPath: '/',
   files: () => [],
-  runCommand: 'php artisan serve',
+  runCommand: 'php artisan serve --port=8000',
+  notes: () => [
+    "config/services.php: 'svc' => ['base_url' => rtrim((string) env('SVC_ISSUER'), '/'), 'client_id' => env('SVC_CLIENT_ID'), 'client_secret' => env('SVC_SECRET_KEY') ?: null, 'redirect' => env('SVC_REDIRECT_URI'), 'post_logout_redirect_uri' => env('SVC_POST_LOGOUT_REDIRECT_URI')]. The secret key is the client secret of a confidential application; while it is empty (keyless, public client) PKCE alone proves the client.",
+    "AppServiceProvider::boot(): Event::listen(function (\\SocialiteProviders\\Manager\\SocialiteWasCalled $event) { $event->extendSocialite('svc', \\SocialiteProviders\\OIDC\\Provider::class); }); (socialiteproviders/oidc reads discovery from base_url).",
+    "routes/web.php: Route::get('/login', fn () => Socialite::driver('svc')->scopes(['openid', 'email', 'profile', 'organization'])->enablePKCE()->redirect()); Route::get('/auth/callback', function () { $user = Socialite::driver('svc')->enablePKCE()->user(); session(['user' => ['sub' => $user->getId(), 'email' => $user->getEmail(), 'org_id' => $user->user['org_id'] ?? null, 'org_slug' => $user->user['org_slug'] ?? null, 'org_role' => $user->user['org_role'] ?? null, 'permissions' => $user->user['permissions'] ?? []], 'id_token' => $user->accessTokenResponseBody['id_token'] ?? null]); return redirect('/profile'); }); /profile redirects to /login without session('user') and renders email, org_slug, org_role and permissions with {{ }} (escaped).",
+    "Sign-out through svc's end-session endpoint: Route::get('/logout', function () { $idToken = session('id_token'); session()->invalidate(); $end = Http::get(rtrim(env('SVC_ISSUER'), '/').'/.well-known/openid-configuration')->json('end_session_endpoint'); return redirect()->away($end.'?'.http_build_query(['id_token_hint' => $idToken, 'post_logout_redirect_uri' => config('services.svc.post_logout_redirect_uri')])); });",
+    "Verify svc's access tokens (RFC 9068 JWTs) in an /api/me route with firebase/php-jwt against the JWKS (cache it): $keys = \\Firebase\\JWT\\JWK::parseKeySet(Http::get($discovery['jwks_uri'])->json()); $claims = \\Firebase\\JWT\\JWT::decode($token, $keys); then require $claims->iss === env('SVC_ISSUER'), in_array(env('SVC_CLIENT_ID'), (array) $claims->aud), and the header typ at+jwt; answer 401 on any failure.",
+    'Development allowance: http for SVC_ISSUER only when its host is localhost or 127.0.0.1 (svc on this machine); a deployed svc is https.',
+  ],
 };
