@@ -17,7 +17,7 @@ import { DEMO_USER, passwordSignIn } from './support/sign-in.ts';
  * form-action names the application's origin. svc serve, its dev engine, and a plain HTTP server
  * on another loopback port standing for the application (its registered redirect URI).
  */
-describeInChromium('e2e: hosted forms of an authorization end on the application', () => {
+describeInChromium("e2e: svc's hosted forms end on the application", () => {
   let server: E2EServer;
   let database: Database;
   let browser: Browser;
@@ -25,11 +25,12 @@ describeInChromium('e2e: hosted forms of an authorization end on the application
   let appUrl: string;
   let clientId: string;
   let appOrg: { id: string; slug: string };
+  let publishableKey: string;
 
   beforeAll(async () => {
     const databaseUrl = await createTestDatabase();
     server = await startServer({ databaseUrl });
-    database = createDatabase({ url: databaseUrl, max: 2, applicationName: 'svc-e2e-oidc-org-pick' });
+    database = createDatabase({ url: databaseUrl, max: 2, applicationName: 'svc-e2e-hosted-forms' });
     app = http.createServer((req, res) => {
       res.writeHead(req.url === '/favicon.ico' ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(`<!doctype html><title>app</title><p data-testid="app-page">${req.url?.split('?')[0] ?? ''}</p>`);
@@ -39,6 +40,7 @@ describeInChromium('e2e: hosted forms of an authorization end on the application
     const created = await seedApplication(database.db, { name: 'Team App', clientType: 'public', redirectUrls: [`${appUrl}/callback`] });
     clientId = created.application.id;
     appOrg = { id: created.organization.id, slug: created.organization.slug };
+    publishableKey = created.publishableKey;
     browser = await launchChromium();
   });
 
@@ -192,6 +194,26 @@ describeInChromium('e2e: hosted forms of an authorization end on the application
       await page.getByTestId('continue-email').click();
       const { id } = await redeem(started, await landOnCallback(page, refused));
       expect(id).toMatchObject({ email: DEMO_USER.email, aud: clientId });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("svc's hosted sign-in of an application (publishable_key, return_to): with a session left at the engine, it ends on the application", async () => {
+    const { context, page, refused } = await openContext();
+    try {
+      const hosted = `${server.url}/signin?publishable_key=${publishableKey}&return_to=${encodeURIComponent(`${appUrl}/callback`)}`;
+      await page.goto(hosted);
+      await passwordSignIn(page, server.url, DEMO_USER);
+      await landOnCallback(page, refused);
+
+      await context.clearCookies({ name: 'svc_session' });
+      await page.goto(hosted);
+      expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in to Team App');
+      await page.locator('#email').fill(DEMO_USER.email);
+      await page.getByTestId('continue-email').click();
+      await landOnCallback(page, refused);
+      expect((await context.cookies(server.url)).some((c) => c.name === 'svc_session')).toBe(true);
     } finally {
       await context.close();
     }
