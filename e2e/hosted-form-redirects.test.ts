@@ -26,12 +26,21 @@ describeInChromium("e2e: svc's hosted forms end on the application", () => {
   let clientId: string;
   let appOrg: { id: string; slug: string };
   let publishableKey: string;
+  /** The bodies of the form posts the application received (response_mode=form_post). */
+  const posted: URLSearchParams[] = [];
 
   beforeAll(async () => {
     const databaseUrl = await createTestDatabase();
     server = await startServer({ databaseUrl });
     database = createDatabase({ url: databaseUrl, max: 2, applicationName: 'svc-e2e-hosted-forms' });
-    app = http.createServer((req, res) => {
+    app = http.createServer(async (req, res) => {
+      if (req.method === 'POST') {
+        let body = '';
+        for await (const chunk of req) {
+          body += chunk;
+        }
+        posted.push(new URLSearchParams(body));
+      }
       res.writeHead(req.url === '/favicon.ico' ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(`<!doctype html><title>app</title><p data-testid="app-page">${req.url?.split('?')[0] ?? ''}</p>`);
     });
@@ -194,6 +203,31 @@ describeInChromium("e2e: svc's hosted forms end on the application", () => {
       await page.getByTestId('continue-email').click();
       const { id } = await redeem(started, await landOnCallback(page, refused));
       expect(id).toMatchObject({ email: DEMO_USER.email, aud: clientId });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('response_mode=form_post: the page that posts the code to the application may do so, at sign-in and under single sign-on', async () => {
+    const { context, page, refused } = await openContext();
+    try {
+      for (const signIn of [true, false]) {
+        const started = authorization({ scope: 'openid email', response_mode: 'form_post' });
+        const before = posted.length;
+        await page.goto(started.url);
+        if (signIn) {
+          await page.waitForURL((url) => url.origin === server.url && url.pathname.startsWith('/oidc/interaction/'));
+          await passwordSignIn(page, server.url, DEMO_USER);
+        }
+        await landOnCallback(page, refused);
+        await expect.poll(() => posted.length).toBe(before + 1);
+        const body = posted[before] as URLSearchParams;
+        const callback = new URL(`${appUrl}/callback`);
+        callback.searchParams.set('code', body.get('code') ?? '');
+        callback.searchParams.set('state', body.get('state') ?? '');
+        const { id } = await redeem(started, callback);
+        expect(id).toMatchObject({ email: DEMO_USER.email, aud: clientId });
+      }
     } finally {
       await context.close();
     }

@@ -388,6 +388,22 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(unregistered.status).toBe(400);
     expect(formActionOf(unregistered)).toEqual(base);
 
+    // response_mode=form_post: svc's page posts the code to the redirect URI, so its form-action
+    // names that origin; an unregistered one gets the error page and nothing more.
+    // (prompt=consent: through the interaction, which has nothing to ask, and the resume.)
+    let formPost = await jar.fetch((await start({ scope: 'openid', response_mode: 'form_post' }, app)).url.href);
+    for (let hop = 0; hop < 5 && formPost.status === 303; hop++) {
+      formPost = await jar.fetch(new URL(formPost.headers.get('location') as string, server.url).href);
+    }
+    expect(await formPost.text()).toContain(`<form method="post" action="${APP_REDIRECT}">`);
+    expect(formActionOf(formPost)).toEqual([...base, appOrigin]);
+    const formPostElsewhere = await jar.fetch(
+      (await start({ scope: 'openid', response_mode: 'form_post', redirect_uri: `${evil}/callback` }, app)).url.href,
+      { headers: NAVIGATION },
+    );
+    expect(formPostElsewhere.status).toBe(400);
+    expect(formActionOf(formPostElsewhere)).toEqual(base);
+
     // The redirect URI is no longer registered (the application changed since the request): the
     // page no longer lets its form go there.
     await database.sql`update applications set redirect_urls = ${['http://127.0.0.1:53119/callback']} where id = ${seeded.application.id}`;
