@@ -5,6 +5,7 @@ import { signInPage } from '../modules/auth/pages.ts';
 import { DEFAULT_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
 import { continueLogout } from '../modules/oidc-provider/logout.ts';
 import { FAVICON_LINK } from './favicon.ts';
+import { allowFormRedirectTo } from './security-headers.ts';
 
 const LANDING = `<!doctype html>
 <html lang="en">
@@ -57,20 +58,27 @@ export function pagesRouter(services: AppServices): Router {
     }
     const key = typeof req.query.publishable_key === 'string' ? req.query.publishable_key : undefined;
     const found = key && PUBLISHABLE_KEY_PATTERN.test(key) ? await services.applications.byPublishableKey(key) : null;
+    // Sanitized here so the page never carries a hostile address onwards, and again by
+    // /auth/login (against the allowlist of the application, if still active).
+    const returnTo =
+      typeof req.query.return_to === 'string'
+        ? sanitizeReturnTo(req.query.return_to, {
+            publicUrl: services.config.publicUrl,
+            allowlist: found?.application.redirectUrls,
+            fallback: DEFAULT_RETURN_TO,
+          })
+        : undefined;
+    // An address off svc is one the application registered (exactly; anything else fell back to
+    // a path above). The form's answer ends there when the engine still has a session (engine,
+    // /auth/callback, return_to in one go), so that origin may end it.
+    if (returnTo !== undefined && !returnTo.startsWith('/')) {
+      allowFormRedirectTo(res, returnTo);
+    }
     res.type('html').send(
       signInPage({
         intent,
         appName: found?.application.name,
-        // Sanitized here so the page never carries a hostile address onwards, and again by
-        // /auth/login (against the allowlist of the application, if still active).
-        returnTo:
-          typeof req.query.return_to === 'string'
-            ? sanitizeReturnTo(req.query.return_to, {
-                publicUrl: services.config.publicUrl,
-                allowlist: found?.application.redirectUrls,
-                fallback: DEFAULT_RETURN_TO,
-              })
-            : undefined,
+        returnTo,
         publishableKey: found ? key : undefined,
         socialProvider: services.config.engine.socialProvider,
       }),

@@ -287,6 +287,34 @@ describe("an application's redirect allowlist: exact matches only, judged again 
     }
   });
 
+  it("the sign-in page's form may end on an allowlisted return_to's origin, and on no other", async () => {
+    const { seedApplication } = await import('../../../../../test/support/factories.ts');
+    const app = await seedApplication(server.services.db, { redirectUrls: [ALLOWED] });
+    const formAction = async (query: string) => {
+      const res = await fetch(`${svc}/signin?${query}`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const csp = res.headers.get('content-security-policy') ?? '';
+      return (csp.split(';').find((d) => d.trim().startsWith('form-action')) ?? '').trim().split(/\s+/).slice(1);
+    };
+    const base = await formAction('');
+    expect(base).toContain("'self'");
+    const q = (returnTo: string, key = app.publishableKey) => `publishable_key=${key}&return_to=${encodeURIComponent(returnTo)}`;
+    expect(await formAction(q(ALLOWED))).toEqual([...base, 'https://app.example.com']);
+    // Not allowlisted for this application (or no application): the page allows nothing more.
+    const other = await seedApplication(server.services.db, { redirectUrls: ['https://evil.example/after'] });
+    for (const query of [
+      q('https://evil.example/after'),
+      q('https://app.example.com.evil.example/after'),
+      q('https://app.example.com/after?next=x'),
+      q(ALLOWED, other.publishableKey),
+      `return_to=${encodeURIComponent(ALLOWED)}`,
+      q('/user'),
+    ]) {
+      expect(await formAction(query), query).toEqual(base);
+    }
+  });
+
   it('a URL taken off the allowlist while someone signs in is not where they land', { timeout: 60_000 }, async () => {
     const { seedApplication } = await import('../../../../../test/support/factories.ts');
     const app = await seedApplication(server.services.db, { redirectUrls: [ALLOWED] });

@@ -326,6 +326,7 @@ export class OpenIdProvider {
     provider.proxy = true;
     provider.use(offlineAccessWithoutConsentScreen);
     provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
+    provider.use(formPostToRedirectUri);
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
     Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
@@ -758,6 +759,29 @@ async function offlineAccessWithoutConsentScreen(ctx: { method: string; path: st
     }
   }
   await next();
+}
+
+/**
+ * response_mode=form_post answers the authorization (or its resume after the hosted pages) with
+ * a page of svc whose form posts the code to the redirect_uri, another origin: its form-action
+ * names that origin (oidc-provider already adds its script's hash to script-src). Only a
+ * redirect_uri oidc-provider checked against the client's registration, and still registered.
+ */
+async function formPostToRedirectUri(ctx: KoaContextWithOIDC, next: () => Promise<unknown>) {
+  await next();
+  const route = ctx.oidc?.route;
+  const params = ctx.oidc?.params;
+  const redirectUri = params?.redirect_uri;
+  if (
+    (route === 'authorization' || route === 'resume') &&
+    params?.response_mode === 'form_post' &&
+    ctx.oidc.redirectUriCheckPerformed &&
+    typeof redirectUri === 'string' &&
+    ctx.oidc.client?.redirectUriAllowed(redirectUri) &&
+    ctx.type === 'text/html'
+  ) {
+    allowFormRedirectTo(ctx.res, redirectUri);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import express, { type Request, type Response, Router } from 'express';
 import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
+import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { escapeHtml, hostedPage, messagePage, signInPage } from '../auth/pages.ts';
 import { selectableOrganizations } from './accounts.ts';
@@ -54,6 +55,15 @@ export function oidcProviderRouter(services: AppServices): Router {
     const here = `${INTERACTION_PATH}/${details.uid}`;
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
     const appName = client?.clientName ?? 'the application';
+    // Both pages below are forms whose answer can end on the application: the sign-in hand-off
+    // when the engine still has a session (engine, svc's callback, back here, on to the
+    // redirect_uri), the organization choice always. The origin is that of the redirect_uri the
+    // interaction stored (checked at the authorization endpoint) and still registered for the
+    // client; nothing the browser sends to this page counts.
+    const redirectUri = details.params.redirect_uri;
+    if (client && typeof redirectUri === 'string' && client.redirectUriAllowed(redirectUri)) {
+      allowFormRedirectTo(res, redirectUri);
+    }
     const current = await sessionOf(services, req);
     const now = Math.floor(Date.now() / 1000);
     if (details.prompt.name === 'login') {

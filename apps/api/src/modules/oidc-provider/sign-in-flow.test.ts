@@ -335,6 +335,87 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(forged.status).toBe(400);
   });
 
+  /** The sources of the form-action directive of a page's Content-Security-Policy. */
+  function formActionOf(res: Response): string[] {
+    const csp = res.headers.get('content-security-policy') ?? '';
+    const directive = csp.split(';').find((d) => d.trim().startsWith('form-action')) ?? '';
+    return directive.trim().split(/\s+/).slice(1);
+  }
+
+  it("the interaction's forms may end on the origin of its registered redirect URI only, never one a request names", async () => {
+    const appOrigin = new URL(APP_REDIRECT).origin;
+    const evil = 'https://evil.example';
+    const { seeded, app } = await webApp();
+    const base = formActionOf(await fetch(`${server.url}/signin`));
+    expect(base).not.toContain(appOrigin);
+
+    // The sign-in hand-off on the interaction (no svc session yet): the engine may send the
+    // browser straight back and on to the application.
+    const anonymous = new CookieJar();
+    const first = await start({ scope: 'openid organization' }, app);
+    const toSignIn = await anonymous.fetch(first.url.href);
+    const signInPage = await anonymous.fetch(new URL(toSignIn.headers.get('location') as string, server.url).href);
+    expect(await signInPage.text()).toContain('name="login_hint"');
+    expect(formActionOf(signInPage)).toEqual([...base, appOrigin]);
+
+    // The organization choice of a person in several organizations.
+    const jar = new CookieJar();
+    await signIn(jar, {}, { person: 'social' });
+    await database.sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${seeded.organization.id}, id, 'org_member' from users where email = 'social@svc.local'
+      on conflict do nothing`;
+    const started = await start({ scope: 'openid organization' }, app);
+    const interaction = new URL((await jar.fetch(started.url.href)).headers.get('location') as string, server.url).href;
+    const picker = await jar.fetch(interaction);
+    expect(await picker.text()).toContain('pick-organization');
+    expect(formActionOf(picker)).toEqual([...base, appOrigin]);
+
+    // Another redirect_uri (or client) named to the page itself changes nothing: the origin is
+    // the one the stored interaction holds.
+    const named = new URL(interaction);
+    named.searchParams.set('redirect_uri', `${evil}/callback`);
+    named.searchParams.set('client_id', clientId);
+    const tampered = await jar.fetch(named.href);
+    expect(await tampered.text()).toContain('pick-organization');
+    expect(formActionOf(tampered)).toEqual([...base, appOrigin]);
+    expect(formActionOf(tampered).join(' ')).not.toContain('evil.example');
+
+    // An authorization request naming an unregistered redirect_uri gets svc's error page, no widening.
+    const unregistered = await jar.fetch((await start({ scope: 'openid organization', redirect_uri: `${evil}/callback` }, app)).url.href, {
+      headers: NAVIGATION,
+    });
+    expect(unregistered.status).toBe(400);
+    expect(formActionOf(unregistered)).toEqual(base);
+
+    // response_mode=form_post: svc's page posts the code to the redirect URI, so its form-action
+    // names that origin; an unregistered one gets the error page and nothing more.
+    // (prompt=consent: through the interaction, which has nothing to ask, and the resume.)
+    let formPost = await jar.fetch((await start({ scope: 'openid', response_mode: 'form_post' }, app)).url.href);
+    for (let hop = 0; hop < 5 && formPost.status === 303; hop++) {
+      formPost = await jar.fetch(new URL(formPost.headers.get('location') as string, server.url).href);
+    }
+    expect(await formPost.text()).toContain(`<form method="post" action="${APP_REDIRECT}">`);
+    expect(formActionOf(formPost)).toEqual([...base, appOrigin]);
+    const formPostElsewhere = await jar.fetch(
+      (await start({ scope: 'openid', response_mode: 'form_post', redirect_uri: `${evil}/callback` }, app)).url.href,
+      { headers: NAVIGATION },
+    );
+    expect(formPostElsewhere.status).toBe(400);
+    expect(formActionOf(formPostElsewhere)).toEqual(base);
+
+    // The redirect URI is no longer registered (the application changed since the request): the
+    // page no longer lets its form go there.
+    await database.sql`update applications set redirect_urls = ${['http://127.0.0.1:53119/callback']} where id = ${seeded.application.id}`;
+    const deadline = Date.now() + 5_000;
+    let after = formActionOf(await jar.fetch(interaction));
+    while (after.includes(appOrigin) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = formActionOf(await jar.fetch(interaction));
+    }
+    expect(after).toEqual(base);
+  });
+
   it('offline_access without a prompt gets a refresh token, as any OIDC library asks for it; an explicit prompt is kept', async () => {
     const jar = new CookieJar();
     const plain = await start();
