@@ -432,7 +432,7 @@ function buildPrompt(c: Ctx): string {
     '## What svc is',
     `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). With scope "organization" the ID token, the access token and userinfo say which organization the person acts in: org_id, org_slug, org_role and permissions.`,
     'svc never receives or stores user passwords: the identity engine hosts password entry, password recovery, email verification, MFA and passkeys. Do not build a password form or store passwords.',
-    `Hosted pages you can link to: sign-in ${c.endpoints.hostedSignIn}, sign-up ${c.endpoints.hostedSignUp}, password recovery ${c.endpoints.recovery}.`,
+    `Hosted pages you can link to (your app learns who signed in only through the OpenID Connect flow below): sign-in ${c.endpoints.hostedSignIn}, sign-up ${c.endpoints.hostedSignUp}, password recovery ${c.endpoints.recovery}.`,
     '',
     '## Project',
     `Application "${app.name}" (id ${app.id}, slug ${app.slug}, status ${app.status}) in organization "${organization.name}" (${organization.slug}); ${c.keyless ? 'a public OIDC client (PKCE, no secret)' : isConfidential(app, c.keyless) ? 'a confidential OIDC client (its secret key is the client secret)' : 'a public OIDC client (PKCE, no secret)'}.`,
