@@ -46,7 +46,7 @@ export function claimedPage(claimed: ClaimedApplication): string {
 <tr><th>Secret key</th><td><code data-testid="claimed-secret-key">${escapeHtml(claimed.secretKey)}</code></td></tr>
 </table>
 <p><strong>Copy the secret key now: it is shown only this once.</strong> Keep it on your server (SVC_SECRET_KEY); never commit it.</p>
-<p class="muted"><span data-testid="claimed-members-added">${claimed.membersAdded}</span> ${claimed.membersAdded === 1 ? 'person who signed in during development is' : 'people who signed in during development are'} now members. Register your redirect URLs and JavaScript origins on the application in the console: it no longer accepts any loopback redirect.</p>
+<p class="muted"><span data-testid="claimed-members-added">${claimed.membersAdded}</span> ${claimed.membersAdded === 1 ? 'person who signed in during development is now a member' : 'people who signed in during development are now members'} of the workspace. Register your redirect URLs and JavaScript origins on the application in the console: it no longer accepts any loopback redirect.</p>
 <a class="button" href="/auth/console/applications" data-testid="claimed-console">Open the application in the console</a>`,
   );
 }
