@@ -364,6 +364,26 @@ describe('claiming', () => {
     expect((await keylessConfig()).application.id).toBe(application.id);
   });
 
+  it('each person added takes a seat: with none free the claim is refused (402) and nothing moves', async () => {
+    const { claimUrl, application } = await keylessConfig();
+    const claimer = await seedSignedIn(database.db);
+    const visitor = await seedSignedIn(database.db);
+    await signedInTo(application.id, visitor);
+    const platform = await seedSignedIn(database.db, { platformAdmin: true });
+    const patched = await fetch(`${server.url}/v1/subscription?organization_slug=${claimer.ownWorkspace.slug}`, {
+      method: 'PATCH',
+      headers: { cookie: platform.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+      body: JSON.stringify({ seats: 1 }),
+    });
+    expect(patched.status, await patched.text()).toBe(200);
+
+    const refused = await postClaim({ cookie: cookies(claimer.cookie, claimCookieOf(claimUrl)), organization: claimer.ownWorkspace.id });
+    expect(refused.status).toBe(402);
+    expect(errorCodeOf(refused.text)).toBe('subscription_limit_exceeded');
+    expect((await keylessConfig()).application.id).toBe(application.id);
+    expect(await membershipOf(claimer.ownWorkspace.id, visitor.user.id)).toBeUndefined();
+  });
+
   it('two admins claiming at once: exactly one wins, the other gets 409', async () => {
     const { claimUrl } = await keylessConfig();
     const [a, b] = await Promise.all([seedSignedIn(database.db), seedSignedIn(database.db)]);
