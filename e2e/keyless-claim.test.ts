@@ -94,6 +94,7 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     await page.waitForURL(`${server.url}/keyless/claim`);
     expect(await page.getByTestId('claim-client-id').textContent()).toBe(clientId);
     expect(await page.getByTestId('claim-publishable-key').textContent()).toBe(before.application.publishableKey);
+    expect(await page.getByTestId('claim-signed-in-people').textContent()).toBe('1');
     const workspaces = page.getByTestId('claim-workspace');
     expect(await workspaces.count()).toBe(1);
     const workspaceSlug = (await workspaces.first().getAttribute('data-slug')) as string;

@@ -26,7 +26,7 @@ ${workspaces
     `Claim ${application.name}`,
     `<h1 data-testid="hosted-heading">Claim this development application</h1>
 <p>It moves into the workspace you choose with the same application id (the OIDC client id) <code data-testid="claim-client-id">${escapeHtml(application.id)}</code> and the same publishable key <code data-testid="claim-publishable-key">${escapeHtml(application.publishableKey)}</code>, so the app built against it keeps working. Its secret key is created now and shown once.</p>
-<p class="muted">Everyone who signed in to it during development becomes a member of that workspace (role org_member), unless already one.</p>
+<p class="muted"><span data-testid="claim-signed-in-people">${application.signedInPeople}</span> ${application.signedInPeople === 1 ? 'person' : 'people'} signed in to it during development: each becomes a member of that workspace (role org_member) unless already one.</p>
 ${choose}
 <p class="muted">Signed in as <span data-testid="claim-signed-in-as">${escapeHtml(signedInAs)}</span>.</p>
 <form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="claim-sign-out">Not you? Sign out</button></form>`,

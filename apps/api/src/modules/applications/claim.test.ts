@@ -193,6 +193,10 @@ describe('claiming', () => {
     await signedInTo(keylessId, existing);
     await signedInTo(keylessId, claimer);
 
+    // The page says how many people signed in to it (the claim adds those not yet members).
+    const confirm = await get(CLAIM_PATH, { cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)) });
+    expect(testIdText(confirm.text, 'claim-signed-in-people')).toBe('3');
+
     const claimed = await postClaim({
       cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)),
       organization: workspace.id,

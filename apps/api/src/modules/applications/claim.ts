@@ -3,7 +3,7 @@ import { AppError } from '@svc/contracts/errors';
 import { isIdOf } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { type ApplicationRow, claimKeylessApplicationRow, findSlugsLike, lockApplicationById } from '@svc/db/queries/applications';
-import { findSignedInNonMembers } from '@svc/db/queries/session-applications';
+import { findSignedInPeople } from '@svc/db/queries/session-applications';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
 import { addOrgMember } from '@svc/db/queries/users';
 import type { SecretBox } from '@svc/db/secret-box';
@@ -90,7 +90,13 @@ async function claimable(deps: ClaimDeps, db: DbOrTx, ref: ClaimRef): Promise<Ap
   return row;
 }
 
-export type ClaimableApplication = { id: string; name: string; publishableKey: string };
+export type ClaimableApplication = {
+  id: string;
+  name: string;
+  publishableKey: string;
+  /** Active people who signed in to it: the claim adds those not yet members of the workspace. */
+  signedInPeople: number;
+};
 
 /**
  * The application a claim link names, if it can be claimed (the claim's own refusals): what the
@@ -98,7 +104,8 @@ export type ClaimableApplication = { id: string; name: string; publishableKey: s
  */
 export async function checkKeylessClaim(deps: ClaimDeps, ref: ClaimRef): Promise<ClaimableApplication> {
   const row = await claimable(deps, deps.db, ref);
-  return { id: row.id, name: row.name, publishableKey: row.publishableKey };
+  const people = await findSignedInPeople(deps.db, { applicationId: row.id });
+  return { id: row.id, name: row.name, publishableKey: row.publishableKey, signedInPeople: people.length };
 }
 
 /** The workspaces the person may claim into: tenants where they hold org_admin. */
@@ -178,7 +185,7 @@ export async function claimKeylessApplication(
       throw new Error('a locked keyless application changed under its lock');
     }
 
-    const people = await findSignedInNonMembers(tx, { applicationId: row.id, tenantId: organization.id });
+    const people = await findSignedInPeople(tx, { applicationId: row.id, notMembersOf: organization.id });
     let membersAdded = 0;
     for (const userId of people) {
       await claimSeat(tx, organization.id);
