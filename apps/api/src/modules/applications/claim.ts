@@ -16,11 +16,11 @@ import { newSecretKey } from './keys.ts';
 import { slugify } from './service.ts';
 
 /**
- * Claiming the keyless development application (docs/api.md "Claiming a keyless application").
+ * Claiming the keyless development application (docs/api.md "Claiming a keyless development application").
  *
  * The claim link carries a token: HMAC-SHA256 of the application id under a key derived from
  * SVC_ENCRYPTION_KEY (SecretBox.mac), so it is stored nowhere, cannot be guessed from the id
- * (which is public: it is the OIDC client id), and dies with the application's keyless status.
+ * (which is public: it is the OIDC client id), and claims only while the application is keyless.
  * The keyless application is one per installation and every keyless=1 answer carries its link:
  * whoever can read keyless mode can claim it. That is the trade keyless mode makes; production
  * installations run with KEYLESS_ENABLED off (its default there).
