@@ -424,7 +424,7 @@ function claimInstruction(c: Ctx): string {
   if (!c.app.claimUrl) {
     return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register on it the redirect URLs and JavaScript origins listed in this context.`;
   }
-  return `To claim this application: ask the user to open the claim link ${c.app.claimUrl} in a browser (signing in, or signing up at ${c.baseUrl}/signup, which creates a workspace) and pick the workspace that should own it. It keeps its id, OIDC client id and publishable key, so nothing in the code changes; the claim page shows its secret key once: have the user paste it into SVC_SECRET_KEY (never commit it). Then register on it, in the svc console (${c.endpoints.console}), the redirect URLs and JavaScript origins listed in this context. The claim link is a secret: never commit, log or share it.`;
+  return `To claim this application: ask the user to open the claim link ${c.app.claimUrl} in a browser (signing in, or signing up at ${c.baseUrl}/signup, which creates a workspace) and pick the workspace that should own it. It keeps its id, OIDC client id and publishable key, so nothing in the code changes; the claim page shows its secret key once: have the user paste it into SVC_SECRET_KEY (never commit it). Then register on it, in the svc console (${c.endpoints.console}), the redirect URL, post-logout redirect URL and JavaScript origin this context lists: a claimed application no longer accepts any loopback URL. The claim link is a secret: never commit, log or share it.`;
 }
 
 function buildPrompt(c: Ctx): string {
