@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZKeylessFlag, ZOrganizationSummary, ZProductionSocialMode, ZPublicApplication, ZSocialMode } from './public-edge.ts';
+import { ZClaimUrl, ZKeylessFlag, ZOrganizationSummary, ZProductionSocialMode, ZPublicApplication, ZSocialMode } from './public-edge.ts';
 
 /** Frameworks GET /v1/setup/agent-context knows (SPEC.md 4.2). `rest` is the default. */
 export const SUPPORTED_FRAMEWORKS = ['nextjs', 'react', 'express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const;
@@ -77,6 +77,7 @@ export const ZAgentContextResponse = z
       organization: ZOrganizationSummary,
       keyless: z.boolean().describe('true for the shared keyless development application'),
     }),
+    claimUrl: ZClaimUrl,
     oidc: z.object({
       issuer: z.url(),
       clientId: z.string(),

@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   application_not_found: { status: 404, trpc: 'NOT_FOUND' },
   method_not_allowed: { status: 405, trpc: 'METHOD_NOT_SUPPORTED' },
   application_disabled: { status: 409, trpc: 'CONFLICT' },
+  /** Claiming a keyless development application that is no longer keyless (it was claimed). */
+  application_already_claimed: { status: 409, trpc: 'CONFLICT' },
   conflict: { status: 409, trpc: 'CONFLICT' },
   payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE' },
   unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE' },

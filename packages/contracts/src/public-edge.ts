@@ -33,6 +33,18 @@ export const ZProductionSocialMode = z.object({
 
 export const ZOauthBlock = z.object({ sharedDevelopment: ZSocialMode, production: ZProductionSocialMode }).meta({ id: 'OauthBlock' });
 
+/**
+ * The claim link of a keyless development application: a hosted svc page where a signed-in org
+ * admin moves this application (same id, client id and publishable key) into their workspace and
+ * gets its secret key. It carries a secret token: share it only with whoever should own the app.
+ */
+export const ZClaimUrl = z
+  .url()
+  .nullable()
+  .describe(
+    'keyless development application only (else null): hosted page that moves this application, keeping its id, client id and publishable key, into a workspace the signed-in person administers and shows its new secret key once. Carries a secret claim token',
+  );
+
 export const ZClientConfigRequest = z.object({
   publishable_key: ZQueryValue.optional().describe('pk_live_...; or send the X-SVC-Publishable-Key header'),
   keyless: ZKeylessFlag,
@@ -52,6 +64,7 @@ export const ZClientConfigResponse = z
     oidc: z.object({ issuer: z.url(), clientId: z.string() }),
     oauth: ZOauthBlock,
     keyless: z.boolean().describe('true when this is the shared keyless development application'),
+    claimUrl: ZClaimUrl,
   })
   .meta({ id: 'ClientConfig' });
 export type TClientConfigResponse = z.infer<typeof ZClientConfigResponse>;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * AES-256-GCM for values svc must be able to read back (webhook signing secrets, queued email
@@ -6,10 +6,16 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * additional authenticated data, so a ciphertext copied into another row does not decrypt.
  *
  * Format: `v1.<iv>.<tag>.<ciphertext>`, each part base64url. Never log either side.
+ *
+ * `mac` is for values svc hands out and must recognize later without storing them (a keyless
+ * application's claim token): HMAC-SHA256 under a key derived from the same key (HKDF, never the
+ * AES key itself), over the context and the value, base64url (43 characters). A MAC made for one
+ * context never matches in another.
  */
 export type SecretBox = {
   seal: (plaintext: string, context: string) => string;
   open: (sealed: string, context: string) => string;
+  mac: (value: string, context: string) => string;
 };
 
 export class SecretBoxError extends Error {
@@ -20,7 +26,11 @@ export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== 32) {
     throw new SecretBoxError('the encryption key must be 32 bytes');
   }
+  const macKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'svc secret-box mac', 32));
   return {
+    mac(value, context) {
+      return createHmac('sha256', macKey).update(context, 'utf8').update('\0').update(value, 'utf8').digest('base64url');
+    },
     seal(plaintext, context) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

@@ -3,6 +3,7 @@ import express, { type ErrorRequestHandler, type Request, type Response } from '
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
 import { accountRouter } from '../modules/account/routes.ts';
+import { keylessClaimRouter } from '../modules/applications/claim-routes.ts';
 import { authRouter } from '../modules/auth/routes.ts';
 import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
@@ -70,6 +71,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(accountRouter(services));
   // Before the CSRF guard: accepting is a same-origin form POST that checks its origin itself.
   app.use(invitationPagesRouter(services));
+  // Before the CSRF guard: claiming a keyless application is a same-origin form POST that checks its origin itself.
+  app.use(keylessClaimRouter(services));
   // svc's OpenID Provider (discovery, authorization, token, ...): before the CSRF guard, since
   // applications' back ends post forms to its token endpoint; oidc-provider checks each request.
   app.use(oidcProviderRouter(services));

@@ -39,7 +39,7 @@ export function createFastLane(services: AppServices, edge: Edge): (req: Incomin
   function clientConfigJson(resolved: ResolvedApplication): string {
     let json = clientConfigs.get(resolved.found);
     if (json === undefined) {
-      json = JSON.stringify(ZClientConfigResponse.parse(buildClientConfig(services.config, resolved)));
+      json = JSON.stringify(ZClientConfigResponse.parse(buildClientConfig(services.config, services.secretBox, resolved)));
       clientConfigs.set(resolved.found, json);
     }
     return json;

@@ -1,4 +1,4 @@
-import { and, desc, eq, or } from 'drizzle-orm';
+import { and, desc, eq, like, or } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { applications } from '../schema/applications.ts';
@@ -61,6 +61,52 @@ export async function findKeylessApplication(db: DbOrTx): Promise<ApplicationWit
     .innerJoin(organizations, eq(organizations.id, applications.tenantId))
     .where(eq(applications.isKeyless, true))
     .limit(1);
+  return row;
+}
+
+/**
+ * The application `id` (any tenant), its row locked until the transaction ends: claiming the
+ * keyless application reads it under this lock, so of two racing claims one moves it and the
+ * other finds it no longer keyless.
+ */
+export async function lockApplicationById(db: DbOrTx, id: string): Promise<ApplicationRow | undefined> {
+  const [row] = await db.select().from(applications).where(eq(applications.id, id)).for('update').limit(1);
+  return row;
+}
+
+/** Slugs of `tenantId` that are `base` or `base-<anything>`: what a new slug must avoid. */
+export async function findSlugsLike(db: DbOrTx, opts: { tenantId: string; base: string }): Promise<Set<string>> {
+  const escaped = opts.base.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const rows = await db
+    .select({ slug: applications.slug })
+    .from(applications)
+    .where(and(eq(applications.tenantId, opts.tenantId), or(eq(applications.slug, opts.base), like(applications.slug, `${escaped}-%`))));
+  return new Set(rows.map((r) => r.slug));
+}
+
+/**
+ * Claims the keyless development application: it becomes an ordinary application of `tenantId`
+ * with the same id and publishable key, a name and slug there, and a new secret key. Only while it
+ * is still keyless; the row after, or undefined. The update fires the change notification, so
+ * every process drops its cached copy (and its cached keyless application).
+ */
+export async function claimKeylessApplicationRow(
+  db: DbOrTx,
+  opts: { id: string; tenantId: string; name: string; slug: string; secretKeyHash: string; secretKeyPrefix: string },
+): Promise<ApplicationRow | undefined> {
+  const [row] = await db
+    .update(applications)
+    .set({
+      tenantId: opts.tenantId,
+      name: opts.name,
+      slug: opts.slug,
+      secretKeyHash: opts.secretKeyHash,
+      secretKeyPrefix: opts.secretKeyPrefix,
+      isKeyless: false,
+      updatedAt: new Date(),
+    })
+    .where(and(eq(applications.id, opts.id), eq(applications.isKeyless, true)))
+    .returning();
   return row;
 }
 

@@ -140,3 +140,23 @@ export async function findBackchannelLogoutTarget(
   const row = rows[0];
   return row?.url ? { id: row.id, tenantId: row.tenantId, url: row.url } : undefined;
 }
+
+/**
+ * The active people who signed in to an application through svc (a recorded sign-in, standing or
+ * ended, of a session still on record), but for members of `notMembersOf` in any status: whom
+ * claiming the keyless development application into that organization adds as members.
+ */
+export async function findSignedInPeople(db: DbOrTx, opts: { applicationId: string; notMembersOf?: string }): Promise<string[]> {
+  const notMember =
+    opts.notMembersOf === undefined
+      ? sql``
+      : sql`and not exists (select 1 from memberships m where m.tenant_id = ${opts.notMembersOf} and m.user_id = u.id)`;
+  const rows = await db.execute<{ userId: string }>(sql`
+    select distinct u.id as "userId"
+    from session_applications sa
+    join sessions s on s.id = sa.session_id
+    join users u on u.id = s.user_id
+    where sa.application_id = ${opts.applicationId} and u.status = 'active' ${notMember}
+    order by u.id`);
+  return rows.map((r) => r.userId);
+}

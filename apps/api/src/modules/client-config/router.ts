@@ -17,5 +17,5 @@ export const clientConfigRouter = router({
     })
     .input(ZClientConfigRequest)
     .output(ZClientConfigResponse)
-    .query(({ ctx }) => buildClientConfig(ctx.services.config, ctx.resolved)),
+    .query(({ ctx }) => buildClientConfig(ctx.services.config, ctx.services.secretBox, ctx.resolved)),
 });

@@ -1,5 +1,7 @@
 import type { TClientConfigResponse } from '@svc/contracts/public-edge';
+import type { SecretBox } from '@svc/db/secret-box';
 import type { Config } from '../../env.ts';
+import { keylessClaimUrl } from '../applications/claim.ts';
 import type { ResolvedApplication } from '../applications/resolve.ts';
 
 /** The OAuth block of SPEC.md 2.5: shared development credentials, customer-owned in production. */
@@ -10,8 +12,20 @@ export function oauthBlock(socialProvider: string, productionProvider: string | 
   };
 }
 
-/** Public configuration of one application; contains nothing secret by construction. */
-export function buildClientConfig(config: Config, { found, keyless }: ResolvedApplication): TClientConfigResponse {
+/**
+ * The claim link of a keyless development application (null for any other): what client config
+ * and the agent context hand to whoever develops against it.
+ */
+export function claimUrlOf(config: Config, secretBox: SecretBox, { found, keyless }: ResolvedApplication): string | null {
+  return keyless && found.application.isKeyless ? keylessClaimUrl(config.publicUrl, secretBox, found.application.id) : null;
+}
+
+/**
+ * Public configuration of one application; nothing secret by construction but the keyless
+ * development application's claim link, which every keyless=1 caller may read (applications/claim.ts).
+ */
+export function buildClientConfig(config: Config, secretBox: SecretBox, resolved: ResolvedApplication): TClientConfigResponse {
+  const { found, keyless } = resolved;
   const { application, organization } = found;
   const pk = encodeURIComponent(application.publishableKey);
   const afterSignIn = application.redirectUrls.find((u) => /^https?:\/\//.test(u)) ?? `${config.publicUrl}/user`;
@@ -34,5 +48,6 @@ export function buildClientConfig(config: Config, { found, keyless }: ResolvedAp
     oidc: { issuer: config.publicUrl, clientId: application.id },
     oauth: oauthBlock(config.engine.socialProvider, application.oauth.productionProvider),
     keyless,
+    claimUrl: claimUrlOf(config, secretBox, resolved),
   };
 }

@@ -147,6 +147,9 @@ export function applicationClients(
           return undefined;
         }
         keylessIds.add(clientId);
+      } else {
+        // A claimed keyless application is an ordinary client from its next lookup on.
+        keylessIds.delete(clientId);
       }
       return clientMetadataOf(found, opts);
     },

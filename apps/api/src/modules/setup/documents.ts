@@ -97,6 +97,7 @@ export function renderAgentContextMarkdown(ctx: TAgentContextResponse): string {
     `- Organization: ${text(organization.name)} (slug ${code(organization.slug)})`,
     `- Publishable key: ${code(application.publishableKey)} (public; safe in client code)`,
     `- Keyless development application: ${ctx.project.keyless ? 'yes (shared, local development only)' : 'no'}`,
+    ...(ctx.claimUrl ? [`- Claim link: <${ctx.claimUrl}> (secret; opens a page that moves this application into a workspace)`] : []),
     '',
     '## OpenID Connect',
     '',

@@ -2,6 +2,7 @@ import { ZAgentContextRequest, ZAgentContextResponse } from '@svc/contracts/agen
 import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
 import { publishableKeyProcedure } from '../../trpc/procedures.ts';
+import { claimUrlOf } from '../client-config/service.ts';
 import { buildAgentContext, resolveFormat } from './service.ts';
 
 export const setupRouter = router({
@@ -30,7 +31,7 @@ export const setupRouter = router({
       return buildAgentContext({
         publicUrl: ctx.services.config.publicUrl,
         engine: ctx.services.config.engine,
-        application,
+        application: { ...application, claimUrl: claimUrlOf(ctx.services.config, ctx.services.secretBox, ctx.resolved) },
         organization,
         keyless: ctx.resolved.keyless,
         framework: input.framework,

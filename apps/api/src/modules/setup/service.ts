@@ -34,6 +34,8 @@ export type AgentContextInput = {
     /** confidential: authenticates with the secret key; public: PKCE alone. The keyless app is public. */
     clientType: 'confidential' | 'public';
     oauth: { productionProvider?: string };
+    /** The keyless development application's claim link (it carries a secret token); null otherwise. */
+    claimUrl?: string | null;
   };
   organization: { slug: string; name: string };
   keyless: boolean;
@@ -214,6 +216,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
       organization: { slug: organization.slug, name: organization.name },
       keyless,
     },
+    claimUrl: keyless ? (app.claimUrl ?? null) : null,
     oidc,
     framework: {
       id: spec.id,
@@ -418,7 +421,10 @@ function buildSteps(c: Ctx): string[] {
 }
 
 function claimInstruction(c: Ctx): string {
-  return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register on it the redirect URLs and JavaScript origins listed in this context.`;
+  if (!c.app.claimUrl) {
+    return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register on it the redirect URLs and JavaScript origins listed in this context.`;
+  }
+  return `To claim this application: ask the user to open the claim link ${c.app.claimUrl} in a browser (signing in, or signing up at ${c.baseUrl}/signup, which creates a workspace) and pick the workspace that should own it. It keeps its id, OIDC client id and publishable key, so nothing in the code changes; the claim page shows its secret key once: have the user paste it into SVC_SECRET_KEY (never commit it). Then register on it, in the svc console (${c.endpoints.console}), the redirect URL, post-logout redirect URL and JavaScript origin this context lists: a claimed application no longer accepts any loopback URL. The claim link is a secret: never commit, log or share it.`;
 }
 
 function buildPrompt(c: Ctx): string {

@@ -1,0 +1,234 @@
+import { timingSafeEqual } from 'node:crypto';
+import { AppError } from '@svc/contracts/errors';
+import { isIdOf } from '@svc/contracts/ids';
+import type { Db, DbOrTx } from '@svc/db/client';
+import { type ApplicationRow, claimKeylessApplicationRow, findSlugsLike, lockApplicationById } from '@svc/db/queries/applications';
+import { findSignedInPeople } from '@svc/db/queries/session-applications';
+import { setSessionActiveTenant } from '@svc/db/queries/sessions';
+import { addOrgMember } from '@svc/db/queries/users';
+import type { SecretBox } from '@svc/db/secret-box';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { assertMembershipsManaged, authorize } from '../access/authorize.ts';
+import type { UserPrincipal } from '../access/principal.ts';
+import { assertSubscriptionAllows, claimSeat } from '../subscriptions/enforce.ts';
+import type { ApplicationCache } from './cache.ts';
+import { newSecretKey } from './keys.ts';
+import { slugify } from './service.ts';
+
+/**
+ * Claiming the keyless development application (docs/api.md "Claiming a keyless development application").
+ *
+ * The claim link carries a token: HMAC-SHA256 of the application id under a key derived from
+ * SVC_ENCRYPTION_KEY (SecretBox.mac), so it is stored nowhere, cannot be guessed from the id
+ * (which is public: it is the OIDC client id), and claims only while the application is keyless.
+ * The keyless application is one per installation and every keyless=1 answer carries its link:
+ * whoever can read keyless mode can claim it. That is the trade keyless mode makes; production
+ * installations run with KEYLESS_ENABLED off (its default there).
+ */
+
+/** The secret-box context of claim tokens: a MAC made for anything else never matches. */
+const CLAIM_CONTEXT = 'keyless-application-claim';
+
+/** What a claim link's token looks like: 32 bytes, base64url. */
+export const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The hosted claim page (GET shows it, POST claims). */
+export const CLAIM_PATH = '/keyless/claim';
+
+/** Role the people who signed in during development receive in the claiming workspace. */
+const CLAIMED_MEMBER_ROLE = 'org_member';
+
+export function keylessClaimToken(secretBox: SecretBox, applicationId: string): string {
+  return secretBox.mac(applicationId, CLAIM_CONTEXT);
+}
+
+/** The claim link of the keyless application `applicationId`. */
+export function keylessClaimUrl(publicUrl: string, secretBox: SecretBox, applicationId: string): string {
+  const query = new URLSearchParams({ application: applicationId, token: keylessClaimToken(secretBox, applicationId) });
+  return `${publicUrl.replace(/\/+$/, '')}${CLAIM_PATH}?${query}`;
+}
+
+/** A claim as the link carries it (unchecked). */
+export type ClaimRef = { applicationId: string; token: string };
+
+type ClaimDeps = { db: Db; secretBox: SecretBox; keylessEnabled: boolean };
+
+const NOT_CLAIMABLE = 'no keyless application has this claim link; copy the whole link';
+
+function tokenMatches(secretBox: SecretBox, ref: ClaimRef): boolean {
+  if (!isIdOf('application', ref.applicationId) || !CLAIM_TOKEN_PATTERN.test(ref.token)) {
+    return false;
+  }
+  const expected = Buffer.from(keylessClaimToken(secretBox, ref.applicationId));
+  const given = Buffer.from(ref.token);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/**
+ * The application a claim link names, locked when `lock` (inside the claim's transaction).
+ * In order: keyless mode off (403 keyless_disabled), a token that is not this id's (404, the
+ * same answer as an unknown id: nothing is read for it), an application no longer keyless (409
+ * application_already_claimed: only a holder of its real link can learn that).
+ */
+async function claimable(deps: ClaimDeps, db: DbOrTx, ref: ClaimRef): Promise<ApplicationRow> {
+  if (!deps.keylessEnabled) {
+    throw new AppError('keyless_disabled', 'keyless development is disabled on this installation, so nothing can be claimed');
+  }
+  if (!tokenMatches(deps.secretBox, ref)) {
+    throw new AppError('application_not_found', NOT_CLAIMABLE);
+  }
+  const row = await lockApplicationById(db, ref.applicationId);
+  if (!row) {
+    throw new AppError('application_not_found', NOT_CLAIMABLE);
+  }
+  if (!row.isKeyless) {
+    throw new AppError(
+      'application_already_claimed',
+      'this application was already claimed; it is no longer a keyless development application',
+    );
+  }
+  return row;
+}
+
+export type ClaimableApplication = {
+  id: string;
+  name: string;
+  publishableKey: string;
+  /** Active people who signed in to it: the claim adds those not yet members of the workspace. */
+  signedInPeople: number;
+};
+
+/**
+ * The application a claim link names, if it can be claimed (the claim's own refusals): what the
+ * claim page checks before asking anyone to sign in.
+ */
+export async function checkKeylessClaim(deps: ClaimDeps, ref: ClaimRef): Promise<ClaimableApplication> {
+  const row = await claimable(deps, deps.db, ref);
+  const people = await findSignedInPeople(deps.db, { applicationId: row.id });
+  return { id: row.id, name: row.name, publishableKey: row.publishableKey, signedInPeople: people.length };
+}
+
+/** The workspaces the person may claim into: tenants where they hold org_admin. */
+export function claimWorkspacesOf(principal: UserPrincipal): { id: string; slug: string; name: string }[] {
+  return principal.memberships
+    .filter((m) => m.organization.kind === 'tenant' && m.roleKey === 'org_admin')
+    .map((m) => ({ id: m.organization.id, slug: m.organization.slug, name: m.organization.name }));
+}
+
+export type ClaimedApplication = {
+  application: ApplicationRow;
+  organization: { id: string; slug: string; name: string };
+  /** Raw secret: shown this once, never stored. */
+  secretKey: string;
+  membersAdded: number;
+};
+
+function validName(raw: string | undefined, fallback: string): string {
+  const name = (raw ?? '').trim() || fallback;
+  if (name.length > 100) {
+    throw new AppError('validation_failed', 'application name must be 1-100 characters');
+  }
+  return name;
+}
+
+/**
+ * Moves the keyless development application into `organizationId`, where the person must be an
+ * org admin (404 for a workspace they cannot see, 403 without org_admin). Same id, OIDC client id
+ * and publishable key; a new secret key, returned this once. Every active person who signed in to
+ * it through svc and is not yet a member joins as org_member (one seat each, under the seat
+ * lock); their sessions and grants of the application stand. Audited (and announced) as
+ * application.created, plus member.added per person added. The next keyless=1 request creates a
+ * fresh keyless application. `openWorkspace` (the hosted page) also opens the workspace in the
+ * claiming session, so the console lands on it.
+ */
+export async function claimKeylessApplication(
+  deps: ClaimDeps & { applications: Pick<ApplicationCache, 'invalidateApplication'> },
+  principal: UserPrincipal,
+  request: RequestMeta,
+  input: ClaimRef & { organizationId: string; name?: string },
+  opts: { openWorkspace?: boolean } = {},
+): Promise<ClaimedApplication> {
+  if (!isIdOf('organization', input.organizationId)) {
+    throw new AppError('validation_failed', 'choose a workspace');
+  }
+  const claimed = await deps.db.transaction(async (tx) => {
+    const row = await claimable(deps, tx, input);
+    const { organization } = await authorize(tx, principal, {
+      organization: { id: input.organizationId },
+      permission: 'applications.manage',
+      adminOnly: true,
+    });
+    if (!principal.memberships.some((m) => m.organization.id === organization.id && m.roleKey === 'org_admin')) {
+      // A platform admin passes authorize anywhere; claiming takes a workspace of one's own.
+      throw new AppError('forbidden', 'claim into a workspace where you are an org admin');
+    }
+    assertMembershipsManaged(organization);
+    await assertSubscriptionAllows(tx, organization.id);
+
+    const name = validName(input.name, row.name);
+    const base = slugify(name);
+    const taken = await findSlugsLike(tx, { tenantId: organization.id, base });
+    let slug = base;
+    for (let n = 2; taken.has(slug); n++) {
+      slug = `${base.slice(0, 44)}-${n}`;
+    }
+    const secret = newSecretKey();
+    const application = await claimKeylessApplicationRow(tx, {
+      id: row.id,
+      tenantId: organization.id,
+      name,
+      slug,
+      secretKeyHash: secret.secretKeyHash,
+      secretKeyPrefix: secret.secretKeyPrefix,
+    });
+    if (!application) {
+      throw new Error('a locked keyless application changed under its lock');
+    }
+
+    const people = await findSignedInPeople(tx, { applicationId: row.id, notMembersOf: organization.id });
+    let membersAdded = 0;
+    for (const userId of people) {
+      await claimSeat(tx, organization.id);
+      if (await addOrgMember(tx, { tenantId: organization.id, userId, roleKey: CLAIMED_MEMBER_ROLE })) {
+        membersAdded++;
+        await recordAudit(tx, principal, request, {
+          tenantId: organization.id,
+          action: 'member.added',
+          target: { type: 'user', id: userId },
+          summary: { roleKey: CLAIMED_MEMBER_ROLE, via: 'keyless_claim', applicationId: application.id },
+        });
+      }
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId: organization.id,
+      action: 'application.created',
+      target: { type: 'application', id: application.id },
+      summary: {
+        name: application.name,
+        slug: application.slug,
+        publishableKey: application.publishableKey,
+        redirectUrls: application.redirectUrls,
+        allowedOrigins: application.allowedOrigins,
+        postLogoutRedirectUrls: application.postLogoutRedirectUrls,
+        backchannelLogoutUrl: application.backchannelLogoutUrl,
+        clientType: application.clientType,
+        signInAudience: application.signInAudience,
+        oauth: application.oauth,
+        claimedFromKeyless: true,
+        membersAdded,
+      },
+    });
+    if (opts.openWorkspace) {
+      await setSessionActiveTenant(tx, { id: principal.session.id, userId: principal.user.id, tenantId: organization.id });
+    }
+    return {
+      application,
+      organization: { id: organization.id, slug: organization.slug, name: organization.name },
+      secretKey: secret.secretKey,
+      membersAdded,
+    };
+  });
+  // This process's cached copy (and its cached keyless application) go now; others on NOTIFY.
+  deps.applications.invalidateApplication(claimed.application.id);
+  return claimed;
+}
