@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -116,15 +116,24 @@ describe('the README quickstart', () => {
 
     // The README's next step, in another shell without the server's settings: the CLI uses the
     // cluster the server runs, whichever port it is on.
-    const created = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'apps/api/src/cli.ts', 'apps', 'create', '--org', 'acme', '--name', 'Web App', '--json'],
-      { cwd: checkout, env: freshEnv({}), encoding: 'utf8', timeout: 60_000 },
-    );
+    // Run without blocking this process: a spawnSync stops the event loop, so the keep-alive
+    // connection svc closes meanwhile is still pooled, unread, when the next fetch picks it.
+    const created = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'apps/api/src/cli.ts', 'apps', 'create', '--org', 'acme', '--name', 'Web App', '--json'],
+        { cwd: checkout, env: freshEnv({}), encoding: 'utf8', timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      );
+    });
     expect(created.stderr).toBe('');
     expect(created.status).toBe(0);
     const { secretKey } = JSON.parse(created.stdout) as { secretKey: string };
-    const application = await fetch(`${url}/v1/backend/application`, { headers: { authorization: `Bearer ${secretKey}` } });
+    const application = await fetch(`${url}/v1/backend/application`, { headers: { authorization: `Bearer ${secretKey}` } }).catch(
+      (error: unknown) => {
+        throw new Error(`GET /v1/backend/application failed (${String(error)}); svc's output:\n${output}`);
+      },
+    );
     expect(application.status).toBe(200);
 
     // The cluster lives where the postgres user can reach it, and PostgreSQL runs outside the
