@@ -280,7 +280,7 @@ describe('allowlists', () => {
     );
     expect(ctx.redirectUrlsSource).toBe('framework_default');
     expect(ctx.javascriptOriginsSource).toBe('application');
-    expect(ctx.redirectUrls).toEqual(['https://spa.example.com/']);
+    expect(ctx.redirectUrls).toEqual(['https://spa.example.com/callback']);
   });
 });
 
