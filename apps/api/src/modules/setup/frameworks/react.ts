@@ -110,7 +110,7 @@ function Home() {
 // A protected page: signed out, it starts the sign-in at svc and comes back here. The claims are
 // the ID token's; React escapes every value it renders.
 const Profile = withAuthenticationRequired(
-  function Profile() {
+  function ProfilePage() {
     const auth = useAuth();
     const profile = auth.user.profile;
     return (
