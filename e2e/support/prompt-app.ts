@@ -112,11 +112,17 @@ export function describePromptApp(opts: PromptAppOptions): void {
       await saveScreenshot(page, `agent-prompt-${opts.framework}-profile`);
 
       // Sign-out through svc's end-session endpoint (its confirmation page), back to the app.
+      const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { end_session_endpoint: string };
+      const endSession = page.waitForRequest((req) => req.url().split('?')[0] === discovery.end_session_endpoint);
       await page
         .getByRole('link', { name: 'Sign out' })
         .or(page.getByRole('button', { name: 'Sign out' }))
         .first()
         .click();
+      // RP-initiated logout: the ID token as hint and a return URL on the app.
+      const logout = new URL((await endSession).url());
+      expect(logout.searchParams.get('id_token_hint')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(new URL(logout.searchParams.get('post_logout_redirect_uri') ?? 'about:blank').origin).toBe(opts.origin);
       await page.waitForURL((url) => url.origin === server.url);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL((url) => url.origin === opts.origin);

@@ -100,7 +100,7 @@ describe('the agent context as a document', () => {
     expect(json.oidc.clientId).toBe(app.application.id);
     expect(md).toContain(`\`${app.publishableKey}\``);
     expect(md).toContain('- `https://shop.example.com/api/auth/callback/svc`');
-    expect(md).toMatch(/\n```sh\nnpm install next-auth@beta\n```\n/);
+    expect(md).toMatch(/\n```sh\nnpm install next@15 react@19 react-dom@19 next-auth@5\.0\.0-beta\.32 jose@6\n```\n/);
     expect(md).toContain('\n## Prompt for a coding agent\n');
     // The prompt's own sections sit one level below the document's.
     expect(md).toContain('\n### What svc is\n');

@@ -280,7 +280,7 @@ describe('allowlists', () => {
     );
     expect(ctx.redirectUrlsSource).toBe('framework_default');
     expect(ctx.javascriptOriginsSource).toBe('application');
-    expect(ctx.redirectUrls).toEqual(['https://spa.example.com/']);
+    expect(ctx.redirectUrls).toEqual(['https://spa.example.com/callback']);
   });
 });
 
@@ -394,7 +394,8 @@ describe('security: the context never carries a secret', () => {
         expect(json).not.toContain('deadbeef');
         expect(json).not.toContain('secretKeyHash');
         expect(json).not.toContain('secretKeyPrefix');
-        expect(json).not.toContain('clientSecret');
+        // As a field name (a serialized input field), not the word: Auth.js's config option is named clientSecret.
+        expect(json).not.toContain('"clientSecret"');
         expect(result.framework.envVars.filter((v) => v.secret).every((v) => v.value === null)).toBe(true);
       });
     }
