@@ -444,6 +444,11 @@ function buildPrompt(c: Ctx): string {
     `Application "${app.name}" (id ${app.id}, slug ${app.slug}, status ${app.status}) in organization "${organization.name}" (${organization.slug}); ${c.keyless ? 'a public OIDC client (PKCE, no secret)' : isConfidential(app, c.keyless) ? 'a confidential OIDC client (its secret key is the client secret)' : 'a public OIDC client (PKCE, no secret)'}.`,
     `Publishable key: ${app.publishableKey} (public; safe in client code).`,
   ];
+  if (isConfidential(app, c.keyless) && !c.envVars.some((v) => v.name === 'SVC_SECRET_KEY')) {
+    lines.push(
+      `This application is a confidential client, and a browser app cannot keep a secret: an org admin sets its client type to public in the svc console (${c.endpoints.console}) before the app signs anyone in.`,
+    );
+  }
   if (app.status === 'disabled') {
     lines.push(
       `This application is disabled: client config answers 409 application_disabled until an org admin re-enables it in the svc console (${c.endpoints.console}).`,

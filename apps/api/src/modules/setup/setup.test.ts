@@ -460,3 +460,14 @@ describe.each(['rails', 'laravel'] as const)('%s prompt, checked by value', (fra
     expect(text).toContain('SVC_SECRET_KEY stays empty');
   });
 });
+
+describe('a browser-only framework and a confidential application', () => {
+  it('react says the client type must be public first; a public application hears nothing of it', () => {
+    const confidential = buildAgentContext(input({ framework: 'react' }));
+    expect(confidential.aiAgentPrompt).toContain('a browser app cannot keep a secret');
+    const application = { ...input().application, clientType: 'public' as const };
+    const pub = buildAgentContext(input({ framework: 'react', application }));
+    expect(pub.aiAgentPrompt).not.toContain('a browser app cannot keep a secret');
+    expect(buildAgentContext(input({ framework: 'react', keyless: true })).aiAgentPrompt).not.toContain('cannot keep a secret');
+  });
+});
