@@ -8,6 +8,7 @@ describePythonPromptApp({
   framework: 'django',
   origin: 'http://localhost:8000',
   steps: ['Install', 'Environment', 'file app.py', 'Run'],
+  module: 'app',
   modules: ['authlib', 'django', 'requests', 'dotenv'],
   verifiesAccessTokens: true,
   inspect: ({ dir, run, steps, serverUrl, clientId }) => {

@@ -8,6 +8,7 @@ describePythonPromptApp({
   framework: 'fastapi',
   origin: 'http://localhost:8000',
   steps: ['Install', 'Environment', 'file main.py', 'Run'],
+  module: 'main',
   modules: ['authlib', 'fastapi', 'uvicorn', 'httpx', 'starlette', 'itsdangerous', 'dotenv'],
   verifiesAccessTokens: true,
   inspect: ({ dir, run, steps, serverUrl, clientId }) => {

@@ -8,6 +8,7 @@ describePythonPromptApp({
   framework: 'flask',
   origin: 'http://localhost:5000',
   steps: ['Install', 'Environment', 'file app.py', 'Run'],
+  module: 'app',
   modules: ['authlib', 'flask', 'requests', 'dotenv'],
   verifiesAccessTokens: true,
   inspect: ({ dir, run, steps, serverUrl, clientId }) => {

@@ -109,10 +109,19 @@ function debianImports(modules: string[]): string | undefined {
  * PyPI is out of reach, so the Install section (a venv and pip install) is not run; instead every
  * requirement it names must be installed for Debian's python3 at a version its range admits.
  * `python3` in the commands and the app resolves to Debian's interpreter (a PATH entry of its
- * own), so the Run command runs as written. Without the packages, CI (E2E_REQUIRED=1) fails and
+ * own), so the Run command runs as written. The generated module is also imported under other
+ * environments: a pasted secret key makes a confidential client, and an http issuer is refused
+ * unless it is on this machine. Without the packages, CI (E2E_REQUIRED=1) fails and
  * elsewhere the suite is skipped loudly.
  */
-export function describePythonPromptApp(opts: Omit<PromptAppOptions, 'skip' | 'env'> & { modules: string[] }): void {
+export function describePythonPromptApp(
+  opts: Omit<PromptAppOptions, 'skip' | 'env'> & {
+    /** Modules Debian's python3 must import for the app to run. */
+    modules: string[];
+    /** The generated app's module (its file without .py), which defines `oauth`. */
+    module: string;
+  },
+): void {
   const missing = debianImports(opts.modules);
   if (missing !== undefined) {
     const why = `${DEBIAN_PYTHON} cannot import ${opts.modules.join(', ')} (${missing}); install Debian's packages: apt-get install -y --no-install-recommends ${DEBIAN_PYTHON_PACKAGES.join(' ')}`;
@@ -150,6 +159,80 @@ export function describePythonPromptApp(opts: Omit<PromptAppOptions, 'skip' | 'e
       // The Run command's python3 is Debian's.
       const which = spawnSync('bash', ['-c', 'command -v python3'], { env: { PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
       expect(which.stdout.trim()).toBe(path.join(bin, 'python3'));
+      // The client each environment gets, read from the generated module itself.
+      const client = (extra: Record<string, string>) => {
+        const script = `import json, ${opts.module} as m
+c = m.oauth.svc
+print(json.dumps({'secret': c.client_secret, 'kwargs': c.client_kwargs, 'metadata_url': c._server_metadata_url}))`;
+        const result = spawnSync(DEBIAN_PYTHON, ['-c', script], {
+          cwd: project.dir,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, ...extra },
+          encoding: 'utf8',
+        });
+        return { status: result.status, stderr: result.stderr, value: result.status === 0 ? JSON.parse(result.stdout) : undefined };
+      };
+      const keyless = client({});
+      expect(keyless.status, keyless.stderr).toBe(0);
+      expect(keyless.value).toEqual({
+        secret: null,
+        kwargs: { scope: 'openid email profile organization', code_challenge_method: 'S256', token_endpoint_auth_method: 'none' },
+        metadata_url: `${project.serverUrl}/.well-known/openid-configuration`,
+      });
+      // With the secret key pasted, a confidential client: the key is the client secret, sent with HTTP Basic.
+      const confidential = client({ SVC_SECRET_KEY: 'sk_live_pasted' });
+      expect(confidential.value).toMatchObject({
+        secret: 'sk_live_pasted',
+        kwargs: { code_challenge_method: 'S256', token_endpoint_auth_method: 'client_secret_basic' },
+      });
+      // Plain http only for an svc on this machine.
+      expect(client({ SVC_ISSUER: 'https://id.example.com' }).value?.metadata_url).toBe(
+        'https://id.example.com/.well-known/openid-configuration',
+      );
+      expect(client({ SVC_ISSUER: 'http://[::1]:7150' }).status).toBe(0);
+      for (const issuer of ['http://id.example.com', 'http://localhost.example.com', 'ftp://localhost']) {
+        const refused = client({ SVC_ISSUER: issuer });
+        expect(refused.status, issuer).not.toBe(0);
+        expect(refused.stderr, issuer).toContain('SVC_ISSUER must be https://');
+      }
+      // The access-token check of the generated module against tokens signed here: only an RFC 9068
+      // access token (header typ at+jwt) for this client from this issuer, unexpired, passes; an ID
+      // token (typ JWT) with the same claims and signature does not. Returns each case's sub or null.
+      const verifier = `import json, time, ${opts.module} as m
+from authlib.jose import JsonWebKey, JsonWebSignature
+key = JsonWebKey.generate_key('RSA', 2048, is_private=True)
+other = JsonWebKey.generate_key('RSA', 2048, is_private=True)
+jwks = {'keys': [dict(key.as_dict(is_private=False), kid='k1')]}
+now = int(time.time())
+def token(typ='at+jwt', signer=key, **claims):
+    body = {'iss': 'https://issuer.test', 'aud': m.CLIENT_ID, 'sub': 'usr_1', 'iat': now, 'exp': now + 300, **claims}
+    return JsonWebSignature().serialize_compact({'alg': 'RS256', 'typ': typ, 'kid': 'k1'}, json.dumps(body).encode(), signer).decode()
+cases = {
+    'access token': token(),
+    'ID token': token('JWT'),
+    'no typ': token(''),
+    'other audience': token(aud='app_other'),
+    'other issuer': token(iss='https://evil.test'),
+    'expired': token(exp=now - 3600),
+    'other key': token(signer=other),
+    'garbage': 'abc.def.ghi',
+}
+print(json.dumps({name: (m.access_token_claims(t, jwks, 'https://issuer.test') or {}).get('sub') for name, t in cases.items()}))`;
+      const verified = spawnSync(DEBIAN_PYTHON, ['-c', verifier], {
+        cwd: project.dir,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        encoding: 'utf8',
+      });
+      expect(verified.status, verified.stderr).toBe(0);
+      expect(JSON.parse(verified.stdout)).toEqual({
+        'access token': 'usr_1',
+        'ID token': null,
+        'no typ': null,
+        'other audience': null,
+        'other issuer': null,
+        expired: null,
+        'other key': null,
+        garbage: null,
+      });
       opts.inspect?.(project);
     },
   });

@@ -9,7 +9,7 @@ import {
   USER_FROM_CLAIMS,
   VENV_NOTE,
 } from './python.ts';
-import { type FrameworkSpec, localSecret, pub, serverVars } from './shared.ts';
+import { type FrameworkSpec, localSecret, serverVars } from './shared.ts';
 
 /**
  * FastAPI with Authlib's Starlette client (authorization code + PKCE; a confidential client with
