@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { describePromptApp, type PromptAppOptions } from './prompt-app.ts';
 
 /** Debian's interpreter, whose python3-* packages stand in for the prompt's pip install. */
@@ -134,6 +134,7 @@ export function describePythonPromptApp(
   }
   const bin = mkdtempSync(path.join(os.tmpdir(), 'svc-debian-python-'));
   symlinkSync(DEBIAN_PYTHON, path.join(bin, 'python3'));
+  afterAll(() => rmSync(bin, { recursive: true, force: true }));
   describePromptApp({
     ...opts,
     skip: ['Install'],
