@@ -46,7 +46,7 @@ const EXPECTED_PACKAGE: Record<TFramework, string> = {
   react: 'react-oidc-context',
   express: 'openid-client',
   fastapi: 'authlib',
-  django: 'mozilla-django-oidc',
+  django: 'authlib',
   flask: 'authlib',
   laravel: 'socialiteproviders/oidc',
   rails: 'omniauth_openid_connect',

@@ -1,25 +1,174 @@
-import { type FrameworkSpec, serverVars } from './shared.ts';
+import {
+  ACCESS_TOKEN_CHECK,
+  ISSUER_CHECK,
+  PAGES,
+  PYTHON_ENV_LOADING,
+  PYTHON_LANGUAGE,
+  pipInstall,
+  REGISTER_ARGS,
+  USER_FROM_CLAIMS,
+  VENV_NOTE,
+} from './python.ts';
+import { type FrameworkSpec, localSecret, serverVars } from './shared.ts';
 
-const _PUBLIC_CLIENT =
-  'svc issues no OIDC client secret: configure the library as a public client (authorization code flow with PKCE S256, token endpoint auth method "none").';
+/**
+ * Django with Authlib's Django client (authorization code + PKCE; a confidential client with the
+ * secret key, a public one while keyless), Django's signed-cookie sessions (no database), and
+ * authlib.jose to verify svc's access tokens against the JWKS. One file that is its own settings,
+ * URLconf and manage.py; python-dotenv reads .env.
+ */
+const APP = `# Sign-in with svc (OpenID Connect) for Django: Authlib's Django client, authlib.jose, python-dotenv.
+# One file: settings, views and URLs; run it like manage.py (python3 app.py runserver 8000).
+import os
+import sys
+import time
+from functools import wraps
+from html import escape
+from urllib.parse import urlencode, urlsplit
+
+import django
+from dotenv import load_dotenv
+from django.conf import settings
+
+load_dotenv()
+
+${ISSUER_CHECK}
+
+settings.configure(
+    DEBUG=False,
+    SECRET_KEY=os.environ['DJANGO_SECRET_KEY'],
+    ALLOWED_HOSTS=[urlsplit(REDIRECT_URI).hostname],
+    ROOT_URLCONF=__name__,
+    MIDDLEWARE=[
+        'django.middleware.security.SecurityMiddleware',
+        'django.contrib.sessions.middleware.SessionMiddleware',
+        'django.middleware.common.CommonMiddleware',
+        'django.middleware.clickjacking.XFrameOptionsMiddleware',
+    ],
+    # The app's own session: a cookie signed with DJANGO_SECRET_KEY, no database needed.
+    SESSION_ENGINE='django.contrib.sessions.backends.signed_cookies',
+    SESSION_COOKIE_HTTPONLY=True,
+    SESSION_COOKIE_SAMESITE='Lax',
+    SESSION_COOKIE_SECURE=urlsplit(REDIRECT_URI).scheme == 'https',
+)
+django.setup()
+
+from authlib.integrations.django_client import OAuth, OAuthError  # noqa: E402 (needs the settings above)
+from authlib.jose import JsonWebKey, JsonWebToken, JoseError  # noqa: E402
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse  # noqa: E402
+from django.urls import path  # noqa: E402
+
+oauth = OAuth()
+oauth.register(
+    'svc',
+${REGISTER_ARGS}
+)
+
+
+${USER_FROM_CLAIMS}
+
+
+${PAGES}
+
+
+${ACCESS_TOKEN_CHECK}
+
+
+def sign_in_required(view):
+    """A protected page: only for a signed-in person; everyone else goes to sign in first."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if 'user' not in request.session:
+            return HttpResponseRedirect('/login')
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def home(request):
+    return HttpResponse(home_page(request.session.get('user')))
+
+
+def login(request):
+    return oauth.svc.authorize_redirect(request, REDIRECT_URI)
+
+
+def callback(request):
+    try:
+        # Checks state, exchanges the code with the PKCE verifier, verifies the ID token (signature, iss, aud, nonce).
+        token = oauth.svc.authorize_access_token(request)
+    except OAuthError as error:
+        # A failed sign-in (denied, expired, replayed) says so instead of a stack trace.
+        return HttpResponse(sign_in_failed_page(error.description or error.error), status=400)
+    # A fresh session at sign-in, so a session fixed before it is worth nothing.
+    request.session.flush()
+    request.session['user'] = user_from(token['userinfo'])
+    request.session['id_token'] = token.get('id_token')
+    return HttpResponseRedirect('/profile')
+
+
+@sign_in_required
+def profile(request):
+    return HttpResponse(profile_page(request.session['user']))
+
+
+# Sign-out ends the app's session and svc's, through svc's end-session endpoint.
+def logout(request):
+    id_token = request.session.get('id_token')
+    request.session.flush()
+    return HttpResponseRedirect(end_session_url(oauth.svc.load_server_metadata(), id_token))
+
+
+# An API for your other clients: send svc's access token as "Authorization: Bearer <token>".
+# It is verified against svc's JWKS, which Authlib fetched once and keeps (no request to svc per call).
+def api_me(request):
+    token = bearer_token(request.headers.get('Authorization'))
+    if not token:
+        return JsonResponse({'error': 'missing bearer token'}, status=401)
+    issuer = oauth.svc.load_server_metadata()['issuer']
+    claims = access_token_claims(token, oauth.svc.fetch_jwk_set(), issuer)
+    if claims is None and may_refresh_jwks():
+        claims = access_token_claims(token, oauth.svc.fetch_jwk_set(force=True), issuer)
+    if claims is None:
+        return JsonResponse({'error': 'invalid access token'}, status=401)
+    return JsonResponse(me(claims))
+
+
+urlpatterns = [
+    path('', home),
+    path('login', login),
+    path('auth/callback', callback),
+    path('profile', profile),
+    path('logout', logout),
+    path('api/me', api_me),
+]
+
+if __name__ == '__main__':
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+`;
 
 export const django: FrameworkSpec & { id: 'django' } = {
   id: 'django',
   name: 'Django',
-  language: 'Python',
-  oidcLibrary: { name: 'mozilla-django-oidc', url: 'https://mozilla-django-oidc.readthedocs.io' },
-  installCommand: 'pip install mozilla-django-oidc',
-  envLoading: 'python-dotenv: load_dotenv() in settings.py.',
+  language: PYTHON_LANGUAGE,
+  oidcLibrary: { name: 'Authlib (Django client) + python-dotenv', url: 'https://docs.authlib.org/en/latest/client/django.html' },
+  installCommand: pipInstall(['authlib>=1.2,<2', 'django>=3.2,<6', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
   envFile: '.env',
-  envVars: serverVars(),
+  envLoading: PYTHON_ENV_LOADING,
+  envVars: [...serverVars(), localSecret('DJANGO_SECRET_KEY', "Django's SECRET_KEY: it signs the app's session cookie")],
   devOrigin: 'http://localhost:8000',
-  callbackPath: '/oidc/callback/',
-  notes: (v) => [
-    "settings.py: add 'mozilla_django_oidc' to INSTALLED_APPS (after 'django.contrib.auth'); AUTHENTICATION_BACKENDS = ['mozilla_django_oidc.auth.OIDCAuthenticationBackend', 'django.contrib.auth.backends.ModelBackend']; OIDC_RP_CLIENT_ID = os.environ['SVC_CLIENT_ID']; OIDC_RP_CLIENT_SECRET = '' (svc issues no OIDC client secret; this is a public client); OIDC_USE_PKCE = True; OIDC_RP_SIGN_ALGO = 'RS256'; LOGIN_REDIRECT_URL = '/'; LOGOUT_REDIRECT_URL = '/'.",
-    `settings.py: set OIDC_OP_AUTHORIZATION_ENDPOINT, OIDC_OP_TOKEN_ENDPOINT, OIDC_OP_USER_ENDPOINT and OIDC_OP_JWKS_ENDPOINT to authorization_endpoint, token_endpoint, userinfo_endpoint and jwks_uri of the discovery document ${v.discoveryUrl} (curl it once and copy the values).`,
-    "urls.py: path('oidc/', include('mozilla_django_oidc.urls')); link sign-in to {% url 'oidc_authentication_init' %} and sign-out to a POST form to {% url 'oidc_logout' %}; protect views with @login_required.",
-  ],
+  callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [],
-  runCommand: 'python manage.py runserver 8000',
+  files: () => [{ path: 'app.py', language: 'python', content: APP }],
+  runCommand: 'python3 app.py runserver 8000',
+  notes: (v) => [
+    VENV_NOTE,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    '/logout signs out of the app and of svc (end-session endpoint) and comes back to the home page.',
+    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    'In an existing Django project, move the settings into settings.py, the views into an app and the paths into urls.py; they need nothing else.',
+  ],
 };
