@@ -149,11 +149,11 @@ export async function startApp(
 export type Member = { user_id: string; tenant_id: string; slug: string; role_key: string };
 
 /**
- * An access token of `clientId` for `person` (svc's keyless client: any loopback redirect), by
+ * An access token and an ID token of `clientId` for `person` (svc's keyless client: any loopback redirect), by
  * the authorization code flow with PKCE in a cookie jar: what another client of the app's API
  * would hold. Scope includes organization.
  */
-export async function accessTokenFor(svcUrl: string, clientId: string): Promise<string> {
+export async function tokensFor(svcUrl: string, clientId: string): Promise<{ accessToken: string; idToken: string }> {
   const { CookieJar, browseToRedirect } = await import('../../test/support/oidc-browser.ts');
   const { createHash, randomBytes } = await import('node:crypto');
   const verifier = randomBytes(32).toString('base64url');
@@ -184,9 +184,9 @@ export async function accessTokenFor(svcUrl: string, clientId: string): Promise<
       client_id: clientId,
     }),
   });
-  const body = (await res.json()) as { access_token?: string; error?: string };
-  if (!body.access_token) {
+  const body = (await res.json()) as { access_token?: string; id_token?: string; error?: string };
+  if (!body.access_token || !body.id_token) {
     throw new Error(`token endpoint answered ${res.status}: ${JSON.stringify(body)}`);
   }
-  return body.access_token;
+  return { accessToken: body.access_token, idToken: body.id_token };
 }

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/support/db.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './browser.ts';
-import { accessTokenFor, followPrompt, type Member, type PromptStep, type RunningApp, startApp } from './follow-prompt.ts';
+import { followPrompt, type Member, type PromptStep, type RunningApp, startApp, tokensFor } from './follow-prompt.ts';
 import { type E2EServer, startServer } from './server.ts';
 import { DEMO_USER, passwordSignIn } from './sign-in.ts';
 
@@ -140,7 +140,7 @@ export function describePromptApp(opts: PromptAppOptions): void {
 
     if (opts.verifiesAccessTokens) {
       it("verifies svc's access token against the JWKS: the right one passes with its claims, others get 401", async () => {
-        const token = await accessTokenFor(server.url, clientId);
+        const { accessToken: token, idToken } = await tokensFor(server.url, clientId);
         const who = await member();
         const ok = await fetch(`${opts.origin}/api/me`, { headers: { authorization: `Bearer ${token}` } });
         expect(ok.status).toBe(200);
@@ -149,11 +149,11 @@ export function describePromptApp(opts: PromptAppOptions): void {
         const [h, p, s] = token.split('.') as [string, string, string];
         const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
         const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, org_role: 'org_admin', org_slug: 'someone-else' })).toString('base64url')}.${s}`;
-        const idTokenShaped = `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url')}.${p}.${s}`;
         for (const [label, headers] of [
           ['no token', {}],
           ['forged claims', { authorization: `Bearer ${forged}` }],
-          ['another token type', { authorization: `Bearer ${idTokenShaped}` }],
+          // Signed by svc, for this client, unexpired: refused only because it is not an access token (typ at+jwt).
+          ['an ID token', { authorization: `Bearer ${idToken}` }],
           ['garbage', { authorization: 'Bearer abc.def.ghi' }],
         ] as const) {
           const res = await fetch(`${opts.origin}/api/me`, { headers });
