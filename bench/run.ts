@@ -20,6 +20,7 @@
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
+ * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
@@ -35,6 +36,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } from './backchannel.ts';
+import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import type { BenchContext } from './support.ts';
@@ -1068,6 +1070,9 @@ async function main(): Promise<number> {
   const backchannel = BACKCHANNEL_SCENARIOS.some(wanted)
     ? await runBackchannelBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
+  const eventsFeed = EVENTS_FEED_SCENARIOS.some(wanted)
+    ? await runEventsFeedBenches(scenarioContext, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1091,7 +1096,7 @@ async function main(): Promise<number> {
   }
   const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
-  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts);
+  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts, ...eventsFeed.verdicts);
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1133,6 +1138,7 @@ async function main(): Promise<number> {
         webhooks: webhooks.results,
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
         sessions: { targets: BACKCHANNEL_TARGETS, ...backchannel.results },
+        eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
         verdicts: results,

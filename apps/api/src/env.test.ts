@@ -203,3 +203,17 @@ describe('SUBSCRIPTION_UPGRADE_URL', () => {
     }
   });
 });
+
+describe('EVENTS_RETENTION_DAYS', () => {
+  it('defaults to 30 days and takes whole days from 1 to 3650', () => {
+    expect(loadConfig({}).eventsRetentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ EVENTS_RETENTION_DAYS: '7' }).eventsRetentionMs).toBe(7 * 86_400_000);
+    expect(loadConfig({ EVENTS_RETENTION_DAYS: '3650' }).eventsRetentionMs).toBe(3650 * 86_400_000);
+  });
+
+  it('rejects anything else', () => {
+    for (const value of ['0', '-1', '1.5', 'month', '3651']) {
+      expect(configError({ EVENTS_RETENTION_DAYS: value }).message).toContain('EVENTS_RETENTION_DAYS');
+    }
+  });
+});

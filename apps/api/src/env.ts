@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { EVENTS_RETENTION_DEFAULT_DAYS } from '@svc/contracts/events-feed';
 import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '@svc/db/client';
 import type { BillingSettings } from '@svc/jobs/billing/providers';
@@ -104,6 +105,14 @@ const ZEnv = z.object({
     .max(24 * 30)
     .optional()
     .transform((v) => v ?? 24),
+  /** How far back GET /v1/events reaches, in days; a cursor older than that answers 410 cursor_expired. */
+  EVENTS_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .optional()
+    .transform((v) => v ?? EVENTS_RETENTION_DEFAULT_DAYS),
   EMAIL_ENABLED: bool(false),
   EMAIL_PROVIDER: z.enum(['resend', 'smtp', '']).optional(),
   /** The From header of invitation emails, e.g. `svc <invites@example.com>`. */
@@ -195,6 +204,11 @@ export type Config = {
    */
   encryptionKey: Buffer | null;
   webhooks: WebhookSettings;
+  /**
+   * EVENTS_RETENTION_DAYS (ms): the events feed's window. Events older than this are not served
+   * and a cursor pointing before it answers 410 cursor_expired (nothing prunes events yet).
+   */
+  eventsRetentionMs: number;
   email: EmailSettings;
   /** Billing providers' keys (secrets: never log `config.billing`) and SDK base overrides. */
   billing: BillingSettings;
@@ -312,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScheduleMs: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
       secretGraceMs: Math.round(e.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000),
     },
+    eventsRetentionMs: e.EVENTS_RETENTION_DAYS * 86_400_000,
     email: emailSettings(e),
     billing: billingSettings(e),
   };

@@ -30,7 +30,7 @@ export type SvcClientOptions = {
  */
 export function createSvcClient(opts: SvcClientOptions) {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/trpc`;
-  return createTRPCClient<AppRouter>({
+  const trpc = createTRPCClient<AppRouter>({
     links: [
       httpLink({
         url,
@@ -39,9 +39,85 @@ export function createSvcClient(opts: SvcClientOptions) {
       }),
     ],
   });
+  const events = {
+    list: trpc.events.list,
+    /** Every event of the feed after `cursor` (default: from the start), following nextCursor (iterateEvents). */
+    iterate: (input: EventsIterateInput = {}) => iterateEvents(trpc.events.list, input),
+  };
+  // The tRPC client is a proxy answering any path: `events` is this object, the rest its own.
+  return new Proxy(trpc, {
+    get: (target, prop, receiver) => (prop === 'events' ? events : Reflect.get(target, prop, receiver)),
+  }) as Omit<typeof trpc, 'events'> & { events: typeof events };
 }
 
 export type SvcClient = ReturnType<typeof createSvcClient>;
+
+type FeedPage = inferRouterOutputs<AppRouter>['events']['list'];
+type FeedEvent = FeedPage['data'][number];
+
+/** What `svc.events.iterate` reads: the feed's filters, where to start, and whether to wait for more. */
+export type EventsIterateInput = {
+  /** Catalogued event types (default: every type the key may read). */
+  types?: readonly string[];
+  /** Events created at or after / strictly before these ISO 8601 instants. */
+  from?: string;
+  to?: string;
+  organization_slug?: string;
+  /** A nextCursor kept from before (same filters): continue after it. */
+  cursor?: string;
+  /** Events per request, 1-500 (default 500). */
+  pageSize?: number;
+  /** Called with each page's nextCursor once its events were yielded: persist it to resume later. */
+  onCursor?: (cursor: string) => void | Promise<void>;
+  /**
+   * Keep waiting for new events once caught up, asking again every `follow.intervalMs` (default
+   * 1000) until `follow.signal` aborts. Without it the iteration ends when caught up.
+   */
+  follow?: { intervalMs?: number; signal?: AbortSignal };
+};
+
+/**
+ * The events feed as an async iterator: pages of GET /v1/events (`events.list`) in order,
+ * following nextCursor, each event yielded once. Feed errors are thrown as the call's error
+ * (`svcErrorCode(e) === 'cursor_expired'`: the kept cursor is older than the retention window).
+ */
+export async function* iterateEvents(
+  list: { query: (input: inferRouterInputs<AppRouter>['events']['list']) => Promise<FeedPage> },
+  input: EventsIterateInput,
+): AsyncGenerator<FeedEvent, void, undefined> {
+  let cursor = input.cursor;
+  const intervalMs = input.follow?.intervalMs ?? 1000;
+  const signal = input.follow?.signal;
+  while (!signal?.aborted) {
+    const page = await list.query({
+      ...(input.types ? { types: input.types.join(',') } : {}),
+      ...(input.from ? { from: input.from } : {}),
+      ...(input.to ? { to: input.to } : {}),
+      ...(input.organization_slug ? { organization_slug: input.organization_slug } : {}),
+      ...(cursor ? { cursor } : {}),
+      limit: input.pageSize ?? 500,
+    });
+    for (const event of page.data) {
+      yield event;
+    }
+    if (page.nextCursor && page.nextCursor !== cursor) {
+      cursor = page.nextCursor;
+      await input.onCursor?.(cursor);
+    }
+    if (!page.hasMore) {
+      if (!input.follow) {
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, intervalMs);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}
 
 /** Input of every call, by router path: `SvcInputs['users']['create']`. */
 export type SvcInputs = inferRouterInputs<AppRouter>;

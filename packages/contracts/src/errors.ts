@@ -90,6 +90,10 @@ export const ERROR_CODES = {
   export_not_ready: { status: 409, trpc: 'CONFLICT' },
   /** Exports: the snapshot failed to build (its `error` says why); create a new export. */
   export_failed: { status: 409, trpc: 'CONFLICT' },
+  /** Events feed: the cursor was not issued by svc, was altered, or belongs to another organization or other filters. */
+  invalid_cursor: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Events feed: the cursor points before the retention window (EVENTS_RETENTION_DAYS); start again without it. */
+  cursor_expired: { status: 410, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

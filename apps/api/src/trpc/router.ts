@@ -17,7 +17,7 @@ import { subscriptionsRouter } from '../modules/subscriptions/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
 import { usageRouter } from '../modules/usage/router.ts';
 import { usersRouter } from '../modules/users/router.ts';
-import { webhooksRouter } from '../modules/webhooks/router.ts';
+import { eventsRouter, webhooksRouter } from '../modules/webhooks/router.ts';
 import { router } from './init.ts';
 
 export const appRouter = router({
@@ -37,6 +37,7 @@ export const appRouter = router({
   jobQueue: jobQueueRouter,
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
+  events: eventsRouter,
   billing: billingRouter,
   exports: exportsRouter,
   usage: usageRouter,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /** Webhook delivery states: pending and retrying are due work; failed and succeeded are final. */
@@ -46,6 +46,12 @@ export const webhookEndpoints = pgTable(
 );
 
 /**
+ * PostgreSQL's 64-bit transaction id (`xid8`), read and written as its decimal text: it
+ * outgrows a JavaScript number's exact integers in principle, and is only compared in SQL.
+ */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
+/**
  * An event a mutation caused (`evt_`), recorded in the mutation's transaction. `data` is the
  * payload's `data` object: ids and safe fields, never a secret.
  */
@@ -60,12 +66,24 @@ export const webhookEvents = pgTable(
     type: text('type').notNull(),
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    /**
+     * The writing transaction's id (`pg_current_xact_id()`), set by the column default so every
+     * writer records it without saying so. GET /v1/events orders by (xid, id) and serves only
+     * rows whose xid is below the oldest transaction still running, a prefix of that order no
+     * commit can add to any more (queries/events-feed.ts). Rows older than the column carry
+     * values below the migration's transaction, in created_at order (migration 0020).
+     */
+    xid: xid8('xid').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
     index('webhook_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     // A replay's range: the events of some types in a time range, read type by type in order, so
     // it reads only the events it may send, however many of other types the organization has.
     index('webhook_events_tenant_type_created_idx').on(t.tenantId, t.type, t.createdAt, t.id),
+    // The events feed in commit-safe order: all readable types in one range ...
+    index('webhook_events_tenant_xid_idx').on(t.tenantId, t.xid, t.id),
+    // ... or the requested types, type by type, then merged (as a replay reads them).
+    index('webhook_events_tenant_type_xid_idx').on(t.tenantId, t.type, t.xid, t.id),
   ],
 );
 

@@ -1,3 +1,4 @@
+import { ZFeedEventPage, ZListFeedEventsRequest } from '@svc/contracts/events-feed';
 import {
   ZCreateWebhookEndpointRequest,
   ZDeletedWebhookEndpoint,
@@ -22,6 +23,7 @@ import type { AppServices } from '../../context.ts';
 import { spendBudget } from '../../http/rate-limit.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
+import { listEvents } from './events-feed.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -196,4 +198,32 @@ export const webhooksRouter = router({
       .output(ZWebhookDelivery)
       .mutation(({ ctx, input }) => retryDelivery(ctx.services.db, ctx.principal, ctx.request, input)),
   }),
+});
+
+/**
+ * The events feed: the events webhooks deliver, pulled in pages (docs/api.md "Events feed").
+ * Needs webhooks.read, and serves each event type only to a caller holding its read permission.
+ */
+export const eventsRouter = router({
+  list: controlProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/events',
+        tags: ['events'],
+        summary: "Read the organization's events, oldest first, after a cursor",
+        description:
+          'Needs webhooks.read and, per event type, the read permission of what it is about. Filters: types (comma-separated), from (inclusive) and to (exclusive), ISO 8601. limit 1-500 (default 100). Each event has the id (webhook-id), type, createdAt (the payload timestamp) and data its webhooks carry. Keep nextCursor and ask again: no event is skipped however transactions interleave. A cursor only continues the feed (organization and filters) it came from (else 400 invalid_cursor); one before the retention window (EVENTS_RETENTION_DAYS) answers 410 cursor_expired.',
+      },
+    })
+    .input(ZListFeedEventsRequest)
+    .output(ZFeedEventPage)
+    .query(({ ctx, input }) =>
+      listEvents(
+        ctx.services.db,
+        { secretBox: ctx.services.secretBox, retentionMs: ctx.services.config.eventsRetentionMs },
+        ctx.principal,
+        input,
+      ),
+    ),
 });

@@ -113,7 +113,7 @@ export function toWebhookDelivery(row: WebhookDeliveryRow): TWebhookDelivery {
 }
 
 /** Catalogued names only (never `webhook.test`, which only the test route sends); sorted, no repeats. */
-function checkEventTypes(types: readonly string[]): string[] {
+export function checkEventTypes(types: readonly string[]): string[] {
   const unknown = types.filter((t) => !isEventType(t));
   if (unknown.length > 0) {
     throw new AppError(
@@ -130,12 +130,21 @@ function checkEventTypes(types: readonly string[]): string[] {
  * (403 naming the event types beyond the caller). Checked on create and on every update that
  * changes where events go or what is sent (event types, URL, re-enabling).
  */
-function assertReadable(access: Access, eventTypes: readonly string[]): void {
-  const beyond = eventTypes.filter((t) => isEventType(t) && !access.permissions.has(EVENT_READ_PERMISSIONS[t as EventType]));
+export function assertReadable(
+  access: Access,
+  eventTypes: readonly string[],
+  refusal = 'you cannot subscribe to events about what you may not read',
+): void {
+  const beyond = eventTypes.filter((t) => isEventType(t) && !isReadable(access, t));
   if (beyond.length > 0) {
     const needs = beyond.map((t) => `${t} (needs ${EVENT_READ_PERMISSIONS[t as EventType]})`);
-    throw new AppError('forbidden', `you cannot subscribe to events about what you may not read: ${needs.join(', ')}`);
+    throw new AppError('forbidden', `${refusal}: ${needs.join(', ')}`);
   }
+}
+
+/** Whether the caller holds the read permission of what a catalogued event type is about. */
+export function isReadable(access: Access, eventType: EventType): boolean {
+  return access.permissions.has(EVENT_READ_PERMISSIONS[eventType]);
 }
 
 /** The URL as stored (normalized by the URL parser), or the check's own code and message. */

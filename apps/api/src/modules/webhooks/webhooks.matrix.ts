@@ -20,6 +20,15 @@ async function failedDeliveryOf(fixture: MatrixFixture): Promise<string> {
 
 export const MATRIX: MatrixRoute[] = [
   {
+    // The events feed: webhooks.read, then each event type's read permission (events-feed tests).
+    method: 'GET',
+    template: '/v1/events',
+    permission: 'webhooks.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org }) => ({ path: `/v1/events?organization_slug=${org.slug}` }),
+  },
+  {
     method: 'GET',
     template: '/v1/webhook-endpoints',
     permission: 'webhooks.read',
