@@ -49,16 +49,29 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
  * browser must never pass silently; elsewhere the suite is skipped with a loud warning.
  */
 export function describeInChromium(name: string, body: () => void): void {
-  if (chromiumAvailable()) {
+  describeWhenInstalled(
+    name,
+    chromiumAvailable()
+      ? undefined
+      : `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`,
+    body,
+  );
+}
+
+/**
+ * A suite that needs something installed from Debian: `missing` says what is not, or undefined
+ * when everything is. Missing under E2E_REQUIRED=1 is a failure.
+ */
+export function describeWhenInstalled(name: string, missing: string | undefined, body: () => void): void {
+  if (missing === undefined) {
     describe(name, body);
     return;
   }
-  const why = `Chromium not found at ${CHROMIUM_PATH} (install Debian's package: apt-get install -y chromium, or set CHROMIUM_PATH)`;
   if (process.env.E2E_REQUIRED === '1') {
-    throw new Error(`E2E_REQUIRED=1 but ${why}.`);
+    throw new Error(`E2E_REQUIRED=1 but ${missing}.`);
   }
-  console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-  // Skipped on purpose, and only outside CI: a developer without Debian's chromium can still run
-  // `pnpm test`; .ci/run sets E2E_REQUIRED=1, so there a missing browser fails the run above.
+  console.warn(`\n!!! e2e SKIPPED: ${missing}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
+  // Skipped on purpose, and only outside CI: a developer without Debian's packages can still run
+  // `pnpm test`; .ci/run installs them and sets E2E_REQUIRED=1, so there a missing one fails above.
   describe.skip(name, body);
 }

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
+import { describeWhenInstalled } from './browser.ts';
 import { describePromptApp, type PromptAppOptions } from './prompt-app.ts';
 
 /** Debian's interpreter, whose python3-* packages stand in for the prompt's pip install. */
@@ -124,12 +125,12 @@ export function describePythonPromptApp(
 ): void {
   const missing = debianImports(opts.modules);
   if (missing !== undefined) {
-    const why = `${DEBIAN_PYTHON} cannot import ${opts.modules.join(', ')} (${missing}); install Debian's packages: apt-get install -y --no-install-recommends ${DEBIAN_PYTHON_PACKAGES.join(' ')}`;
-    if (process.env.E2E_REQUIRED === '1') {
-      throw new Error(`E2E_REQUIRED=1 but ${why}.`);
-    }
-    console.warn(`\n!!! e2e SKIPPED: ${why}. Set E2E_REQUIRED=1 to make this a failure. !!!\n`);
-    describe.skip(`e2e: the ${opts.framework} agent context, followed literally`, () => {});
+    // Skipped (or, under E2E_REQUIRED=1, failed) by the same rule as a missing Chromium.
+    describeWhenInstalled(
+      `e2e: the ${opts.framework} agent context, followed literally`,
+      `${DEBIAN_PYTHON} cannot import ${opts.modules.join(', ')} (${missing}); install Debian's packages: apt-get install -y --no-install-recommends ${DEBIAN_PYTHON_PACKAGES.join(' ')}`,
+      () => {},
+    );
     return;
   }
   const bin = mkdtempSync(path.join(os.tmpdir(), 'svc-debian-python-'));
