@@ -7,6 +7,8 @@ import type { Permission } from './permissions.ts';
  */
 export const EVENT_TYPES = [
   'usage_event.created',
+  'usage.threshold_reached',
+  'usage.summary',
   'invitation.created',
   'invitation.accepted',
   'invitation.revoked',
@@ -41,6 +43,8 @@ export type EventType = (typeof EVENT_TYPES)[number];
  */
 export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'usage_event.created': 'usage.read',
+  'usage.threshold_reached': 'usage.read',
+  'usage.summary': 'usage.read',
   'invitation.created': 'invitations.read',
   'invitation.accepted': 'invitations.read',
   'invitation.revoked': 'invitations.read',

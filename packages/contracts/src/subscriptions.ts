@@ -55,6 +55,37 @@ export const ZUsageLimits = z
     'event type (lower-case words joined by . _ : or -, at most 64 characters) -> quantity allowed per calendar month (UTC); a type not listed is unlimited, 0 allows none',
   );
 
+/** The usage alerts every plan gets unless it says otherwise: at 50, 80 and 100% of each limit. */
+export const DEFAULT_USAGE_THRESHOLDS = [50, 80, 100] as const;
+/** At most this many alert thresholds per plan. */
+export const MAX_USAGE_THRESHOLDS = 10;
+
+/**
+ * The percentages of each usage limit at which an organization gets a `usage.threshold_reached`
+ * event (once per threshold, event type and calendar month): whole numbers from 1 to 100 in
+ * ascending order, each once. An empty list turns the alerts off.
+ */
+export const ZUsageThresholds = z
+  .array(
+    z
+      .number()
+      .int('a usage threshold is a whole percentage')
+      .min(1, 'a usage threshold is 1 to 100 (%)')
+      .max(100, 'a usage threshold is 1 to 100 (%)'),
+  )
+  .max(MAX_USAGE_THRESHOLDS, `at most ${MAX_USAGE_THRESHOLDS} usage thresholds`)
+  .superRefine((thresholds, ctx) => {
+    for (let i = 1; i < thresholds.length; i++) {
+      if ((thresholds[i] as number) <= (thresholds[i - 1] as number)) {
+        ctx.addIssue({ code: 'custom', path: [i], message: 'list usage thresholds in ascending order, each once (e.g. [50, 80, 100])' });
+        return;
+      }
+    }
+  })
+  .describe(
+    'percentages of each usage limit at which a usage.threshold_reached event is recorded, once per event type and calendar month: whole numbers 1-100, ascending, each once; [] turns the alerts off',
+  );
+
 export const ZSubscriptionPlan = z
   .object({
     id: z.string(),
@@ -63,6 +94,8 @@ export const ZSubscriptionPlan = z
     /** Members an organization on this plan may have, unless it bought its own seat count; null is unlimited. */
     seatLimit: z.number().int().nullable(),
     usageLimits: z.record(z.string(), z.number().int()),
+    /** Percentages of each usage limit that record a usage.threshold_reached event (ascending; empty: none). */
+    usageThresholds: z.array(z.number().int()),
     /** New organizations get this plan (exactly one plan is the default). */
     isDefault: z.boolean(),
     createdAt: z.string(),
@@ -83,6 +116,7 @@ export const ZCreateSubscriptionPlanRequest = z.object({
   name: ZName,
   seatLimit: ZSeatCount.nullable().describe('members allowed; null is unlimited'),
   usageLimits: ZUsageLimits.default({}),
+  usageThresholds: ZUsageThresholds.default([...DEFAULT_USAGE_THRESHOLDS]),
   isDefault: z.boolean().optional().describe('make this the plan new organizations get (the previous default stops being one)'),
 });
 export type TCreateSubscriptionPlanRequest = z.infer<typeof ZCreateSubscriptionPlanRequest>;
@@ -95,13 +129,14 @@ export const ZUpdateSubscriptionPlanRequest = z
     name: ZName.optional(),
     seatLimit: ZSeatCount.nullable().optional(),
     usageLimits: ZUsageLimits.optional().describe('replaces the whole map'),
+    usageThresholds: ZUsageThresholds.optional().describe('replaces the whole list'),
     isDefault: z
       .boolean()
       .optional()
       .describe('true makes this the default plan; false is refused for the default plan (make another plan the default instead)'),
   })
   .refine((v) => Object.keys(v).some((k) => k !== 'id' && v[k as keyof typeof v] !== undefined), {
-    message: 'send key, name, seatLimit, usageLimits or isDefault',
+    message: 'send key, name, seatLimit, usageLimits, usageThresholds or isDefault',
   });
 export type TUpdateSubscriptionPlanRequest = z.infer<typeof ZUpdateSubscriptionPlanRequest>;
 

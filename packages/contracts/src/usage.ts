@@ -299,6 +299,18 @@ export const ZUsageCounters = z
         remaining: z.number().nullable(),
         /** At the limit: POST /v1/usage-events refuses more of this type until next month. */
         reached: z.boolean(),
+        /**
+         * The plan's usage thresholds for this limit (empty when unlimited or the plan has none):
+         * the quantity at which each is reached and when it was this month (a usage.threshold_reached
+         * event), null while it is not.
+         */
+        thresholds: z.array(
+          z.object({
+            threshold: z.number().int().describe('percentage of the limit'),
+            quantity: z.number().int().describe('the quantity at which it is reached (rounded up)'),
+            reachedAt: z.string().nullable().describe('ISO 8601 instant it was reached this month; null while it is not'),
+          }),
+        ),
       }),
     ),
     /** Members of the organization against the subscription's seats (null is unlimited). */

@@ -21,6 +21,8 @@ const organizationSlug = ZSlug.optional().describe(
 /** What each catalogued event type reports (GET /v1/webhook-event-types, the console's checkboxes). */
 export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'usage_event.created': 'A usage event was recorded',
+  'usage.threshold_reached': "An event type's usage this month reached one of the plan's thresholds (a percentage of its limit)",
+  'usage.summary': 'Hourly: the usage events recorded in the past hour, totalled per event type (instead of one usage_event.created each)',
   'invitation.created': 'Someone was invited to the organization',
   'invitation.accepted': 'An invitation was accepted',
   'invitation.revoked': 'An invitation was revoked',

@@ -348,3 +348,19 @@ describe('packages/jobs against real PostgreSQL', () => {
     expect(await counterKeys()).toContain('public:old');
   });
 });
+
+describe('the crontab', () => {
+  it('parses, names only tasks that exist, and summarizes usage five minutes after every hour with a day of catch-up', async () => {
+    const { parseCrontab } = await import('graphile-worker');
+    const { CRONTAB } = await import('./runner.ts');
+    const { ZTaskPayloads } = await import('./task-names.ts');
+    const items = parseCrontab(CRONTAB);
+    for (const item of items) {
+      expect(Object.keys(ZTaskPayloads)).toContain(item.task);
+    }
+    const summary = items.find((i) => i.task === 'usage:summarize');
+    expect(summary?.match({ min: 5, hour: 13, date: 2, month: 3, dow: 1 })).toBe(true);
+    expect(summary?.match({ min: 0, hour: 13, date: 2, month: 3, dow: 1 })).toBe(false);
+    expect(summary?.options.backfillPeriod).toBe(86_400_000);
+  });
+});

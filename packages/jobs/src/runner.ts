@@ -16,6 +16,7 @@ import { buildExport } from './tasks/exports-build.ts';
 import { pruneOidc } from './tasks/prune-oidc.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
+import { summarizeUsage } from './tasks/usage-summary.ts';
 import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
 import { sendDetachedDelivery } from './webhooks/send-detached.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
@@ -60,10 +61,11 @@ const TASKS: Record<TaskName, SvcTask> = {
   'billing:sync': syncBilling,
   'exports:build': buildExport,
   'oidc:backchannel_logout': sendBackchannelLogout,
+  'usage:summarize': summarizeUsage,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
-const CRONTAB = [
+export const CRONTAB = [
   `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`,
   '*/10 * * * * maintenance:prune_pending_logins ?max=1',
   '*/15 * * * * maintenance:prune_oidc ?max=1',
@@ -71,6 +73,8 @@ const CRONTAB = [
   `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
   // Billing sync logs nothing else woke (a wake-up lost with its worker, say).
   `* * * * * billing:sync ?max=1&jobKey=${BILLING_SYNC_JOB_KEY}`,
+  // The usage.summary events of the hour before (a worker down at the time catches up on return).
+  '5 * * * * usage:summarize ?max=5&fill=1d',
 ].join('\n');
 
 export type StartWorkerOptions = {

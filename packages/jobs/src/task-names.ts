@@ -59,6 +59,14 @@ export const ZTaskPayloads = {
   'email:dispatch': z.object({}),
   /** Hands queued billing sync logs to their providers (the log rows hold the state: nothing to carry). */
   'billing:sync': z.object({}),
+  /**
+   * Records the hourly `usage.summary` events of one hour (tasks/usage-summary.ts): `hour` (any
+   * instant in it) when run by hand, else the hour before the crontab tick Graphile passes.
+   */
+  'usage:summarize': z.object({
+    hour: z.iso.datetime({ offset: true }).optional(),
+    _cron: z.object({ ts: z.string().optional() }).partial().optional(),
+  }),
   /** Builds one export snapshot (the export row holds the state: a re-run after completion does nothing). */
   'exports:build': z.object({
     exportId: z.string().regex(/^exp_[0-9A-Za-z]{20}$/),

@@ -59,7 +59,15 @@ function isUniqueViolation(error: unknown): boolean {
 /** Inserts a plan; undefined when the key is taken (the unique index decides). */
 export async function insertSubscriptionPlan(
   tx: DbOrTx,
-  values: { id: string; key: string; name: string; seatLimit: number | null; usageLimits: Record<string, number>; isDefault: boolean },
+  values: {
+    id: string;
+    key: string;
+    name: string;
+    seatLimit: number | null;
+    usageLimits: Record<string, number>;
+    usageThresholds: number[];
+    isDefault: boolean;
+  },
 ): Promise<SubscriptionPlanRow | undefined> {
   const [row] = await tx
     .insert(subscriptionPlans)
@@ -75,7 +83,15 @@ export async function insertSubscriptionPlan(
  */
 export async function updateSubscriptionPlan(
   tx: DbOrTx,
-  opts: { id: string; key?: string; name?: string; seatLimit?: number | null; usageLimits?: Record<string, number>; isDefault?: true },
+  opts: {
+    id: string;
+    key?: string;
+    name?: string;
+    seatLimit?: number | null;
+    usageLimits?: Record<string, number>;
+    usageThresholds?: number[];
+    isDefault?: true;
+  },
 ): Promise<SubscriptionPlanRow | 'key_taken' | undefined> {
   if (opts.key !== undefined) {
     const [holder] = await tx
@@ -95,6 +111,7 @@ export async function updateSubscriptionPlan(
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.seatLimit !== undefined ? { seatLimit: opts.seatLimit } : {}),
         ...(opts.usageLimits !== undefined ? { usageLimits: opts.usageLimits } : {}),
+        ...(opts.usageThresholds !== undefined ? { usageThresholds: opts.usageThresholds } : {}),
         ...(opts.isDefault ? { isDefault: 'yes' as const } : {}),
         updatedAt: sql`now()`,
       })
@@ -177,6 +194,7 @@ type StateDbRow = {
     name: string;
     seat_limit: number | null;
     usage_limits: Record<string, number>;
+    usage_thresholds: number[];
     is_default: 'yes' | null;
     created_at: string;
     updated_at: string;
@@ -207,7 +225,7 @@ export async function findSubscriptionState(
       s.status, s.seats, s.created_at as sub_created_at, s.updated_at as sub_updated_at,
       case when p.id is null then null else json_build_object(
         'id', p.id, 'key', p.key, 'name', p.name, 'seat_limit', p.seat_limit, 'usage_limits', p.usage_limits,
-        'is_default', p.is_default, 'created_at', p.created_at, 'updated_at', p.updated_at) end as plan,
+        'usage_thresholds', p.usage_thresholds, 'is_default', p.is_default, 'created_at', p.created_at, 'updated_at', p.updated_at) end as plan,
       case when s.tenant_id is not null and (${countAlways}::boolean or coalesce(s.seats, p.seat_limit) is not null)
         then (select count(*) from memberships m where m.tenant_id = o.id) end as members,
       case when s.tenant_id is not null and ${since}::timestamptz is not null
@@ -249,6 +267,7 @@ export async function findSubscriptionState(
         name: plan.name,
         seatLimit: plan.seat_limit,
         usageLimits: plan.usage_limits,
+        usageThresholds: plan.usage_thresholds,
         isDefault: plan.is_default,
         createdAt: new Date(plan.created_at),
         updatedAt: new Date(plan.updated_at),

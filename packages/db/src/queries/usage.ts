@@ -144,16 +144,112 @@ export async function findUsageEventsByKeys(
 export async function findUsageLimits(
   db: DbOrTx,
   tenantIds: readonly string[],
-): Promise<Map<string, { plan: string; limits: Record<string, number> }>> {
+): Promise<Map<string, { plan: string; limits: Record<string, number>; thresholds: number[] }>> {
   const rows = (await db.execute(sql`
-    select s.tenant_id as "tenantId", p.key as plan, p.usage_limits as limits
+    select s.tenant_id as "tenantId", p.key as plan, p.usage_limits as limits, p.usage_thresholds as thresholds
     from subscriptions s join subscription_plans p on p.id = s.plan_id
     where s.tenant_id = any(${sql.param([...tenantIds])}::text[])`)) as unknown as {
     tenantId: string;
     plan: string;
     limits: Record<string, number> | null;
+    thresholds: number[] | null;
   }[];
-  return new Map(rows.map((r) => [r.tenantId, { plan: r.plan, limits: r.limits ?? {} }]));
+  return new Map(rows.map((r) => [r.tenantId, { plan: r.plan, limits: r.limits ?? {}, thresholds: r.thresholds ?? [] }]));
+}
+
+/** A usage threshold an ingesting transaction saw reached (usage_threshold_crossings). */
+export type ThresholdCrossing = {
+  tenantId: string;
+  eventType: string;
+  /** Epoch ms: the first instant of the calendar month (UTC). */
+  periodStart: number;
+  threshold: number;
+  limit: number;
+  used: number;
+  plan: string;
+  eventId: string;
+};
+
+/**
+ * Claims crossings: inserts the rows that do not exist yet and returns those it inserted. A row
+ * another transaction inserted and has not committed makes this one wait for it (the primary
+ * key's conflict rule), so of concurrent claims of one crossing exactly one returns it.
+ */
+export async function claimThresholdCrossings(tx: DbOrTx, crossings: readonly ThresholdCrossing[]): Promise<ThresholdCrossing[]> {
+  if (crossings.length === 0) {
+    return [];
+  }
+  const rows = (await tx.execute(sql`
+    insert into usage_threshold_crossings (tenant_id, event_type, period_start, threshold, usage_limit, used, plan, event_id)
+    select c.tenant_id, c.event_type, to_timestamp(c.period_start / 1000), c.threshold, c.usage_limit, c.used, c.plan, c.event_id
+    from json_to_recordset(${JSON.stringify(
+      crossings.map((c) => ({
+        tenant_id: c.tenantId,
+        event_type: c.eventType,
+        period_start: c.periodStart,
+        threshold: c.threshold,
+        usage_limit: c.limit,
+        used: c.used,
+        plan: c.plan,
+        event_id: c.eventId,
+      })),
+    )}::text::json) as c(tenant_id text, event_type text, period_start float8, threshold int, usage_limit bigint, used bigint, plan text, event_id text)
+    order by 1, 2, 3, 4
+    on conflict do nothing
+    returning event_id as "eventId"`)) as unknown as { eventId: string }[];
+  const inserted = new Set(rows.map((r) => r.eventId));
+  return crossings.filter((c) => inserted.has(c.eventId));
+}
+
+/** The thresholds an organization reached in the calendar month starting at `periodStart` (epoch ms). */
+export async function findThresholdCrossings(
+  db: DbOrTx,
+  opts: { tenantId: string; periodStart: number },
+): Promise<{ eventType: string; threshold: number; reachedAt: Date }[]> {
+  const rows = (await db.execute(sql`
+    select event_type as "eventType", threshold, reached_at as "reachedAt"
+    from usage_threshold_crossings
+    where tenant_id = ${opts.tenantId} and period_start = to_timestamp(${opts.periodStart}::float8 / 1000)
+    order by event_type, threshold`)) as unknown as { eventType: string; threshold: number; reachedAt: string | Date }[];
+  return rows.map((r) => ({ ...r, reachedAt: new Date(r.reachedAt) }));
+}
+
+/**
+ * Claims an hour for its `usage.summary` events and reads what to summarize: per organization
+ * and event type, the events recorded (created_at, not occurred_at) in [hour, hour + 1 h). Empty
+ * when the hour was claimed before (by another worker or an earlier run). Call it in the
+ * transaction that records the summaries, so the claim and the events commit together.
+ */
+export async function claimUsageSummaryHour(
+  tx: DbOrTx,
+  hour: Date,
+): Promise<{ tenantId: string; totals: { eventType: string; events: number; quantity: number }[] }[] | undefined> {
+  const claimed = (await tx.execute(sql`
+    insert into usage_summary_hours (hour, organizations) values (${hour.toISOString()}::timestamptz, 0)
+    on conflict do nothing returning hour`)) as unknown as unknown[];
+  if (claimed.length === 0) {
+    return undefined;
+  }
+  // One index range scan per organization (usage_events_tenant_created_idx).
+  const rows = (await tx.execute(sql`
+    select o.id as "tenantId", t.event_type as "eventType", t.events::float8 as events, t.quantity::float8 as quantity
+    from organizations o
+    cross join lateral (
+      select e.event_type, count(*) as events, sum(e.quantity) as quantity
+      from usage_events e
+      where e.tenant_id = o.id and e.created_at >= ${hour.toISOString()}::timestamptz
+        and e.created_at < ${hour.toISOString()}::timestamptz + interval '1 hour'
+      group by e.event_type
+    ) t
+    order by 1, 2`)) as unknown as { tenantId: string; eventType: string; events: number; quantity: number }[];
+  const byTenant = new Map<string, { eventType: string; events: number; quantity: number }[]>();
+  for (const r of rows) {
+    const list = byTenant.get(r.tenantId) ?? [];
+    list.push({ eventType: r.eventType, events: r.events, quantity: r.quantity });
+    byTenant.set(r.tenantId, list);
+  }
+  await tx.execute(sql`update usage_summary_hours set organizations = ${byTenant.size} where hour = ${hour.toISOString()}::timestamptz`);
+  return [...byTenant].map(([tenantId, totals]) => ({ tenantId, totals }));
 }
 
 /**
@@ -299,9 +395,11 @@ export async function findSubscriptionForUsage(
   seatLimit: number | null;
   seats: number | null;
   usageLimits: Record<string, number>;
+  usageThresholds: number[];
 } | null> {
   const [row] = (await db.execute(sql`
-    select p.key as "planKey", p.name as "planName", s.status, p.seat_limit as "seatLimit", s.seats, p.usage_limits as "usageLimits"
+    select p.key as "planKey", p.name as "planName", s.status, p.seat_limit as "seatLimit", s.seats, p.usage_limits as "usageLimits",
+      p.usage_thresholds as "usageThresholds"
     from subscriptions s join subscription_plans p on p.id = s.plan_id
     where s.tenant_id = ${tenantId}`)) as unknown as {
     planKey: string;
@@ -310,8 +408,9 @@ export async function findSubscriptionForUsage(
     seatLimit: number | null;
     seats: number | null;
     usageLimits: Record<string, number> | null;
+    usageThresholds: number[] | null;
   }[];
-  return row ? { ...row, usageLimits: row.usageLimits ?? {} } : null;
+  return row ? { ...row, usageLimits: row.usageLimits ?? {}, usageThresholds: row.usageThresholds ?? [] } : null;
 }
 
 /** Members of the organization (the seats in use). */

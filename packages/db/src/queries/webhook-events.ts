@@ -34,16 +34,17 @@ export async function recordEvent(
  * event its row and one pending delivery per enabled endpoint of its organization subscribed to
  * its type, and one keyed dispatch job, in two statements whatever the number of events,
  * organizations or types; the second only when some endpoint is subscribed. Results are in the
- * order of `events`.
+ * order of `events`. An event's `id` may be chosen beforehand (newId('event')) by a caller that
+ * stores it elsewhere in the same transaction.
  */
 export async function recordEvents(
   tx: DbOrTx,
-  events: readonly { tenantId: string; type: string; data: Record<string, unknown> }[],
+  events: readonly { id?: string; tenantId: string; type: string; data: Record<string, unknown> }[],
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) {
     return [];
   }
-  const ids = events.map(() => newId('event'));
+  const ids = events.map((e) => e.id ?? newId('event'));
   const tenantIds = [...new Set(events.map((e) => e.tenantId))];
   const types = [...new Set(events.map((e) => e.type))];
   // One JSON parameter: postgres.js would escape every quote of every `data` into an array literal.

@@ -68,6 +68,8 @@ export const subscriptionPlans = pgTable(
     seatLimit: integer('seat_limit'),
     /** Per event type, events (quantity) allowed per calendar month (UTC). A missing type is unlimited. */
     usageLimits: jsonb('usage_limits').$type<Record<string, number>>().notNull().default({}),
+    /** Percentages of each usage limit that record a `usage.threshold_reached` event (ascending; empty: none). */
+    usageThresholds: integer('usage_thresholds').array().notNull().default(sql`'{50,80,100}'::integer[]`),
     isDefault: text('is_default', { enum: ['yes'] }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
@@ -75,6 +77,45 @@ export const subscriptionPlans = pgTable(
   // At most one default: `is_default` is 'yes' or null, and unique.
   (t) => [uniqueIndex('subscription_plans_one_default').on(t.isDefault)],
 );
+
+/**
+ * Usage thresholds reached: one row per (organization, event type, calendar month, percentage),
+ * written by the ingesting transaction that brought the month's quantity to it. The primary key
+ * is what makes each crossing recorded once, whatever the number of concurrent writers; the row's
+ * `event_id` is the `usage.threshold_reached` event recorded with it.
+ */
+export const usageThresholdCrossings = pgTable(
+  'usage_threshold_crossings',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    eventType: text('event_type').notNull(),
+    /** The first instant of the calendar month (UTC) counted. */
+    periodStart: timestamp('period_start', { withTimezone: true, mode: 'date' }).notNull(),
+    /** The percentage of the limit reached (a plan's usage threshold). */
+    threshold: integer('threshold').notNull(),
+    /** The plan's limit and the month's quantity when the threshold was reached. */
+    usageLimit: bigint('usage_limit', { mode: 'number' }).notNull(),
+    used: bigint('used', { mode: 'number' }).notNull(),
+    plan: text('plan').notNull(),
+    eventId: text('event_id').notNull(),
+    reachedAt: timestamp('reached_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.eventType, t.periodStart, t.threshold] })],
+);
+
+/**
+ * Hours whose `usage.summary` events are recorded (packages/jobs usage-summary task): the
+ * primary key makes each hour summarized once, by whichever worker gets there first.
+ */
+export const usageSummaryHours = pgTable('usage_summary_hours', {
+  /** The first instant of the hour summarized (UTC). */
+  hour: timestamp('hour', { withTimezone: true, mode: 'date' }).primaryKey(),
+  /** Organizations that got a summary. */
+  organizations: integer('organizations').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+});
 
 /** Subscription states: the last three block mutating routes with 402 subscription_inactive. */
 export type SubscriptionStatus = 'active' | 'trialing' | 'inactive' | 'cancelled' | 'expired';

@@ -1,6 +1,6 @@
 import type { DbOrTx } from '@svc/db/client';
 import { findSubscriptionState, lockSeats, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
-import { blockError, type SeatEffect, subscriptionBlock, usagePeriod } from './rules.ts';
+import { blockError, type SeatEffect, type SubscriptionState, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /**
  * Refuses with 402 when the subscription of the organization `target` names blocks a mutating
@@ -8,32 +8,39 @@ import { blockError, type SeatEffect, subscriptionBlock, usagePeriod } from './r
  * statement: organizations ⋈ subscriptions ⋈ plans, a member count when a seat limit applies, and
  * this month's hourly usage totals of the limited event types. Nothing is refused for an
  * organization that `canSee` rejects (the route answers its own 404), nor for the platform and
- * keyless workspaces, which have no subscription.
+ * keyless workspaces, which have no subscription. Returns the subscription it judged (this
+ * month's usage of each limited event type included), undefined when there is none to judge.
  */
 export async function refuseWhenBlocked(
   db: DbOrTx,
   target: SubscriptionTarget,
   opts: { seats?: SeatEffect; canSee: (organizationId: string) => boolean },
-): Promise<void> {
+): Promise<SubscriptionState | undefined> {
   const period = usagePeriod();
   const state = await findSubscriptionState(db, { target, usageSince: period.start, usageUntil: period.end });
   if (!state?.subscription || state.organization.kind !== 'tenant' || !opts.canSee(state.organization.id)) {
-    return;
+    return undefined;
   }
   const block = subscriptionBlock(state.subscription, { seatEffect: opts.seats, periodEnd: period.end });
   if (block) {
     throw blockError(block, state.organization.id);
   }
+  return state.subscription;
 }
 
 /**
  * The subscription rule for a handler that has already found and authorized the organization
  * (usage ingestion, whose /v1 routes a fast lane serves outside tRPC): call it right after
  * authorizing, before anything is written. Every other guarded route gets the rule from its
- * procedure's meta (apps/api/src/trpc/subscription-gate.ts).
+ * procedure's meta (apps/api/src/trpc/subscription-gate.ts). Returns the subscription allowed
+ * (undefined without one): usage ingestion reads its plan from it.
  */
-export async function assertSubscriptionAllows(db: DbOrTx, organizationId: string, opts: { seats?: SeatEffect } = {}): Promise<void> {
-  await refuseWhenBlocked(db, { organizationId }, { seats: opts.seats, canSee: () => true });
+export async function assertSubscriptionAllows(
+  db: DbOrTx,
+  organizationId: string,
+  opts: { seats?: SeatEffect } = {},
+): Promise<SubscriptionState | undefined> {
+  return refuseWhenBlocked(db, { organizationId }, { seats: opts.seats, canSee: () => true });
 }
 
 /**

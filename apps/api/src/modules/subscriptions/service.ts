@@ -50,6 +50,7 @@ function toPlan(row: SubscriptionPlanRow): TSubscriptionPlan {
     name: row.name,
     seatLimit: row.seatLimit,
     usageLimits: row.usageLimits,
+    usageThresholds: row.usageThresholds,
     isDefault: row.isDefault === 'yes',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -58,7 +59,14 @@ function toPlan(row: SubscriptionPlanRow): TSubscriptionPlan {
 
 /** What an audit entry keeps of a plan. */
 function planSummary(row: SubscriptionPlanRow): Record<string, unknown> {
-  return { key: row.key, name: row.name, seatLimit: row.seatLimit, usageLimits: row.usageLimits, isDefault: row.isDefault === 'yes' };
+  return {
+    key: row.key,
+    name: row.name,
+    seatLimit: row.seatLimit,
+    usageLimits: row.usageLimits,
+    usageThresholds: row.usageThresholds,
+    isDefault: row.isDefault === 'yes',
+  };
 }
 
 // Plans -------------------------------------------------------------------------------------
@@ -92,6 +100,7 @@ export async function createPlan(
       name: input.name,
       seatLimit: input.seatLimit,
       usageLimits: input.usageLimits,
+      usageThresholds: input.usageThresholds,
       isDefault: input.isDefault === true,
     });
     if (!row) {
@@ -140,6 +149,7 @@ export async function updatePlan(
       name: input.name,
       seatLimit: input.seatLimit,
       usageLimits: input.usageLimits,
+      usageThresholds: input.usageThresholds,
       isDefault: makeDefault ? true : undefined,
     });
     if (row === 'key_taken') {

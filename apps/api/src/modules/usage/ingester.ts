@@ -6,17 +6,20 @@ import { type Db, type DbOrTx, isDatabaseUnavailable } from '@svc/db/client';
 import { queueBillingSync } from '@svc/db/queries/billing-sync-queue';
 import {
   addToHourlyTotals,
+  claimThresholdCrossings,
   findUsageEventsByKeys,
   findUsageLimits,
   insertUsageEvents,
   lockAdvisory,
   type NewUsageEvent,
   sumUsageQuantities,
+  type ThresholdCrossing,
   type UsageEventRecord,
 } from '@svc/db/queries/usage';
 import { recordEvents } from '@svc/db/queries/webhook-events';
 import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
-import { blockError } from '../subscriptions/rules.ts';
+import { blockError, type SubscriptionState } from '../subscriptions/rules.ts';
+import { type CounterTotal, crossingsOf, KnownCrossings, thresholdEventData } from './thresholds.ts';
 
 /** One event, validated, with its canonical payload hash (see `prepareEvent`). */
 export type PreparedEvent = {
@@ -101,7 +104,8 @@ export function reusedKeyError(idempotencyKey: string): AppError {
  * time, so a bad request never fails its neighbours.
  *
  * Nothing here is needed by another process: deduplication is the unique index on
- * (tenant_id, idempotency_key), limits are counted under a PostgreSQL advisory lock.
+ * (tenant_id, idempotency_key), limits are counted under a PostgreSQL advisory lock, usage
+ * thresholds are claimed through the primary key of usage_threshold_crossings (thresholds.ts).
  */
 export class UsageIngester {
   #queue: Pending[] = [];
@@ -109,6 +113,8 @@ export class UsageIngester {
   #inFlight = 0;
   readonly #maxBatchEvents: number;
   readonly #maxInFlight: number;
+  /** Usage thresholds known to be recorded (committed). */
+  readonly #knownCrossings = new KnownCrossings();
 
   constructor(
     private readonly db: Db,
@@ -168,7 +174,9 @@ export class UsageIngester {
       }
       const refusedBefore = refused.size;
       try {
-        const outcomes = await this.db.transaction((tx) => write(tx, active, refused));
+        const seen: ThresholdCrossing[] = [];
+        const outcomes = await this.db.transaction((tx) => write(tx, active, refused, { known: this.#knownCrossings, seen }));
+        this.#knownCrossings.add(seen);
         for (const p of active) {
           const outcome = outcomes.get(p);
           if (outcome && !refused.has(p)) {
@@ -270,11 +278,13 @@ function refusalOf(error: AppError, p: Pending): AppError {
   return new AppError(error.code, error.message, { details: { ...details, requested }, organizationId: error.organizationId });
 }
 
-/** Usage limits of the batch's metering events: the running totals they are counted against. */
+/** Usage limits of the batch's metering events, and the counters its usage thresholds watch: the running totals they are counted against. */
 type LimitState = {
-  /** (organization, type, month) -> quantity recorded so far, updated as submissions are accepted. */
+  /** (organization, type, month) -> quantity recorded so far, updated as metering submissions are accepted. */
   totals: Map<string, number>;
-  /** Recorded events among the limited ones (a replay is answered, never counted again). */
+  /** (organization, type, month) -> quantity recorded before this transaction, read under the lock. */
+  initial: ReadonlyMap<string, number>;
+  /** Recorded events among the limited metering ones (a replay is answered, never counted again). */
   existing: Map<string, UsageEventRecord>;
   limits: Map<string, { plan: string; limits: Record<string, number> }>;
 };
@@ -282,40 +292,51 @@ type LimitState = {
 const counterOf = (tenantId: string, eventType: string, month: number) => `${tenantId}\u0000${eventType}\u0000${month}`;
 
 /**
- * For metering submissions whose event types have a plan limit: locks each (organization, type,
- * month) counter (ascending lock order, so batches never deadlock), then reads the month's
- * totals and which of the events already exist. Under the lock no other metering transaction
- * can change those totals until this one commits, in any process.
+ * Locks each (organization, type, month) counter the batch is counted against (ascending lock
+ * order, so batches never deadlock), then reads the month's totals and which of the limited
+ * metering events already exist. The counters: every event type with a plan limit in a metering
+ * submission (the limit refuses what would pass it), and in a submission of either route every
+ * limited type whose plan has usage thresholds (the total says which are reached). Under the
+ * lock no other transaction that counts can change those totals until this one commits, in any
+ * process.
  */
-async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState | undefined> {
+async function prepareLimits(
+  tx: DbOrTx,
+  active: Pending[],
+  subscriptions: ReadonlyMap<string, SubscriptionState>,
+): Promise<LimitState | undefined> {
   const metering = active.filter((p) => p.submission.channel === 'metering');
-  if (metering.length === 0) {
-    return undefined;
-  }
-  const limits = await findUsageLimits(tx, [...new Set(metering.map((p) => p.submission.tenantId))]);
+  const limits: LimitState['limits'] =
+    metering.length > 0 ? await findUsageLimits(tx, [...new Set(metering.map((p) => p.submission.tenantId))]) : new Map();
   const counters = new Map<string, { tenantId: string; eventType: string; from: number; to: number }>();
   const keys: { tenantId: string; idempotencyKey: string }[] = [];
-  for (const p of metering) {
-    const { tenantId } = p.submission;
-    const planLimits = limits.get(tenantId)?.limits ?? {};
+  for (const p of active) {
+    const { tenantId, channel } = p.submission;
+    const planLimits: Record<string, number> = (channel === 'metering' ? limits.get(tenantId)?.limits : undefined) ?? {};
+    const watched = subscriptions.get(tenantId)?.plan;
+    const thresholdLimits = watched && watched.usageThresholds.length > 0 ? watched.usageLimits : {};
     for (const e of p.submission.events) {
-      if (planLimits[e.eventType] === undefined) {
+      const limited = planLimits[e.eventType] !== undefined;
+      if (!limited && thresholdLimits[e.eventType] === undefined) {
         continue;
       }
       const month = monthStartOf(e.occurredAt);
       counters.set(counterOf(tenantId, e.eventType, month), { tenantId, eventType: e.eventType, from: month, to: nextMonthStart(month) });
-      keys.push({ tenantId, idempotencyKey: e.idempotencyKey });
+      if (limited) {
+        keys.push({ tenantId, idempotencyKey: e.idempotencyKey });
+      }
     }
   }
   if (counters.size === 0) {
     return undefined;
   }
-  await lockAdvisory(
-    tx,
-    [...counters.values()].map((c) => limitLockKey(c.tenantId, c.eventType, c.from)),
-  );
   const list = [...counters.entries()];
-  const [sums, existingRows] = await Promise.all([
+  // One connection runs these in order: the sums' snapshot is taken once the locks are held.
+  const [, sums, existingRows] = await Promise.all([
+    lockAdvisory(
+      tx,
+      list.map(([, c]) => limitLockKey(c.tenantId, c.eventType, c.from)),
+    ),
     sumUsageQuantities(
       tx,
       list.map(([, c]) => c),
@@ -324,6 +345,7 @@ async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState 
   ]);
   return {
     totals: new Map(list.map(([key], i) => [key, sums[i] ?? 0])),
+    initial: new Map(list.map(([key], i) => [key, sums[i] ?? 0])),
     existing: new Map(existingRows.map((r) => [keyOf(r.tenantId, r.idempotencyKey), r])),
     limits,
   };
@@ -341,16 +363,29 @@ type Slot =
 /**
  * One attempt at writing `active` in the caller's transaction. Adds the submissions it refuses
  * to `refused`; throws RetryWithout when a refusal is discovered after rows of the refused
- * submission were inserted (the transaction must roll back and the batch run again).
+ * submission were inserted (the transaction must roll back and the batch run again). Adds to
+ * `thresholds.seen` the usage thresholds it found recorded or recorded itself, which the caller
+ * adds to `thresholds.known` once the transaction commits.
  */
-async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppError>): Promise<Map<Pending, SubmissionOutcome>> {
+async function write(
+  tx: DbOrTx,
+  active: Pending[],
+  refused: Map<Pending, AppError>,
+  thresholds: { known: KnownCrossings; seen: ThresholdCrossing[] },
+): Promise<Map<Pending, SubmissionOutcome>> {
   // The subscription rule (modules/subscriptions: 402 while the subscription is inactive,
   // cancelled, expired or over a limit), once per organization of the batch, before any write.
   const tenants = [...new Set(active.map((p) => p.submission.tenantId))];
+  const subscriptions = new Map<string, SubscriptionState>();
   const blocked = await Promise.all(
     tenants.map((id) =>
       assertSubscriptionAllows(tx, id).then(
-        () => undefined,
+        (subscription) => {
+          if (subscription) {
+            subscriptions.set(id, subscription);
+          }
+          return undefined;
+        },
         (error: unknown) => error,
       ),
     ),
@@ -371,7 +406,7 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
   if (refused.size > 0) {
     active = active.filter((p) => !refused.has(p));
   }
-  const limitState = await prepareLimits(tx, active);
+  const limitState = await prepareLimits(tx, active, subscriptions);
   const claims = new Map<string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }>();
   const slots = new Map<Pending, Slot[]>();
 
@@ -569,8 +604,79 @@ async function write(tx: DbOrTx, active: Pending[], refused: Map<Pending, AppErr
         fresh.map(({ event }) => event),
       ),
     ]);
+    await recordThresholds(tx, thresholdTotals(fresh, subscriptions, limitState), thresholds);
   }
   return outcomes;
+}
+
+/**
+ * The month's total of every limited event type with usage thresholds that this transaction's
+ * new events changed: the total read under the counter's lock (prepareLimits) plus what the
+ * transaction adds.
+ */
+function thresholdTotals(
+  fresh: readonly { event: UsageEventRecord }[],
+  subscriptions: ReadonlyMap<string, SubscriptionState>,
+  limitState: LimitState | undefined,
+): CounterTotal[] {
+  const totals = new Map<string, CounterTotal>();
+  if (!limitState) {
+    return [];
+  }
+  for (const { event } of fresh) {
+    const plan = subscriptions.get(event.tenantId)?.plan;
+    const limit = plan?.usageLimits[event.eventType];
+    if (!plan || limit === undefined || plan.usageThresholds.length === 0) {
+      continue;
+    }
+    const month = monthStartOf(event.occurredAt);
+    const counter = counterOf(event.tenantId, event.eventType, month);
+    let total = totals.get(counter);
+    if (!total) {
+      const before = limitState.initial.get(counter);
+      if (before === undefined) {
+        continue;
+      }
+      total = {
+        tenantId: event.tenantId,
+        eventType: event.eventType,
+        periodStart: month,
+        total: before,
+        limit,
+        thresholds: plan.usageThresholds,
+        plan: plan.key,
+      };
+      totals.set(counter, total);
+    }
+    total.total += event.quantity;
+  }
+  return [...totals.values()];
+}
+
+/**
+ * Records the thresholds `totals` reached that are not recorded yet: the crossings this
+ * transaction claims get their `usage.threshold_reached` event (with the crossing's event id),
+ * the others were recorded by someone else. No statement at all when this process already
+ * knows every reached threshold to be recorded.
+ */
+async function recordThresholds(
+  tx: DbOrTx,
+  totals: readonly CounterTotal[],
+  { known, seen }: { known: KnownCrossings; seen: ThresholdCrossing[] },
+): Promise<void> {
+  if (totals.length === 0) {
+    return;
+  }
+  const reached = crossingsOf(totals, known);
+  if (reached.length === 0) {
+    return;
+  }
+  const claimed = await claimThresholdCrossings(tx, reached);
+  await recordEvents(
+    tx,
+    claimed.map((c) => ({ id: c.eventId, tenantId: c.tenantId, type: 'usage.threshold_reached', data: thresholdEventData(c) })),
+  );
+  seen.push(...reached);
 }
 
 /** The `data` of a usage_event.created webhook: the event, its organization and who sent it. */

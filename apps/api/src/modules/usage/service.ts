@@ -10,11 +10,18 @@ import {
 } from '@svc/contracts/usage';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, encodeCursor } from '@svc/db/pagination';
-import { countMembers, findSubscriptionForUsage, listUsageEvents as listUsageEventRows, summarizeUsage } from '@svc/db/queries/usage';
+import {
+  countMembers,
+  findSubscriptionForUsage,
+  findThresholdCrossings,
+  listUsageEvents as listUsageEventRows,
+  summarizeUsage,
+} from '@svc/db/queries/usage';
 import { authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { instantOf } from '../audit-logs/service.ts';
 import { toUsageEvent } from './ingest.ts';
+import { thresholdQuantity } from './thresholds.ts';
 
 /** The calendar month (UTC) around `now`: [start, end). */
 export function monthOf(now: number): { start: number; end: number } {
@@ -107,11 +114,13 @@ export async function getUsageCounters(
     permission: 'usage.read',
   });
   const period = monthOf(now);
-  const [rows, subscription, members] = await Promise.all([
+  const [rows, subscription, members, crossings] = await Promise.all([
     summarizeUsage(db, { tenantId: organization.id, from: period.start, to: period.end, bucket: 'day' }),
     findSubscriptionForUsage(db, organization.id),
     countMembers(db, organization.id),
+    findThresholdCrossings(db, { tenantId: organization.id, periodStart: period.start }),
   ]);
+  const reachedAt = new Map(crossings.map((c) => [`${c.eventType}\u0000${c.threshold}`, c.reachedAt.toISOString()]));
   const totals = new Map<string, { events: number; quantity: number }>();
   for (const row of rows) {
     const t = totals.get(row.eventType) ?? { events: 0, quantity: 0 };
@@ -136,6 +145,14 @@ export async function getUsageCounters(
         limit,
         remaining: limit === null ? null : Math.max(0, limit - quantity),
         reached: limit !== null && quantity >= limit,
+        thresholds:
+          limit === null
+            ? []
+            : (subscription?.usageThresholds ?? []).map((threshold) => ({
+                threshold,
+                quantity: thresholdQuantity(threshold, limit),
+                reachedAt: reachedAt.get(`${eventType}\u0000${threshold}`) ?? null,
+              })),
       };
     }),
     seats: { used: members, limit: subscription ? (subscription.seats ?? subscription.seatLimit) : null },

@@ -82,5 +82,11 @@ describe('usage ingestion across two API processes', () => {
       { q: number }[]
     >`select coalesce(sum(quantity), 0)::int as q from usage_events where tenant_id = ${tenantId} and event_type = 'metered'`;
     expect(row?.q).toBe(30);
+    // The plan's default thresholds (50, 80, 100% of 30), each recorded once by one of the two processes.
+    const reached = await sql<{ threshold: number; used: number }[]>`
+      select (data->>'threshold')::int as threshold, (data->>'used')::int as used from webhook_events
+      where tenant_id = ${tenantId} and type = 'usage.threshold_reached' and data->>'eventType' = 'metered' order by 1`;
+    expect(reached.map((r) => r.threshold)).toEqual([50, 80, 100]);
+    expect(reached.every((r) => r.used >= Math.ceil((r.threshold * 30) / 100))).toBe(true);
   });
 });

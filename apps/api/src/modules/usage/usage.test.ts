@@ -211,9 +211,34 @@ describe('GET /v1/usage', () => {
       plan: { key: planId.toLowerCase(), name: 'Pro' },
       status: 'active',
       usage: [
-        { eventType: 'api_call', events: 1, quantity: 4, limit: 10, remaining: 6, reached: false },
-        { eventType: 'exports', events: 0, quantity: 0, limit: 3, remaining: 3, reached: false },
-        { eventType: 'storage', events: 1, quantity: 9, limit: null, remaining: null, reached: false },
+        {
+          eventType: 'api_call',
+          events: 1,
+          quantity: 4,
+          limit: 10,
+          remaining: 6,
+          reached: false,
+          // The plan's default thresholds, none reached yet (the 4 were recorded before this plan).
+          thresholds: [
+            { threshold: 50, quantity: 5, reachedAt: null },
+            { threshold: 80, quantity: 8, reachedAt: null },
+            { threshold: 100, quantity: 10, reachedAt: null },
+          ],
+        },
+        {
+          eventType: 'exports',
+          events: 0,
+          quantity: 0,
+          limit: 3,
+          remaining: 3,
+          reached: false,
+          thresholds: [
+            { threshold: 50, quantity: 2, reachedAt: null },
+            { threshold: 80, quantity: 3, reachedAt: null },
+            { threshold: 100, quantity: 3, reachedAt: null },
+          ],
+        },
+        { eventType: 'storage', events: 1, quantity: 9, limit: null, remaining: null, reached: false, thresholds: [] },
       ],
       seats: { used: 2, limit: 5 },
     });
@@ -231,7 +256,18 @@ describe('GET /v1/usage', () => {
       ).status,
     ).toBe(201);
     const full = await call('GET', `/v1/usage?organization_slug=${org.slug}`, { cookie: admin.cookie });
-    expect(full.json.usage[0]).toEqual({ eventType: 'api_call', events: 2, quantity: 10, limit: 10, remaining: 0, reached: true });
+    // One request took api_call from 4 to 10: every threshold reached at once, each with its time.
+    const [first] = full.json.usage;
+    expect(first).toMatchObject({ eventType: 'api_call', events: 2, quantity: 10, limit: 10, remaining: 0, reached: true });
+    expect(first.thresholds.map((t: Json) => [t.threshold, t.quantity])).toEqual([
+      [50, 5],
+      [80, 8],
+      [100, 10],
+    ]);
+    for (const t of first.thresholds) {
+      expect(Math.abs(Date.parse(t.reachedAt) - Date.now())).toBeLessThan(60_000);
+    }
+    expect(full.json.usage[1].thresholds.every((t: Json) => t.reachedAt === null)).toBe(true);
   });
 
   it('an organization of someone else is 404', async () => {
