@@ -16,7 +16,7 @@
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
  * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
- * usage-single,usage-batch,usage-summary
+ * usage-single,usage-batch,usage-summary,usage-thresholds
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).

@@ -11,6 +11,10 @@
  *   organization with 5,000,000 events against one with 100,000 (events over the last 90 days,
  *   hourly totals consistent with them), same server, alternating. Target: the large
  *   organization's req/s >= 0.8x the small one's (its time within 25%).
+ * - usage-thresholds: POST /v1/usage/events, one new event per request, for an organization whose
+ *   plan limits the three event types with usage thresholds (50/80/100%) against one whose plan
+ *   has the same limits and no thresholds; same server, alternating slices. Target: thresholds on
+ *   >= 0.9x the events/s of thresholds off.
  *
  * Every svc server is a real `svc serve` process (NODE_ENV=production, LOG_LEVEL=warn,
  * WORKER_ENABLED=false, rate limits 1e9/min); the naive handler is its own process too.
@@ -23,10 +27,10 @@ import { type BenchContext, fmt, healthy, positiveSetting, processCpuMs, startSe
 export type UsageBenchContext = BenchContext & { duration: number; warmup: number };
 export type UsageVerdict = Verdict;
 
-export const USAGE_TARGETS = { singleMin: 1.5, batchMin: 20, summaryMin: 0.8 };
-export const USAGE_SCENARIOS = ['usage-single', 'usage-batch', 'usage-summary'] as const;
+export const USAGE_TARGETS = { singleMin: 1.5, batchMin: 20, summaryMin: 0.8, thresholdsMin: 0.9 };
+export const USAGE_SCENARIOS = ['usage-single', 'usage-batch', 'usage-summary', 'usage-thresholds'] as const;
 
-type Server = { url: string; pid: number | undefined; stop: () => Promise<void> };
+type Server = { url: string; pid: number | undefined; stop: () => Promise<void>; output: () => string };
 
 async function startServer(
   ctx: UsageBenchContext,
@@ -52,7 +56,7 @@ async function startServer(
     },
     ready: healthy,
   });
-  return { url: server.url, pid: server.child.pid, stop: server.stop };
+  return { url: server.url, pid: server.child.pid, stop: server.stop, output: server.output };
 }
 
 type Load = { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: (n: number) => string; connections: number };
@@ -467,6 +471,102 @@ async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results
   });
 }
 
+/**
+ * usage-thresholds: one server, two organizations on plans with the same usage limits (far above
+ * what the run records, so nothing is refused), one with the default thresholds (every limited
+ * event's transaction locks its counter and reads the month's total), one with none; single
+ * events at BENCH_USAGE_CONNECTIONS, in slices A B B A per round.
+ */
+async function thresholds(ctx: UsageBenchContext, verdicts: UsageVerdict[], results: Record<string, unknown>) {
+  const db = await ctx.createDb('usage_thresholds');
+  await ctx.runCli(['migrate'], db.url);
+  const apps: Record<'on' | 'off', CreatedApp> = {
+    on: JSON.parse(await ctx.runCli(['apps', 'create', '--org', 'bench-thresholds-on', '--name', 'Thresholds on', '--json'], db.url)),
+    off: JSON.parse(await ctx.runCli(['apps', 'create', '--org', 'bench-thresholds-off', '--name', 'Thresholds off', '--json'], db.url)),
+  };
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const limits = JSON.stringify({ api_call: 1e15, tokens: 1e15, storage_gb_hours: 1e15 });
+  try {
+    for (const [which, thresholdList] of [
+      ['on', '{50,80,100}'],
+      ['off', '{}'],
+    ] as const) {
+      const planId = `pln_benchthresholds${which.padEnd(3, '0')}`;
+      await sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits, usage_thresholds)
+        values (${planId}, ${`bench-thresholds-${which}`}, ${`Thresholds ${which}`}, null, ${limits}::text::jsonb, ${thresholdList}::text::integer[])`;
+      await sql`update subscriptions set plan_id = ${planId}
+        where tenant_id = (select tenant_id from applications where id = ${apps[which].application.id})`;
+    }
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+  const encryptionKey = randomBytes(32).toString('base64');
+  const connections = positiveSetting('BENCH_USAGE_CONNECTIONS', 64);
+  const sides = {
+    on: { label: 'thresholds 50/80/100%', rounds: [] } as Side,
+    off: { label: 'no thresholds', rounds: [] } as Side,
+  };
+  const isNew = (status: number, body: unknown) => status === 201 && (body as { duplicate?: boolean })?.duplicate === false;
+  ctx.log(`measuring: POST /v1/usage/events at ${connections} connections, ${sides.on.label} vs ${sides.off.label}, same server`);
+  const counter = { n: 0 };
+  for (let round = 1; round <= ctx.rounds; round++) {
+    const server = await startServer(ctx, 'svc', db.url, encryptionKey, 'svc-usage-thresholds');
+    try {
+      const tag = `t${round}-${randomBytes(4).toString('hex')}`;
+      const loads = {
+        on: {
+          path: '/v1/usage/events',
+          method: 'POST',
+          headers: { authorization: `Bearer ${apps.on.secretKey}`, 'content-type': 'application/json' },
+          body: eventBodies(`${tag}-on`).single,
+          connections,
+        } as Load,
+        off: {
+          path: '/v1/usage/events',
+          method: 'POST',
+          headers: { authorization: `Bearer ${apps.off.secretKey}`, 'content-type': 'application/json' },
+          body: eventBodies(`${tag}-off`).single,
+          connections,
+        } as Load,
+      };
+      for (const which of ['on', 'off'] as const) {
+        await check(server.url, loads[which], counter, isNew, `thresholds ${which}`).catch((error: Error) => {
+          throw new Error(`${error.message}\n${server.output()}`);
+        });
+        if (ctx.warmup > 0) {
+          await cannon(server.url, loads[which], ctx.warmup, counter);
+        }
+      }
+      const slices: Record<'on' | 'off', Measurement[]> = { on: [], off: [] };
+      const order: ('on' | 'off')[] = [];
+      for (let i = 0; i < SUMMARY_SLICES; i++) {
+        order.push(...((i + round) % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)));
+      }
+      for (const which of order) {
+        slices[which].push(await cannon(server.url, loads[which], ctx.duration / SUMMARY_SLICES, counter));
+      }
+      for (const which of ['on', 'off'] as const) {
+        const m = merge(slices[which]);
+        sides[which].rounds.push(m);
+        ctx.log(
+          `  usage-thresholds round ${round} ${sides[which].label.padEnd(22)} ${fmt(m.rps, 0).padStart(7)} events/s  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
+        );
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  const on = best(sides.on);
+  const off = best(sides.off);
+  const ratio = on.rps / off.rps;
+  results.thresholds = { on: sides.on.rounds.map(figures), off: sides.off.rounds.map(figures), ratio };
+  verdicts.push({
+    name: `usage-thresholds: events/s with usage thresholds >= ${USAGE_TARGETS.thresholdsMin}x without`,
+    pass: clean(sides.on, sides.off) && ratio >= USAGE_TARGETS.thresholdsMin,
+    detail: `${fmt(on.rps, 0)} vs ${fmt(off.rps, 0)} events/s = ${fmt(ratio, 2)}x (p99 ${fmt(on.p99, 1)} vs ${fmt(off.p99, 1)} ms)`,
+  });
+}
+
 export async function runUsageBenches(
   ctx: UsageBenchContext,
   wanted: (scenario: string) => boolean,
@@ -478,6 +578,9 @@ export async function runUsageBenches(
   }
   if (wanted('usage-summary')) {
     await summary(ctx, verdicts, results);
+  }
+  if (wanted('usage-thresholds')) {
+    await thresholds(ctx, verdicts, results);
   }
   return { verdicts, results };
 }

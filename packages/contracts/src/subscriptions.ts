@@ -337,12 +337,27 @@ const usageLimitLines = z
     return out;
   });
 
+/** `50, 80, 100` -> `[50, 80, 100]` (commas or spaces; empty: no alerts), checked like the API body. */
+const usageThresholdsField = z
+  .string()
+  .max(200)
+  .transform((text, ctx) => {
+    const parts = text.split(/[\s,%]+/).filter((p) => p !== '');
+    if (parts.some((p) => !/^\d+$/.test(p))) {
+      ctx.addIssue({ code: 'custom', message: 'whole percentages separated by commas, e.g. 50, 80, 100' });
+      return z.NEVER;
+    }
+    return parts.map(Number);
+  })
+  .pipe(ZUsageThresholds);
+
 /** The console's plan form (create and edit); its output is the POST body (PATCH sends the same fields). */
 export const ZSubscriptionPlanForm = z.object({
   key: ZPlanKey,
   name: ZName,
   seatLimit: seatsField,
   usageLimits: usageLimitLines,
+  usageThresholds: usageThresholdsField,
   isDefault: z.boolean(),
 });
 export type TSubscriptionPlanFormInput = z.input<typeof ZSubscriptionPlanForm>;

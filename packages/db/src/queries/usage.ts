@@ -261,10 +261,13 @@ export async function lockAdvisory(tx: DbOrTx, keys: readonly bigint[]): Promise
     return;
   }
   const sorted = [...new Set(keys)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
-  await tx.execute(sql`
+  await executePrepared(
+    tx,
+    sql`
     select count(pg_advisory_xact_lock(k)) from (
       select k from unnest(${sql.param(sorted)}::bigint[]) with ordinality as t(k, n) order by n offset 0
-    ) s`);
+    ) s`,
+  );
 }
 
 /** Quantity recorded per (organization, type) in [from, to), from the hourly totals. */
@@ -275,7 +278,9 @@ export async function sumUsageQuantities(
   if (items.length === 0) {
     return [];
   }
-  const rows = (await db.execute(sql`
+  const rows = await executePrepared<{ n: number; quantity: number }>(
+    db,
+    sql`
     select t.n::int as n, coalesce((
       select sum(h.quantity) from usage_hourly h
       where h.tenant_id = t.tenant_id and h.event_type = t.event_type
@@ -286,7 +291,8 @@ export async function sumUsageQuantities(
       ${sql.param(items.map((i) => i.eventType))}::text[],
       ${sql.param(items.map((i) => i.from))}::float8[],
       ${sql.param(items.map((i) => i.to))}::float8[]
-    ) with ordinality as t(tenant_id, event_type, from_ms, to_ms, n)`)) as unknown as { n: number; quantity: number }[];
+    ) with ordinality as t(tenant_id, event_type, from_ms, to_ms, n)`,
+  );
   const out = new Array<number>(items.length).fill(0);
   for (const row of rows) {
     out[row.n - 1] = row.quantity;

@@ -278,66 +278,70 @@ function refusalOf(error: AppError, p: Pending): AppError {
   return new AppError(error.code, error.message, { details: { ...details, requested }, organizationId: error.organizationId });
 }
 
-/** Usage limits of the batch's metering events, and the counters its usage thresholds watch: the running totals they are counted against. */
+/** Usage limits of the batch's metering events: the running totals they are counted against. */
 type LimitState = {
-  /** (organization, type, month) -> quantity recorded so far, updated as metering submissions are accepted. */
+  /** (organization, type, month) -> quantity recorded so far, updated as submissions are accepted. */
   totals: Map<string, number>;
   /** (organization, type, month) -> quantity recorded before this transaction, read under the lock. */
   initial: ReadonlyMap<string, number>;
-  /** Recorded events among the limited metering ones (a replay is answered, never counted again). */
+  /** Recorded events among the limited ones (a replay is answered, never counted again). */
   existing: Map<string, UsageEventRecord>;
   limits: Map<string, { plan: string; limits: Record<string, number> }>;
 };
 
 const counterOf = (tenantId: string, eventType: string, month: number) => `${tenantId}\u0000${eventType}\u0000${month}`;
 
+/** A (organization, event type, calendar month) counter: the quantity in [from, to). */
+type Counter = { tenantId: string; eventType: string; from: number; to: number };
+
 /**
- * Locks each (organization, type, month) counter the batch is counted against (ascending lock
- * order, so batches never deadlock), then reads the month's totals and which of the limited
- * metering events already exist. The counters: every event type with a plan limit in a metering
- * submission (the limit refuses what would pass it), and in a submission of either route every
- * limited type whose plan has usage thresholds (the total says which are reached). Under the
- * lock no other transaction that counts can change those totals until this one commits, in any
- * process.
+ * Locks counters (ascending lock order, so transactions never deadlock) and reads their totals:
+ * under the lock no other transaction that counts can change them until this one commits, in any
+ * process. One connection runs both statements in order, so the sums' snapshot is taken once the
+ * locks are held; they go out together.
  */
-async function prepareLimits(
-  tx: DbOrTx,
-  active: Pending[],
-  subscriptions: ReadonlyMap<string, SubscriptionState>,
-): Promise<LimitState | undefined> {
+async function lockAndSum(tx: DbOrTx, counters: readonly Counter[]): Promise<number[]> {
+  const [, sums] = await Promise.all([
+    lockAdvisory(
+      tx,
+      counters.map((c) => limitLockKey(c.tenantId, c.eventType, c.from)),
+    ),
+    sumUsageQuantities(tx, counters),
+  ]);
+  return sums;
+}
+
+/**
+ * For metering submissions whose event types have a plan limit: locks each (organization, type,
+ * month) counter and reads the month's totals (lockAndSum), and which of the events already
+ * exist.
+ */
+async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState | undefined> {
   const metering = active.filter((p) => p.submission.channel === 'metering');
-  const limits: LimitState['limits'] =
-    metering.length > 0 ? await findUsageLimits(tx, [...new Set(metering.map((p) => p.submission.tenantId))]) : new Map();
-  const counters = new Map<string, { tenantId: string; eventType: string; from: number; to: number }>();
+  if (metering.length === 0) {
+    return undefined;
+  }
+  const limits = await findUsageLimits(tx, [...new Set(metering.map((p) => p.submission.tenantId))]);
+  const counters = new Map<string, Counter>();
   const keys: { tenantId: string; idempotencyKey: string }[] = [];
-  for (const p of active) {
-    const { tenantId, channel } = p.submission;
-    const planLimits: Record<string, number> = (channel === 'metering' ? limits.get(tenantId)?.limits : undefined) ?? {};
-    const watched = subscriptions.get(tenantId)?.plan;
-    const thresholdLimits = watched && watched.usageThresholds.length > 0 ? watched.usageLimits : {};
+  for (const p of metering) {
+    const { tenantId } = p.submission;
+    const planLimits = limits.get(tenantId)?.limits ?? {};
     for (const e of p.submission.events) {
-      const limited = planLimits[e.eventType] !== undefined;
-      if (!limited && thresholdLimits[e.eventType] === undefined) {
+      if (planLimits[e.eventType] === undefined) {
         continue;
       }
       const month = monthStartOf(e.occurredAt);
       counters.set(counterOf(tenantId, e.eventType, month), { tenantId, eventType: e.eventType, from: month, to: nextMonthStart(month) });
-      if (limited) {
-        keys.push({ tenantId, idempotencyKey: e.idempotencyKey });
-      }
+      keys.push({ tenantId, idempotencyKey: e.idempotencyKey });
     }
   }
   if (counters.size === 0) {
     return undefined;
   }
   const list = [...counters.entries()];
-  // One connection runs these in order: the sums' snapshot is taken once the locks are held.
-  const [, sums, existingRows] = await Promise.all([
-    lockAdvisory(
-      tx,
-      list.map(([, c]) => limitLockKey(c.tenantId, c.eventType, c.from)),
-    ),
-    sumUsageQuantities(
+  const [sums, existingRows] = await Promise.all([
+    lockAndSum(
       tx,
       list.map(([, c]) => c),
     ),
@@ -406,7 +410,7 @@ async function write(
   if (refused.size > 0) {
     active = active.filter((p) => !refused.has(p));
   }
-  const limitState = await prepareLimits(tx, active, subscriptions);
+  const limitState = await prepareLimits(tx, active);
   const claims = new Map<string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }>();
   const slots = new Map<Pending, Slot[]>();
 
@@ -590,61 +594,91 @@ async function write(
       list.push({ id: event.id, eventType: event.eventType });
       byTenant.set(event.tenantId, list);
     }
+    // The counters usage thresholds watch that the limit check has not locked (every limited
+    // type with thresholds on POST /v1/usage/events): locked and summed here, late, so that
+    // concurrent transactions wait for each other only from this point to commit, as they do for
+    // the hourly totals' rows.
+    const watched = watchedCounters(fresh, subscriptions, limitState);
     // One connection: postgres.js pipelines these statements (sent together, run in this order)
     // rather than waiting for each. The hourly totals go last: they lock the hot counter rows,
     // which a concurrent batch then waits for only until this one commits.
-    await Promise.all([
+    const [, , lateSums] = await Promise.all([
       recordEvents(
         tx,
         fresh.map(({ event, actor }) => ({ tenantId: event.tenantId, type: 'usage_event.created', data: webhookData(event, actor) })),
       ),
-      ...[...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events)),
+      Promise.all([...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events))),
+      watched.size > 0 ? lockAndSum(tx, [...watched.values()]) : Promise.resolve([]),
       addToHourlyTotals(
         tx,
         fresh.map(({ event }) => event),
       ),
     ]);
-    await recordThresholds(tx, thresholdTotals(fresh, subscriptions, limitState), thresholds);
+    const before = new Map(limitState?.initial);
+    for (const [i, key] of [...watched.keys()].entries()) {
+      before.set(key, lateSums[i] ?? 0);
+    }
+    await recordThresholds(tx, thresholdTotals(fresh, subscriptions, before), thresholds);
   }
   return outcomes;
 }
 
+/** The limit and thresholds of an event's type when its plan has both (null otherwise). */
+function thresholdRule(event: UsageEventRecord, subscriptions: ReadonlyMap<string, SubscriptionState>) {
+  const plan = subscriptions.get(event.tenantId)?.plan;
+  const limit = plan?.usageLimits[event.eventType];
+  return plan && limit !== undefined && plan.usageThresholds.length > 0 ? { plan, limit } : null;
+}
+
+/** The counters of the new events that usage thresholds watch and the limit check did not lock. */
+function watchedCounters(
+  fresh: readonly { event: UsageEventRecord }[],
+  subscriptions: ReadonlyMap<string, SubscriptionState>,
+  limitState: LimitState | undefined,
+): Map<string, Counter> {
+  const out = new Map<string, Counter>();
+  for (const { event } of fresh) {
+    if (!thresholdRule(event, subscriptions)) {
+      continue;
+    }
+    const month = monthStartOf(event.occurredAt);
+    const key = counterOf(event.tenantId, event.eventType, month);
+    if (!limitState?.initial.has(key)) {
+      out.set(key, { tenantId: event.tenantId, eventType: event.eventType, from: month, to: nextMonthStart(month) });
+    }
+  }
+  return out;
+}
+
 /**
  * The month's total of every limited event type with usage thresholds that this transaction's
- * new events changed: the total read under the counter's lock (prepareLimits) plus what the
+ * new events changed: the total read under the counter's lock (`before`) plus what the
  * transaction adds.
  */
 function thresholdTotals(
   fresh: readonly { event: UsageEventRecord }[],
   subscriptions: ReadonlyMap<string, SubscriptionState>,
-  limitState: LimitState | undefined,
+  before: ReadonlyMap<string, number>,
 ): CounterTotal[] {
   const totals = new Map<string, CounterTotal>();
-  if (!limitState) {
-    return [];
-  }
   for (const { event } of fresh) {
-    const plan = subscriptions.get(event.tenantId)?.plan;
-    const limit = plan?.usageLimits[event.eventType];
-    if (!plan || limit === undefined || plan.usageThresholds.length === 0) {
-      continue;
-    }
+    const rule = thresholdRule(event, subscriptions);
     const month = monthStartOf(event.occurredAt);
     const counter = counterOf(event.tenantId, event.eventType, month);
+    const recorded = before.get(counter);
+    if (!rule || recorded === undefined) {
+      continue;
+    }
     let total = totals.get(counter);
     if (!total) {
-      const before = limitState.initial.get(counter);
-      if (before === undefined) {
-        continue;
-      }
       total = {
         tenantId: event.tenantId,
         eventType: event.eventType,
         periodStart: month,
-        total: before,
-        limit,
-        thresholds: plan.usageThresholds,
-        plan: plan.key,
+        total: recorded,
+        limit: rule.limit,
+        thresholds: rule.plan.usageThresholds,
+        plan: rule.plan.key,
       };
       totals.set(counter, total);
     }

@@ -141,8 +141,12 @@ describe('usage.threshold_reached', () => {
     expect((await meter(1)).status).toBe(402); // over: refused, nothing more recorded
     // A storage event is unlimited: no threshold.
     expect(
-      (await call('POST', '/v1/usage-events', { bearer: app.secretKey, body: { idempotencyKey: key(), eventType: 'storage', quantity: 99 } }))
-        .status,
+      (
+        await call('POST', '/v1/usage-events', {
+          bearer: app.secretKey,
+          body: { idempotencyKey: key(), eventType: 'storage', quantity: 99 },
+        })
+      ).status,
     ).toBe(201);
 
     const events = await thresholdEvents(tenantId);
@@ -257,7 +261,10 @@ describe('usage.summary', () => {
     const a = await seedApplication(db);
     const b = await seedApplication(db);
     const quiet = await seedApplication(db);
-    const summaryOnly = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: a.organization.id, eventTypes: ['usage.summary'] });
+    const summaryOnly = await seedWebhookEndpoint(db, server.services.secretBox, {
+      tenantId: a.organization.id,
+      eventTypes: ['usage.summary'],
+    });
     // An hour ten days back (no crontab tick of this test server reaches it), at a random hour of the day.
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - (240 + Math.floor(Math.random() * 24)) * 3_600_000);
     const at = (minutes: number) => new Date(hour.getTime() + minutes * 60_000).toISOString();
@@ -300,7 +307,9 @@ describe('usage.summary', () => {
 
     // Again for the same hour (a second worker, a retry, by hand): nothing more.
     await summarizeUsage({ hour: at(20) }, ctx);
-    const again = await rows(sql`select 1 from webhook_events where type = 'usage.summary' and data->>'periodStart' = ${hour.toISOString()}`);
+    const again = await rows(
+      sql`select 1 from webhook_events where type = 'usage.summary' and data->>'periodStart' = ${hour.toISOString()}`,
+    );
     expect(again).toHaveLength(2);
     // The hour in progress is refused and left unclaimed.
     await expect(summarizeUsage({ hour: new Date().toISOString() }, ctx)).rejects.toThrow(/has not ended/);

@@ -64,6 +64,7 @@ export function PlansPage() {
                     <th>Key</th>
                     <th>Seats</th>
                     <th>Usage limits per month</th>
+                    <th>Alerts</th>
                     <th />
                   </tr>
                 </thead>
@@ -71,7 +72,7 @@ export function PlansPage() {
                   {plans.data.data.map((plan) =>
                     editing === plan.id ? (
                       <tr key={plan.id} data-testid="plan-row" data-plan-key={plan.key}>
-                        <td colSpan={5}>
+                        <td colSpan={6}>
                           <EditPlanForm plan={plan} onDone={() => setEditing(null)} />
                         </td>
                       </tr>
@@ -115,6 +116,15 @@ function PlanRow({ plan, canEdit, onEdit }: { plan: TSubscriptionPlan; canEdit: 
               <code>{type}</code> {quantity.toLocaleString()}
             </div>
           ))
+        )}
+      </td>
+      <td data-testid="plan-usage-thresholds">
+        {plan.usageThresholds.length === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <span title="usage.threshold_reached is recorded when an event type's month reaches each percentage of its limit">
+            {plan.usageThresholds.map((t) => `${t}%`).join(' · ')}
+          </span>
         )}
       </td>
       <td>
@@ -184,6 +194,20 @@ function PlanFields({ form, prefix, defaultLocked }: { form: ReturnType<typeof u
           </span>
         )}
       </label>
+      <label className="form-field">
+        <span>Usage alerts: percentages of each limit that record usage.threshold_reached (empty: none)</span>
+        <input
+          autoComplete="off"
+          placeholder="50, 80, 100"
+          data-testid={`${prefix}-usage-thresholds`}
+          {...form.register('usageThresholds')}
+        />
+        {errors.usageThresholds && (
+          <span className="form-field__error" data-testid={`${prefix}-usage-thresholds-error`}>
+            {errors.usageThresholds.message}
+          </span>
+        )}
+      </label>
       {defaultLocked ? (
         <p className="muted" data-testid={`${prefix}-default-locked`} style={{ margin: 0 }}>
           This is the default plan for new organizations: to change that, make another plan the default.
@@ -202,7 +226,14 @@ function usePlanForm(defaultValues: TSubscriptionPlanFormInput) {
   return useForm({ resolver: zodResolver(ZSubscriptionPlanForm), defaultValues });
 }
 
-const EMPTY: TSubscriptionPlanFormInput = { key: '', name: '', seatLimit: '', usageLimits: '', isDefault: false };
+const EMPTY: TSubscriptionPlanFormInput = {
+  key: '',
+  name: '',
+  seatLimit: '',
+  usageLimits: '',
+  usageThresholds: '50, 80, 100',
+  isDefault: false,
+};
 
 function CreatePlanForm({ onCreated }: { onCreated: () => void }) {
   const trpc = useTRPC();
@@ -248,6 +279,7 @@ function EditPlanForm({ plan, onDone }: { plan: TSubscriptionPlan; onDone: () =>
     name: plan.name,
     seatLimit: plan.seatLimit === null ? '' : String(plan.seatLimit),
     usageLimits: usageLimitsToLines(plan.usageLimits),
+    usageThresholds: plan.usageThresholds.join(', '),
     isDefault: plan.isDefault,
   });
   const update = useMutation(
@@ -266,6 +298,7 @@ function EditPlanForm({ plan, onDone }: { plan: TSubscriptionPlan; onDone: () =>
         name: values.name,
         seatLimit: values.seatLimit,
         usageLimits: values.usageLimits,
+        usageThresholds: values.usageThresholds,
         // The default stays the default until another plan takes over (the API refuses false).
         ...(values.isDefault && !plan.isDefault ? { isDefault: true } : {}),
       })

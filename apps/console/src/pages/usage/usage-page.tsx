@@ -189,6 +189,11 @@ function Counters({ counters }: { counters: TUsageCounters }) {
                               rx="5"
                               fill={u.reached ? '#e03131' : share >= 0.8 ? '#f08c00' : '#2f9e44'}
                             />
+                            {u.thresholds
+                              .filter((t) => t.threshold < 100)
+                              .map((t) => (
+                                <rect key={t.threshold} x={(120 * t.threshold) / 100 - 0.5} width="1" height="10" fill="#495057" />
+                              ))}
                           </svg>
                           {u.reached ? (
                             <span className="pill pill--off" style={{ color: '#e03131' }} data-testid="usage-counter-reached">
@@ -199,6 +204,7 @@ function Counters({ counters }: { counters: TUsageCounters }) {
                           )}
                         </div>
                       )}
+                      {u.thresholds.length > 0 && <Thresholds thresholds={u.thresholds} />}
                     </td>
                   </tr>
                 );
@@ -208,6 +214,31 @@ function Counters({ counters }: { counters: TUsageCounters }) {
         )}
       </section>
     </>
+  );
+}
+
+/** The plan's alert thresholds of one limit: reached ones with their date, the others with the quantity that reaches them. */
+function Thresholds({ thresholds }: { thresholds: TUsageCounters['usage'][number]['thresholds'] }) {
+  return (
+    <ul
+      className="muted"
+      data-testid="usage-thresholds"
+      style={{ listStyle: 'none', padding: 0, margin: '4px 0 0', display: 'flex', gap: 10, fontSize: 12 }}
+    >
+      {thresholds.map((t) => (
+        <li key={t.threshold} data-testid="usage-threshold" data-threshold={t.threshold} data-reached={t.reachedAt !== null}>
+          {t.reachedAt !== null ? (
+            <span title={`usage.threshold_reached recorded ${new Date(t.reachedAt).toLocaleString()}`}>
+              ✓ {t.threshold}% on {new Date(t.reachedAt).toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}
+            </span>
+          ) : (
+            <span title={`usage.threshold_reached is recorded at ${number(t.quantity)}`}>
+              {t.threshold}% at {number(t.quantity)}
+            </span>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 
