@@ -70,12 +70,21 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('plan-create-submit').click();
     await admin.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
     await admin.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
+    // Usage alerts default to 50, 80, 100; out of order they are refused next to the field.
+    expect(await admin.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
+    await admin.getByTestId('plan-create-usage-thresholds').fill('80, 50');
+    await admin.getByTestId('plan-create-submit').click();
+    const thresholdsError = admin.getByTestId('plan-create-usage-thresholds-error');
+    await thresholdsError.waitFor({ state: 'visible' });
+    expect(await thresholdsError.textContent()).toContain('ascending');
+    await admin.getByTestId('plan-create-usage-thresholds').fill('50, 90');
     await admin.getByTestId('plan-create-submit').click();
     await admin.getByTestId('plan-created').waitFor({ state: 'visible' });
     const teamRow = admin.locator('[data-testid="plan-row"][data-plan-key="team"]');
     await teamRow.waitFor({ state: 'visible' });
     expect(await teamRow.getByTestId('plan-seats').textContent()).toBe('5');
     expect(await teamRow.getByTestId('plan-usage-limits').textContent()).toContain('api_call');
+    expect(await teamRow.getByTestId('plan-usage-thresholds').textContent()).toBe('50% · 90%');
     // The same key again: the API's 409 plan_key_taken, shown with its code.
     await admin.getByTestId('plan-create-key').fill('team');
     await admin.getByTestId('plan-create-name').fill('Team again');

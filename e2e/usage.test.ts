@@ -76,13 +76,21 @@ describeInChromium('e2e: console usage', () => {
     expect(recorded.status).toBe(200);
     const total = (type: string) => events.filter((e) => e.eventType === type).reduce((sum, e) => sum + e.quantity, 0);
 
-    // The plan allows exactly what api_call has used this month: reached (not yet over).
+    // The plan allows 2 more api_call than this month has used (alerts at the default 50/80/100%).
     const counters = await api(page, 'GET', `/v1/usage?organization_slug=${org.slug}`);
-    const used = (counters.json.usage as Json[]).find((u) => u.eventType === 'api_call')?.quantity as number;
+    const limit = ((counters.json.usage as Json[]).find((u) => u.eventType === 'api_call')?.quantity as number) + 2;
     const planId = newId('subscriptionPlan');
     await sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits)
-              values (${planId}, 'e2e-metered', 'Metered', 5, ${sql.json({ api_call: used, exports: 10 })})`;
+              values (${planId}, 'e2e-metered', 'Metered', 5, ${sql.json({ api_call: limit, exports: 10 })})`;
     await sql`update subscriptions set plan_id = ${planId} where tenant_id = ${org.id}`;
+    // Metered up to the limit exactly: accepted, and every threshold is reached by this one request.
+    const filled = await api(page, 'POST', '/v1/usage-events', {
+      organization_slug: org.slug,
+      idempotencyKey: 'e2e-fill',
+      eventType: 'api_call',
+      quantity: 2,
+    });
+    expect(filled.status).toBe(201);
 
     // What an integrator sees next: the metering route refuses more api_call.
     const refused = await api(page, 'POST', '/v1/usage-events', {
@@ -101,7 +109,7 @@ describeInChromium('e2e: console usage', () => {
     const series = page.getByTestId('usage-series');
     expect(await series.count()).toBe(2);
     expect(await page.locator('[data-testid="usage-series"][data-event-type="api_call"]').getAttribute('data-total')).toBe(
-      String(total('api_call')),
+      String(total('api_call') + 2),
     );
     expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe(
       String(total('tokens')),
@@ -115,10 +123,17 @@ describeInChromium('e2e: console usage', () => {
     expect(await banner.textContent()).toContain('402');
     const row = page.locator('[data-testid="usage-counter-row"][data-event-type="api_call"]');
     expect(await row.getAttribute('data-reached')).toBe('true');
-    expect(await row.getByTestId('usage-counter-limit').textContent()).toBe(used.toLocaleString('en-US'));
+    expect(await row.getByTestId('usage-counter-limit').textContent()).toBe(limit.toLocaleString('en-US'));
     await row.getByTestId('usage-counter-reached').waitFor({ state: 'visible' });
+    // The plan's thresholds under the bar: all three reached (with their date) for api_call, none for exports.
+    const thresholds = row.getByTestId('usage-threshold');
+    expect(await thresholds.count()).toBe(3);
+    expect(await row.locator('[data-testid="usage-threshold"][data-reached="true"]').count()).toBe(3);
+    expect(await thresholds.first().textContent()).toContain('✓ 50%');
     const exportsRow = page.locator('[data-testid="usage-counter-row"][data-event-type="exports"]');
     expect(await exportsRow.getAttribute('data-reached')).toBe('false');
+    expect(await exportsRow.locator('[data-testid="usage-threshold"][data-reached="false"]').count()).toBe(3);
+    expect(await exportsRow.getByTestId('usage-threshold').first().textContent()).toBe('50% at 5');
     expect(await page.getByTestId('usage-seats-value').textContent()).toBe('1 / 5');
     expect(await page.getByTestId('usage-event-row').count()).toBe(20);
     await saveScreenshot(page, 'console-usage');
@@ -129,7 +144,8 @@ describeInChromium('e2e: console usage', () => {
     await page.locator('[data-testid="usage-chart"][data-bucket="day"]').waitFor({ state: 'visible' });
     expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe('12');
     await page.getByTestId('usage-events-pager-next').click();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="usage-event-row"]').length === 16);
+    // 37 events (36 and the metered fill): 17 on the second page.
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="usage-event-row"]').length === 17);
     await saveScreenshot(page, 'console-usage-daily');
 
     expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);

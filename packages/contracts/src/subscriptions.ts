@@ -337,7 +337,7 @@ const usageLimitLines = z
     return out;
   });
 
-/** `50, 80, 100` -> `[50, 80, 100]` (commas or spaces; empty: no alerts), checked like the API body. */
+/** `50, 80, 100` -> `[50, 80, 100]` (commas or spaces; empty: no alerts), checked like the API body; one message for the field. */
 const usageThresholdsField = z
   .string()
   .max(200)
@@ -347,9 +347,13 @@ const usageThresholdsField = z
       ctx.addIssue({ code: 'custom', message: 'whole percentages separated by commas, e.g. 50, 80, 100' });
       return z.NEVER;
     }
-    return parts.map(Number);
-  })
-  .pipe(ZUsageThresholds);
+    const checked = ZUsageThresholds.safeParse(parts.map(Number));
+    if (!checked.success) {
+      ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'not valid usage thresholds' });
+      return z.NEVER;
+    }
+    return checked.data;
+  });
 
 /** The console's plan form (create and edit); its output is the POST body (PATCH sends the same fields). */
 export const ZSubscriptionPlanForm = z.object({

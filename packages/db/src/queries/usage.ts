@@ -201,6 +201,37 @@ export async function claimThresholdCrossings(tx: DbOrTx, crossings: readonly Th
   return crossings.filter((c) => inserted.has(c.eventId));
 }
 
+/**
+ * The month's quantity of every event type that a plan with usage thresholds limits, for one
+ * organization or every organization on one plan: what a change of plan or limits is checked
+ * against. From the hourly totals, hours in [from, to).
+ */
+export async function findThresholdTotals(
+  db: DbOrTx,
+  opts: { tenantId: string } | { planId: string },
+  period: { from: number; to: number },
+): Promise<{ tenantId: string; eventType: string; total: number; limit: number; thresholds: number[]; plan: string }[]> {
+  const target = 'tenantId' in opts ? sql`s.tenant_id = ${opts.tenantId}` : sql`s.plan_id = ${opts.planId}`;
+  return (await db.execute(sql`
+    select s.tenant_id as "tenantId", l.key as "eventType", l.value::float8 as "limit", p.usage_thresholds as thresholds,
+      p.key as plan, coalesce((
+        select sum(h.quantity) from usage_hourly h
+        where h.tenant_id = s.tenant_id and h.event_type = l.key
+          and h.hour >= to_timestamp(${period.from}::float8 / 1000) and h.hour < to_timestamp(${period.to}::float8 / 1000)
+      ), 0)::float8 as total
+    from subscriptions s
+    join subscription_plans p on p.id = s.plan_id
+    cross join lateral jsonb_each_text(p.usage_limits) l
+    where ${target} and cardinality(p.usage_thresholds) > 0`)) as unknown as {
+    tenantId: string;
+    eventType: string;
+    total: number;
+    limit: number;
+    thresholds: number[];
+    plan: string;
+  }[];
+}
+
 /** The thresholds an organization reached in the calendar month starting at `periodStart` (epoch ms). */
 export async function findThresholdCrossings(
   db: DbOrTx,

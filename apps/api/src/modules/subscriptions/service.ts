@@ -30,6 +30,7 @@ import { upgradeUrlFor } from '../../http/errors.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { recordReachedThresholds } from '../usage/thresholds.ts';
 import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /** One message for every signed-in non-admin, so the answer says nothing about who is asking. */
@@ -164,6 +165,10 @@ export async function updatePlan(
       target: { type: 'subscription_plan', id: row.id },
       summary: { before: planSummary(before), after: planSummary(row) },
     });
+    if (input.usageLimits !== undefined || input.usageThresholds !== undefined) {
+      // Thresholds this month's usage reached under the new terms, for every organization on the plan.
+      await recordReachedThresholds(tx, { planId: row.id });
+    }
     return toPlan(row);
   });
 }
@@ -280,6 +285,10 @@ export async function updateSubscriptionFor(
       return readSubscription(tx, organization.id, upgradeUrl);
     }
     await updateSubscription(tx, { tenantId: organization.id, planId, seats, status });
+    if (planId !== undefined) {
+      // Thresholds this month's usage has reached on the new plan.
+      await recordReachedThresholds(tx, { tenantId: organization.id });
+    }
     await recordAudit(tx, principal, request, {
       tenantId: organization.id,
       action: 'subscription.updated',

@@ -6,7 +6,6 @@ import { type Db, type DbOrTx, isDatabaseUnavailable } from '@svc/db/client';
 import { queueBillingSync } from '@svc/db/queries/billing-sync-queue';
 import {
   addToHourlyTotals,
-  claimThresholdCrossings,
   findUsageEventsByKeys,
   findUsageLimits,
   insertUsageEvents,
@@ -19,7 +18,7 @@ import {
 import { recordEvents } from '@svc/db/queries/webhook-events';
 import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
 import { blockError, type SubscriptionState } from '../subscriptions/rules.ts';
-import { type CounterTotal, crossingsOf, KnownCrossings, thresholdEventData } from './thresholds.ts';
+import { type CounterTotal, crossingsOf, KnownCrossings, recordCrossings } from './thresholds.ts';
 
 /** One event, validated, with its canonical payload hash (see `prepareEvent`). */
 export type PreparedEvent = {
@@ -705,11 +704,7 @@ async function recordThresholds(
   if (reached.length === 0) {
     return;
   }
-  const claimed = await claimThresholdCrossings(tx, reached);
-  await recordEvents(
-    tx,
-    claimed.map((c) => ({ id: c.eventId, tenantId: c.tenantId, type: 'usage.threshold_reached', data: thresholdEventData(c) })),
-  );
+  await recordCrossings(tx, reached);
   seen.push(...reached);
 }
 

@@ -1,5 +1,7 @@
 import { newId } from '@svc/contracts/ids';
-import type { ThresholdCrossing } from '@svc/db/queries/usage';
+import type { DbOrTx } from '@svc/db/client';
+import { claimThresholdCrossings, findThresholdTotals, type ThresholdCrossing } from '@svc/db/queries/usage';
+import { recordEvents } from '@svc/db/queries/webhook-events';
 
 /**
  * Usage thresholds (SPEC.md usage; docs/api.md "Usage thresholds"): a plan's `usageThresholds`
@@ -9,10 +11,11 @@ import type { ThresholdCrossing } from '@svc/db/queries/usage';
  * crossing's primary key decides between concurrent writers, in any process.
  *
  * A threshold counts as reached when the month's quantity is at least `threshold`% of the limit,
- * whatever the quantity was before: a crossing missed (a plan lowered mid-month, a writer that
- * read an older total) is recorded by the next event of the type. So the ingester looks only at
- * totals it already has (no query of its own) and asks the database only about thresholds this
- * process does not know to be recorded.
+ * whatever the quantity was before. The ingester checks the totals it locked and read (its own
+ * statements, see ingester.ts) and asks the database only about thresholds this process does not
+ * know to be recorded; a change of an organization's plan, or of a plan's limits or thresholds,
+ * checks the organizations it touches (recordReachedThresholds), so a threshold that a change
+ * brings below this month's quantity is recorded then, not at the next event.
  */
 
 /** A month's quantity of one limited event type after a transaction's events, and the plan that limits it. */
@@ -107,4 +110,40 @@ export function thresholdEventData(c: ThresholdCrossing): Record<string, unknown
     periodEnd: new Date(nextMonthStart(c.periodStart)).toISOString(),
     plan: c.plan,
   };
+}
+
+/**
+ * Claims the crossings not recorded yet and records a usage.threshold_reached event for each one
+ * this transaction claimed (with the crossing's event id). Returns the crossings claimed.
+ */
+export async function recordCrossings(tx: DbOrTx, reached: readonly ThresholdCrossing[]): Promise<ThresholdCrossing[]> {
+  if (reached.length === 0) {
+    return [];
+  }
+  const claimed = await claimThresholdCrossings(tx, reached);
+  await recordEvents(
+    tx,
+    claimed.map((c) => ({ id: c.eventId, tenantId: c.tenantId, type: 'usage.threshold_reached', data: thresholdEventData(c) })),
+  );
+  return claimed;
+}
+
+/**
+ * After a change of an organization's plan (`tenantId`), or of a plan's limits or thresholds
+ * (`planId`, every organization on it): records the thresholds this month's quantities have
+ * reached under the new terms, in the changing transaction. Returns the crossings recorded.
+ */
+export async function recordReachedThresholds(
+  tx: DbOrTx,
+  target: { tenantId: string } | { planId: string },
+  now = Date.now(),
+): Promise<ThresholdCrossing[]> {
+  const d = new Date(now);
+  const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const totals = await findThresholdTotals(tx, target, { from, to: nextMonthStart(from) });
+  const reached = crossingsOf(
+    totals.map((t) => ({ ...t, periodStart: from })),
+    new KnownCrossings(),
+  );
+  return recordCrossings(tx, reached);
 }

@@ -228,30 +228,40 @@ describe('usage.threshold_reached', () => {
     expect(events.find((e) => e.data.threshold === 100)?.data.used).toBeGreaterThanOrEqual(40);
   });
 
-  it('a plan without thresholds records none; a limit lowered mid-month records what is reached at the next event', async () => {
+  it('a plan without thresholds records none; a change of limits, thresholds or plan records what this month already reached', async () => {
     const app = await seedApplication(server.services.db);
     const tenantId = app.organization.id;
     const plan = await planFor(tenantId, { usageLimits: { api_call: 10 }, usageThresholds: [] });
     const meter = (quantity: number) =>
       call('POST', '/v1/usage-events', { bearer: app.secretKey, body: { idempotencyKey: key(), eventType: 'api_call', quantity } });
+    const reached = async () => (await thresholdEvents(tenantId)).map((e) => [e.data.threshold, e.data.used, e.data.plan]);
     expect((await meter(9)).status).toBe(201);
     expect(await thresholdEvents(tenantId)).toEqual([]);
-    // Alerts turned on at 9 of 10, and the limit raised to 100: 9% reaches nothing.
+    // Alerts turned on at 9, the limit raised to 100: 5% is behind the month already, recorded by the change itself.
     const on = await call('PATCH', `/v1/subscription-plans/${plan.id}`, {
       cookie: platform.cookie,
       body: { usageLimits: { api_call: 100 }, usageThresholds: [5, 50] },
     });
     expect(on.status, on.text).toBe(200);
-    expect((await meter(1)).status).toBe(201); // 10 of 100: 5% (the threshold passed while alerts were off)
-    expect((await thresholdEvents(tenantId)).map((e) => [e.data.threshold, e.data.used])).toEqual([[5, 10]]);
-    // Lowered to 12: 50% (6) is already behind; the next event records it, once.
+    expect(await reached()).toEqual([[5, 9, plan.key]]);
+    expect((await meter(1)).status).toBe(201); // 10 of 100: nothing new
+    expect(await reached()).toEqual([[5, 9, plan.key]]);
+    // Lowered to 12: 50% (6) is behind; recorded at the change, once (the next events add nothing).
     await call('PATCH', `/v1/subscription-plans/${plan.id}`, { cookie: platform.cookie, body: { usageLimits: { api_call: 12 } } });
     expect((await meter(1)).status).toBe(201);
     expect((await meter(1)).status).toBe(201);
-    expect((await thresholdEvents(tenantId)).map((e) => [e.data.threshold, e.data.used])).toEqual([
-      [5, 10],
-      [50, 11],
+    expect(await reached()).toEqual([
+      [5, 9, plan.key],
+      [50, 10, plan.key],
     ]);
+    // Renaming the plan changes no limit: nothing is checked or recorded.
+    await call('PATCH', `/v1/subscription-plans/${plan.id}`, { cookie: platform.cookie, body: { name: 'Renamed' } });
+    expect(await reached()).toHaveLength(2);
+    // Moved to a plan that allows 15 with an alert at 80% (12): recorded by the move.
+    const smaller = await planFor(tenantId, { usageLimits: { api_call: 15 }, usageThresholds: [80] });
+    expect((await reached()).at(-1)).toEqual([80, 12, smaller.key]);
+    // The 402 of the metering route is still what stops it at the limit.
+    expect((await meter(4)).status).toBe(402);
   });
 });
 

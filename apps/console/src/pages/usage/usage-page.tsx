@@ -223,7 +223,16 @@ function Thresholds({ thresholds }: { thresholds: TUsageCounters['usage'][number
     <ul
       className="muted"
       data-testid="usage-thresholds"
-      style={{ listStyle: 'none', padding: 0, margin: '4px 0 0', display: 'flex', gap: 10, fontSize: 12 }}
+      style={{
+        listStyle: 'none',
+        padding: 0,
+        margin: '4px 0 0',
+        display: 'flex',
+        flexWrap: 'wrap',
+        columnGap: 10,
+        fontSize: 12,
+        whiteSpace: 'nowrap',
+      }}
     >
       {thresholds.map((t) => (
         <li key={t.threshold} data-testid="usage-threshold" data-threshold={t.threshold} data-reached={t.reachedAt !== null}>
