@@ -45,7 +45,9 @@ describe('usage through the typed client', () => {
     const page = await svc.usage.events.list.query({ id: app.organization.id });
     expect(page.data.map((e) => [e.idempotencyKey, e.sourceId])).toEqual([['key-1', key.id]]);
     const counters = await svc.usage.counters.get.query({});
-    expect(counters.usage).toEqual([{ eventType: 'api_call', events: 1, quantity: 1, limit: null, remaining: null, reached: false }]);
+    expect(counters.usage).toEqual([
+      { eventType: 'api_call', events: 1, quantity: 1, limit: null, remaining: null, reached: false, thresholds: [] },
+    ]);
     const readOnly = createSvcClient({
       baseUrl: server.url,
       secretKey: (await seedApiKey(server.services.db, { tenantId: app.organization.id, scopes: ['usage.read'] })).secretKey,

@@ -103,7 +103,10 @@ export const ZPermissionList = z
 export const ZPermissionDescription = z.object({ name: ZPermission, description: z.string() }).meta({ id: 'PermissionDescription' });
 
 /** GET /v1/permissions. */
-export const ZPermissionCatalog = z.object({ data: z.array(ZPermissionDescription) }).meta({ id: 'PermissionCatalog' });
+/** GET /v1/permissions: a list like every other (API.md), whose one page is the whole catalog. */
+export const ZPermissionCatalog = z
+  .object({ data: z.array(ZPermissionDescription), nextCursor: z.null().describe('always null: the catalog is one page') })
+  .meta({ id: 'PermissionCatalog' });
 
 export const PERMISSION_CATALOG = PERMISSIONS.map((name) => ({ name, description: descriptions[name] }));
 

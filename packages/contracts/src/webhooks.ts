@@ -51,7 +51,10 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
 export const WEBHOOK_EVENT_TYPE_CATALOG = EVENT_TYPES.map((type) => ({ type, description: EVENT_TYPE_DESCRIPTIONS[type] }));
 
 export const ZWebhookEventTypeCatalog = z
-  .object({ data: z.array(z.object({ type: z.string(), description: z.string() })) })
+  .object({
+    data: z.array(z.object({ type: z.string(), description: z.string() })),
+    nextCursor: z.null().describe('always null: the catalog is one page'),
+  })
   .meta({ id: 'WebhookEventTypeCatalog' });
 export type TWebhookEventTypeCatalog = z.infer<typeof ZWebhookEventTypeCatalog>;
 

@@ -24,10 +24,14 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
-/** A procedure's `successStatus` meta (201 for creates), else 200. */
-function successStatusOf(path: string | undefined): number {
+/** A procedure's `successStatus` meta (201 for creates; an upsert's only when it created), else 200. */
+function successStatusOf(path: string | undefined, data: unknown): number {
   const procedure = path === undefined ? undefined : (appRouter._def.procedures as Record<string, unknown>)[path];
-  return (procedure as { _def?: { meta?: Meta } } | undefined)?._def?.meta?.successStatus ?? 200;
+  const meta = (procedure as { _def?: { meta?: Meta } } | undefined)?._def?.meta;
+  if (meta?.upsert && (data as { created?: unknown } | undefined)?.created === false) {
+    return 200;
+  }
+  return meta?.successStatus ?? 200;
 }
 
 /** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
@@ -157,11 +161,11 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       createContext,
       onError,
       maxBodySize: MAX_BODY_BYTES,
-      responseMeta: ({ errors, paths }) => {
+      responseMeta: ({ errors, paths, data }) => {
         const [first] = errors;
         return first
           ? { status: statusOfError(first), headers: retryAfterOf(errors) }
-          : { status: successStatusOf(paths?.[0]), headers: {} };
+          : { status: successStatusOf(paths?.[0], data?.[0]), headers: {} };
       },
     }),
   );

@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '@svc/contracts/errors';
 import { ZSubscriptionRefusal } from '@svc/contracts/subscriptions';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { ENGINE_PROXY_ALLOWLIST, MAX_ENGINE_QUERY_CHARS, openApiTemplate } from '../modules/platform/engine-allowlist.ts';
@@ -21,7 +22,52 @@ const ENGINE_PARAM_SCHEMAS = {
   slug: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
 } as const;
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': {} } });
+/** Every non-2xx answer of /v1 but a 402: `{ error: { code, message, requestId, issues? } }` (http/errors.ts, trpc/init.ts). */
+const ERROR_BODY_SCHEMA = {
+  type: 'object',
+  required: ['error'],
+  additionalProperties: false,
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'requestId'],
+      properties: {
+        code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'stable snake_case code (docs/api.md, Errors)' },
+        message: { type: 'string', description: 'what went wrong and what to do, in words; its wording may change, the code does not' },
+        requestId: { type: 'string', description: 'the X-Request-Id of the request' },
+        issues: {
+          type: 'array',
+          description: 'validation_failed: each field refused, with why',
+          items: {
+            type: 'object',
+            required: ['path', 'message'],
+            properties: { path: { type: 'array', items: { type: ['string', 'integer'] } }, message: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_REF } } });
+
+/** The codes of the error table answered with `status`, for a response's description. */
+function codesOf(status: number): string[] {
+  return Object.entries(ERROR_CODES)
+    .filter(([, e]) => e.status === status)
+    .map(([code]) => code);
+}
+
+/**
+ * Statuses every operation may answer: a bad query or body (400), no or a bad credential (401),
+ * not allowed (403), an id or organization the caller cannot see (404), the state of what it
+ * names (409), throttled (429), a fault (500), the database unreachable (503). With a JSON body,
+ * also too large (413) and not declared JSON (415).
+ */
+const EVERY_OPERATION_ERRORS = [400, 401, 403, 404, 409, 429, 500, 503] as const;
+const BODY_ERRORS = [413, 415] as const;
 
 /**
  * `/v1/platform/engine/*` (modules/platform/engine-proxy.ts): one GET per allowlisted engine
@@ -135,23 +181,45 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   const statusByOperation = new Map<string, number>();
   /** Mutations under the subscription rule (trpc/subscription-gate.ts): they may answer 402. */
   const subscriptionRuled = new Set<string>();
+  /** Upserts: 201 when they created, 200 when they changed what existed. */
+  const upserts = new Set<string>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
     const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
     authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
     if (meta?.successStatus) {
       statusByOperation.set(path.replace(/\./g, '-'), meta.successStatus);
     }
+    if (meta?.upsert) {
+      upserts.add(path.replace(/\./g, '-'));
+    }
     if (meta?.subscription) {
       subscriptionRuled.add(path.replace(/\./g, '-'));
     }
   }
+  const components = (doc as unknown as { components?: { schemas?: Record<string, unknown> } }).components ?? {};
+  const schemas = components.schemas ?? {};
+  // trpc-to-openapi's own error schemas (`{ message, code, issues }` with tRPC's codes) describe
+  // no answer svc sends: every error response below points at Error instead.
+  for (const name of Object.keys(schemas)) {
+    if (name.startsWith('error.')) {
+      delete schemas[name];
+    }
+  }
+  schemas.Error = ERROR_BODY_SCHEMA;
+  components.schemas = schemas;
+  (doc as unknown as { components: unknown }).components = components;
   for (const item of Object.values(doc.paths)) {
-    for (const operation of Object.values(item)) {
+    for (const [method, operation] of Object.entries(item)) {
+      documentErrors(operation, method);
       // trpc-to-openapi documents every success as 200; creates answer their own status.
       const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
       if (status && operation.responses?.['200']) {
         const { '200': ok, ...rest } = operation.responses;
-        operation.responses = { [String(status)]: ok, ...rest };
+        const changed =
+          operation.operationId && upserts.has(operation.operationId)
+            ? { '200': { ...(ok as object), description: 'Changed an existing one (`created: false`)' } }
+            : {};
+        operation.responses = { [String(status)]: ok, ...changed, ...rest };
       }
       if (operation.operationId && subscriptionRuled.has(operation.operationId)) {
         operation.responses = {
@@ -176,6 +244,38 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   }
   documentAgentContextRepresentations(doc.paths['/setup/agent-context']?.get);
   return doc as unknown as Record<string, unknown>;
+}
+
+/**
+ * Points every error response of an operation at the Error schema, with the error table's codes
+ * for its status in the description, and adds the statuses any operation may answer (429, 503).
+ * A 402 keeps its SubscriptionRefusal schema.
+ */
+function documentErrors(operation: Operation, method: string): void {
+  operation.responses ??= {};
+  const responses = operation.responses;
+  const statuses: readonly number[] =
+    method === 'post' || method === 'patch' || method === 'put' ? [...EVERY_OPERATION_ERRORS, ...BODY_ERRORS] : EVERY_OPERATION_ERRORS;
+  for (const status of statuses) {
+    responses[String(status)] ??= { description: '' };
+  }
+  for (const [status, response] of Object.entries(responses)) {
+    const n = Number(status);
+    if (!(n >= 400) || n === 402) {
+      continue;
+    }
+    const codes = codesOf(n);
+    const given = (response as { description?: string }).description ?? '';
+    // trpc-to-openapi's generic wording ("Invalid input data") gives way to the codes.
+    const own = /^(Invalid input data|Authorization not provided|Insufficient access|Not found|Internal server error)$/.test(given)
+      ? ''
+      : given;
+    responses[status] = {
+      description: own || (codes.length > 0 ? `One of: ${codes.join(', ')}` : 'An error'),
+      content: { 'application/json': { schema: ERROR_REF } },
+      ...(n === 503 || n === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
+    };
+  }
 }
 
 /**

@@ -13,6 +13,11 @@ export type Meta = OpenApiMeta & {
   /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (API.md). */
   successStatus?: 201 | 202;
   /**
+   * An upsert: `successStatus` when its answer says `created: true`, 200 when it changed what
+   * existed (`created: false`).
+   */
+  upsert?: true;
+  /**
    * The route is a project, user, webhook or usage route under the subscription rule: its
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).
    */
@@ -40,15 +45,19 @@ const t = initTRPC
         ...errorFields(classified.appError, ctx?.services.config ?? { subscriptionUpgradeUrl: null }),
         ...(classified.issues ? { issues: classified.issues } : {}),
       };
-      // `/v1` answers `{ error: body }` (trpc-to-openapi spreads this shape into its body);
-      // `/trpc` keeps tRPC's numeric envelope, with our code and request id under `data`.
-      return {
+      // `/trpc` keeps tRPC's numeric envelope, with our code and request id under `data` and the
+      // body under `error`. `/v1` answers exactly `{ error: body }`: trpc-to-openapi (patched,
+      // patches/trpc-to-openapi@3.3.0.patch) sends `rest` as the whole body when the shape has
+      // one; it is not enumerable, so the /trpc envelope never carries it.
+      const formatted = {
         code: shape.code,
         message: classified.message,
         requestId,
         data: { code: classified.code, httpStatus: shape.data.httpStatus, requestId, path: shape.data.path },
         error: body,
       };
+      Object.defineProperty(formatted, 'rest', { value: { error: body }, enumerable: false });
+      return formatted;
     },
   });
 

@@ -59,7 +59,7 @@ export const MATRIX: MatrixRoute[] = [
     permission: 'billing.manage',
     mutation: true,
     apiKey: true,
-    okStatus: 200,
+    // 201 when it creates the mapping, 200 when it re-points one (billing.test.ts checks which).
     prepare: async ({ org }) => ({
       path: '/v1/billing/mappings',
       body: { organization_slug: org.slug, provider: 'stripe', eventType: 'api.request', providerItemId: `meter_${++n}` },

@@ -196,7 +196,8 @@ describe('/v1/billing/mappings', () => {
     const { org, admin } = await adminOf();
     const body = { organization_slug: org.slug, provider: 'stripe', eventType: 'api.request', providerItemId: 'api_requests' };
     const created = await call('POST', '/v1/billing/mappings', { cookie: admin.cookie, body });
-    expect(created.status, created.text).toBe(200);
+    // API.md: 201 when it created the mapping, 200 when it re-pointed it.
+    expect(created.status, created.text).toBe(201);
     expect(created.json).toEqual({
       created: true,
       mapping: {
@@ -209,6 +210,7 @@ describe('/v1/billing/mappings', () => {
       },
     });
     const moved = await call('POST', '/v1/billing/mappings', { cookie: admin.cookie, body: { ...body, providerItemId: 'api_calls_v2' } });
+    expect(moved.status, moved.text).toBe(200);
     expect(moved.json).toMatchObject({ created: false, mapping: { id: created.json.mapping.id, providerItemId: 'api_calls_v2' } });
     const [audit] = await auditOf(created.json.mapping.id, 'billing_mapping.updated');
     expect(audit?.summary).toMatchObject({ providerItemId: 'api_calls_v2', previousProviderItemId: 'api_requests' });

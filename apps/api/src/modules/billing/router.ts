@@ -72,7 +72,10 @@ export const billingRouter = router({
           path: '/billing/mappings',
           tags,
           summary: 'Map a usage event type to a provider item (posting the same provider and event type again re-points it)',
+          description: 'Answers 201 when it created the mapping, 200 when it re-pointed an existing one (`created` says which).',
         },
+        successStatus: 201,
+        upsert: true,
       })
       .input(ZUpsertBillingMappingRequest)
       .output(ZUpsertBillingMappingAnswer)

@@ -241,7 +241,7 @@ export async function listTenantMembers(db: Db, principal: Principal, input: TLi
 
 /** GET /v1/permissions: the catalog every role and API-key scope draws from. */
 export function listPermissions(): TPermissionCatalog {
-  return { data: PERMISSION_CATALOG };
+  return { data: PERMISSION_CATALOG, nextCursor: null };
 }
 
 /**

@@ -487,7 +487,7 @@ describe('permissions', () => {
     for (const caller of [{ cookie: user.cookie }, { authorization: scopeless.authorization }]) {
       const res = await call('GET', '/v1/permissions', caller);
       expect(res.status).toBe(200);
-      expect(await json(res)).toEqual({ data: PERMISSION_CATALOG });
+      expect(await json(res)).toEqual({ data: PERMISSION_CATALOG, nextCursor: null });
     }
     const names = PERMISSION_CATALOG.map((p) => p.name);
     expect(names).toContain('tenant.delete');

@@ -244,7 +244,7 @@ async function authorizeDelivery(
 
 /** GET /v1/webhook-event-types: the catalog endpoints subscribe to. */
 export function listEventTypes(): TWebhookEventTypeCatalog {
-  return { data: WEBHOOK_EVENT_TYPE_CATALOG };
+  return { data: WEBHOOK_EVENT_TYPE_CATALOG, nextCursor: null };
 }
 
 export async function listEndpoints(db: Db, principal: Principal, input: TListWebhookEndpointsRequest): Promise<TWebhookEndpointPage> {

@@ -90,6 +90,7 @@ describe('GET /v1/webhook-event-types', () => {
     const res = await call('GET', '/v1/webhook-event-types', { cookie: admin.cookie });
     expect(res.status, res.text).toBe(200);
     expect(res.json.data.map((t: Json) => t.type)).toEqual([...EVENT_TYPES]);
+    expect(res.json.nextCursor).toBeNull();
     expect(res.json.data.every((t: Json) => typeof t.description === 'string' && t.description.length > 0)).toBe(true);
     expect(res.text).not.toContain('webhook.test');
     expect((await call('GET', '/v1/webhook-event-types')).status).toBe(401);
