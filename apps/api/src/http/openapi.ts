@@ -23,35 +23,45 @@ const ENGINE_PARAM_SCHEMAS = {
 } as const;
 
 /** Every non-2xx answer of /v1 but a 402: `{ error: { code, message, requestId, issues? } }` (http/errors.ts, trpc/init.ts). */
-const ERROR_BODY_SCHEMA = {
-  type: 'object',
-  required: ['error'],
-  additionalProperties: false,
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'requestId'],
-      properties: {
-        code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'stable snake_case code (docs/api.md, Errors)' },
-        message: { type: 'string', description: 'what went wrong and what to do, in words; its wording may change, the code does not' },
-        requestId: { type: 'string', description: 'the X-Request-Id of the request' },
-        issues: {
-          type: 'array',
-          description: 'validation_failed: each field refused, with why',
-          items: {
-            type: 'object',
-            required: ['path', 'message'],
-            properties: { path: { type: 'array', items: { type: ['string', 'integer'] } }, message: { type: 'string' } },
+const ERROR_BODY_SCHEMA = errorBodySchema({});
+
+/** The error body, with `extra` properties beside `error` (the engine proxy adds the engine's own answer). */
+function errorBodySchema(extra: Record<string, unknown>) {
+  return {
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: {
+      ...extra,
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'requestId'],
+        properties: {
+          code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'stable snake_case code (docs/api.md, Errors)' },
+          message: { type: 'string', description: 'what went wrong and what to do, in words; its wording may change, the code does not' },
+          requestId: { type: 'string', description: 'the X-Request-Id of the request' },
+          issues: {
+            type: 'array',
+            description: 'validation_failed: each field refused, with why',
+            items: {
+              type: 'object',
+              required: ['path', 'message'],
+              properties: { path: { type: 'array', items: { type: ['string', 'integer'] } }, message: { type: 'string' } },
+            },
           },
         },
       },
     },
-  },
-} as const;
+  };
+}
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
+const ENGINE_ERROR_REF = { $ref: '#/components/schemas/EngineError' };
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_REF } } });
+const errorResponse = (description: string, schema: Record<string, string> = ERROR_REF) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 
 /** The codes of the error table answered with `status`, for a response's description. */
 function codesOf(status: number): string[] {
@@ -63,10 +73,11 @@ function codesOf(status: number): string[] {
 /**
  * Statuses every operation may answer: a bad query or body (400), no or a bad credential (401),
  * not allowed (403), an id or organization the caller cannot see (404), the state of what it
- * names (409), throttled (429), a fault (500), the database unreachable (503). With a JSON body,
+ * names (409), throttled (429), headers too large (431), a fault (500), the database unreachable
+ * (503). With a JSON body,
  * also too large (413) and not declared JSON (415).
  */
-const EVERY_OPERATION_ERRORS = [400, 401, 403, 404, 409, 429, 500, 503] as const;
+const EVERY_OPERATION_ERRORS = [400, 401, 403, 404, 409, 429, 431, 500, 503] as const;
 const BODY_ERRORS = [413, 415] as const;
 
 /**
@@ -90,13 +101,13 @@ function enginePaths(): Record<string, unknown> {
         parameters: params.map((p) => ({ name: p.name, in: 'path', required: true, schema: ENGINE_PARAM_SCHEMAS[p.kind] })),
         responses: {
           '200': { description: "The engine's answer (Authentik lists: { pagination, results })", content: { 'application/json': {} } },
-          '400': errorResponse('validation_failed: query string too long'),
-          '401': errorResponse('unauthenticated: no valid session'),
-          '403': errorResponse('forbidden: not a platform admin (the same answer for every path)'),
-          '404': errorResponse('not_found: not allowlisted, or the engine has no such record'),
-          '502': errorResponse('engine_unreachable or engine_bad_response'),
-          '503': errorResponse('service_unavailable: ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN are not set'),
-          '504': errorResponse('engine_timeout: no answer within ENGINE_ADMIN_TIMEOUT_MS'),
+          '400': errorResponse('validation_failed: query string too long', ENGINE_ERROR_REF),
+          '401': errorResponse('unauthenticated: no valid session', ENGINE_ERROR_REF),
+          '403': errorResponse('forbidden: not a platform admin (the same answer for every path)', ENGINE_ERROR_REF),
+          '404': errorResponse('not_found: not allowlisted, or the engine has no such record', ENGINE_ERROR_REF),
+          '502': errorResponse('engine_unreachable or engine_bad_response', ENGINE_ERROR_REF),
+          '503': errorResponse('service_unavailable: ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN are not set', ENGINE_ERROR_REF),
+          '504': errorResponse('engine_timeout: no answer within ENGINE_ADMIN_TIMEOUT_MS', ENGINE_ERROR_REF),
         },
       },
     };
@@ -183,6 +194,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   const subscriptionRuled = new Set<string>();
   /** Upserts: 201 when they created, 200 when they changed what existed. */
   const upserts = new Set<string>();
+  /** Error statuses particular to an operation (meta `errorStatuses`). */
+  const particularErrors = new Map<string, Readonly<Record<number, string>>>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
     const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
     authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
@@ -191,6 +204,9 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     }
     if (meta?.upsert) {
       upserts.add(path.replace(/\./g, '-'));
+    }
+    if (meta?.errorStatuses) {
+      particularErrors.set(path.replace(/\./g, '-'), meta.errorStatuses);
     }
     if (meta?.subscription) {
       subscriptionRuled.add(path.replace(/\./g, '-'));
@@ -206,10 +222,14 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     }
   }
   schemas.Error = ERROR_BODY_SCHEMA;
+  schemas.EngineError = errorBodySchema({ engine: { description: "the engine's own error answer, as it sent it" } });
   components.schemas = schemas;
   (doc as unknown as { components: unknown }).components = components;
   for (const item of Object.values(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
+      for (const [status, description] of Object.entries(particularErrors.get(operation.operationId ?? '') ?? {})) {
+        operation.responses = { ...operation.responses, [status]: errorResponse(description) };
+      }
       documentErrors(operation, method);
       // trpc-to-openapi documents every success as 200; creates answer their own status.
       const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
@@ -243,6 +263,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     }
   }
   documentAgentContextRepresentations(doc.paths['/setup/agent-context']?.get);
+  // Its responses were replaced whole: the statuses every operation may answer again.
+  documentErrors(doc.paths['/setup/agent-context']?.get as Operation, 'get');
   return doc as unknown as Record<string, unknown>;
 }
 
@@ -270,9 +292,12 @@ function documentErrors(operation: Operation, method: string): void {
     const own = /^(Invalid input data|Authorization not provided|Insufficient access|Not found|Internal server error)$/.test(given)
       ? ''
       : given;
+    // A schema of ours (EngineError) stays; trpc-to-openapi's `error.*` ones give way to Error.
+    const schema = (response as { content?: Record<string, { schema?: { $ref?: string } }> }).content?.['application/json']?.schema;
+    const ours = schema?.$ref !== undefined && !schema.$ref.startsWith('#/components/schemas/error.');
     responses[status] = {
       description: own || (codes.length > 0 ? `One of: ${codes.join(', ')}` : 'An error'),
-      content: { 'application/json': { schema: ERROR_REF } },
+      content: { 'application/json': { schema: ours ? schema : ERROR_REF } },
       ...(n === 503 || n === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
     };
   }

@@ -18,6 +18,11 @@ export type Meta = OpenApiMeta & {
    */
   upsert?: true;
   /**
+   * Error statuses this route answers beyond those every route may (http/openapi.ts
+   * EVERY_OPERATION_ERRORS), for the OpenAPI document: status -> what it means.
+   */
+  errorStatuses?: Readonly<Record<number, string>>;
+  /**
    * The route is a project, user, webhook or usage route under the subscription rule: its
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).
    */

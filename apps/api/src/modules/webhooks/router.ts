@@ -215,6 +215,9 @@ export const eventsRouter = router({
         description:
           'Needs webhooks.read and, per event type, the read permission of what it is about. Filters: types (comma-separated), from (inclusive) and to (exclusive), ISO 8601. limit 1-500 (default 100). Each event has the id (webhook-id), type, createdAt (the payload timestamp) and data its webhooks carry. Keep nextCursor and ask again: no event is skipped however transactions interleave. A cursor only continues the feed (organization and filters) it came from (else 400 invalid_cursor); one before the retention window (EVENTS_RETENTION_DAYS) answers 410 cursor_expired.',
       },
+      errorStatuses: {
+        410: 'cursor_expired: the cursor is older than the retention window (EVENTS_RETENTION_DAYS); start again from a time range',
+      },
     })
     .input(ZListFeedEventsRequest)
     .output(ZFeedEventPage)
