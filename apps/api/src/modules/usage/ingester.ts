@@ -313,9 +313,15 @@ async function lockAndSum(tx: DbOrTx, counters: readonly Counter[]): Promise<num
 /**
  * For metering submissions whose event types have a plan limit: locks each (organization, type,
  * month) counter and reads the month's totals (lockAndSum), and which of the events already
- * exist.
+ * exist. When it locks anything, it also locks the counters usage thresholds watch for the rest
+ * of the batch (`watched`), in the same statement: a transaction takes all its counter locks at
+ * once, in one order, so two never wait for each other in a cycle.
  */
-async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState | undefined> {
+async function prepareLimits(
+  tx: DbOrTx,
+  active: Pending[],
+  watched: (p: Pending) => Map<string, Counter>,
+): Promise<LimitState | undefined> {
   const metering = active.filter((p) => p.submission.channel === 'metering');
   if (metering.length === 0) {
     return undefined;
@@ -337,6 +343,11 @@ async function prepareLimits(tx: DbOrTx, active: Pending[]): Promise<LimitState 
   }
   if (counters.size === 0) {
     return undefined;
+  }
+  for (const p of active) {
+    for (const [key, counter] of watched(p)) {
+      counters.set(key, counter);
+    }
   }
   const list = [...counters.entries()];
   const [sums, existingRows] = await Promise.all([
@@ -409,7 +420,13 @@ async function write(
   if (refused.size > 0) {
     active = active.filter((p) => !refused.has(p));
   }
-  const limitState = await prepareLimits(tx, active);
+  const limitState = await prepareLimits(tx, active, (p) =>
+    watchedCounters(
+      p.submission.events.map((e) => ({ tenantId: p.submission.tenantId, eventType: e.eventType, occurredAt: e.occurredAt })),
+      subscriptions,
+      undefined,
+    ),
+  );
   const claims = new Map<string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }>();
   const slots = new Map<Pending, Slot[]>();
 
@@ -597,7 +614,11 @@ async function write(
     // type with thresholds on POST /v1/usage/events): locked and summed here, late, so that
     // concurrent transactions wait for each other only from this point to commit, as they do for
     // the hourly totals' rows.
-    const watched = watchedCounters(fresh, subscriptions, limitState);
+    const watched = watchedCounters(
+      fresh.map((f) => f.event),
+      subscriptions,
+      limitState,
+    );
     // One connection: postgres.js pipelines these statements (sent together, run in this order)
     // rather than waiting for each. The hourly totals go last: they lock the hot counter rows,
     // which a concurrent batch then waits for only until this one commits.
@@ -622,21 +643,24 @@ async function write(
   return outcomes;
 }
 
+/** The fields of an event that say which counter it counts in. */
+type Counted = { tenantId: string; eventType: string; occurredAt: number };
+
 /** The limit and thresholds of an event's type when its plan has both (null otherwise). */
-function thresholdRule(event: UsageEventRecord, subscriptions: ReadonlyMap<string, SubscriptionState>) {
+function thresholdRule(event: Counted, subscriptions: ReadonlyMap<string, SubscriptionState>) {
   const plan = subscriptions.get(event.tenantId)?.plan;
   const limit = plan?.usageLimits[event.eventType];
   return plan && limit !== undefined && plan.usageThresholds.length > 0 ? { plan, limit } : null;
 }
 
-/** The counters of the new events that usage thresholds watch and the limit check did not lock. */
+/** The counters of `events` that usage thresholds watch and the limit check did not lock. */
 function watchedCounters(
-  fresh: readonly { event: UsageEventRecord }[],
+  events: readonly Counted[],
   subscriptions: ReadonlyMap<string, SubscriptionState>,
   limitState: LimitState | undefined,
 ): Map<string, Counter> {
   const out = new Map<string, Counter>();
-  for (const { event } of fresh) {
+  for (const event of events) {
     if (!thresholdRule(event, subscriptions)) {
       continue;
     }

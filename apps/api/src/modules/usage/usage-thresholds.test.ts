@@ -228,6 +228,36 @@ describe('usage.threshold_reached', () => {
     expect(events.find((e) => e.data.threshold === 100)?.data.used).toBeGreaterThanOrEqual(40);
   });
 
+  it('both routes at once on two limited types: every threshold once, and no deadlock between the limit check and the thresholds', async () => {
+    const app = await seedApplication(server.services.db);
+    const tenantId = app.organization.id;
+    // 120 requests of one event of 5: 300 of each type against 500, past 10% and 50%.
+    await planFor(tenantId, { usageLimits: { calls: 500, tokens: 500 }, usageThresholds: [10, 50, 90] });
+    const [before] = await rows<{ n: number }>(sql`select deadlocks::int as n from pg_stat_database where datname = current_database()`);
+    // Metered calls with unmetered tokens, metered tokens with unmetered calls: a batch locks its
+    // metered type's counter for the limit check and watches the other for thresholds, in the
+    // opposite order of its neighbour unless it takes all its locks at once.
+    const kinds = [
+      ['/v1/usage-events', 'calls'],
+      ['/v1/usage/events', 'tokens'],
+      ['/v1/usage-events', 'tokens'],
+      ['/v1/usage/events', 'calls'],
+    ] as const;
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => {
+        const [route, eventType] = kinds[i % 4] as (typeof kinds)[number];
+        return call('POST', route, { bearer: app.secretKey, body: { idempotencyKey: key(), eventType, quantity: 5 } });
+      }),
+    );
+    expect(answers.map((a) => a.status).filter((s) => s !== 201)).toEqual([]);
+    const events = await thresholdEvents(tenantId);
+    expect(events.map((e) => `${e.data.eventType}:${e.data.threshold}`).sort()).toEqual(['calls:10', 'calls:50', 'tokens:10', 'tokens:50']);
+    // PostgreSQL's statistics reach pg_stat_database within a second of the transactions ending.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const [after] = await rows<{ n: number }>(sql`select deadlocks::int as n from pg_stat_database where datname = current_database()`);
+    expect(after?.n).toBe(before?.n);
+  });
+
   it('a plan without thresholds records none; a change of limits, thresholds or plan records what this month already reached', async () => {
     const app = await seedApplication(server.services.db);
     const tenantId = app.organization.id;
