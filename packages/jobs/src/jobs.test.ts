@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createDatabase, type Database } from '@svc/db/client';
+import { addJob } from '@svc/db/jobs';
 import { createSecretBox } from '@svc/db/secret-box';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
-import { enqueueJob } from './enqueue.ts';
 import { type JobLogger, startWorker, WORKER_APPLICATION_NAME, type WorkerHandle } from './runner.ts';
 
 const TASK = 'maintenance:prune_rate_limits' as const;
@@ -138,7 +138,7 @@ describe('packages/jobs against real PostgreSQL', () => {
     // here would crash the process (and fail this run).
     await database.sql`select pg_terminate_backend(pid) from pg_stat_activity
       where datname = current_database() and application_name = ${WORKER_APPLICATION_NAME}`;
-    await enqueueJob(database.db, TASK, { keepSeconds: 120 });
+    await addJob(database.db, TASK, { keepSeconds: 120 });
     await waitFor(async () => (await jobs()).length === 0 && rec.completed().length > 0, 10_000, 'a job after the connections were closed');
     await stop(worker);
     // Nothing left for a database stopped next (svc's shutdown order) to close under it.
@@ -151,7 +151,7 @@ describe('packages/jobs against real PostgreSQL', () => {
       database.db.transaction(async (tx) => {
         // The mutation the job belongs to: it must vanish with the job.
         await tx.execute(sql`insert into rate_limit_counters (key, window_start, granted) values ('public:rolled-back', 0, 1)`);
-        await enqueueJob(tx, TASK, { keepSeconds: 120 });
+        await addJob(tx, TASK, { keepSeconds: 120 });
         const rows = (await tx.execute(sql`select count(*)::int as n from graphile_worker._private_jobs`)) as unknown as { n: number }[];
         seenInside = rows[0]?.n ?? -1;
         throw new Error('roll back');
@@ -175,7 +175,7 @@ describe('packages/jobs against real PostgreSQL', () => {
         ('public:current', ${now}, 3),
         ('backend:current', ${now}, 1)`;
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, TASK, { keepSeconds: 120 });
+      await addJob(tx, TASK, { keepSeconds: 120 });
     });
     const queued = await jobs();
     expect(queued).toHaveLength(1);
@@ -199,7 +199,7 @@ describe('packages/jobs against real PostgreSQL', () => {
         ('expired', 's', 'n', 'v', '/', now() - interval '1 minute'),
         ('live', 's', 'n', 'v', '/', now() + interval '5 minutes')`;
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, 'maintenance:prune_pending_logins', {});
+      await addJob(tx, 'maintenance:prune_pending_logins', {});
     });
     const [job] = await jobs();
     await start(recordingLogger().logger);
@@ -220,7 +220,7 @@ describe('packages/jobs against real PostgreSQL', () => {
         ('recently-retired', 'RS256', 'v1.a.b.c', '{}', now() - interval '2 days', now() - interval '1 day'),
         ('current', 'RS256', 'v1.a.b.c', '{}', now() - interval '1 day', null)`;
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, 'maintenance:prune_oidc', {});
+      await addJob(tx, 'maintenance:prune_oidc', {});
     });
     const [job] = await jobs();
     await start(recordingLogger().logger);
@@ -235,7 +235,7 @@ describe('packages/jobs against real PostgreSQL', () => {
     const now = currentWindowStart();
     await database.sql`insert into rate_limit_counters (key, window_start, granted) values ('public:old', ${now - 3_600}, 1)`;
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, TASK, {}, { runAt: new Date(Date.now() + 3_600_000) });
+      await addJob(tx, TASK, {}, { runAt: new Date(Date.now() + 3_600_000) });
     });
     const rec = recordingLogger();
     await start(rec.logger);
@@ -248,7 +248,7 @@ describe('packages/jobs against real PostgreSQL', () => {
   it('graceful shutdown after all 20 jobs completed leaves zero jobs (no completion lost)', async () => {
     await database.db.transaction(async (tx) => {
       for (let i = 0; i < 20; i++) {
-        await enqueueJob(tx, TASK, { keepSeconds: 120 + i });
+        await addJob(tx, TASK, { keepSeconds: 120 + i });
       }
     });
     const ids = (await jobs()).map((j) => j.id);
@@ -271,7 +271,7 @@ describe('packages/jobs against real PostgreSQL', () => {
   it('stopping mid-queue loses no completion: completed jobs are gone, the rest run once on the next worker', async () => {
     await database.db.transaction(async (tx) => {
       for (let i = 0; i < 20; i++) {
-        await enqueueJob(tx, TASK, { keepSeconds: 120 + i });
+        await addJob(tx, TASK, { keepSeconds: 120 + i });
       }
     });
     const ids = (await jobs()).map((j) => j.id);
@@ -322,8 +322,8 @@ describe('packages/jobs against real PostgreSQL', () => {
     const now = currentWindowStart();
     await database.sql`insert into rate_limit_counters (key, window_start, granted) values ('public:old', ${now - 3_600}, 1)`;
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, TASK, { keepSeconds: 'soon' } as never, { maxAttempts: 1 });
-      await enqueueJob(tx, TASK, { keepSeconds: -5 }, { maxAttempts: 1 });
+      await addJob(tx, TASK, { keepSeconds: 'soon' } as never, { maxAttempts: 1 });
+      await addJob(tx, TASK, { keepSeconds: -5 }, { maxAttempts: 1 });
     });
     const ids = (await jobs()).map((j) => j.id);
     expect(ids).toHaveLength(2);
@@ -353,7 +353,7 @@ describe('the crontab', () => {
   it('parses, names only tasks that exist, and summarizes usage five minutes after every hour with a day of catch-up', async () => {
     const { parseCrontab } = await import('graphile-worker');
     const { CRONTAB } = await import('./runner.ts');
-    const { ZTaskPayloads } = await import('./task-names.ts');
+    const { ZTaskPayloads } = await import('@svc/db/jobs');
     const items = parseCrontab(CRONTAB);
     for (const item of items) {
       expect(Object.keys(ZTaskPayloads)).toContain(item.task);

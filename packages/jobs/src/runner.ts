@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@svc/db/client';
+import { addJob, type TaskName } from '@svc/db/jobs';
 import { BILLING_SYNC_JOB_KEY } from '@svc/db/queries/billing-sync-queue';
 import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
@@ -9,7 +10,6 @@ import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import { sendBackchannelLogout } from './oidc/backchannel-logout.ts';
-import type { TaskName } from './task-names.ts';
 import { syncBilling } from './tasks/billing-sync.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { buildExport } from './tasks/exports-build.ts';
@@ -327,10 +327,10 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
   };
   // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
   try {
-    await runner.addJob('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
+    await addJob(opts.db, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
     if (opts.email?.enabled) {
       // Emails left due while no worker with a provider ran are sent now.
-      await runner.addJob('email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY, jobKeyMode: 'replace' });
+      await addJob(opts.db, 'email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY });
     }
   } catch (error) {
     await stop().catch(() => {});

@@ -1,6 +1,7 @@
 import { ID_PREFIXES } from '@svc/contracts/ids';
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
+import { addJobSql } from '../jobs.ts';
 
 /**
  * 20 random base62 characters computed in SQL (the shape newId gives), for ids of rows whose
@@ -10,8 +11,6 @@ const SQL_BASE62_20 = sql.raw(
   "substr(translate(encode(decode(md5(gen_random_uuid()::text) || md5(gen_random_uuid()::text), 'hex'), 'base64'), '+/=', ''), 1, 20)",
 );
 
-/** The Graphile Worker task that pushes queued sync logs to the providers (packages/jobs). */
-export const BILLING_SYNC_TASK = 'billing:sync';
 /** One waiting sync job at a time; it drains every queued log in batches. */
 export const BILLING_SYNC_JOB_KEY = 'billing:sync';
 
@@ -39,12 +38,7 @@ export async function queueBillingSync(tx: DbOrTx, tenantId: string, events: { i
       returning 1
     ),
     n as (select count(*)::int as queued from logs)
-    select n.queued, case when n.queued > 0 then graphile_worker.add_job(
-      identifier => ${BILLING_SYNC_TASK}::text,
-      payload => '{}'::json,
-      job_key => ${BILLING_SYNC_JOB_KEY}::text,
-      job_key_mode => 'replace'
-    ) end as job
+    select n.queued, case when n.queued > 0 then ${addJobSql('billing:sync', {}, { jobKey: BILLING_SYNC_JOB_KEY })} end as job
     from n`,
   );
   return rows[0]?.queued ?? 0;

@@ -1,9 +1,10 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { addJob, addJobSql } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/usage.ts';
-import { BILLING_SYNC_JOB_KEY, BILLING_SYNC_TASK } from './billing-sync-queue.ts';
+import { BILLING_SYNC_JOB_KEY } from './billing-sync-queue.ts';
 
 export type BillingProviderRow = typeof billingProviders.$inferSelect;
 export type BillingMappingRow = typeof billingMappings.$inferSelect;
@@ -213,12 +214,7 @@ export async function requeueBillingSyncLog(db: DbOrTx, opts: { tenantId: string
 
 /** Queues a `billing:sync` run now (one waiting run at a time, as queueBillingSync does). */
 export async function wakeBillingSync(db: DbOrTx): Promise<void> {
-  await db.execute(sql`select graphile_worker.add_job(
-    identifier => ${BILLING_SYNC_TASK}::text,
-    payload => '{}'::json,
-    job_key => ${BILLING_SYNC_JOB_KEY}::text,
-    job_key_mode => 'replace'
-  )`);
+  await addJob(db, 'billing:sync', {}, { jobKey: BILLING_SYNC_JOB_KEY });
 }
 
 // ---- The sync task's side ----------------------------------------------------------------------
@@ -381,13 +377,11 @@ export async function scheduleBillingSyncWake(db: DbOrTx, timing: BillingSyncTim
       from billing_sync_logs
       where status = 'queued' and attempts > 0
     )
-    select w.wake_at, case when w.wake_at is not null then (graphile_worker.add_job(
-      identifier => ${BILLING_SYNC_TASK}::text,
-      payload => '{}'::json,
-      run_at => greatest(w.wake_at, now()),
-      job_key => ${`${BILLING_SYNC_JOB_KEY}:wake`}::text,
-      job_key_mode => 'replace'
-    )).id end as job
+    select w.wake_at, case when w.wake_at is not null then (${addJobSql(
+      'billing:sync',
+      {},
+      { runAt: sql`greatest(w.wake_at, now())`, jobKey: `${BILLING_SYNC_JOB_KEY}:wake` },
+    )}).id end as job
     from w`)) as unknown as { wake_at: string | Date | null }[];
   const at = rows[0]?.wake_at;
   return at ? new Date(at) : null;

@@ -1,13 +1,12 @@
 import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../client.ts';
+import { addJob } from '../jobs.ts';
 import type { Cursor } from '../pagination.ts';
 import { invitations } from '../schema/invitations.ts';
 import { type EmailDeliveryStatus, emailDeliveries } from '../schema/webhooks.ts';
 
 export type EmailDeliveryRow = typeof emailDeliveries.$inferSelect;
 
-/** The Graphile Worker task that sends due invitation emails (packages/jobs/src/email). */
-export const EMAIL_DISPATCH_TASK = 'email:dispatch';
 /**
  * "Send what is due now": one queued job at a time; a second invitation while one waits replaces
  * it (run_at now) instead of adding another, and the job sends every due email in batches.
@@ -46,12 +45,7 @@ export async function queueEmailDelivery(tx: DbOrTx, values: NewEmailDelivery): 
   if (!row) {
     throw new Error('email delivery insert returned nothing');
   }
-  await tx.execute(sql`select graphile_worker.add_job(
-    identifier => ${EMAIL_DISPATCH_TASK}::text,
-    payload => '{}'::json,
-    job_key => ${EMAIL_DISPATCH_JOB_KEY}::text,
-    job_key_mode => 'replace'
-  )`);
+  await addJob(tx, 'email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY });
   return row;
 }
 
@@ -111,13 +105,7 @@ export async function claimEmailDeliveries(
       .returning();
     const leaseEnd = rows[0]?.lockedUntil;
     if (leaseEnd) {
-      await tx.execute(sql`select graphile_worker.add_job(
-        identifier => ${EMAIL_DISPATCH_TASK}::text,
-        payload => '{}'::json,
-        run_at => ${leaseEnd.toISOString()}::timestamptz,
-        job_key => ${wakeUpKey(leaseEnd)}::text,
-        job_key_mode => 'replace'
-      )`);
+      await addJob(tx, 'email:dispatch', {}, { runAt: leaseEnd, jobKey: wakeUpKey(leaseEnd) });
     }
     const closed = await invitationsClosed(tx, rows);
     return rows
@@ -232,13 +220,7 @@ export async function recordEmailFailure(
       .where(underClaim(claim))
       .returning();
     if (row?.nextAttemptAt) {
-      await tx.execute(sql`select graphile_worker.add_job(
-        identifier => ${EMAIL_DISPATCH_TASK}::text,
-        payload => '{}'::json,
-        run_at => ${row.nextAttemptAt.toISOString()}::timestamptz,
-        job_key => ${wakeUpKey(row.nextAttemptAt)}::text,
-        job_key_mode => 'replace'
-      )`);
+      await addJob(tx, 'email:dispatch', {}, { runAt: row.nextAttemptAt, jobKey: wakeUpKey(row.nextAttemptAt) });
     }
     return row;
   });

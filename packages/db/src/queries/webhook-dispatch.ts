@@ -1,8 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
+import { addJobSql } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import type { WebhookAttemptOutcome } from '../schema/webhooks.ts';
-import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
+import { WEBHOOK_DISPATCH_JOB_KEY } from './webhook-events.ts';
 
 /**
  * The webhook worker's statements (packages/jobs/src/webhooks/dispatch.ts). Unlike every other
@@ -246,19 +247,8 @@ export async function scheduleNextDispatch(db: DbOrTx): Promise<{ dueNow: boolea
         ) as wake_at
     )
     select s.due_now, s.wake_at,
-      case when s.due_now then (graphile_worker.add_job(
-        identifier => ${WEBHOOK_DISPATCH_TASK}::text,
-        payload => '{}'::json,
-        job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
-        job_key_mode => 'replace'
-      )).id end as dispatch_job,
-      case when s.wake_at is not null then (graphile_worker.add_job(
-        identifier => ${WEBHOOK_DISPATCH_TASK}::text,
-        payload => '{}'::json,
-        run_at => s.wake_at,
-        job_key => ${WEBHOOK_WAKE_JOB_KEY}::text,
-        job_key_mode => 'replace'
-      )).id end as wake_job
+      case when s.due_now then (${addJobSql('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY })}).id end as dispatch_job,
+      case when s.wake_at is not null then (${addJobSql('webhooks:dispatch', {}, { runAt: sql`s.wake_at`, jobKey: WEBHOOK_WAKE_JOB_KEY })}).id end as wake_job
     from s`)) as unknown as { due_now: boolean; wake_at: string | Date | null }[];
   const row = rows[0];
   return { dueNow: row?.due_now ?? false, wakeAt: row?.wake_at ? new Date(row.wake_at) : null };

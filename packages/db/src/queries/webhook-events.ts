@@ -1,9 +1,8 @@
 import { newId } from '@svc/contracts/ids';
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
+import { addJobSql } from '../jobs.ts';
 
-/** The Graphile Worker task that sends due webhook deliveries (packages/jobs). */
-export const WEBHOOK_DISPATCH_TASK = 'webhooks:dispatch';
 /**
  * One queued dispatch job at a time: a second event while one waits updates it instead of adding
  * another, and the job sends every due delivery in batches, not one job per delivery.
@@ -104,21 +103,13 @@ export async function recordEvents(
       ) as d(id, tenant_id, endpoint_id, event_id, event_type)
       returning 1
     )
-    select graphile_worker.add_job(
-      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
-      payload => '{}'::json,
-      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
-      job_key_mode => 'replace'
-    ) from (select count(*) from d) as inserted`,
+    select ${addJobSql('webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY })} from (select count(*) from d) as inserted`,
   );
   return results;
 }
 
-/**
- * The Graphile Worker task that sends one delivery whose rows are gone (packages/jobs
- * webhooks/send-detached.ts): an organization's last event, `tenant.deleted`.
- */
-export const WEBHOOK_SEND_DETACHED_TASK = 'webhooks:send_detached';
+/** The job key of a detached delivery's jobs: this, then `<event id>:<endpoint id>` (one chain per delivery). */
+export const WEBHOOK_SEND_DETACHED_JOB_KEY_PREFIX = 'webhooks:send_detached:';
 
 /**
  * Hands an event's pending deliveries over to self-contained jobs, for an event whose
@@ -132,9 +123,9 @@ export const WEBHOOK_SEND_DETACHED_TASK = 'webhooks:send_detached';
  */
 export async function detachEventDeliveries(tx: DbOrTx, opts: { tenantId: string; eventId: string }): Promise<number> {
   const rows = await tx.execute(sql`
-    select graphile_worker.add_job(
-      identifier => ${WEBHOOK_SEND_DETACHED_TASK}::text,
-      payload => json_build_object(
+    select ${addJobSql(
+      'webhooks:send_detached',
+      sql`json_build_object(
         'tenantId', d.tenant_id,
         'endpointId', e.id,
         'url', e.url,
@@ -147,9 +138,9 @@ export async function detachEventDeliveries(tx: DbOrTx, opts: { tenantId: string
           'dataJson', ev.data::text
         ),
         'attempt', 1
-      ),
-      job_key => ${`${WEBHOOK_SEND_DETACHED_TASK}:`}::text || ev.id || ':' || e.id
-    )
+      )`,
+      { jobKey: sql`${WEBHOOK_SEND_DETACHED_JOB_KEY_PREFIX}::text || ev.id || ':' || e.id` },
+    )}
     from webhook_deliveries d
     join webhook_endpoints e on e.id = d.endpoint_id and e.tenant_id = d.tenant_id
     join webhook_events ev on ev.id = d.event_id and ev.tenant_id = d.tenant_id

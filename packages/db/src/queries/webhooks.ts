@@ -1,10 +1,11 @@
 import { newId } from '@svc/contracts/ids';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { addJob } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEndpoints, webhookEvents } from '../schema/webhooks.ts';
-import { WEBHOOK_DISPATCH_JOB_KEY, WEBHOOK_DISPATCH_TASK } from './webhook-events.ts';
+import { WEBHOOK_DISPATCH_JOB_KEY } from './webhook-events.ts';
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -114,13 +115,7 @@ export async function rotateWebhookEndpointSecret(
 
 /** Queues (or updates the queued) dispatch job in the caller's transaction, as recordEvent does. */
 export async function wakeWebhookDispatcher(db: DbOrTx): Promise<void> {
-  await db.execute(sql`
-    select graphile_worker.add_job(
-      identifier => ${WEBHOOK_DISPATCH_TASK}::text,
-      payload => '{}'::json,
-      job_key => ${WEBHOOK_DISPATCH_JOB_KEY}::text,
-      job_key_mode => 'replace'
-    )`);
+  await addJob(db, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
 }
 
 /**

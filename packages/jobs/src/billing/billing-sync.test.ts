@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
 import { claimBillingSyncLogs } from '@svc/db/queries/billing';
-import { BILLING_SYNC_JOB_KEY, BILLING_SYNC_TASK, queueBillingSync } from '@svc/db/queries/billing-sync-queue';
+import { BILLING_SYNC_JOB_KEY, queueBillingSync } from '@svc/db/queries/billing-sync-queue';
 import { insertOrganization } from '@svc/db/queries/organizations';
 import { billingMappings, billingProviders, billingSyncLogs, usageEvents } from '@svc/db/schema/usage';
 import { createSecretBox } from '@svc/db/secret-box';
@@ -135,7 +135,7 @@ async function logsOf(o: Org) {
 
 async function syncJobs(): Promise<{ key: string | null; run_at: Date }[]> {
   return (await database.db.execute(
-    sql`select key, run_at from graphile_worker.jobs where task_identifier = ${BILLING_SYNC_TASK} order by run_at`,
+    sql`select key, run_at from graphile_worker.jobs where task_identifier = 'billing:sync' order by run_at`,
   )) as unknown as { key: string | null; run_at: Date }[];
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
-import { EMAIL_DISPATCH_TASK, type EmailDeliveryRow } from '@svc/db/queries/email-deliveries';
+import type { EmailDeliveryRow } from '@svc/db/queries/email-deliveries';
 import { insertOrganization } from '@svc/db/queries/organizations';
 import { invitations } from '@svc/db/schema/invitations';
 import { emailDeliveries } from '@svc/db/schema/webhooks';
@@ -162,7 +162,7 @@ describe('queueInvitationEmail', () => {
     expect(() => secretBox.open(row.bodyCiphertext as string, 'email_delivery:eml_other')).toThrow();
     const jobs = await database.sql<{ task_identifier: string; key: string | null }[]>`
       select task_identifier, key from graphile_worker.jobs`;
-    expect(jobs).toEqual([{ task_identifier: EMAIL_DISPATCH_TASK, key: 'email:dispatch' }]);
+    expect(jobs).toEqual([{ task_identifier: 'email:dispatch', key: 'email:dispatch' }]);
   });
 
   it('rolls back with the invitation: no row, no job', async () => {

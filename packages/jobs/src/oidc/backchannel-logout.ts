@@ -1,10 +1,9 @@
+import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { findCurrentSigningKey, openSigningKey } from '@svc/db/queries/oidc-provider';
 import { findBackchannelLogoutTarget } from '@svc/db/queries/session-applications';
 import type { JobHelpers } from 'graphile-worker';
 import { importJWK, SignJWT } from 'jose';
-import { enqueueJob } from '../enqueue.ts';
 import type { JobContext } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 import { stateAfter } from '../webhooks/dispatch.ts';
 
 /** The event a logout token carries (OpenID Connect Back-Channel Logout 1.0, section 2.4). */
@@ -74,7 +73,7 @@ export async function sendBackchannelLogout(payload: unknown, ctx: JobContext, h
     ctx.logger.error(outcome, 'back-channel logout failed for good');
     return;
   }
-  await enqueueJob(
+  await addJob(
     ctx.db,
     'oidc:backchannel_logout',
     { ...job, attempt: job.attempt + 1 },

@@ -1,9 +1,8 @@
+import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { scheduleBillingSyncWake } from '@svc/db/queries/billing';
 import { BILLING_SYNC_JOB_KEY } from '@svc/db/queries/billing-sync-queue';
 import { billingSyncTiming, processBillingSync } from '../billing/sync.ts';
-import { enqueueJob } from '../enqueue.ts';
 import type { JobContext } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 
 /** Logs per round; a run does rounds until nothing is due or its budget is spent. */
 const ROUND_SIZE = 100;
@@ -28,7 +27,7 @@ export async function syncBilling(payload: unknown, ctx: JobContext): Promise<vo
     }
     if (ctx.stopping.aborted || Date.now() - started > RUN_BUDGET_MS) {
       // More may be due: a successor run picks it up (here, on another worker, or after a restart).
-      await enqueueJob(ctx.db, 'billing:sync', {}, { jobKey: BILLING_SYNC_JOB_KEY });
+      await addJob(ctx.db, 'billing:sync', {}, { jobKey: BILLING_SYNC_JOB_KEY });
       return;
     }
   }

@@ -1,8 +1,7 @@
+import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
 import { processEmailDeliveries } from '../email/process.ts';
-import { enqueueJob } from '../enqueue.ts';
 import type { JobContext } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 
 /** Attempts per round; a run does rounds until nothing is due or its budget is spent. */
 const ROUND_SIZE = 50;
@@ -35,7 +34,7 @@ export async function dispatchEmail(payload: unknown, ctx: JobContext): Promise<
     }
     if (ctx.stopping.aborted || Date.now() - started > RUN_BUDGET_MS) {
       // More may be due: a successor run picks it up (here, on another worker, or after restart).
-      await enqueueJob(ctx.db, 'email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY });
+      await addJob(ctx.db, 'email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY });
       return;
     }
   }

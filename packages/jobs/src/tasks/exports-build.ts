@@ -1,10 +1,10 @@
 import { newId } from '@svc/contracts/ids';
+import { ZTaskPayloads } from '@svc/db/jobs';
 import { insertAuditLog } from '@svc/db/queries/audit-logs';
 import { completeExportBuild, type ExportRecordRow, failExportBuild, lockExportForBuild, startExportBuild } from '@svc/db/queries/exports';
 import { recordEvent } from '@svc/db/queries/webhook-events';
 import type { JobHelpers } from 'graphile-worker';
 import type { JobContext } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 
 /** Attempts before an export is marked failed (Graphile's backoff: ~3 s, 7 s, 20 s, 55 s). */
 export const EXPORT_BUILD_MAX_ATTEMPTS = 5;

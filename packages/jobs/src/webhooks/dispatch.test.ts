@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
+import { addJob } from '@svc/db/jobs';
 import { claimDueDeliveries, recordDeliveryResults } from '@svc/db/queries/webhook-dispatch';
 import { recordEvent } from '@svc/db/queries/webhook-events';
 import { webhookEndpoints } from '@svc/db/schema/webhooks';
@@ -9,7 +10,6 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/db.ts';
 import { seedOrganization } from '../../../../test/support/tenancy.ts';
-import { enqueueJob } from '../enqueue.ts';
 import { type JobLogger, startWorker, type WorkerHandle } from '../runner.ts';
 import { DISPATCH_CONCURRENCY, LINGER_MS, retryDelayMs, stateAfter, type WebhookDeliverySettings } from './dispatch.ts';
 import { generateWebhookSecret, sealWebhookSecret } from './secrets.ts';
@@ -468,9 +468,9 @@ describe('webhooks:dispatch against real PostgreSQL and real receivers', () => {
     const id = event.deliveryIds[0] as string;
     // Three more runs beside the keyed one recordEvent queued: all start together on a fresh worker.
     await database.db.transaction(async (tx) => {
-      await enqueueJob(tx, 'webhooks:dispatch', {});
-      await enqueueJob(tx, 'webhooks:dispatch', { deliveryIds: [id] });
-      await enqueueJob(tx, 'webhooks:dispatch', { deliveryIds: [id] });
+      await addJob(tx, 'webhooks:dispatch', {});
+      await addJob(tx, 'webhooks:dispatch', { deliveryIds: [id] });
+      await addJob(tx, 'webhooks:dispatch', { deliveryIds: [id] });
     });
     const rec = recordingLogger();
     await startDispatcher({}, rec.logger);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@svc/db/client';
+import { ZTaskPayloads } from '@svc/db/jobs';
 import {
   type ClaimedDelivery,
   claimDueDeliveries,
@@ -13,7 +14,6 @@ import {
 import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
 import type { JobContext, JobLogger } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
 

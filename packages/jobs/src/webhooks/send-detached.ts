@@ -1,8 +1,7 @@
-import { WEBHOOK_SEND_DETACHED_TASK } from '@svc/db/queries/webhook-events';
+import { addJob, ZTaskPayloads } from '@svc/db/jobs';
+import { WEBHOOK_SEND_DETACHED_JOB_KEY_PREFIX } from '@svc/db/queries/webhook-events';
 import type { JobHelpers } from 'graphile-worker';
-import { enqueueJob } from '../enqueue.ts';
 import type { JobContext } from '../runner.ts';
-import { ZTaskPayloads } from '../task-names.ts';
 import { stateAfter } from './dispatch.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
@@ -58,11 +57,11 @@ export async function sendDetachedDelivery(payload: unknown, ctx: JobContext, he
     ctx.logger.error(outcome, 'webhook of a deleted organization failed for good');
     return;
   }
-  await enqueueJob(
+  await addJob(
     ctx.db,
     'webhooks:send_detached',
     { ...job, attempt: job.attempt + 1 },
-    { runAt: new Date(Date.now() + next.retryInMs), jobKey: `${WEBHOOK_SEND_DETACHED_TASK}:${job.event.id}:${job.endpointId}` },
+    { runAt: new Date(Date.now() + next.retryInMs), jobKey: `${WEBHOOK_SEND_DETACHED_JOB_KEY_PREFIX}${job.event.id}:${job.endpointId}` },
   );
   ctx.logger.info({ ...outcome, retryInMs: next.retryInMs }, 'webhook of a deleted organization not delivered; retrying');
 }

@@ -10,6 +10,7 @@ import type {
 } from '@svc/contracts/exports';
 import { newId } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
+import { addJob } from '@svc/db/jobs';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
   type ExportRecordRow,
@@ -20,7 +21,6 @@ import {
   listExports as listExportRows,
 } from '@svc/db/queries/exports';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
-import { enqueueJob } from '@svc/jobs/enqueue';
 import { EXPORT_BUILD_MAX_ATTEMPTS } from '@svc/jobs/tasks/exports-build';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
@@ -96,7 +96,7 @@ export async function createExport(
   const requestedBy = principal.kind === 'user' ? principal.user.id : principal.apiKey.id;
   return db.transaction(async (tx) => {
     const row = await insertExport(tx, { id: newId('export'), tenantId: organization.id, format: input.format, requestedBy });
-    await enqueueJob(tx, 'exports:build', { exportId: row.id, tenantId: organization.id }, { maxAttempts: EXPORT_BUILD_MAX_ATTEMPTS });
+    await addJob(tx, 'exports:build', { exportId: row.id, tenantId: organization.id }, { maxAttempts: EXPORT_BUILD_MAX_ATTEMPTS });
     await recordAudit(tx, principal, request, {
       tenantId: organization.id,
       action: 'export.created',

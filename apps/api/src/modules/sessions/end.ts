@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DbOrTx } from '@svc/db/client';
+import { addJob } from '@svc/db/jobs';
 import { leavePlatformWorkspace } from '@svc/db/queries/identity';
 import { revokeOidcGrants } from '@svc/db/queries/oidc-provider';
 import { revokeOrgSession } from '@svc/db/queries/org-sessions';
@@ -7,7 +8,6 @@ import { type EndedSignIn, endApplicationSignIns } from '@svc/db/queries/session
 import { revokeSessionById } from '@svc/db/queries/sessions';
 import { revokeSessionsOfOrgUser } from '@svc/db/queries/users';
 import { recordEvents } from '@svc/db/queries/webhook-events';
-import { enqueueJob } from '@svc/jobs/enqueue';
 import { backchannelLogoutJobKey } from '@svc/jobs/oidc/backchannel-logout';
 
 /** What ends: svc sessions (and with them every application they signed in to), or some of their application sign-ins. */
@@ -83,7 +83,7 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
     }
     for (const signIn of signIns) {
       if (signIn.backchannelLogout) {
-        await enqueueJob(
+        await addJob(
           tx,
           'oidc:backchannel_logout',
           {

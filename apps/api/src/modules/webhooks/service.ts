@@ -26,6 +26,7 @@ import {
   WEBHOOK_REPLAY_MAX_RANGE_MS,
 } from '@svc/contracts/webhooks';
 import type { Db, DbOrTx } from '@svc/db/client';
+import { addJob } from '@svc/db/jobs';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { WEBHOOK_DISPATCH_JOB_KEY } from '@svc/db/queries/webhook-events';
 import {
@@ -51,7 +52,6 @@ import {
   wakeWebhookDispatcher,
 } from '@svc/db/queries/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
-import { enqueueJob } from '@svc/jobs/enqueue';
 import { generateWebhookSecret, sealWebhookSecret } from '@svc/jobs/webhooks/secrets';
 import { checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
@@ -654,7 +654,7 @@ export async function replayEvents(
     }
     const deliveryIds = await insertReplayDeliveries(tx, { tenantId, endpointId: current.id, eventIds });
     if (deliveryIds.length > 0) {
-      await enqueueJob(tx, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
+      await addJob(tx, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
     }
     await recordAudit(tx, principal, request, {
       tenantId,

@@ -1,4 +1,14 @@
+import { SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import type { DbOrTx } from './client.ts';
+
+/**
+ * The Graphile Worker jobs of svc, in one place: every task's name and payload schema (the
+ * worker, packages/jobs, runs them and parses each payload at the top of its task: jobs may
+ * outlive a deploy), and the one way to add a job, `addJob` (or `addJobSql` inside a statement
+ * of the caller's). A job is added through the caller's transaction: it exists if and only if
+ * the change that caused it commits.
+ */
 
 /** Payload schemas of every task, parsed at the top of the task (jobs may outlive a deploy). */
 export const ZTaskPayloads = {
@@ -76,3 +86,40 @@ export const ZTaskPayloads = {
 
 export type TaskName = keyof typeof ZTaskPayloads;
 export type TaskPayloads = { [N in TaskName]: z.input<(typeof ZTaskPayloads)[N]> };
+
+export type AddJobOptions = {
+  /** Deduplicates pending jobs: another add with the same key replaces it (job_key_mode 'replace'). */
+  jobKey?: string | SQL;
+  /** When it may run (default now); an SQL expression inside a statement of the caller's. */
+  runAt?: Date | SQL;
+  maxAttempts?: number;
+};
+
+/**
+ * `graphile_worker.add_job(...)` as an SQL expression, for a statement that adds a job beside
+ * its own work (a CTE, a `case`): `payload` is the task's payload, or an SQL expression that
+ * builds it from the statement's rows. Only the options given are named, so the statement's text
+ * is the same on every call of a call site (prepared statements stay few).
+ */
+export function addJobSql<N extends TaskName>(name: N, payload: TaskPayloads[N] | SQL, opts: AddJobOptions = {}): SQL {
+  const args: SQL[] = [
+    sql`identifier => ${name}::text`,
+    payload instanceof SQL ? sql`payload => (${payload})::json` : sql`payload => ${JSON.stringify(payload)}::json`,
+  ];
+  if (opts.runAt !== undefined) {
+    args.push(opts.runAt instanceof SQL ? sql`run_at => ${opts.runAt}` : sql`run_at => ${opts.runAt.toISOString()}::timestamptz`);
+  }
+  if (opts.maxAttempts !== undefined) {
+    args.push(sql`max_attempts => ${opts.maxAttempts}::int`);
+  }
+  if (opts.jobKey !== undefined) {
+    args.push(opts.jobKey instanceof SQL ? sql`job_key => ${opts.jobKey}` : sql`job_key => ${opts.jobKey}::text`);
+    args.push(sql`job_key_mode => 'replace'`);
+  }
+  return sql`graphile_worker.add_job(${sql.join(args, sql`, `)})`;
+}
+
+/** Adds a job through the caller's transaction (see addJobSql). */
+export async function addJob<N extends TaskName>(tx: DbOrTx, name: N, payload: TaskPayloads[N], opts: AddJobOptions = {}): Promise<void> {
+  await tx.execute(sql`select ${addJobSql(name, payload, opts)}`);
+}
