@@ -370,6 +370,34 @@ function merge(slices: Measurement[]): Measurement {
   };
 }
 
+/**
+ * Two loads on one server, each warmed up, then measured in SUMMARY_SLICES slices per side in
+ * A B B A order (which side starts alternates per round): a change of the machine's load during
+ * the round falls on both sides alike. One merged measurement per side.
+ */
+async function alternating<K extends string>(
+  ctx: UsageBenchContext,
+  url: string,
+  loads: Record<K, Load>,
+  sides: readonly [K, K],
+  round: number,
+  counter: { n: number },
+): Promise<Record<K, Measurement>> {
+  for (const which of sides) {
+    if (ctx.warmup > 0) {
+      await cannon(url, loads[which], ctx.warmup, counter);
+    }
+  }
+  const [a, b] = sides;
+  const slices = { [a]: [], [b]: [] } as unknown as Record<K, Measurement[]>;
+  for (let i = 0; i < SUMMARY_SLICES; i++) {
+    for (const which of (i + round) % 2 === 0 ? [a, b] : [b, a]) {
+      slices[which].push(await cannon(url, loads[which], ctx.duration / SUMMARY_SLICES, counter));
+    }
+  }
+  return { [a]: merge(slices[a]), [b]: merge(slices[b]) } as Record<K, Measurement>;
+}
+
 /** usage-summary: one server, two organizations (100,000 and 5,000,000 events), alternating. */
 async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results: Record<string, unknown>) {
   const small = positiveSetting('BENCH_USAGE_SMALL', ctx.smoke ? 10_000 : 100_000);
@@ -435,22 +463,10 @@ async function summary(ctx: UsageBenchContext, verdicts: UsageVerdict[], results
     try {
       for (const which of ['small', 'large'] as const) {
         await check(server.url, loads[which], counter, expectMonth, `summary ${which}`);
-        if (ctx.warmup > 0) {
-          await cannon(server.url, loads[which], ctx.warmup, counter);
-        }
       }
-      // The measured time in SUMMARY_SLICES slices per side, in A B B A order: a change of the
-      // machine's load during the round falls on both sides alike.
-      const slices: Record<'small' | 'large', Measurement[]> = { small: [], large: [] };
-      const order: ('small' | 'large')[] = [];
-      for (let i = 0; i < SUMMARY_SLICES; i++) {
-        order.push(...((i + round) % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)));
-      }
-      for (const which of order) {
-        slices[which].push(await cannon(server.url, loads[which], ctx.duration / SUMMARY_SLICES, counter));
-      }
+      const measured = await alternating(ctx, server.url, loads, ['small', 'large'], round, counter);
       for (const which of ['small', 'large'] as const) {
-        const m = merge(slices[which]);
+        const m = measured[which];
         sides[which].rounds.push(m);
         ctx.log(
           `  usage-summary  round ${round} ${sides[which].label.padEnd(20)} ${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2)} ms  p99 ${fmt(m.p99, 2)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,
@@ -533,20 +549,10 @@ async function thresholds(ctx: UsageBenchContext, verdicts: UsageVerdict[], resu
         await check(server.url, loads[which], counter, isNew, `thresholds ${which}`).catch((error: Error) => {
           throw new Error(`${error.message}\n${server.output()}`);
         });
-        if (ctx.warmup > 0) {
-          await cannon(server.url, loads[which], ctx.warmup, counter);
-        }
       }
-      const slices: Record<'on' | 'off', Measurement[]> = { on: [], off: [] };
-      const order: ('on' | 'off')[] = [];
-      for (let i = 0; i < SUMMARY_SLICES; i++) {
-        order.push(...((i + round) % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)));
-      }
-      for (const which of order) {
-        slices[which].push(await cannon(server.url, loads[which], ctx.duration / SUMMARY_SLICES, counter));
-      }
+      const measured = await alternating(ctx, server.url, loads, ['on', 'off'], round, counter);
       for (const which of ['on', 'off'] as const) {
-        const m = merge(slices[which]);
+        const m = measured[which];
         sides[which].rounds.push(m);
         ctx.log(
           `  usage-thresholds round ${round} ${sides[which].label.padEnd(22)} ${fmt(m.rps, 0).padStart(7)} events/s  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms${m.failed > 0 ? `  FAILED ${m.failed}` : ''}`,

@@ -58,16 +58,10 @@ function toPlan(row: SubscriptionPlanRow): TSubscriptionPlan {
   };
 }
 
-/** What an audit entry keeps of a plan. */
+/** What an audit entry keeps of a plan: its terms, without id and times. */
 function planSummary(row: SubscriptionPlanRow): Record<string, unknown> {
-  return {
-    key: row.key,
-    name: row.name,
-    seatLimit: row.seatLimit,
-    usageLimits: row.usageLimits,
-    usageThresholds: row.usageThresholds,
-    isDefault: row.isDefault === 'yes',
-  };
+  const { id: _id, createdAt: _created, updatedAt: _updated, ...terms } = toPlan(row);
+  return terms;
 }
 
 // Plans -------------------------------------------------------------------------------------
