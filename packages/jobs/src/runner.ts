@@ -8,7 +8,9 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
+import type { JobContext, WebhookDeliverySettings } from './context.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
+import type { JobLogger } from './logger.ts';
 import { sendBackchannelLogout } from './oidc/backchannel-logout.ts';
 import { syncBilling } from './tasks/billing-sync.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
@@ -17,37 +19,11 @@ import { pruneOidc } from './tasks/prune-oidc.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
 import { summarizeUsage } from './tasks/usage-summary.ts';
-import { dispatchWebhooks, type WebhookDeliverySettings } from './webhooks/dispatch.ts';
+import { dispatchWebhooks } from './webhooks/dispatch.ts';
 import { sendDetachedDelivery } from './webhooks/send-detached.ts';
 import { createWebhookSender, type WebhookSender } from './webhooks/sender.ts';
 
-export type JobLogger = {
-  debug: (obj: object, msg: string) => void;
-  info: (obj: object, msg: string) => void;
-  error: (obj: object, msg: string) => void;
-};
-/** What every task receives besides its payload. */
-export type JobContext = {
-  db: Db;
-  logger: JobLogger;
-  /** Opens sealed values (webhook signing secrets, queued email bodies) with SVC_ENCRYPTION_KEY. */
-  secretBox: SecretBox;
-  webhooks: WebhookDeliverySettings;
-  /** The pooled HTTP client of webhook deliveries (closed when the worker stops). */
-  webhookSender: WebhookSender;
-  /** The invitation email outbox's provider; absent or disabled, `email:dispatch` sends nothing. */
-  email?: EmailOutboxSettings;
-  /** The billing providers' credentials; a provider left out has its sync logs skipped. */
-  billing: BillingSyncSettings;
-  /** svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for it. */
-  oidc?: { issuer: string };
-  /**
-   * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
-   * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has
-   * waited gracefulShutdownAbortTimeout: that one means "give up what is in flight".)
-   */
-  stopping: AbortSignal;
-};
+export type { JobContext, JobLogger, WebhookDeliverySettings };
 
 type SvcTask = (payload: unknown, ctx: JobContext, helpers: JobHelpers) => Promise<void>;
 

@@ -6,7 +6,7 @@ import {
   claimBillingSyncLogs,
   recordBillingSyncResult,
 } from '@svc/db/queries/billing';
-import type { JobLogger } from '../runner.ts';
+import type { JobLogger } from '../logger.ts';
 import {
   type BillingAdapter,
   type BillingProviderName,

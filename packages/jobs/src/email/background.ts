@@ -1,5 +1,5 @@
 import type { Db } from '@svc/db/client';
-import type { JobLogger } from '../runner.ts';
+import type { JobLogger } from '../logger.ts';
 import { type EmailOutbox, processEmailDeliveries } from './process.ts';
 
 export type EmailBackgroundWorker = {

@@ -8,7 +8,7 @@ import {
   recordEmailSent,
 } from '@svc/db/queries/email-deliveries';
 import type { SecretBox } from '@svc/db/secret-box';
-import type { JobLogger } from '../runner.ts';
+import type { JobLogger } from '../logger.ts';
 import { createEmailProvider, type EmailOutboxSettings, type EmailProvider } from './providers.ts';
 import type { EmailContent } from './template.ts';
 

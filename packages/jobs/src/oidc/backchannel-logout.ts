@@ -3,7 +3,7 @@ import { findCurrentSigningKey, openSigningKey } from '@svc/db/queries/oidc-prov
 import { findBackchannelLogoutTarget } from '@svc/db/queries/session-applications';
 import type { JobHelpers } from 'graphile-worker';
 import { importJWK, SignJWT } from 'jose';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 import { stateAfter } from '../webhooks/dispatch.ts';
 
 /** The event a logout token carries (OpenID Connect Back-Channel Logout 1.0, section 2.4). */

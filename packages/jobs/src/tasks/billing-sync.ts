@@ -2,7 +2,7 @@ import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { scheduleBillingSyncWake } from '@svc/db/queries/billing';
 import { BILLING_SYNC_JOB_KEY } from '@svc/db/queries/billing-sync-queue';
 import { billingSyncTiming, processBillingSync } from '../billing/sync.ts';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 
 /** Logs per round; a run does rounds until nothing is due or its budget is spent. */
 const ROUND_SIZE = 100;

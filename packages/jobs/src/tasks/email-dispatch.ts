@@ -1,7 +1,7 @@
 import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { EMAIL_DISPATCH_JOB_KEY } from '@svc/db/queries/email-deliveries';
+import type { JobContext } from '../context.ts';
 import { processEmailDeliveries } from '../email/process.ts';
-import type { JobContext } from '../runner.ts';
 
 /** Attempts per round; a run does rounds until nothing is due or its budget is spent. */
 const ROUND_SIZE = 50;

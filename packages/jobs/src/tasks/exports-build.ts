@@ -4,7 +4,7 @@ import { insertAuditLog } from '@svc/db/queries/audit-logs';
 import { completeExportBuild, type ExportRecordRow, failExportBuild, lockExportForBuild, startExportBuild } from '@svc/db/queries/exports';
 import { recordEvent } from '@svc/db/queries/webhook-events';
 import type { JobHelpers } from 'graphile-worker';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 
 /** Attempts before an export is marked failed (Graphile's backoff: ~3 s, 7 s, 20 s, 55 s). */
 export const EXPORT_BUILD_MAX_ATTEMPTS = 5;

@@ -1,6 +1,6 @@
 import { ZTaskPayloads } from '@svc/db/jobs';
 import { pruneOidcPayloads, pruneSigningKeys } from '@svc/db/queries/oidc-provider';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 
 /** Deletes the OpenID Provider's expired artifacts (the adapter already ignores them) and long-retired keys. Idempotent. */
 export async function pruneOidc(payload: unknown, ctx: JobContext): Promise<void> {

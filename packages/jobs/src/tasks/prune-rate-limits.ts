@@ -1,6 +1,6 @@
 import { ZTaskPayloads } from '@svc/db/jobs';
 import { pruneRateLimitCounters } from '@svc/db/queries/rate-limits';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 
 /** Drops expired rate-limit windows. Idempotent: a re-run deletes nothing more. */
 export async function pruneRateLimits(payload: unknown, ctx: JobContext): Promise<void> {

@@ -1,7 +1,7 @@
 import { ZTaskPayloads } from '@svc/db/jobs';
 import { claimUsageSummaryHour } from '@svc/db/queries/usage';
 import { recordEvents } from '@svc/db/queries/webhook-events';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 
 const HOUR_MS = 3_600_000;
 

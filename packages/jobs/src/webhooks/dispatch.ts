@@ -13,7 +13,8 @@ import {
 } from '@svc/db/queries/webhook-dispatch';
 import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
-import type { JobContext, JobLogger } from '../runner.ts';
+import type { JobContext, WebhookDeliverySettings } from '../context.ts';
+import type { JobLogger } from '../logger.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
 
@@ -42,21 +43,6 @@ import { webhookBody, webhookHeaders } from './signing.ts';
  * sent at least once; the receiver deduplicates on `webhook-id` (the event id, the same on
  * every attempt).
  */
-
-/** What the worker needs to deliver webhooks (apps/api env.ts `config.webhooks`). */
-export type WebhookDeliverySettings = {
-  /** WEBHOOK_ALLOW_PRIVATE: loopback and private receivers allowed (local development and tests). */
-  allowPrivate: boolean;
-  /** A receiver's whole answer (connect, status, body) must arrive within this. */
-  timeoutMs: number;
-  /** `retryScheduleMs[n]` is the delay before attempt n+1; its length is the number of attempts. */
-  retryScheduleMs: number[];
-  /**
-   * How long a rotated-out secret keeps signing. Applied by the rotation itself
-   * (previous_secret_expires_at); the dispatcher only reads that column.
-   */
-  secretGraceMs: number;
-};
 
 /** Requests in flight at once in one run. */
 export const DISPATCH_CONCURRENCY = 32;

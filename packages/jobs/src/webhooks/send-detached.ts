@@ -1,7 +1,7 @@
 import { addJob, ZTaskPayloads } from '@svc/db/jobs';
 import { WEBHOOK_SEND_DETACHED_JOB_KEY_PREFIX } from '@svc/db/queries/webhook-events';
 import type { JobHelpers } from 'graphile-worker';
-import type { JobContext } from '../runner.ts';
+import type { JobContext } from '../context.ts';
 import { stateAfter } from './dispatch.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
