@@ -4,7 +4,7 @@ import type { SecretBox } from '@svc/db/secret-box';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './env.ts';
-import type { ApiKeyUsage } from './modules/access/principal.ts';
+import type { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
 import type { OpenIdProvider } from './modules/oidc-provider/provider.ts';

@@ -16,7 +16,7 @@ import { createEdge } from './http/edge.ts';
 import { createFastLane } from './http/fast-lane.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, flushLogger } from './logging.ts';
-import { ApiKeyUsage } from './modules/access/principal.ts';
+import { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { cookieNames, readCookie } from './modules/auth/cookies.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';

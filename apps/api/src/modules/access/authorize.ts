@@ -4,7 +4,23 @@ import type { DbOrTx } from '@svc/db/client';
 import type { ApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findRoleByKey } from '@svc/db/queries/roles';
-import type { Principal } from './principal.ts';
+import type { SessionWithUser } from '@svc/db/queries/sessions';
+
+/** A signed-in browser: the session, its user and the user's memberships. */
+export type UserPrincipal = { kind: 'user' } & SessionWithUser;
+
+/**
+ * A backend service holding a tenant API key: one organization, the key's scopes, bounded by
+ * what the key's creator may do there now (`creator`, read with the key on every request).
+ */
+export type ApiKeyPrincipal = {
+  kind: 'api_key';
+  apiKey: { id: string; tenantId: string; name: string; scopes: Permission[]; createdByUserId: string };
+  creator: CreatorAccess;
+};
+
+/** Who is calling a control-plane route. */
+export type Principal = UserPrincipal | ApiKeyPrincipal;
 
 /**
  * Which organization a request acts on, as the caller named it: by id (`/tenants/{id}`), by

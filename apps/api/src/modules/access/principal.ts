@@ -2,69 +2,30 @@ import type { IncomingMessage } from 'node:http';
 import { AppError } from '@svc/contracts/errors';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Permission } from '@svc/contracts/permissions';
-import type { DbOrTx } from '@svc/db/client';
-import {
-  type ApiKeyRow,
-  prepareFindApiKeyBySecretHash,
-  prepareFindApiKeyCreatorStanding,
-  recordApiKeysUsed,
-} from '@svc/db/queries/api-keys';
-import type { SessionWithUser } from '@svc/db/queries/sessions';
-import type { AppServices } from '../../context.ts';
+import type { Db } from '@svc/db/client';
+import { type ApiKeyRow, prepareFindApiKeyBySecretHash, prepareFindApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
+import type { Config } from '../../env.ts';
+import type { ApplicationCache } from '../applications/cache.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
 import { sessionOf } from '../auth/current-session.ts';
-import { type CreatorAccess, creatorAccessOf } from './authorize.ts';
+import type { SessionLookup } from '../sessions/service.ts';
+import type { ApiKeyUsage } from './api-key-usage.ts';
+import { type ApiKeyPrincipal, type CreatorAccess, creatorAccessOf, type Principal } from './authorize.ts';
 
-/** A signed-in browser: the session, its user and the user's memberships. */
-export type UserPrincipal = { kind: 'user' } & SessionWithUser;
+// The caller's kinds are declared beside the rules that judge them (authorize.ts).
+export type { ApiKeyPrincipal, Principal, UserPrincipal } from './authorize.ts';
 
 /**
- * A backend service holding a tenant API key: one organization, the key's scopes, bounded by
- * what the key's creator may do there now (`creator`, read with the key on every request).
+ * What finding a request's principal uses of the process's services (AppServices has them all;
+ * named here so that this module does not depend on the services container, which names it).
  */
-export type ApiKeyPrincipal = {
-  kind: 'api_key';
-  apiKey: { id: string; tenantId: string; name: string; scopes: Permission[]; createdByUserId: string };
-  creator: CreatorAccess;
+export type PrincipalServices = {
+  db: Db;
+  config: Pick<Config, 'publicUrl'>;
+  sessions: SessionLookup;
+  applications: ApplicationCache;
+  apiKeyUsage: ApiKeyUsage;
 };
-
-/** Who is calling a control-plane route. */
-export type Principal = UserPrincipal | ApiKeyPrincipal;
-
-/**
- * Keeps tenant API keys' last-used times without a write per request: uses are noted in memory
- * and written in one statement per interval (and at shutdown).
- */
-export class ApiKeyUsage {
-  #pending = new Map<string, Date>();
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly db: DbOrTx,
-    private readonly intervalMs = 60_000,
-    private readonly onError: (error: unknown) => void = () => {},
-  ) {}
-
-  note(keyId: string, at = new Date()): void {
-    this.#pending.set(keyId, at);
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      this.flush().catch(this.onError);
-    }, this.intervalMs).unref();
-  }
-
-  async flush(): Promise<void> {
-    const batch = this.#pending;
-    this.#pending = new Map();
-    await recordApiKeysUsed(this.db, batch);
-  }
-
-  async close(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.flush();
-  }
-}
 
 const finders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyBySecretHash>>();
 const creatorFinders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyCreatorStanding>>();
@@ -76,7 +37,7 @@ const creatorFinders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyCr
  * someone who no longer exists), a suspended creator, or one who is neither a member of the
  * organization nor a platform admin.
  */
-async function creatorAccessOfKey(services: AppServices, key: ApiKeyRow): Promise<CreatorAccess | null> {
+async function creatorAccessOfKey(services: PrincipalServices, key: ApiKeyRow): Promise<CreatorAccess | null> {
   if (!key.createdByUserId) {
     return null;
   }
@@ -97,7 +58,7 @@ const requestReads = new WeakMap<IncomingMessage, { secretHash: string; row: Pro
  * the very next request on every process.
  */
 export function readApiKeyForRequest(
-  services: AppServices,
+  services: PrincipalServices,
   req: IncomingMessage | undefined,
   secretHash: string,
 ): Promise<ApiKeyRow | undefined> {
@@ -124,7 +85,7 @@ export function isLiveApiKey(key: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, no
 
 /** The live tenant API key behind a bearer secret; 401 for an unknown, revoked or expired one. */
 export async function apiKeyPrincipal(
-  services: AppServices,
+  services: PrincipalServices,
   token: string,
   now = new Date(),
   req?: IncomingMessage,
@@ -169,7 +130,7 @@ export async function apiKeyPrincipal(
  * (a bad one is refused, never ignored in favour of a cookie), else the session cookie. Null for
  * an anonymous request.
  */
-export async function principalOf(services: AppServices, req: IncomingMessage): Promise<Principal | null> {
+export async function principalOf(services: PrincipalServices, req: IncomingMessage): Promise<Principal | null> {
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const token = parseBearer(authorization);

@@ -1,10 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
-import type { AppServices } from '../../context.ts';
+import type { Config } from '../../env.ts';
+import type { SessionLookup } from '../sessions/service.ts';
 import { cookieNames, readCookie } from './cookies.ts';
 
 /** The session behind a request's cookie, or null. One (batched) indexed read, no write (see sessions). */
-export function sessionOf(services: AppServices, req: IncomingMessage): Promise<SessionWithUser | null> {
+export function sessionOf(
+  services: { config: Pick<Config, 'publicUrl'>; sessions: SessionLookup },
+  req: IncomingMessage,
+): Promise<SessionWithUser | null> {
   const token = readCookie(req, cookieNames(services.config.publicUrl).session);
   return token ? services.sessions.validate(token) : Promise.resolve(null);
 }
