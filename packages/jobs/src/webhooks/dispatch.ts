@@ -13,7 +13,7 @@ import {
 } from '@svc/db/queries/webhook-dispatch';
 import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
-import type { JobContext, WebhookDeliverySettings } from '../context.ts';
+import type { JobContext } from '../context.ts';
 import type { JobLogger } from '../logger.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
