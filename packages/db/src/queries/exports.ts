@@ -688,10 +688,10 @@ function csvLineSql(section: ExportSection, columns: readonly string[]): string 
  * COPY takes no bind parameters, so the organization id and the instant are written as
  * literals: both come from the export record, and are checked for shape here all the same.
  */
-export function exportSectionCopySql(
-  section: ExportSection,
-  opts: { tenantId: string; asOf: Date; format: 'json' } | { tenantId: string; asOf: Date; format: 'csv'; columns: readonly string[] },
-): string {
+/** How COPY writes a table section's rows: one JSON object per row, or one CSV line in these columns. */
+export type ExportCopyRow = { format: 'json' } | { format: 'csv'; columns: readonly string[] };
+
+export function exportSectionCopySql(section: ExportSection, opts: { tenantId: string; asOf: Date } & ExportCopyRow): string {
   if (section.source !== 'table' || !section.asOfColumn) {
     throw new Error(`${section.key} is captured in the snapshot, not read from its table`);
   }

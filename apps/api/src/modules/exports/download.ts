@@ -11,7 +11,7 @@ import { asAppError, requestIdOf, sendAppError, sendError } from '../../http/err
 import { principalOf } from '../access/principal.ts';
 import { NO_SESSION_MESSAGE } from '../auth/current-session.ts';
 import { CopyBinaryRows } from './copy-binary.ts';
-import { CSV_COLUMNS, contentTypeOf, downloadFilename, serializerFor } from './serialize.ts';
+import { downloadFilename, EXPORT_FORMATS } from './serialize.ts';
 import { type ExportDownload, prepareDownload } from './service.ts';
 
 /**
@@ -196,7 +196,7 @@ async function pumpCopy(opts: {
  * REPEATABLE READ transaction (every table section seen in one state).
  */
 export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink): Promise<void> {
-  const serializer = serializerFor(download.format);
+  const { serializer, copyRow } = EXPORT_FORMATS[download.format];
   const { record } = download;
   sink.add(
     serializer.begin({
@@ -231,10 +231,7 @@ export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink)
           }
         }
       } else {
-        const copySql = exportSectionCopySql(
-          section,
-          download.format === 'json' ? { ...where, format: 'json' } : { ...where, format: 'csv', columns: CSV_COLUMNS },
-        );
+        const copySql = exportSectionCopySql(section, { ...where, ...copyRow });
         const prefix = { first: Buffer.from(serializer.rowPrefix(section, true)), next: Buffer.from(serializer.rowPrefix(section, false)) };
         empty = (await pumpCopy({ tx, copySql, sink, prefix, cancel })) === 0;
       }
@@ -290,7 +287,7 @@ export function exportDownloadRouter(services: AppServices): express.Router {
       return;
     }
     res.status(200);
-    res.setHeader('Content-Type', contentTypeOf(download.format));
+    res.setHeader('Content-Type', EXPORT_FORMATS[download.format].contentType);
     res.setHeader(
       'Content-Disposition',
       `attachment; filename="${downloadFilename({ slug: download.organization.slug, id: download.record.id, format: download.format })}"`,

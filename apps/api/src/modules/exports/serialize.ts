@@ -1,5 +1,5 @@
 import type { TExportFormat } from '@svc/contracts/exports';
-import { EXPORT_SECTIONS, type ExportField, type ExportFieldKind, type ExportSection } from '@svc/db/queries/exports';
+import { EXPORT_SECTIONS, type ExportCopyRow, type ExportField, type ExportFieldKind, type ExportSection } from '@svc/db/queries/exports';
 
 /*
  * The two serializations of an export, as pure functions over one item at a time, so a download
@@ -142,14 +142,18 @@ const csvSerializer: ExportSerializer = {
   end: () => '',
 };
 
-export function serializerFor(format: TExportFormat): ExportSerializer {
-  return format === 'json' ? jsonSerializer : csvSerializer;
-}
-
-/** `Content-Type` of a download. */
-export function contentTypeOf(format: TExportFormat): string {
-  return format === 'json' ? 'application/json; charset=utf-8' : 'text/csv; charset=utf-8; header=present';
-}
+/**
+ * Each export format, in one place: how its document is written (`serializer`), the `Content-Type`
+ * of its download, and how COPY writes a table section's rows for it (`copyRow`).
+ */
+export const EXPORT_FORMATS: Record<TExportFormat, { serializer: ExportSerializer; contentType: string; copyRow: ExportCopyRow }> = {
+  json: { serializer: jsonSerializer, contentType: 'application/json; charset=utf-8', copyRow: { format: 'json' } },
+  csv: {
+    serializer: csvSerializer,
+    contentType: 'text/csv; charset=utf-8; header=present',
+    copyRow: { format: 'csv', columns: CSV_COLUMNS },
+  },
+};
 
 /** A filename made of safe characters only (slugs and ids are already; this is the guarantee). */
 export function downloadFilename(opts: { slug: string; id: string; format: TExportFormat }): string {
