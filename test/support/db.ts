@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { migrateDatabaseTo } from '../../packages/db/src/migrate.ts';
 
 declare module 'vitest' {
   // biome-ignore lint/style/useConsistentTypeDefinitions: module augmentation merges only into an interface.
@@ -51,4 +52,25 @@ export function runDatabase(label: string): { name: string; url: string; adminUr
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { name, url: url.toString(), adminUrl };
+}
+
+/**
+ * A migration test's database: its own, at `migration` (the committed migrations up to it,
+ * applied as a server of that time would have), created before the calling file's tests and
+ * dropped after them. `db` connects on its first query; `url` is for migrateDatabase.
+ */
+export function databaseAtMigration(label: string, migration: string): { url: string; db: postgres.Sql } {
+  const { name, url, adminUrl } = runDatabase(label);
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const db = postgres(url, { max: 1, onnotice: () => {} });
+  beforeAll(async () => {
+    await admin.unsafe(`create database "${name}"`);
+    await migrateDatabaseTo(url, migration);
+  }, 60_000);
+  afterAll(async () => {
+    await db.end({ timeout: 1 });
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end({ timeout: 1 });
+  });
+  return { url, db };
 }

@@ -1,9 +1,8 @@
 import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDatabase } from '../../../test/support/db.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseAtMigration } from '../../../test/support/db.ts';
 import type { DbOrTx } from './client.ts';
-import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
+import { migrateDatabase } from './migrate.ts';
 import { findApplicationWithOrganizationById } from './queries/applications.ts';
 
 /** The last migration before applications had OpenID Connect client settings. */
@@ -16,23 +15,7 @@ const BEFORE = '0016_oidc_provider';
  * logout URLs; and nothing but the two client types and audiences can be stored.
  */
 describe('migrating applications to OpenID Connect client settings', () => {
-  const { name, url, adminUrl } = runDatabase('app_clients');
-  let admin: postgres.Sql;
-  let db: postgres.Sql;
-
-  beforeAll(async () => {
-    admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    // The committed migrations up to BEFORE, applied as a server of that time would have.
-    await migrateDatabaseTo(url, BEFORE);
-    db = postgres(url, { max: 1, onnotice: () => {} });
-  }, 60_000);
-
-  afterAll(async () => {
-    await db?.end({ timeout: 1 });
-    await admin?.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin?.end({ timeout: 1 });
-  });
+  const { url, db } = databaseAtMigration('app_clients', BEFORE);
 
   it('keeps every application as it was, now a confidential client open to anyone with no logout URLs', async () => {
     const [column] = await db`select 1 from information_schema.columns where table_name = 'applications' and column_name = 'client_type'`;

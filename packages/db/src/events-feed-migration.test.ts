@@ -1,7 +1,6 @@
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDatabase } from '../../../test/support/db.ts';
-import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseAtMigration } from '../../../test/support/db.ts';
+import { migrateDatabase } from './migrate.ts';
 
 /** The last migration before event rows carried their transaction id. */
 const BEFORE = '0019_webhook_delivery_replays';
@@ -15,22 +14,7 @@ const TENANT = 'ten_aaaaaaaaaaaaaaaaaaaa';
  * written afterwards get their transaction's id from the column default.
  */
 describe('migrating webhook events to carry their transaction id', () => {
-  const { name, url, adminUrl } = runDatabase('events_feed');
-  let admin: postgres.Sql;
-  let db: postgres.Sql;
-
-  beforeAll(async () => {
-    admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    await migrateDatabaseTo(url, BEFORE);
-    db = postgres(url, { max: 1, onnotice: () => {} });
-  }, 60_000);
-
-  afterAll(async () => {
-    await db?.end({ timeout: 1 });
-    await admin?.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin?.end({ timeout: 1 });
-  });
+  const { url, db } = databaseAtMigration('events_feed', BEFORE);
 
   it('keeps every event; old ones ordered by created_at below the migration, new ones by their transaction', async () => {
     await db`insert into organizations (id, slug, name, kind) values (${TENANT}, 'acme', 'Acme', 'tenant')`;

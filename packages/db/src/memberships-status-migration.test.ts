@@ -1,7 +1,6 @@
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDatabase } from '../../../test/support/db.ts';
-import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseAtMigration } from '../../../test/support/db.ts';
+import { migrateDatabase } from './migrate.ts';
 import { findMembershipsOfUsers } from './queries/sessions.ts';
 
 /** The last migration before memberships had a status. */
@@ -13,23 +12,7 @@ const BEFORE = '0014_webhook_attempts_removed_by_trigger';
  * migrated to the current schema: every membership is still there, unchanged, and active.
  */
 describe('migrating memberships to invited / active / suspended', () => {
-  const { name, url, adminUrl } = runDatabase('memberships');
-  let admin: postgres.Sql;
-  let db: postgres.Sql;
-
-  beforeAll(async () => {
-    admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    // The committed migrations up to BEFORE, applied as a server of that time would have.
-    await migrateDatabaseTo(url, BEFORE);
-    db = postgres(url, { max: 1, onnotice: () => {} });
-  }, 60_000);
-
-  afterAll(async () => {
-    await db?.end({ timeout: 1 });
-    await admin?.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin?.end({ timeout: 1 });
-  });
+  const { url, db } = databaseAtMigration('memberships', BEFORE);
 
   it('keeps every membership, with its role and date, as active; the session read still finds them', async () => {
     const [column] = await db`select 1 from information_schema.columns where table_name = 'memberships' and column_name = 'status'`;

@@ -1,7 +1,6 @@
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDatabase } from '../../../test/support/db.ts';
-import { migrateDatabase, migrateDatabaseTo } from './migrate.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseAtMigration } from '../../../test/support/db.ts';
+import { migrateDatabase } from './migrate.ts';
 
 /** The last migration before a delivery could be a replay. */
 const BEFORE = '0018_session_applications';
@@ -17,22 +16,7 @@ const EVENT = 'evt_aaaaaaaaaaaaaaaaaaaa';
  * be written beside it.
  */
 describe('migrating webhook deliveries to live and replayed', () => {
-  const { name, url, adminUrl } = runDatabase('webhook_replays');
-  let admin: postgres.Sql;
-  let db: postgres.Sql;
-
-  beforeAll(async () => {
-    admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    await migrateDatabaseTo(url, BEFORE);
-    db = postgres(url, { max: 1, onnotice: () => {} });
-  }, 60_000);
-
-  afterAll(async () => {
-    await db?.end({ timeout: 1 });
-    await admin?.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin?.end({ timeout: 1 });
-  });
+  const { url, db } = databaseAtMigration('webhook_replays', BEFORE);
 
   it('keeps every delivery and attempt as a live one; one live delivery per event and endpoint, replays beside it', async () => {
     const [column] = await db`select 1 from information_schema.columns where table_name = 'webhook_deliveries' and column_name = 'replay'`;
