@@ -99,6 +99,7 @@ const TARGETS = {
   meMin: 0.8,
   auditPagesMin: 0.8,
   oidcDocumentsMin: 0.8,
+  tenantReadMin: 0.7,
 };
 
 const adminHost = new URL(ADMIN_URL).hostname;
@@ -177,7 +178,8 @@ function freePort(): Promise<number> {
 type TargetSpec = {
   /** Short label printed in the table. */
   label: string;
-  kind: 'svc' | 'baseline';
+  /** svc, the Express baseline (baseline-server.ts) or the node:http control-plane baseline (control-baseline.ts). */
+  kind: 'svc' | 'baseline' | 'control-baseline';
   databaseUrl: string;
   env?: Record<string, string>;
   /** Values (publishable keys, session cookies) a `rotate` load spreads its requests over, in turn. */
@@ -214,7 +216,9 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     CPU_PROF && spec.kind === 'svc'
       ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${spec.label.replace(/[^\w.-]+/g, '_')}-${++profiles}`)}`]
       : [];
-  const script = spec.kind === 'svc' ? [CLI, 'serve'] : ['bench/baseline-server.ts'];
+  const script = { svc: [CLI, 'serve'], baseline: ['bench/baseline-server.ts'], 'control-baseline': ['bench/control-baseline.ts'] }[
+    spec.kind
+  ];
   const child = spawn(process.execPath, [...nodeArgs(prof), ...script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const output = capture(child);
@@ -325,6 +329,33 @@ async function seedApplications(url: string, count: number): Promise<void> {
            lateral (select 'sk_live_' || substr(md5('sk' || g) || md5('sk2' || g), 1, 40) as secret) s`;
     await sql`analyze organizations`;
     await sql`analyze applications`;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * A tenant API key of the bench organization with `tenant.read`, created by one of its org admins,
+ * as POST /v1/tenants/{id}/api-keys leaves it (the secret's SHA-256 and display prefix stored).
+ * Returns the organization's id and the key's secret.
+ */
+async function seedTenantApiKey(url: string): Promise<{ tenantId: string; secret: string }> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [org] = await sql<{ id: string }[]>`select id from organizations where slug = 'bench'`;
+    if (!org) {
+      throw new Error('no bench organization');
+    }
+    const secret = `sk_live_${createHash('sha256').update(`bench-key-${runId}`).digest('hex').slice(0, 40)}`;
+    await sql`
+      insert into users (id, engine_subject, email, email_verified, name)
+      values ('usr_benchkeycreator', 'bench-key-creator', 'bench-key-creator@example.com', true, 'Bench key creator')`;
+    await sql`insert into memberships (tenant_id, user_id, role_key) values (${org.id}, 'usr_benchkeycreator', 'org_admin')`;
+    await sql`
+      insert into api_keys (id, tenant_id, name, scopes, secret_hash, secret_prefix, created_by_user_id)
+      values ('key_benchtenantread', ${org.id}, 'Bench reader', ${['tenant.read']}, ${createHash('sha256').update(secret).digest('hex')},
+              ${secret.slice(0, 12)}, 'usr_benchkeycreator')`;
+    return { tenantId: org.id, secret };
   } finally {
     await sql.end();
   }
@@ -843,6 +874,17 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
       detail: `${fmt(document.rps, 0)} vs ${fmt(config.rps, 0)} req/s = ${fmt(ratio, 2)}x, p99 ${fmt(document.p99, 2)} vs ${fmt(config.p99, 2)} ms${dirty(c)}`,
     });
   }
+  const tenantRead = find('tenant-read');
+  if (tenantRead) {
+    const base = tenantRead.sides[0].best as Measurement;
+    const svc = tenantRead.sides[1].best as Measurement;
+    const ratio = svc.rps / base.rps;
+    out.push({
+      name: `tenant-read: GET /v1/tenants/{id} (API key) req/s >= ${TARGETS.tenantReadMin}x node:http baseline`,
+      pass: clean(tenantRead) && ratio >= TARGETS.tenantReadMin,
+      detail: `${fmt(svc.rps, 0)} vs ${fmt(base.rps, 0)} req/s = ${fmt(ratio, 2)}x, p99 ${fmt(svc.p99, 2)} vs ${fmt(base.p99, 2)} ms${dirty(tenantRead)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -899,7 +941,16 @@ const expectJwks = (body: unknown) => {
   return Array.isArray(b?.keys) && b.keys.length > 0 && b.keys.every((k) => typeof k.kid === 'string' && k.d === undefined);
 };
 
-const EDGE_SCENARIOS = ['client-config', 'backend-application', 'scale', 'me', 'audit-pages', 'oidc-documents', 'rate-limiter'];
+const EDGE_SCENARIOS = [
+  'client-config',
+  'backend-application',
+  'scale',
+  'me',
+  'audit-pages',
+  'oidc-documents',
+  'tenant-read',
+  'rate-limiter',
+];
 /** How many keys the scale scenario rotated over (for the results file). */
 let rotatingKeys = 0;
 
@@ -1015,6 +1066,22 @@ async function edgeBenches(): Promise<Comparison[]> {
         { load: { label: 'GET /.well-known/openid-configuration', path: '/.well-known/openid-configuration' }, expect: expectDiscovery },
       ]),
       await compareRoutes('oidc-jwks', svc, [config, { load: { label: 'GET /oidc/jwks', path: '/oidc/jwks' }, expect: expectJwks }]),
+    );
+  }
+  if (wanted('tenant-read')) {
+    const { tenantId, secret } = await seedTenantApiKey(small.url);
+    log('measuring: GET /v1/tenants/{id} with a tenant API key, svc vs node:http + postgres.js doing the same key check and read');
+    comparisons.push(
+      ...(await compare(
+        'tenant-read',
+        [{ label: 'baseline (node:http+pg)', kind: 'control-baseline', databaseUrl: small.url }, svc],
+        [
+          {
+            load: { label: 'tenant-read', path: `/v1/tenants/${tenantId}`, headers: { authorization: `Bearer ${secret}` } },
+            expect: (body) => (body as { id?: string; slug?: string })?.id === tenantId && (body as { slug?: string }).slug === 'bench',
+          },
+        ],
+      )),
     );
   }
   if (wanted('rate-limiter')) {
