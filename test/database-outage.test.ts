@@ -141,7 +141,7 @@ describe('a database outage is short and clean', () => {
     const cookie = { cookie: admin.cookie };
     const json = { ...cookie, 'content-type': 'application/json', origin: server.url };
     probes = [
-      // The fast lane (session read), and its tRPC twin.
+      // GET /v1/me (session read) and the same procedure over /trpc.
       { name: 'GET /v1/me', send: () => fetch(`${server.url}/v1/me`, { headers: cookie, signal: signal() }) },
       { name: 'GET /trpc/me.get', send: () => fetch(`${server.url}/trpc/me.get`, { headers: cookie, signal: signal() }) },
       // The /v1 REST edge: a read and a write.
@@ -175,7 +175,7 @@ describe('a database outage is short and clean', () => {
             signal: signal(),
           }),
       },
-      // Usage ingestion (the fast lane's POST route), by the application's secret key.
+      // Usage ingestion, by the application's secret key.
       {
         name: 'POST /v1/usage/events',
         send: (i) =>

@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ParsedUrlQuery } from 'node:querystring';
 import type { Db, Sql } from '@svc/db/client';
 import type { SecretBox } from '@svc/db/secret-box';
-import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './env.ts';
 import type { ApiKeyUsage } from './modules/access/api-key-usage.ts';
@@ -33,10 +33,13 @@ export type AppServices = {
   secretBox: SecretBox;
 };
 
-/** What every procedure receives. */
+/**
+ * What every procedure receives, on /v1 (http/rest.ts) and /trpc alike: the Node request (with
+ * its parsed query string) and response.
+ */
 export type RequestContext = {
   services: AppServices;
-  req: Request;
-  res: Response;
+  req: IncomingMessage & { query?: ParsedUrlQuery };
+  res: ServerResponse;
   requestId: string;
 };

@@ -13,8 +13,9 @@ import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
-import { createFastLane } from './http/fast-lane.ts';
+import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { createRestAdapter } from './http/rest.ts';
 import { createLogger, flushLogger } from './logging.ts';
 import { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
@@ -133,9 +134,11 @@ async function startOn(
   const limiter = new RateLimiter(db, logger);
   const edge = createEdge(services, limiter);
   const app = createHttpApp(services, edge, limiter);
-  const fastLane = createFastLane(services, edge);
+  // Before Express: the OpenID Provider's documents from memory, then every /v1 procedure.
+  const providerDocuments = createProviderDocuments(services, edge);
+  const rest = createRestAdapter(services, edge);
   const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
-    if (!fastLane(req, res)) {
+    if (!providerDocuments(req, res) && !rest(req, res)) {
       app(req, res);
     }
   });

@@ -1,6 +1,5 @@
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
-import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppServices, RequestContext } from '../context.ts';
 import { accountRouter } from '../modules/account/routes.ts';
 import { keylessClaimRouter } from '../modules/applications/claim-routes.ts';
@@ -9,9 +8,9 @@ import { exportDownloadRouter } from '../modules/exports/download.ts';
 import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { oidcProviderRouter } from '../modules/oidc-provider/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
-import { agentContextRepresentations, llmsTxtRouter } from '../modules/setup/documents.ts';
-import { classifyError, isInternal, statusOfError } from '../trpc/errors.ts';
-import { errorRequestIds, type Meta } from '../trpc/init.ts';
+import { llmsTxtRouter } from '../modules/setup/documents.ts';
+import { classifyError, isInternal, type statusOfError } from '../trpc/errors.ts';
+import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
@@ -19,20 +18,9 @@ import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
-import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
-
-/** A procedure's `successStatus` meta (201 for creates; an upsert's only when it created), else 200. */
-function successStatusOf(path: string | undefined, data: unknown): number {
-  const procedure = path === undefined ? undefined : (appRouter._def.procedures as Record<string, unknown>)[path];
-  const meta = (procedure as { _def?: { meta?: Meta } } | undefined)?._def?.meta;
-  if (meta?.upsert && (data as { created?: unknown } | undefined)?.created === false) {
-    return 200;
-  }
-  return meta?.successStatus ?? 200;
-}
 
 /** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
 function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): Record<string, string> {
@@ -91,7 +79,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
 
   const createContext = ({ req, res }: { req: Request; res: Response }): RequestContext => ({
     services,
-    req,
+    req: req as RequestContext['req'],
     res,
     requestId: requestIdOf(req),
   });
@@ -117,59 +105,9 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }),
   );
   app.use('/v1/platform/engine', platformEngineRouter(services));
-  // Streams a file: a plain route (a procedure cannot stream), before the /v1 adapter.
+  // Streams a file: a plain route (a procedure cannot stream).
   app.use(exportDownloadRouter(services));
-  // trpc-to-openapi answers any HEAD with 204 without running the procedure (so without checking
-  // credentials). Run the GET procedure instead; Node omits the body of a HEAD response.
-  app.use('/v1', (req, _res, next) => {
-    if (req.method === 'HEAD') {
-      req.method = 'GET';
-    }
-    next();
-  });
-  // A /v1 JSON body is read here, by the reader every JSON route uses (json-body.ts): the size cap,
-  // then the input rule before anything walks the body. trpc-to-openapi would parse it itself and
-  // then re-serialize it with JSON.stringify (for an abort signal) before any procedure runs, so
-  // a body nested a few thousand levels deep overflowed the stack there and answered 500. It
-  // takes `req.body` as the parsed body when set. GET and DELETE bodies it ignores; so does this.
-  app.use('/v1', (req, res, next) => {
-    const contentType = (req.headers['content-type'] ?? '').toLowerCase();
-    if (req.method === 'GET' || req.method === 'DELETE' || !contentType.startsWith('application/json')) {
-      next();
-      return;
-    }
-    readJsonBody(req).then(
-      (body) => {
-        (req as { body?: unknown }).body = body;
-        next();
-      },
-      (error: unknown) => {
-        if (!answerBodyRefusal(req, res, error)) {
-          next(error);
-        }
-      },
-    );
-  });
-  // The agent context as JSON or Markdown, with an ETag: wraps the adapter's answer below.
-  app.get('/v1/setup/agent-context', agentContextRepresentations());
-  // trpc-to-openapi never calls next(): an unknown /v1 route gets its NOT_FOUND, which the error
-  // formatter turns into our 404 not_found body. It must stay the last /v1 handler.
-  app.use(
-    '/v1',
-    createOpenApiExpressMiddleware({
-      router: appRouter,
-      createContext,
-      onError,
-      maxBodySize: MAX_BODY_BYTES,
-      responseMeta: ({ errors, paths, data }) => {
-        const [first] = errors;
-        return first
-          ? { status: statusOfError(first), headers: retryAfterOf(errors) }
-          : { status: successStatusOf(paths?.[0], data?.[0]), headers: {} };
-      },
-    }),
-  );
-
+  // /v1 procedures are served before Express (rest.ts); what reaches here under /v1 is no route.
   app.use((req, res) => {
     sendError(req, res, 'not_found', `no route ${req.method} ${req.path}`);
   });

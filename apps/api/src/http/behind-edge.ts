@@ -4,7 +4,7 @@ import type { Edge } from './edge.ts';
 import { asAppError, requestIdOf, sendAppError, sendError } from './errors.ts';
 
 /**
- * How a route served outside Express (the fast lane, usage ingestion) runs: the edge first (rate
+ * How a route served before Express (the /v1 adapter, the OpenID Provider documents) runs: the edge first (rate
  * limits, CORS, the request id), which may answer the request itself, then `handle`. An AppError
  * (or an unreachable database: 503) from either is answered with its code; anything else is
  * logged and answered 500; nothing is written once the response has started.

@@ -22,21 +22,29 @@ export function fromAllowedOrigin(req: IncomingMessage, allowedOrigins: Readonly
  * session cookie with a form POST from any site, so a mutation that carries a cookie must be JSON
  * (a cross-site form cannot send application/json without a preflight) and come from an allowed
  * Origin (or, without Origin, Sec-Fetch-Site same-origin). Requests without a cookie (backend
- * keys) are not subject to CSRF and pass.
+ * keys) are not subject to CSRF and pass. Gives the refusal's message (403 csrf_rejected), or
+ * undefined when the request may proceed.
  */
+export function csrfRefusal(req: IncomingMessage, allowedOrigins: ReadonlySet<string>): string | undefined {
+  if (SAFE_METHODS.has(req.method ?? 'GET') || !req.headers.cookie) {
+    return undefined;
+  }
+  const contentType = req.headers['content-type'] ?? '';
+  if (!contentType.toLowerCase().startsWith('application/json')) {
+    return 'cookie-authenticated mutations must send content-type application/json';
+  }
+  if (!fromAllowedOrigin(req, allowedOrigins)) {
+    return 'cross-site request refused';
+  }
+  return undefined;
+}
+
+/** csrfRefusal as Express middleware, for the routes Express serves. */
 export function csrfGuard(allowedOrigins: ReadonlySet<string>) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (SAFE_METHODS.has(req.method) || !req.headers.cookie) {
-      next();
-      return;
-    }
-    const contentType = req.headers['content-type'] ?? '';
-    if (!contentType.toLowerCase().startsWith('application/json')) {
-      sendError(req, res, 'csrf_rejected', 'cookie-authenticated mutations must send content-type application/json');
-      return;
-    }
-    if (!fromAllowedOrigin(req, allowedOrigins)) {
-      sendError(req, res, 'csrf_rejected', 'cross-site request refused');
+    const refusal = csrfRefusal(req, allowedOrigins);
+    if (refusal) {
+      sendError(req, res, 'csrf_rejected', refusal);
       return;
     }
     next();

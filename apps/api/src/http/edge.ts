@@ -15,7 +15,7 @@ import { compileSecurityHeaders } from './security-headers.ts';
 /**
  * A NUL in the request line, raw or percent-encoded: the decoded path parameter or query value
  * would carry the character PostgreSQL refuses in text (input-guard.ts). Refused here, once, for
- * every route (Express, the fast lane, plain routes such as export downloads and the engine proxy).
+ * every route (Express, the /v1 adapter, the OpenID Provider documents, plain routes such as export downloads and the engine proxy).
  */
 function nulInUrl(url: string): boolean {
   return url.includes('%00') || url.includes('\u0000');
@@ -56,7 +56,7 @@ const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
 
 /**
  * The path as routing sees it: Express and the OpenAPI adapter match case-insensitively and
- * ignore one trailing slash, so classification (fast lane, CORS, rate-limit scope) must too, or
+ * ignore one trailing slash, so classification (routing, CORS, rate-limit scope) must too, or
  * `/V1/Client/Config/` would dodge what `/v1/client/config` gets.
  */
 export function normalizePath(rawPath: string): string {
@@ -68,7 +68,7 @@ export function normalizePath(rawPath: string): string {
  * What every request goes through before any route, in ARCHITECTURE.md section 3's order:
  * request id, access log, security headers, CORS (public routes), NUL in the URL, body-size cap,
  * rate limit.
- * Plain functions over Node's req/res, so the Express app and the hot-route fast lane run the
+ * Plain functions over Node's req/res, so the Express app and the routes served before it run the
  * same code. `run` gives false when it has already answered (preflight, 413, 429); it answers
  * synchronously unless it must ask the database (a rate-limit lease, an unseen key).
  */

@@ -9,7 +9,7 @@ export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
  * What a thrown error answers as, when it is one of ours: an AppError as itself, a database that
  * cannot be reached (refused, reset, shut down, no connection within DATABASE_TIMEOUT_MS) as 503
  * service_unavailable. Undefined for anything else, which is a bug and answers 500 internal.
- * Every transport (tRPC, /v1, Express routes, the fast lane) translates through this.
+ * Every transport (tRPC, /v1, Express routes) translates through this.
  */
 export function asAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) {

@@ -208,7 +208,77 @@ describe('OpenAPI document and docs', () => {
   });
 });
 
-describe('hot routes answer exactly like their procedures', () => {
+describe('the /v1 adapter', () => {
+  it('serves every operation the document lists from a procedure (none is left to the 404)', async () => {
+    const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => ['get', 'post', 'patch', 'put', 'delete'].includes(m))
+        .map((method) => ({ method: method.toUpperCase(), path: `/v1${path.replace(/\{[^}]+\}/g, 'x')}` })),
+    );
+    expect(operations.length).toBeGreaterThan(70);
+    for (const { method, path } of operations) {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+      });
+      const body = res.status === 200 ? {} : ((await res.json().catch(() => ({}))) as any);
+      expect(body.error?.message ?? '', `${method} ${path}`).not.toMatch(/^no route/);
+      expect(res.status, `${method} ${path}`).not.toBe(500);
+    }
+  });
+
+  it('matches a templated path in any case and with a trailing slash, keeping the parameter as sent', async () => {
+    const { seedApiKey, seedOrganization } = await import('../../../../test/support/tenancy.ts');
+    const org = await seedOrganization(server.services.db);
+    const key = await seedApiKey(server.services.db, { tenantId: org.id, scopes: ['tenant.read'] });
+    for (const path of [`/v1/tenants/${org.id}`, `/V1/Tenants/${org.id}/`]) {
+      const res = await fetch(`${server.url}${path}`, { headers: { authorization: key.authorization } });
+      expect(res.status, path).toBe(200);
+      expect(((await res.json()) as any).id).toBe(org.id);
+    }
+    // The id is passed as sent: in capitals it is no organization id (ids are lower case).
+    const other = await fetch(`${server.url}/v1/tenants/${org.id.toUpperCase()}`, { headers: { authorization: key.authorization } });
+    expect(other.status).toBe(400);
+    expect(((await other.json()) as any).error.issues[0].path).toEqual(['id']);
+  });
+
+  it('a cookie-carrying DELETE must be JSON from our origin too (CSRF), before any handler', async () => {
+    const res = await fetch(`${server.url}/v1/webhook-endpoints/whe_x`, { method: 'DELETE', headers: { cookie: 'svc_session=abc' } });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as any).error.code).toBe('csrf_rejected');
+  });
+
+  it('a JSON body that is not an object answers 400 validation_failed, never 500', async () => {
+    const { seedApplication } = await import('../../../../test/support/factories.ts');
+    const app = await seedApplication(server.services.db);
+    for (const body of ['[1,2]', '"text"', '42', 'null', 'true']) {
+      const res = await fetch(`${server.url}/v1/usage/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${app.secretKey}` },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as any).error.code, body).toBe('validation_failed');
+    }
+  });
+
+  it('answers a body route without a JSON content type 415, and a JSON body that does not parse 400 malformed_request', async () => {
+    const form = await fetch(`${server.url}/v1/usage/events`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect(form.status).toBe(415);
+    expect(((await form.json()) as any).error.code).toBe('unsupported_media_type');
+    const broken = await fetch(`${server.url}/v1/usage/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"idempotencyKey":',
+    });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as any).error.code).toBe('malformed_request');
+  });
+});
+
+describe('/v1 and /trpc answer the same procedure alike', () => {
   const pk = `pk_live_${'P'.repeat(24)}`;
   const cases: { name: string; query: string; headers?: Record<string, string> }[] = [
     { name: 'keyless', query: 'keyless=1' },
@@ -222,7 +292,7 @@ describe('hot routes answer exactly like their procedures', () => {
   ];
 
   function strip(body: any): unknown {
-    // Only the request id and the trpc-to-openapi extras may differ.
+    // Only the request id may differ.
     const { requestId: _r, ...error } = body.error ?? {};
     return body.error ? { error } : body;
   }

@@ -46,6 +46,25 @@ function refusal(node: Node | undefined, message: string): ZodError {
  * `issues`, like any other invalid input. Walks without recursion, so any depth is safe to check.
  */
 export function refusedInput(value: unknown): ZodError | undefined {
+  const isObject = typeof value === 'object' && value !== null;
+  if (isObject && accepted.has(value)) {
+    return undefined;
+  }
+  const refused = walk(value);
+  if (!refused && isObject) {
+    accepted.add(value);
+  }
+  return refused;
+}
+
+/**
+ * Objects refusedInput accepted as a whole: a /v1 body is checked as it is read (json-body.ts)
+ * and handed on as the procedure's raw input, which the procedure's input rule would otherwise
+ * walk a second time. Inputs are never changed in place after the check.
+ */
+const accepted = new WeakSet<object>();
+
+function walk(value: unknown): ZodError | undefined {
   const stack: Node[] = [{ value, depth: 0, key: undefined, parent: undefined }];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     const current = node.value;

@@ -192,8 +192,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   const statusByOperation = new Map<string, number>();
   /** Mutations under the subscription rule (trpc/subscription-gate.ts): they may answer 402. */
   const subscriptionRuled = new Set<string>();
-  /** Upserts: 201 when they created, 200 when they changed what existed. */
-  const upserts = new Set<string>();
+  /** Operations that create only sometimes: 201 when they did, else 200 (meta `created`). */
+  const sometimesCreated = new Map<string, string>();
   /** Error statuses particular to an operation (meta `errorStatuses`). */
   const particularErrors = new Map<string, Readonly<Record<number, string>>>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
@@ -202,8 +202,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     if (meta?.successStatus) {
       statusByOperation.set(path.replace(/\./g, '-'), meta.successStatus);
     }
-    if (meta?.upsert) {
-      upserts.add(path.replace(/\./g, '-'));
+    if (meta?.created) {
+      sometimesCreated.set(path.replace(/\./g, '-'), meta.created.otherwise);
     }
     if (meta?.errorStatuses) {
       particularErrors.set(path.replace(/\./g, '-'), meta.errorStatuses);
@@ -235,10 +235,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
       if (status && operation.responses?.['200']) {
         const { '200': ok, ...rest } = operation.responses;
-        const changed =
-          operation.operationId && upserts.has(operation.operationId)
-            ? { '200': { ...(ok as object), description: 'Changed an existing one (`created: false`)' } }
-            : {};
+        const otherwise = operation.operationId ? sometimesCreated.get(operation.operationId) : undefined;
+        const changed = otherwise ? { '200': { ...(ok as object), description: otherwise } } : {};
         operation.responses = { [String(status)]: ok, ...changed, ...rest };
       }
       if (operation.operationId && subscriptionRuled.has(operation.operationId)) {

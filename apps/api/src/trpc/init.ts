@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
@@ -13,10 +14,10 @@ export type Meta = OpenApiMeta & {
   /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (API.md). */
   successStatus?: 201 | 202;
   /**
-   * An upsert: `successStatus` when its answer says `created: true`, 200 when it changed what
-   * existed (`created: false`).
+   * The route creates only sometimes (an upsert, a replayed idempotency key): `successStatus`
+   * when `when(answer)` holds, else 200, which the OpenAPI document describes as `otherwise`.
    */
-  upsert?: true;
+  created?: { when: (answer: never) => boolean; otherwise: string };
   /**
    * Error statuses this route answers beyond those every route may (http/openapi.ts
    * EVERY_OPERATION_ERRORS), for the OpenAPI document: status -> what it means.
@@ -27,6 +28,11 @@ export type Meta = OpenApiMeta & {
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).
    */
   subscription?: SubscriptionRule;
+  /**
+   * Writes a successful `/v1` answer itself (http/rest.ts), for a route with more than one
+   * representation or conditional requests; errors are still the adapter's.
+   */
+  answer?: (req: IncomingMessage, res: ServerResponse, data: unknown) => void;
 };
 
 /**
@@ -51,9 +57,7 @@ const t = initTRPC
         ...(classified.issues ? { issues: classified.issues } : {}),
       };
       // `/trpc` keeps tRPC's numeric envelope, with our code and request id under `data` and the
-      // body under `error`. `/v1` answers exactly `{ error: body }`: trpc-to-openapi (patched,
-      // patches/trpc-to-openapi@3.3.0.patch) sends `rest` as the whole body when the shape has
-      // one; it is not enumerable, so the /trpc envelope never carries it.
+      // body under `error`. `/v1` answers `{ error: body }` itself (http/rest.ts).
       const formatted = {
         code: shape.code,
         message: classified.message,
@@ -61,7 +65,6 @@ const t = initTRPC
         data: { code: classified.code, httpStatus: shape.data.httpStatus, requestId, path: shape.data.path },
         error: body,
       };
-      Object.defineProperty(formatted, 'rest', { value: { error: body }, enumerable: false });
       return formatted;
     },
   });

@@ -21,8 +21,8 @@ export type SubscriptionRule = {
   seats?: SeatEffect;
   /**
    * `handler`: the route's handler finds and authorizes the organization itself and then calls
-   * `assertSubscriptionAllows` from modules/subscriptions/enforce.ts (usage ingestion, whose /v1 routes are served by a fast lane
-   * outside tRPC and share that handler), or `claimSeat` (accepting an invitation, whose
+   * `assertSubscriptionAllows` from modules/subscriptions/enforce.ts (usage ingestion, inside
+   * its writing transaction), or `claimSeat` (accepting an invitation, whose
    * organization is the invitation's); the middleware leaves it alone. The route still documents
    * its 402 (http/openapi.ts).
    */

@@ -8,7 +8,7 @@ import { getOrCreateKeylessApplication } from './service.ts';
 
 /**
  * Resolution of the credentials the public and backend routes take. Transport-free: the
- * procedures, the fast lane and the rate limiter all call these.
+ * procedures and the rate limiter both call these.
  */
 
 export type ResolvedApplication = { found: ApplicationWithOrganization; keyless: boolean };

@@ -1,4 +1,5 @@
 import {
+  type TUpsertBillingMappingAnswer,
   ZBillingMappingPage,
   ZBillingProviderRecord,
   ZBillingProvidersAnswer,
@@ -75,7 +76,7 @@ export const billingRouter = router({
           description: 'Answers 201 when it created the mapping, 200 when it re-pointed an existing one (`created` says which).',
         },
         successStatus: 201,
-        upsert: true,
+        created: { when: (answer: TUpsertBillingMappingAnswer) => answer.created, otherwise: 'Changed an existing one (`created: false`)' },
       })
       .input(ZUpsertBillingMappingRequest)
       .output(ZUpsertBillingMappingAnswer)

@@ -16,7 +16,7 @@ import { userinfoOf } from './userinfo.ts';
  * under /oidc/ and the discovery document handed to oidc-provider. Plain Express, before the CSRF
  * guard: the token, revocation and introspection endpoints take form posts from applications'
  * back ends, and oidc-provider checks what each endpoint needs itself. (Discovery and JWKS are
- * answered by the fast lane from memory before Express sees them; the provider answers them too.)
+ * answered from memory (http/provider-documents.ts) before Express sees them; the provider answers them too.)
  */
 export function oidcProviderRouter(services: AppServices): Router {
   const router = Router();

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ParsedUrlQuery } from 'node:querystring';
 import { SUPPORTED_FRAMEWORKS, type TAgentContextResponse, type TAgentEnvVar } from '@svc/contracts/agent-context';
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import { DISCOVERY_PATH, OIDC_ROUTES } from '../oidc-provider/provider.ts';
 import { FRAMEWORKS } from './frameworks.ts';
@@ -167,46 +169,32 @@ export function renderAgentContextMarkdown(ctx: TAgentContextResponse): string {
 const MARKDOWN = 'text/markdown; charset=utf-8';
 
 /**
- * GET /v1/setup/agent-context on its way out. The procedure (router.ts) stays the one definition
- * and answers through the /v1 adapter as every route does (key resolution, validation, errors,
- * including 400 `unsupported_format`); a 200 is then written as asked: JSON as the adapter made it
- * or Markdown, with an ETag of those bytes and `Cache-Control: no-cache`, so an agent revalidates
- * with If-None-Match and gets 304 until the context changes.
+ * GET /v1/setup/agent-context's answer (the procedure's `answer` meta, router.ts). The procedure
+ * stays the one definition and answers through the /v1 adapter as every route does (key
+ * resolution, validation, errors, including 400 `unsupported_format`); its 200 is written here as
+ * asked: JSON or Markdown, with an ETag of those bytes and `Cache-Control: no-cache`, so an agent
+ * revalidates with If-None-Match and gets 304 until the context changes.
  */
-export function agentContextRepresentations(): RequestHandler {
-  return (req: Request, res: Response, next) => {
-    const raw = req.query.format;
-    let format: ReturnType<typeof resolveFormat> = 'json';
-    try {
-      format = resolveFormat(typeof raw === 'string' ? raw : undefined);
-    } catch {
-      // The procedure answers it (400 unsupported_format) through the adapter.
-    }
-    const end = res.end.bind(res) as (chunk?: string) => Response;
-    res.end = ((chunk?: unknown) => {
-      res.end = end as Response['end'];
-      if (res.statusCode !== 200 || typeof chunk !== 'string') {
-        return end(chunk as string | undefined);
-      }
-      const body = format === 'markdown' ? renderAgentContextMarkdown(JSON.parse(chunk) as TAgentContextResponse) : chunk;
-      if (format === 'markdown') {
-        res.setHeader('Content-Type', MARKDOWN);
-      }
-      const tag = entityTag(body);
-      res.setHeader('ETag', tag);
-      res.setHeader('Cache-Control', 'no-cache');
-      res.vary('X-SVC-Publishable-Key');
-      if (noneMatch(req.headers['if-none-match'], tag)) {
-        res.statusCode = 304;
-        res.removeHeader('Content-Type');
-        res.removeHeader('Content-Length');
-        return end();
-      }
-      res.setHeader('Content-Length', Buffer.byteLength(body));
-      return end(body);
-    }) as Response['end'];
-    next();
-  };
+export function answerAgentContext(req: IncomingMessage & { query?: ParsedUrlQuery }, res: ServerResponse, data: unknown): void {
+  const raw = req.query?.format;
+  // The procedure accepted the format already.
+  const format = resolveFormat(typeof raw === 'string' ? raw : undefined);
+  const context = data as TAgentContextResponse;
+  const body = format === 'markdown' ? renderAgentContextMarkdown(context) : JSON.stringify(context);
+  const tag = entityTag(body);
+  res.setHeader('ETag', tag);
+  res.setHeader('Cache-Control', 'no-cache');
+  const vary = res.getHeader('Vary');
+  res.setHeader('Vary', vary ? `${String(vary)}, X-SVC-Publishable-Key` : 'X-SVC-Publishable-Key');
+  if (noneMatch(req.headers['if-none-match'], tag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', format === 'markdown' ? MARKDOWN : 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 /**

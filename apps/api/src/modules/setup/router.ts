@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
 import { publishableKeyProcedure } from '../../trpc/procedures.ts';
 import { claimUrlOf } from '../client-config/service.ts';
+import { answerAgentContext } from './documents.ts';
 import { buildAgentContext, resolveFormat } from './service.ts';
 
 export const setupRouter = router({
@@ -21,11 +22,12 @@ export const setupRouter = router({
           'Cache-Control': z.literal('no-cache'),
         }),
       },
+      answer: answerAgentContext,
     })
     .input(ZAgentContextRequest)
     .output(ZAgentContextResponse)
     .query(({ ctx, input }) => {
-      // JSON over tRPC; the /v1 route writes markdown itself (documents.ts), after this check.
+      // JSON over tRPC; on /v1 answerAgentContext writes JSON or Markdown, after this check.
       resolveFormat(input.format);
       const { application, organization } = ctx.resolved.found;
       return buildAgentContext({

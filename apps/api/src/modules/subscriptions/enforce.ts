@@ -30,8 +30,8 @@ export async function refuseWhenBlocked(
 
 /**
  * The subscription rule for a handler that has already found and authorized the organization
- * (usage ingestion, whose /v1 routes a fast lane serves outside tRPC): call it right after
- * authorizing, before anything is written. Every other guarded route gets the rule from its
+ * (usage ingestion, which applies it inside its writing transaction, once per organization per
+ * batch): call it right after authorizing, before anything is written. Every other guarded route gets the rule from its
  * procedure's meta (apps/api/src/trpc/subscription-gate.ts). Returns the subscription allowed
  * (undefined without one): usage ingestion reads its plan from it.
  */

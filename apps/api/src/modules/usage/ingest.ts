@@ -184,12 +184,10 @@ export function ingesterFor(db: Db): UsageIngester {
   return ingester;
 }
 
-/** An ingestion's answer: 201 for one new event, 200 for a replay or any batch (API.md). */
-export type IngestAnswer = { status: 200 | 201; body: TIngestUsageResponse };
-
 /**
  * POST /v1/usage/events (`usage`) and POST /v1/usage-events (`metering`), after the writer is
- * known and the body validated. Metering events are checked against the plan's monthly usage
+ * known and the body validated. One event answers itself (`{ event, duplicate }`), a batch
+ * `{ results }` in request order (the router's `created` meta: 201 for one new event, else 200). Metering events are checked against the plan's monthly usage
  * limits (`assertWithinUsageLimit` in ingester.ts, under a per-counter advisory lock): an event
  * that would pass its type's limit is refused with 402 subscription_limit_exceeded and nothing of
  * the request is recorded.
@@ -203,7 +201,7 @@ export async function ingestUsage(
   writer: UsageWriter,
   input: TIngestUsageRequest,
   channel: TUsageChannel,
-): Promise<IngestAnswer> {
+): Promise<TIngestUsageResponse> {
   const { organization, actor } = await authorizeUsageWrite(services.db, writer, input.organization_slug);
   // The subscription rule (402 while inactive, cancelled, expired or over a limit) is applied by
   // the ingester, once per organization per transaction, before anything is written.
@@ -217,9 +215,5 @@ export async function ingestUsage(
     events: events.map((e) => prepareEvent(e, receivedAt)),
   });
   const results: TUsageEventResult[] = outcome.map((r) => ({ event: toUsageEvent(r.event), duplicate: r.duplicate }));
-  if (single) {
-    const [first] = results as [TUsageEventResult];
-    return { status: first.duplicate ? 200 : 201, body: first };
-  }
-  return { status: 200, body: { results } };
+  return single ? (results[0] as TUsageEventResult) : { results };
 }

@@ -1,4 +1,5 @@
 import {
+  type TIngestUsageResponse,
   ZIngestUsageRequest,
   ZIngestUsageResponse,
   ZListUsageEventsRequest,
@@ -15,9 +16,7 @@ import { getUsageCounters, getUsageSummary, listUsageEvents } from './service.ts
 
 /**
  * Usage writers (SPEC.md 4.6, 5): an application secret key, a tenant API key with usage.write,
- * or a session with usage.write. On /v1 these two routes are served by the fast lane
- * (ingest-route.ts) with the same functions; these procedures are their documented definitions
- * and the /trpc path of the typed client.
+ * or a session with usage.write.
  */
 const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
   const writer = await usageWriterOf(ctx.services, ctx.req);
@@ -26,6 +25,12 @@ const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).u
 
 const INGEST_DESCRIPTION =
   'Authorization: Bearer sk_live_... (an application secret key, or a tenant API key with usage.write), or a session with usage.write (add organization_slug). Body: one event { idempotencyKey, eventType, quantity? (default 1), occurredAt?, properties? } or { events: [...] } (1-1000). Deduplicated per organization by idempotencyKey: the same key with the same payload answers the original event with duplicate: true (200); with another payload, 409 idempotency_key_reused and nothing of the request is recorded. One event answers 201 { event, duplicate: false } (200 for a replay); a batch answers 200 { results: [{ event, duplicate }] } in request order.';
+
+/** One new event answers 201; a replay (`duplicate: true`) and a batch answer 200. */
+const NEW_EVENT = {
+  when: (answer: TIngestUsageResponse) => 'duplicate' in answer && !answer.duplicate,
+  otherwise: 'A replayed idempotency key (`duplicate: true`), or a batch: `{ results }` in request order',
+};
 
 export const usageRouter = router({
   events: router({
@@ -39,12 +44,13 @@ export const usageRouter = router({
           description: INGEST_DESCRIPTION,
         },
         successStatus: 201,
+        created: NEW_EVENT,
         // ingestUsage applies the subscription rule once it has authorized the organization.
         subscription: { organization: 'handler' },
       })
       .input(ZIngestUsageRequest)
       .output(ZIngestUsageResponse)
-      .mutation(async ({ ctx, input }) => (await ingestUsage(ctx.services, ctx.writer, input, 'usage')).body),
+      .mutation(({ ctx, input }) => ingestUsage(ctx.services, ctx.writer, input, 'usage')),
     list: controlProcedure
       .meta({
         openapi: {
@@ -71,12 +77,13 @@ export const usageRouter = router({
           description: `${INGEST_DESCRIPTION} Events count against the plan's usage limit of their type for the calendar month (UTC) of occurredAt: a request that would pass a limit answers 402 subscription_limit_exceeded and records nothing.`,
         },
         successStatus: 201,
+        created: NEW_EVENT,
         // ingestUsage applies the subscription rule once it has authorized the organization.
         subscription: { organization: 'handler' },
       })
       .input(ZIngestUsageRequest)
       .output(ZIngestUsageResponse)
-      .mutation(async ({ ctx, input }) => (await ingestUsage(ctx.services, ctx.writer, input, 'metering')).body),
+      .mutation(({ ctx, input }) => ingestUsage(ctx.services, ctx.writer, input, 'metering')),
   }),
   summary: router({
     get: controlProcedure

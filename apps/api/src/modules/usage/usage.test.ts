@@ -279,7 +279,7 @@ describe('GET /v1/usage', () => {
 });
 
 describe('over /trpc', () => {
-  it('usage.events.create records and replays like /v1 (the procedure the REST fast lane mirrors)', async () => {
+  it('usage.events.create records and replays over /trpc as over /v1 (one procedure, two transports)', async () => {
     const app = await seedApplication(server.services.db);
     const res = await fetch(`${server.url}/trpc/usage.events.create`, {
       method: 'POST',
