@@ -90,10 +90,7 @@ function enginePaths(): Record<string, unknown> {
     const { path, params } = openApiTemplate(route);
     paths[`/platform/engine/${path}`] = {
       get: {
-        operationId: `platform-engine-${path
-          .replace(/[{}]/g, '')
-          .replace(/\/+$/, '')
-          .replace(/[^A-Za-z0-9]+/g, '-')}`,
+        operationId: `platform-engine-${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '-')}`,
         summary: route.summary,
         description: `Platform admins only. Forwarded to the engine's admin API (ENGINE_ADMIN_API_URL) with svc's server-side token; the query string (at most ${MAX_ENGINE_QUERY_CHARS} characters) is passed on, the caller's cookies and Authorization are not. The engine's status and JSON body are relayed (an engine error answers our error body plus 'engine', the engine's own). Paths not in this document answer 404 not_found.`,
         tags: ['platform'],
