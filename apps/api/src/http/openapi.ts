@@ -219,6 +219,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   const subscriptionRuled = new Set<string>();
   /** Upserts: 201 when they created, 200 when they changed what existed. */
   const upserts = new Set<string>();
+  /** Other success statuses of an operation (meta `otherSuccesses`). */
+  const otherSuccesses = new Map<string, Readonly<Partial<Record<200, string>>>>();
   /** Error statuses particular to an operation (meta `errorStatuses`). */
   const particularErrors = new Map<string, Readonly<Record<number, string>>>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
@@ -229,6 +231,9 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     }
     if (meta?.upsert) {
       upserts.add(path.replace(/\./g, '-'));
+    }
+    if (meta?.otherSuccesses) {
+      otherSuccesses.set(path.replace(/\./g, '-'), meta.otherSuccesses);
     }
     if (meta?.errorStatuses) {
       particularErrors.set(path.replace(/\./g, '-'), meta.errorStatuses);
@@ -260,10 +265,13 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
       if (status && operation.responses?.['200']) {
         const { '200': ok, ...rest } = operation.responses;
+        const other = operation.operationId ? otherSuccesses.get(operation.operationId)?.[200] : undefined;
         const changed =
           operation.operationId && upserts.has(operation.operationId)
             ? { '200': { ...(ok as object), description: 'Changed an existing one (`created: false`)' } }
-            : {};
+            : other
+              ? { '200': { ...(ok as object), description: other } }
+              : {};
         operation.responses = { [String(status)]: ok, ...changed, ...rest };
       }
       if (operation.operationId && subscriptionRuled.has(operation.operationId)) {

@@ -18,6 +18,11 @@ export type Meta = OpenApiMeta & {
    */
   upsert?: true;
   /**
+   * Other success statuses the route answers with the same output schema, for the OpenAPI
+   * document: status -> when (usage ingestion answers 200 for a replay or a batch).
+   */
+  otherSuccesses?: Readonly<Partial<Record<200, string>>>;
+  /**
    * Error statuses this route answers beyond those every route may (http/openapi.ts
    * EVERY_OPERATION_ERRORS), for the OpenAPI document: status -> what it means.
    */

@@ -27,6 +27,10 @@ const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).u
 const INGEST_DESCRIPTION =
   'Authorization: Bearer sk_live_... (an application secret key, or a tenant API key with usage.write), or a session with usage.write (add organization_slug). Body: one event { idempotencyKey, eventType, quantity? (default 1), occurredAt?, properties? } or { events: [...] } (1-1000). Deduplicated per organization by idempotencyKey: the same key with the same payload answers the original event with duplicate: true (200); with another payload, 409 idempotency_key_reused and nothing of the request is recorded. One event answers 201 { event, duplicate: false } (200 for a replay); a batch answers 200 { results: [{ event, duplicate }] } in request order.';
 
+/** When ingestion answers 200 rather than 201 (ingest.ts). */
+const REPLAY_OR_BATCH =
+  'A replay of one event (`{ event, duplicate: true }`: the same idempotencyKey and payload as a recorded event), or a batch (`{ results }`, in request order)';
+
 export const usageRouter = router({
   events: router({
     create: usageWriterProcedure
@@ -39,6 +43,7 @@ export const usageRouter = router({
           description: INGEST_DESCRIPTION,
         },
         successStatus: 201,
+        otherSuccesses: { 200: REPLAY_OR_BATCH },
         // ingestUsage applies the subscription rule once it has authorized the organization.
         subscription: { organization: 'handler' },
       })
@@ -71,6 +76,7 @@ export const usageRouter = router({
           description: `${INGEST_DESCRIPTION} Events count against the plan's usage limit of their type for the calendar month (UTC) of occurredAt: a request that would pass a limit answers 402 subscription_limit_exceeded and records nothing.`,
         },
         successStatus: 201,
+        otherSuccesses: { 200: REPLAY_OR_BATCH },
         // ingestUsage applies the subscription rule once it has authorized the organization.
         subscription: { organization: 'handler' },
       })
