@@ -90,10 +90,7 @@ function enginePaths(): Record<string, unknown> {
     const { path, params } = openApiTemplate(route);
     paths[`/platform/engine/${path}`] = {
       get: {
-        operationId: `platform-engine-${path
-          .replace(/[{}]/g, '')
-          .replace(/\/+$/, '')
-          .replace(/[^A-Za-z0-9]+/g, '-')}`,
+        operationId: `platform-engine-${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '-')}`,
         summary: route.summary,
         description: `Platform admins only. Forwarded to the engine's admin API (ENGINE_ADMIN_API_URL) with svc's server-side token; the query string (at most ${MAX_ENGINE_QUERY_CHARS} characters) is passed on, the caller's cookies and Authorization are not. The engine's status and JSON body are relayed (an engine error answers our error body plus 'engine', the engine's own). Paths not in this document answer 404 not_found.`,
         tags: ['platform'],
@@ -147,6 +144,34 @@ function exportPaths(): Record<string, unknown> {
     },
   };
 }
+
+/**
+ * The document's tags, one per domain, in the order a reader meets them (Redocly's
+ * tag-description; every operation's tag is one of these: openapi-lint.test.ts).
+ */
+const TAGS: readonly { name: string; description: string }[] = [
+  { name: 'public', description: 'Public configuration by publishable key (or keyless development) and setup context for coding agents' },
+  { name: 'backend', description: 'Checks a backend service makes with its application secret key' },
+  { name: 'session', description: 'The signed-in user: who they are, their memberships and active workspace' },
+  { name: 'tenants', description: 'Organizations (tenants) and their members' },
+  { name: 'permissions', description: 'The permission catalog and permission checks' },
+  { name: 'roles', description: "System roles and an organization's custom roles" },
+  { name: 'users', description: "An organization's users: pre-provisioning, role, suspension, removal" },
+  { name: 'invitations', description: 'Invitations by email, and accepting them' },
+  { name: 'sessions', description: "The sessions of an organization's members, and revoking them" },
+  { name: 'applications', description: 'Applications that sign people in through svc: keys, redirect URLs, status' },
+  { name: 'api-keys', description: 'Tenant API keys, scoped by permission; each secret is shown once' },
+  { name: 'audit-logs', description: "An organization's audit log" },
+  { name: 'events', description: "An organization's event feed, read after a cursor" },
+  { name: 'webhooks', description: 'Webhook endpoints, their signing secrets, deliveries and replays' },
+  { name: 'email', description: 'Invitation email deliveries' },
+  { name: 'usage', description: 'Usage events (idempotent ingestion and metering), totals and counters' },
+  { name: 'subscriptions', description: "Subscription plans and an organization's subscription: seats and usage limits" },
+  { name: 'billing', description: 'Payment providers, usage-to-provider mappings and sync logs' },
+  { name: 'exports', description: 'Exports of everything an organization owns, as JSON or CSV' },
+  { name: 'platform', description: "Platform admins only: the job queue and a read-only view of the engine's admin API" },
+  { name: 'meta', description: 'This document' },
+];
 
 /** Routes served by plain Express under /v1 (they cannot be procedures); documented here. */
 const EXPRESS_PATHS = {
@@ -260,6 +285,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       }
     }
   }
+  (doc as unknown as { tags: typeof TAGS }).tags = TAGS;
   documentAgentContextRepresentations(doc.paths['/setup/agent-context']?.get);
   // Its responses were replaced whole: the statuses every operation may answer again.
   documentErrors(doc.paths['/setup/agent-context']?.get as Operation, 'get');

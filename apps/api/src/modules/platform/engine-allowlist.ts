@@ -140,10 +140,14 @@ export function matchEngineProxyPath(rawPath: string): EngineProxyMatch | null {
   return null;
 }
 
-/** `core/users/{id:int}/` as OpenAPI writes it (`core/users/{id}/`), with the parameter names. */
+/**
+ * `core/users/{id:int}/` as OpenAPI writes it (`core/users/{id}`), with the parameter names. The
+ * trailing slash is Authentik's and optional here (matchEngineProxyPath forwards either form to
+ * the canonical path): the document names the form without it, as OpenAPI paths are written.
+ */
 export function openApiTemplate(route: EngineProxyRoute): { path: string; params: { name: string; kind: ParamKind }[] } {
   const params: { name: string; kind: ParamKind }[] = [];
-  const path = route.template.replace(/\{([a-z]+):([a-z]+)\}/g, (_m, name: string, kind: string) => {
+  const path = route.template.slice(0, -1).replace(/\{([a-z]+):([a-z]+)\}/g, (_m, name: string, kind: string) => {
     params.push({ name, kind: kind as ParamKind });
     return `{${name}}`;
   });

@@ -29,7 +29,8 @@ const INGEST_DESCRIPTION =
 /** One new event answers 201; a replay (`duplicate: true`) and a batch answer 200. */
 const NEW_EVENT = {
   when: (answer: TIngestUsageResponse) => 'duplicate' in answer && !answer.duplicate,
-  otherwise: 'A replayed idempotency key (`duplicate: true`), or a batch: `{ results }` in request order',
+  otherwise:
+    'A replay of one event (`{ event, duplicate: true }`: the same idempotencyKey and payload as a recorded event), or a batch (`{ results }`, in request order)',
 };
 
 export const usageRouter = router({
