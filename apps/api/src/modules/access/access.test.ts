@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { newId } from '@svc/contracts/ids';
 import { decodeCursor, encodeCursor } from '@svc/db/pagination';
+import { findApiKey, findApiKeyTenant } from '@svc/db/queries/api-keys';
 import { apiKeys } from '@svc/db/schema/api-keys';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { roles } from '@svc/db/schema/roles';
@@ -11,6 +12,7 @@ import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { recordAudit, redact } from './audit.ts';
 import { authorize } from './authorize.ts';
+import { authorizeRecord } from './authorize-record.ts';
 import { type Principal, principalOf } from './principal.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -95,6 +97,97 @@ describe('authorize', () => {
     const member = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie);
     const access = await authorize(db, member, { organization: {}, permission: 'tenant.read' });
     expect(access.organization.id).toBe(org.id);
+  });
+});
+
+/** The code and message a call was refused with (undefined when it was not). */
+function refusalOf(promise: Promise<unknown>): Promise<{ code?: string; message?: string } | undefined> {
+  return promise.then(
+    () => undefined,
+    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
+  );
+}
+
+describe('authorizeRecord', () => {
+  // Tenant API keys stand for any tenant-owned record: looked up by id, then read with the tenant.
+  const KEY_NOT_FOUND = 'record not found';
+  const record = (untrustedId: string, opts: { organizationSlug?: string; permission?: 'api_keys.read' | 'api_keys.manage' } = {}) => ({
+    untrustedId,
+    organizationSlug: opts.organizationSlug,
+    tenantOf: findApiKeyTenant,
+    read: findApiKey,
+    notFound: KEY_NOT_FOUND,
+    permission: opts.permission ?? 'api_keys.read',
+  });
+  const unknown = { code: 'not_found', message: KEY_NOT_FOUND };
+
+  async function twoOrganizations() {
+    const db = server.services.db;
+    const mine = await seedOrganization(db);
+    const theirs = await seedOrganization(db);
+    const myRecord = await seedApiKey(db, { tenantId: mine.id, scopes: ['users.read'] });
+    const theirRecord = await seedApiKey(db, { tenantId: theirs.id, scopes: ['users.read'] });
+    return { db, mine, theirs, myRecord, theirRecord };
+  }
+
+  it("loads a record of the caller's organization, read under that organization", async () => {
+    const { db, mine, myRecord } = await twoOrganizations();
+    const admin = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_admin' })).cookie);
+    const { access, record: row } = await authorizeRecord(db, admin, record(myRecord.id));
+    expect(access.organization.id).toBe(mine.id);
+    expect(row.id).toBe(myRecord.id);
+    expect((await authorizeRecord(db, admin, record(myRecord.id, { organizationSlug: mine.slug }))).record.id).toBe(myRecord.id);
+  });
+
+  it("another organization's record id answers exactly like an unknown id, by id or under the caller's own slug", async () => {
+    const { db, mine, theirRecord } = await twoOrganizations();
+    const admin = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_admin' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, admin, record(newId('apiKey'))))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, admin, record(theirRecord.id)))).toEqual(unknown);
+    // Naming an organization the caller may act in does not reach a record outside it.
+    expect(await refusalOf(authorizeRecord(db, admin, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    // Even a permission the caller lacks everywhere answers 404 there, never a 403 that would confirm it.
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_member' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, member, record(theirRecord.id, { permission: 'api_keys.manage' })))).toEqual(unknown);
+  });
+
+  it('a tenant API key reaches no record of another organization, and none of its own beyond its scopes', async () => {
+    const { db, mine, theirs, myRecord, theirRecord } = await twoOrganizations();
+    const key = await seedApiKey(db, { tenantId: mine.id, scopes: ['api_keys.read'] });
+    const asKey = (await principalOf(server.services, request({ authorization: key.authorization }))) as Principal;
+    expect((await authorizeRecord(db, asKey, record(myRecord.id))).record.id).toBe(myRecord.id);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id)))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id, { organizationSlug: theirs.slug })))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    expect((await refusalOf(authorizeRecord(db, asKey, record(myRecord.id, { permission: 'api_keys.manage' }))))?.code).toBe('forbidden');
+    const narrow = await seedApiKey(db, { tenantId: mine.id, scopes: ['users.read'] });
+    const asNarrow = (await principalOf(server.services, request({ authorization: narrow.authorization }))) as Principal;
+    expect(await refusalOf(authorizeRecord(db, asNarrow, record(myRecord.id)))).toEqual({
+      code: 'forbidden',
+      message: 'missing permission api_keys.read',
+    });
+  });
+
+  it('a member without the permission is refused (403) on a record of their own organization', async () => {
+    const { db, mine, myRecord } = await twoOrganizations();
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_member' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, member, record(myRecord.id)))).toEqual({
+      code: 'forbidden',
+      message: 'missing permission api_keys.read',
+    });
+    expect(await refusalOf(authorizeRecord(db, member, record(myRecord.id, { organizationSlug: mine.slug })))).toMatchObject({
+      code: 'forbidden',
+    });
+  });
+
+  it("a platform admin reaches a record in any tenant organization, but only under that record's own organization", async () => {
+    const { db, mine, theirs, theirRecord } = await twoOrganizations();
+    const platform = await principalWithCookie((await seedSignedIn(db, { platformAdmin: true })).cookie);
+    const { access, record: row } = await authorizeRecord(db, platform, record(theirRecord.id, { permission: 'api_keys.manage' }));
+    expect(access.organization.id).toBe(theirs.id);
+    expect(row.id).toBe(theirRecord.id);
+    expect(await refusalOf(authorizeRecord(db, platform, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, platform, record(newId('apiKey'))))).toEqual(unknown);
   });
 });
 
