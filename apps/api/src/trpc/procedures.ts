@@ -1,5 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import { requestMetaOf } from '../modules/access/audit.ts';
+import { assertPlatformAdmin } from '../modules/access/authorize.ts';
 import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
@@ -59,6 +60,17 @@ export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).u
 });
 
 /**
+ * Platform-only procedures (the engine's platform admin group, `isPlatformAdmin` in
+ * modules/access): an API key gets the 403 of `userControlProcedure`, anyone else signed in one
+ * and the same 403 whatever they ask, before the input is looked at. The service behind it
+ * receives the platform admin and checks nothing more about who calls.
+ */
+export const platformProcedure = userControlProcedure.use(async ({ ctx, next }) => {
+  assertPlatformAdmin(ctx.principal);
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});
+
+/**
  * SPEC.md writes some POST routes with `?organization_slug=` in the query (e.g.
  * POST /v1/invitations/{id}/revoke), but the REST adapter builds a POST's input from the body and
  * the path only. This procedure also takes the query's `organization_slug`, as if it were in the
@@ -90,3 +102,14 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
     await enforceSubscription(opts);
     return opts.next();
   });
+
+/**
+ * `platformProcedure` for a platform route that names an organization in the query
+ * (PATCH /v1/subscription?organization_slug=): the query's `organization_slug` merged as in
+ * `controlProcedureWithQuerySlug`. Every credential other than a platform admin's session,
+ * an API key included, gets the platform-only 403.
+ */
+export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
+  assertPlatformAdmin(ctx.principal);
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});

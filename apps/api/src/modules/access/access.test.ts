@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { newId } from '@svc/contracts/ids';
+import { PERMISSIONS } from '@svc/contracts/permissions';
 import { decodeCursor, encodeCursor } from '@svc/db/pagination';
 import { findApiKey, findApiKeyTenant } from '@svc/db/queries/api-keys';
 import { apiKeys } from '@svc/db/schema/api-keys';
@@ -11,7 +12,7 @@ import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { recordAudit, redact } from './audit.ts';
-import { authorize } from './authorize.ts';
+import { authorize, isPlatformAdmin, PLATFORM_ONLY_MESSAGE } from './authorize.ts';
 import { authorizeRecord } from './authorize-record.ts';
 import { type Principal, principalOf } from './principal.ts';
 
@@ -188,6 +189,98 @@ describe('authorizeRecord', () => {
     expect(row.id).toBe(theirRecord.id);
     expect(await refusalOf(authorizeRecord(db, platform, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
     expect(await refusalOf(authorizeRecord(db, platform, record(newId('apiKey'))))).toEqual(unknown);
+  });
+});
+
+describe('platform-only routes', () => {
+  /** Every route only platform admins may use: the procedures (platformProcedure) and the engine proxy. */
+  const ROUTES = [
+    { method: 'GET', path: () => '/v1/platform/jobs' },
+    { method: 'POST', path: () => '/v1/subscription-plans', body: { key: 'plan-x', name: 'X', seatLimit: 1, usageLimits: {} } },
+    { method: 'PATCH', path: () => `/v1/subscription-plans/${newId('subscriptionPlan')}`, body: { name: 'X' } },
+    { method: 'PATCH', path: (slug: string) => `/v1/subscription?organization_slug=${slug}`, body: { seats: 3 } },
+  ] as const;
+
+  async function send(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        ...headers,
+        ...(method !== 'GET' ? { 'content-type': 'application/json', origin: server.services.config.publicUrl.replace(/\/$/, '') } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+  }
+
+  it('the rule: a session opened in the platform admin group; never an API key, even one a platform admin created', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const platform = await principalWithCookie((await seedSignedIn(db, { platformAdmin: true })).cookie);
+    const orgAdmin = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_admin' })).cookie);
+    // seedApiKey's default creator is a platform admin.
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    const asKey = (await principalOf(server.services, request({ authorization: key.authorization }))) as Principal;
+    expect(isPlatformAdmin(platform)).toBe(true);
+    expect(isPlatformAdmin(orgAdmin)).toBe(false);
+    expect(isPlatformAdmin(asKey)).toBe(false);
+  });
+
+  it('refuses a signed-in non-admin with one 403 on every platform route, before its input is looked at', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const orgAdmin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const plain = await seedSignedIn(db);
+    for (const who of [orgAdmin, plain]) {
+      for (const route of ROUTES) {
+        const res = await send(route.method, route.path(org.slug), { cookie: who.cookie }, 'body' in route ? route.body : undefined);
+        expect(res, `${route.method} ${route.path(org.slug)}`).toMatchObject({
+          status: 403,
+          body: { error: { code: 'forbidden', message: PLATFORM_ONLY_MESSAGE } },
+        });
+        if (route.method !== 'GET') {
+          // A malformed body is still a 403: a non-admin learns nothing of what the route takes.
+          const malformed = await send(route.method, route.path(org.slug), { cookie: who.cookie }, { seatLimit: 'many' });
+          expect(malformed.status, `${route.method} ${route.path(org.slug)} malformed`).toBe(403);
+        }
+      }
+      const trpc = await fetch(`${server.url}/trpc/jobQueue.overview`, { headers: { cookie: who.cookie } });
+      expect(trpc.status).toBe(403);
+      // The engine proxy (plain Express) applies the same rule, with its one bare 403 for every path.
+      const engine = await send('GET', '/v1/platform/engine/core/users/', { cookie: who.cookie });
+      expect(engine).toMatchObject({ status: 403, body: { error: { code: 'forbidden', message: 'Forbidden' } } });
+    }
+  });
+
+  it('refuses a tenant API key with every scope, created by a platform admin, on every platform route', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    for (const route of ROUTES) {
+      const res = await send(
+        route.method,
+        route.path(org.slug),
+        { authorization: key.authorization },
+        'body' in route ? route.body : undefined,
+      );
+      expect(res, `${route.method} ${route.path(org.slug)}`).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    }
+    // The engine proxy takes only a session cookie: a key is no session (401), never the engine.
+    const engine = await send('GET', '/v1/platform/engine/core/users/', { authorization: key.authorization });
+    expect(engine).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
+  });
+
+  it('lets a platform admin through', async () => {
+    const db = server.services.db;
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    expect((await send('GET', '/v1/platform/jobs', { cookie: platform.cookie })).status).toBe(200);
+    const plan = await send(
+      'POST',
+      '/v1/subscription-plans',
+      { cookie: platform.cookie },
+      { key: `p-${Date.now()}`, name: 'P', seatLimit: 2, usageLimits: {} },
+    );
+    expect(plan.status).toBe(201);
   });
 });
 

@@ -30,6 +30,26 @@ export type Principal = UserPrincipal | ApiKeyPrincipal;
  */
 export type UntrustedOrganizationRef = { id?: string; slug?: string };
 
+/** The one answer to anyone signed in who is not a platform admin, whatever they ask. */
+export const PLATFORM_ONLY_MESSAGE = 'only platform admins may do this';
+
+/**
+ * The one platform-admin rule, for procedures (`platformProcedure`), plain Express routes (the
+ * engine proxy) and services alike: a signed-in person whose session was opened as a member of
+ * the engine's platform admin group (identity sign-in sets it; leaving the group ends those
+ * sessions). A tenant API key never is one, whoever created it: it acts in its own organization.
+ */
+export function isPlatformAdmin(principal: Principal): boolean {
+  return principal.kind === 'user' && principal.session.isPlatformAdmin;
+}
+
+/** `isPlatformAdmin`, or 403 forbidden with the one message that says nothing of who asks. */
+export function assertPlatformAdmin(principal: Principal): asserts principal is UserPrincipal {
+  if (principal.kind !== 'user' || !isPlatformAdmin(principal)) {
+    throw new AppError('forbidden', PLATFORM_ONLY_MESSAGE);
+  }
+}
+
 /**
  * What a route may do once authorized: the organization and the caller's effective permissions
  * there (admin-only ones only for an org admin; for an API key, its scopes within what its
@@ -139,7 +159,7 @@ export async function authorize(
     const creator = principal.creator;
     held = new Set(principal.apiKey.scopes.filter((p) => creator.permissions.has(p)));
     isOrgAdmin = creator.isOrgAdmin;
-  } else if (principal.session.isPlatformAdmin) {
+  } else if (isPlatformAdmin(principal)) {
     held = ALL_PERMISSIONS;
     isOrgAdmin = true;
   } else {
