@@ -31,7 +31,7 @@ import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize } from '../access/authorize.ts';
 import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 import type { ApplicationCache } from './cache.ts';
 import { newPublishableKey, newSecretKey } from './keys.ts';
 

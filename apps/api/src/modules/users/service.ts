@@ -43,7 +43,7 @@ import {
   type UntrustedOrganizationRef,
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
 
