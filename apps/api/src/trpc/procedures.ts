@@ -5,7 +5,7 @@ import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
-import { enforceSubscription } from './subscription-gate.ts';
+import { subscriptionGuard } from './subscription-gate.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
 export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
@@ -43,12 +43,13 @@ const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApi
 });
 
 /**
- * Control-plane procedures. The subscription rule (subscription-gate.ts) runs here for procedures
- * whose meta declares `subscription`; for the others it returns at once, without a query.
+ * Control-plane procedures. A mutation whose meta declares `subscription` gets the subscription
+ * rule (subscription-gate.ts) attached to its caller: `authorize` applies it to the organization
+ * it resolves for the route. Nothing is read here.
  */
-export const controlProcedure = authenticatedControlProcedure.use(async (opts) => {
-  await enforceSubscription(opts);
-  return opts.next();
+export const controlProcedure = authenticatedControlProcedure.use(async ({ ctx, meta, type, next }) => {
+  const organizationGuard = subscriptionGuard({ meta, type });
+  return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
 });
 
 /** Control-plane procedures only a signed-in person may call (an API key gets 403). */
@@ -96,11 +97,9 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
       },
     });
   })
-  // The subscription rule runs after the query's organization_slug is merged in, so it finds
-  // the organization the route will act on.
-  .use(async (opts) => {
-    await enforceSubscription(opts);
-    return opts.next();
+  .use(async ({ ctx, meta, type, next }) => {
+    const organizationGuard = subscriptionGuard({ meta, type });
+    return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
   });
 
 /**

@@ -92,6 +92,36 @@ describe('authorize', () => {
     );
   });
 
+  it("a procedure's organizationGuard judges the organization authorize resolved: after the 404s, before the 403s", async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const other = await seedOrganization(db);
+    const judged: string[] = [];
+    const guarded = (principal: Principal): Principal => ({
+      ...principal,
+      organizationGuard: async (_db, organization) => {
+        judged.push(organization.id);
+      },
+    });
+    const member = guarded(await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie));
+    await authorize(db, member, { organization: { slug: org.slug }, permission: 'tenant.read' });
+    await authorize(db, member, { organization: {}, permission: 'tenant.read' });
+    expect(judged).toEqual([org.id, org.id]);
+    // A member without the permission: judged first, so the subscription's 402 comes before the 403.
+    expect(await codeOf(authorize(db, member, { organization: { id: org.id }, permission: 'users.manage' }))).toBe('forbidden');
+    expect(judged).toEqual([org.id, org.id, org.id]);
+    // An organization the caller cannot see, named by slug or id: 404, never judged.
+    expect(await codeOf(authorize(db, member, { organization: { slug: other.slug }, permission: 'tenant.read' }))).toBe('not_found');
+    expect(await codeOf(authorize(db, member, { organization: { id: other.id }, permission: 'tenant.read' }))).toBe('not_found');
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'] });
+    const asKey = guarded((await principalOf(server.services, request({ authorization: key.authorization }))) as Principal);
+    expect(await codeOf(authorize(db, asKey, { organization: { slug: other.slug }, permission: 'tenant.read' }))).toBe('not_found');
+    expect(judged).toEqual([org.id, org.id, org.id]);
+    // A refusal from the guard is the answer.
+    const refusing: Principal = { ...member, organizationGuard: async () => Promise.reject(new Error('refused')) };
+    await expect(authorize(db, refusing, { organization: { id: org.id }, permission: 'tenant.read' })).rejects.toThrow('refused');
+  });
+
   it('without an organization named, a user acts in the session workspace', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);

@@ -199,7 +199,7 @@ function toSubscription(state: SubscriptionStateRow, period: { start: Date; end:
 async function readSubscription(db: DbOrTx, organizationId: string, upgradeUrl: string | null): Promise<TSubscription> {
   const period = usagePeriod();
   const state = await findSubscriptionState(db, {
-    target: { organizationId },
+    organizationId,
     usageSince: period.start,
     usageUntil: period.end,
     countMembers: true,
