@@ -1,6 +1,6 @@
 import { createDatabase, type Database } from '@svc/db/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSessionToken, revokeSession } from '../apps/api/src/modules/sessions/service.ts';
+import { hashSessionToken, revokeSession } from '../apps/api/src/modules/session-store/service.ts';
 import { CookieJar } from '../apps/dev-engine/src/cookie-jar.ts';
 import { createTestDatabase } from './support/db.ts';
 import { type SpawnedServer, spawnServer } from './support/spawn.ts';

@@ -3,7 +3,7 @@ import { PERMISSIONS, type Permission, SYSTEM_ROLES } from '@svc/contracts/permi
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { roles } from '@svc/db/schema/roles';
 import { describe, expect, it } from 'vitest';
-import { revokeSession } from '../../apps/api/src/modules/sessions/service.ts';
+import { revokeSession } from '../../apps/api/src/modules/session-store/service.ts';
 import type { RunningServer } from '../../apps/api/src/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from './tenancy.ts';
 

@@ -6,7 +6,7 @@ import { apiKeys } from '@svc/db/schema/api-keys';
 import { memberships } from '@svc/db/schema/identity';
 import { newSecretKey } from '../../apps/api/src/modules/applications/keys.ts';
 import { signInFromEngine } from '../../apps/api/src/modules/identity/service.ts';
-import { createSession } from '../../apps/api/src/modules/sessions/service.ts';
+import { createSession } from '../../apps/api/src/modules/session-store/service.ts';
 
 let counter = 0;
 const unique = () => `${++counter}-${Math.random().toString(36).slice(2, 8)}`;

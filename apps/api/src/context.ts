@@ -8,7 +8,7 @@ import type { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
 import type { OpenIdProvider } from './modules/oidc-provider/provider.ts';
-import type { SessionLookup } from './modules/sessions/service.ts';
+import type { SessionLookup } from './modules/session-store/service.ts';
 
 /** Long-lived services of one API process, built once at startup. */
 export type AppServices = {

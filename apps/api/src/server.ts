@@ -23,7 +23,7 @@ import { cookieNames, readCookie } from './modules/auth/cookies.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
-import { SessionLookup } from './modules/sessions/service.ts';
+import { SessionLookup } from './modules/session-store/service.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 

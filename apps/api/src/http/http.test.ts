@@ -338,7 +338,7 @@ describe('/v1 and /trpc answer the same procedure alike', () => {
 
   it('me: anonymous, a malformed, an unknown and a live session cookie', async () => {
     const { signInFromEngine } = await import('../modules/identity/service.ts');
-    const { createSession } = await import('../modules/sessions/service.ts');
+    const { createSession } = await import('../modules/session-store/service.ts');
     const { user, workspace, isPlatformAdmin } = await signInFromEngine(
       server.services.db,
       { subject: `me-${Date.now()}`, email: `me-${Date.now()}@example.com`, emailVerified: true, name: 'Me', groups: [] },

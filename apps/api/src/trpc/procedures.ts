@@ -1,10 +1,11 @@
 import { AppError } from '@svc/contracts/errors';
 import { requestMetaOf } from '../modules/access/audit.ts';
+import { assertPlatformAdmin } from '../modules/access/authorize.ts';
 import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
-import { enforceSubscription } from './subscription-gate.ts';
+import { subscriptionGuard } from './subscription-gate.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
 export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
@@ -42,12 +43,13 @@ const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApi
 });
 
 /**
- * Control-plane procedures. The subscription rule (subscription-gate.ts) runs here for procedures
- * whose meta declares `subscription`; for the others it returns at once, without a query.
+ * Control-plane procedures. A mutation whose meta declares `subscription` gets the subscription
+ * rule (subscription-gate.ts) attached to its caller: `authorize` applies it to the organization
+ * it resolves for the route. Nothing is read here.
  */
-export const controlProcedure = authenticatedControlProcedure.use(async (opts) => {
-  await enforceSubscription(opts);
-  return opts.next();
+export const controlProcedure = authenticatedControlProcedure.use(async ({ ctx, meta, type, next }) => {
+  const organizationGuard = subscriptionGuard({ meta, type });
+  return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
 });
 
 /** Control-plane procedures only a signed-in person may call (an API key gets 403). */
@@ -55,6 +57,17 @@ export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).u
   if (ctx.principal.kind !== 'user') {
     throw new AppError('forbidden', 'this route needs a signed-in user; API keys cannot call it');
   }
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});
+
+/**
+ * Platform-only procedures (the engine's platform admin group, `isPlatformAdmin` in
+ * modules/access): an API key gets the 403 of `userControlProcedure`, anyone else signed in one
+ * and the same 403 whatever they ask, before the input is looked at. The service behind it
+ * receives the platform admin and checks nothing more about who calls.
+ */
+export const platformProcedure = userControlProcedure.use(async ({ ctx, next }) => {
+  assertPlatformAdmin(ctx.principal);
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
 
@@ -84,9 +97,18 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
       },
     });
   })
-  // The subscription rule runs after the query's organization_slug is merged in, so it finds
-  // the organization the route will act on.
-  .use(async (opts) => {
-    await enforceSubscription(opts);
-    return opts.next();
+  .use(async ({ ctx, meta, type, next }) => {
+    const organizationGuard = subscriptionGuard({ meta, type });
+    return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
   });
+
+/**
+ * `platformProcedure` for a platform route that names an organization in the query
+ * (PATCH /v1/subscription?organization_slug=): the query's `organization_slug` merged as in
+ * `controlProcedureWithQuerySlug`. Every credential other than a platform admin's session,
+ * an API key included, gets the platform-only 403.
+ */
+export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
+  assertPlatformAdmin(ctx.principal);
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});

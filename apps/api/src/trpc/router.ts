@@ -9,9 +9,9 @@ import { exportsRouter } from '../modules/exports/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
 import { jobQueueRouter } from '../modules/job-queue/router.ts';
 import { meRouter } from '../modules/me/router.ts';
-import { orgSessionsRouter } from '../modules/org-sessions/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
-import { serviceRouter } from '../modules/service-config/router.ts';
+import { serviceRouter } from '../modules/service/router.ts';
+import { sessionsRouter } from '../modules/sessions/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
 import { subscriptionsRouter } from '../modules/subscriptions/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
@@ -33,7 +33,7 @@ export const appRouter = router({
   applications: applicationsRouter,
   apiKeys: apiKeysRouter,
   users: usersRouter,
-  sessions: orgSessionsRouter,
+  sessions: sessionsRouter,
   jobQueue: jobQueueRouter,
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,

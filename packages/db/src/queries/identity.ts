@@ -91,7 +91,7 @@ export async function insertMembership(db: DbOrTx, values: { tenantId: string; u
  * The engine no longer puts the user in the platform admin group: their platform workspace
  * membership goes, and so do their sessions opened as a platform admin (a session keeps the flag
  * it was signed in with). Returns how many memberships went and the ids of the sessions ended.
- * Called only by endSessions (apps/api modules/sessions/end.ts), which ends those sessions'
+ * Called only by endSessions (apps/api modules/session-store/end.ts), which ends those sessions'
  * application sign-ins with them.
  */
 export async function leavePlatformWorkspace(

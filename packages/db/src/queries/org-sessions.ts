@@ -93,7 +93,7 @@ export async function findOrgSession(db: DbOrTx, opts: { tenantId: string; id: s
 /**
  * Revokes one session of the organization; its id, or none when it was already revoked (or is not
  * the organization's). Every API process reads the row on each request, so it ends everywhere at
- * once. Called only by endSessions (apps/api modules/sessions/end.ts).
+ * once. Called only by endSessions (apps/api modules/session-store/end.ts).
  */
 export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<string[]> {
   const rows = await db

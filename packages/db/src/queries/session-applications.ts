@@ -45,7 +45,7 @@ export type EndedSignIn = {
  * Ends application sign-ins that stand (ended_at null) and returns them: those of sessions just
  * revoked, those a person made for an organization (their membership there ended: the grants
  * that spoke for it, and those of the organization's members-only applications), or every one of
- * an application (it was disabled). Called only by endSessions (apps/api modules/sessions/end.ts),
+ * an application (it was disabled). Called only by endSessions (apps/api modules/session-store/end.ts),
  * in the transaction of the change.
  */
 export async function endApplicationSignIns(

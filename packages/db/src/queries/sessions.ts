@@ -139,7 +139,7 @@ export async function touchSession(db: DbOrTx, opts: { id: string; expiresAt: Da
 
 /**
  * Revokes one session (no-op when already revoked); its id when it was live. Called only by
- * endSessions (apps/api modules/sessions/end.ts), which ends the session's application sign-ins
+ * endSessions (apps/api modules/session-store/end.ts), which ends the session's application sign-ins
  * with it.
  */
 export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date }): Promise<string[]> {

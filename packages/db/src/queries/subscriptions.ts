@@ -1,4 +1,4 @@
-import { and, desc, eq, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, lte, ne, sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
 import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/usage.ts';
@@ -129,19 +129,6 @@ export async function updateSubscriptionPlan(
 
 // Subscriptions -----------------------------------------------------------------------------
 
-/**
- * How a request names the organization whose subscription decides: its id or slug, or a record
- * of it (an application, a webhook endpoint, a webhook delivery) whose organization the route
- * would act on. The record's tenant id is read in the same statement: untrusted, and only used
- * to find the subscription (the caller's access to it is checked by the caller).
- */
-export type SubscriptionTarget =
-  | { organizationId: string }
-  | { organizationSlug: string }
-  | { applicationId: string }
-  | { webhookEndpointId: string }
-  | { webhookDeliveryId: string };
-
 /** One limited event type this month. */
 export type UsageAgainstLimitRow = { eventType: string; limit: number; used: number };
 
@@ -162,22 +149,6 @@ export type SubscriptionStateRow = {
     usage: UsageAgainstLimitRow[];
   } | null;
 };
-
-function targetPredicate(target: SubscriptionTarget): SQL {
-  if ('organizationId' in target) {
-    return sql`o.id = ${target.organizationId}`;
-  }
-  if ('organizationSlug' in target) {
-    return sql`o.slug = ${target.organizationSlug}`;
-  }
-  if ('applicationId' in target) {
-    return sql`o.id = (select a.tenant_id from applications a where a.id = ${target.applicationId})`;
-  }
-  if ('webhookEndpointId' in target) {
-    return sql`o.id = (select e.tenant_id from webhook_endpoints e where e.id = ${target.webhookEndpointId})`;
-  }
-  return sql`o.id = (select d.tenant_id from webhook_deliveries d where d.id = ${target.webhookDeliveryId})`;
-}
 
 type StateDbRow = {
   id: string;
@@ -212,7 +183,7 @@ type StateDbRow = {
  */
 export async function findSubscriptionState(
   db: DbOrTx,
-  opts: { target: SubscriptionTarget; usageSince?: Date; usageUntil?: Date; countMembers?: boolean; alwaysUsage?: boolean },
+  opts: { organizationId: string; usageSince?: Date; usageUntil?: Date; countMembers?: boolean; alwaysUsage?: boolean },
 ): Promise<SubscriptionStateRow | undefined> {
   const since = opts.usageSince?.toISOString() ?? null;
   const until = opts.usageUntil?.toISOString() ?? null;
@@ -242,7 +213,7 @@ export async function findSubscriptionState(
     from organizations o
     left join subscriptions s on s.tenant_id = o.id
     left join subscription_plans p on p.id = s.plan_id
-    where ${targetPredicate(opts.target)}
+    where o.id = ${opts.organizationId}
     limit 1`,
   );
   const row = rows[0];

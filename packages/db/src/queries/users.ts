@@ -182,7 +182,7 @@ export async function updateOrgUserProfile(
 /**
  * Ends every live session of a member of `tenantId`: a platform admin suspended the person's
  * account, which signs them out everywhere. Returns the ids of those that were live. Called only
- * by endSessions (apps/api modules/sessions/end.ts).
+ * by endSessions (apps/api modules/session-store/end.ts).
  */
 export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: string; userId: string; at: Date }): Promise<string[]> {
   const rows = await db

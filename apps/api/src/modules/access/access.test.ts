@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { newId } from '@svc/contracts/ids';
+import { PERMISSIONS } from '@svc/contracts/permissions';
 import { decodeCursor, encodeCursor } from '@svc/db/pagination';
+import { findApiKey, findApiKeyTenant } from '@svc/db/queries/api-keys';
 import { apiKeys } from '@svc/db/schema/api-keys';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { roles } from '@svc/db/schema/roles';
@@ -10,7 +12,8 @@ import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { recordAudit, redact } from './audit.ts';
-import { authorize } from './authorize.ts';
+import { authorize, isPlatformAdmin, PLATFORM_ONLY_MESSAGE } from './authorize.ts';
+import { authorizeRecord } from './authorize-record.ts';
 import { type Principal, principalOf } from './principal.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -89,12 +92,225 @@ describe('authorize', () => {
     );
   });
 
+  it("a procedure's organizationGuard judges the organization authorize resolved: after the 404s, before the 403s", async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const other = await seedOrganization(db);
+    const judged: string[] = [];
+    const guarded = (principal: Principal): Principal => ({
+      ...principal,
+      organizationGuard: async (_db, organization) => {
+        judged.push(organization.id);
+      },
+    });
+    const member = guarded(await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie));
+    await authorize(db, member, { organization: { slug: org.slug }, permission: 'tenant.read' });
+    await authorize(db, member, { organization: {}, permission: 'tenant.read' });
+    expect(judged).toEqual([org.id, org.id]);
+    // A member without the permission: judged first, so the subscription's 402 comes before the 403.
+    expect(await codeOf(authorize(db, member, { organization: { id: org.id }, permission: 'users.manage' }))).toBe('forbidden');
+    expect(judged).toEqual([org.id, org.id, org.id]);
+    // An organization the caller cannot see, named by slug or id: 404, never judged.
+    expect(await codeOf(authorize(db, member, { organization: { slug: other.slug }, permission: 'tenant.read' }))).toBe('not_found');
+    expect(await codeOf(authorize(db, member, { organization: { id: other.id }, permission: 'tenant.read' }))).toBe('not_found');
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['tenant.read'] });
+    const asKey = guarded((await principalOf(server.services, request({ authorization: key.authorization }))) as Principal);
+    expect(await codeOf(authorize(db, asKey, { organization: { slug: other.slug }, permission: 'tenant.read' }))).toBe('not_found');
+    expect(judged).toEqual([org.id, org.id, org.id]);
+    // A refusal from the guard is the answer.
+    const refusing: Principal = { ...member, organizationGuard: async () => Promise.reject(new Error('refused')) };
+    await expect(authorize(db, refusing, { organization: { id: org.id }, permission: 'tenant.read' })).rejects.toThrow('refused');
+  });
+
   it('without an organization named, a user acts in the session workspace', async () => {
     const db = server.services.db;
     const org = await seedOrganization(db);
     const member = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_member' })).cookie);
     const access = await authorize(db, member, { organization: {}, permission: 'tenant.read' });
     expect(access.organization.id).toBe(org.id);
+  });
+});
+
+/** The code and message a call was refused with (undefined when it was not). */
+function refusalOf(promise: Promise<unknown>): Promise<{ code?: string; message?: string } | undefined> {
+  return promise.then(
+    () => undefined,
+    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
+  );
+}
+
+describe('authorizeRecord', () => {
+  // Tenant API keys stand for any tenant-owned record: looked up by id, then read with the tenant.
+  const KEY_NOT_FOUND = 'record not found';
+  const record = (untrustedId: string, opts: { organizationSlug?: string; permission?: 'api_keys.read' | 'api_keys.manage' } = {}) => ({
+    untrustedId,
+    organizationSlug: opts.organizationSlug,
+    tenantOf: findApiKeyTenant,
+    read: findApiKey,
+    notFound: KEY_NOT_FOUND,
+    permission: opts.permission ?? 'api_keys.read',
+  });
+  const unknown = { code: 'not_found', message: KEY_NOT_FOUND };
+
+  async function twoOrganizations() {
+    const db = server.services.db;
+    const mine = await seedOrganization(db);
+    const theirs = await seedOrganization(db);
+    const myRecord = await seedApiKey(db, { tenantId: mine.id, scopes: ['users.read'] });
+    const theirRecord = await seedApiKey(db, { tenantId: theirs.id, scopes: ['users.read'] });
+    return { db, mine, theirs, myRecord, theirRecord };
+  }
+
+  it("loads a record of the caller's organization, read under that organization", async () => {
+    const { db, mine, myRecord } = await twoOrganizations();
+    const admin = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_admin' })).cookie);
+    const { access, record: row } = await authorizeRecord(db, admin, record(myRecord.id));
+    expect(access.organization.id).toBe(mine.id);
+    expect(row.id).toBe(myRecord.id);
+    expect((await authorizeRecord(db, admin, record(myRecord.id, { organizationSlug: mine.slug }))).record.id).toBe(myRecord.id);
+  });
+
+  it("another organization's record id answers exactly like an unknown id, by id or under the caller's own slug", async () => {
+    const { db, mine, theirRecord } = await twoOrganizations();
+    const admin = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_admin' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, admin, record(newId('apiKey'))))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, admin, record(theirRecord.id)))).toEqual(unknown);
+    // Naming an organization the caller may act in does not reach a record outside it.
+    expect(await refusalOf(authorizeRecord(db, admin, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    // Even a permission the caller lacks everywhere answers 404 there, never a 403 that would confirm it.
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_member' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, member, record(theirRecord.id, { permission: 'api_keys.manage' })))).toEqual(unknown);
+  });
+
+  it('a tenant API key reaches no record of another organization, and none of its own beyond its scopes', async () => {
+    const { db, mine, theirs, myRecord, theirRecord } = await twoOrganizations();
+    const key = await seedApiKey(db, { tenantId: mine.id, scopes: ['api_keys.read'] });
+    const asKey = (await principalOf(server.services, request({ authorization: key.authorization }))) as Principal;
+    expect((await authorizeRecord(db, asKey, record(myRecord.id))).record.id).toBe(myRecord.id);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id)))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id, { organizationSlug: theirs.slug })))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, asKey, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    expect((await refusalOf(authorizeRecord(db, asKey, record(myRecord.id, { permission: 'api_keys.manage' }))))?.code).toBe('forbidden');
+    const narrow = await seedApiKey(db, { tenantId: mine.id, scopes: ['users.read'] });
+    const asNarrow = (await principalOf(server.services, request({ authorization: narrow.authorization }))) as Principal;
+    expect(await refusalOf(authorizeRecord(db, asNarrow, record(myRecord.id)))).toEqual({
+      code: 'forbidden',
+      message: 'missing permission api_keys.read',
+    });
+  });
+
+  it('a member without the permission is refused (403) on a record of their own organization', async () => {
+    const { db, mine, myRecord } = await twoOrganizations();
+    const member = await principalWithCookie((await seedSignedIn(db, { organization: mine, roleKey: 'org_member' })).cookie);
+    expect(await refusalOf(authorizeRecord(db, member, record(myRecord.id)))).toEqual({
+      code: 'forbidden',
+      message: 'missing permission api_keys.read',
+    });
+    expect(await refusalOf(authorizeRecord(db, member, record(myRecord.id, { organizationSlug: mine.slug })))).toMatchObject({
+      code: 'forbidden',
+    });
+  });
+
+  it("a platform admin reaches a record in any tenant organization, but only under that record's own organization", async () => {
+    const { db, mine, theirs, theirRecord } = await twoOrganizations();
+    const platform = await principalWithCookie((await seedSignedIn(db, { platformAdmin: true })).cookie);
+    const { access, record: row } = await authorizeRecord(db, platform, record(theirRecord.id, { permission: 'api_keys.manage' }));
+    expect(access.organization.id).toBe(theirs.id);
+    expect(row.id).toBe(theirRecord.id);
+    expect(await refusalOf(authorizeRecord(db, platform, record(theirRecord.id, { organizationSlug: mine.slug })))).toEqual(unknown);
+    expect(await refusalOf(authorizeRecord(db, platform, record(newId('apiKey'))))).toEqual(unknown);
+  });
+});
+
+describe('platform-only routes', () => {
+  /** Every route only platform admins may use: the procedures (platformProcedure) and the engine proxy. */
+  const ROUTES = [
+    { method: 'GET', path: () => '/v1/platform/jobs' },
+    { method: 'POST', path: () => '/v1/subscription-plans', body: { key: 'plan-x', name: 'X', seatLimit: 1, usageLimits: {} } },
+    { method: 'PATCH', path: () => `/v1/subscription-plans/${newId('subscriptionPlan')}`, body: { name: 'X' } },
+    { method: 'PATCH', path: (slug: string) => `/v1/subscription?organization_slug=${slug}`, body: { seats: 3 } },
+  ] as const;
+
+  async function send(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        ...headers,
+        ...(method !== 'GET' ? { 'content-type': 'application/json', origin: server.services.config.publicUrl.replace(/\/$/, '') } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+  }
+
+  it('the rule: a session opened in the platform admin group; never an API key, even one a platform admin created', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const platform = await principalWithCookie((await seedSignedIn(db, { platformAdmin: true })).cookie);
+    const orgAdmin = await principalWithCookie((await seedSignedIn(db, { organization: org, roleKey: 'org_admin' })).cookie);
+    // seedApiKey's default creator is a platform admin.
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    const asKey = (await principalOf(server.services, request({ authorization: key.authorization }))) as Principal;
+    expect(isPlatformAdmin(platform)).toBe(true);
+    expect(isPlatformAdmin(orgAdmin)).toBe(false);
+    expect(isPlatformAdmin(asKey)).toBe(false);
+  });
+
+  it('refuses a signed-in non-admin with one 403 on every platform route, before its input is looked at', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const orgAdmin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const plain = await seedSignedIn(db);
+    for (const who of [orgAdmin, plain]) {
+      for (const route of ROUTES) {
+        const res = await send(route.method, route.path(org.slug), { cookie: who.cookie }, 'body' in route ? route.body : undefined);
+        expect(res, `${route.method} ${route.path(org.slug)}`).toMatchObject({
+          status: 403,
+          body: { error: { code: 'forbidden', message: PLATFORM_ONLY_MESSAGE } },
+        });
+        if (route.method !== 'GET') {
+          // A malformed body is still a 403: a non-admin learns nothing of what the route takes.
+          const malformed = await send(route.method, route.path(org.slug), { cookie: who.cookie }, { seatLimit: 'many' });
+          expect(malformed.status, `${route.method} ${route.path(org.slug)} malformed`).toBe(403);
+        }
+      }
+      const trpc = await fetch(`${server.url}/trpc/jobQueue.overview`, { headers: { cookie: who.cookie } });
+      expect(trpc.status).toBe(403);
+      // The engine proxy (plain Express) applies the same rule, with its one bare 403 for every path.
+      const engine = await send('GET', '/v1/platform/engine/core/users/', { cookie: who.cookie });
+      expect(engine).toMatchObject({ status: 403, body: { error: { code: 'forbidden', message: 'Forbidden' } } });
+    }
+  });
+
+  it('refuses a tenant API key with every scope, created by a platform admin, on every platform route', async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: [...PERMISSIONS] });
+    for (const route of ROUTES) {
+      const res = await send(
+        route.method,
+        route.path(org.slug),
+        { authorization: key.authorization },
+        'body' in route ? route.body : undefined,
+      );
+      expect(res, `${route.method} ${route.path(org.slug)}`).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    }
+    // The engine proxy takes only a session cookie: a key is no session (401), never the engine.
+    const engine = await send('GET', '/v1/platform/engine/core/users/', { authorization: key.authorization });
+    expect(engine).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
+  });
+
+  it('lets a platform admin through', async () => {
+    const db = server.services.db;
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    expect((await send('GET', '/v1/platform/jobs', { cookie: platform.cookie })).status).toBe(200);
+    const plan = await send(
+      'POST',
+      '/v1/subscription-plans',
+      { cookie: platform.cookie },
+      { key: `p-${Date.now()}`, name: 'P', seatLimit: 2, usageLimits: {} },
+    );
+    expect(plan.status).toBe(201);
   });
 });
 

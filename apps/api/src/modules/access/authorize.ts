@@ -6,8 +6,19 @@ import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } fr
 import { findRoleByKey } from '@svc/db/queries/roles';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 
+/**
+ * A check a procedure adds on the organization `authorize` resolves for it: the subscription rule
+ * of a gated mutation (trpc/subscription-gate.ts). `authorize` calls it once the organization is
+ * found and the caller may see it, before the permission is judged, so it judges exactly the
+ * organization the route acts on, never one worked out again from the raw input.
+ */
+export type OrganizationGuard = (db: DbOrTx, organization: OrganizationRow) => Promise<void>;
+
+/** What the procedure ladder attaches to a caller for this one request. */
+type RequestGuards = { organizationGuard?: OrganizationGuard };
+
 /** A signed-in browser: the session, its user and the user's memberships. */
-export type UserPrincipal = { kind: 'user' } & SessionWithUser;
+export type UserPrincipal = { kind: 'user' } & SessionWithUser & RequestGuards;
 
 /**
  * A backend service holding a tenant API key: one organization, the key's scopes, bounded by
@@ -17,7 +28,7 @@ export type ApiKeyPrincipal = {
   kind: 'api_key';
   apiKey: { id: string; tenantId: string; name: string; scopes: Permission[]; createdByUserId: string };
   creator: CreatorAccess;
-};
+} & RequestGuards;
 
 /** Who is calling a control-plane route. */
 export type Principal = UserPrincipal | ApiKeyPrincipal;
@@ -29,6 +40,26 @@ export type Principal = UserPrincipal | ApiKeyPrincipal;
  * (STYLE.md 6).
  */
 export type UntrustedOrganizationRef = { id?: string; slug?: string };
+
+/** The one answer to anyone signed in who is not a platform admin, whatever they ask. */
+export const PLATFORM_ONLY_MESSAGE = 'only platform admins may do this';
+
+/**
+ * The one platform-admin rule, for procedures (`platformProcedure`), plain Express routes (the
+ * engine proxy) and services alike: a signed-in person whose session was opened as a member of
+ * the engine's platform admin group (identity sign-in sets it; leaving the group ends those
+ * sessions). A tenant API key never is one, whoever created it: it acts in its own organization.
+ */
+export function isPlatformAdmin(principal: Principal): boolean {
+  return principal.kind === 'user' && principal.session.isPlatformAdmin;
+}
+
+/** `isPlatformAdmin`, or 403 forbidden with the one message that says nothing of who asks. */
+export function assertPlatformAdmin(principal: Principal): asserts principal is UserPrincipal {
+  if (principal.kind !== 'user' || !isPlatformAdmin(principal)) {
+    throw new AppError('forbidden', PLATFORM_ONLY_MESSAGE);
+  }
+}
 
 /**
  * What a route may do once authorized: the organization and the caller's effective permissions
@@ -114,7 +145,8 @@ export async function permissionsOfRole(db: DbOrTx, tenantId: string, roleKey: s
  * Resolves the organization a request names and checks the caller may use `permission` there.
  * Order matters for what an outsider learns: an organization the caller cannot see answers 404
  * exactly like one that does not exist (whatever the permission); only a member learns of a
- * missing permission (403). `adminOnly` adds SPEC.md 5.2's rule for admin control-plane
+ * missing permission (403); in between, the procedure's `organizationGuard` judges the
+ * organization (a 402 of the subscription rule). `adminOnly` adds SPEC.md 5.2's rule for admin control-plane
  * mutations: the org_admin role, not just the permission; it holds for every permission in
  * ADMIN_ONLY_PERMISSIONS whether or not the route says so, and for every credential: an API key
  * meets it only while its creator is an org admin (or platform admin) of the organization.
@@ -139,7 +171,7 @@ export async function authorize(
     const creator = principal.creator;
     held = new Set(principal.apiKey.scopes.filter((p) => creator.permissions.has(p)));
     isOrgAdmin = creator.isOrgAdmin;
-  } else if (principal.session.isPlatformAdmin) {
+  } else if (isPlatformAdmin(principal)) {
     held = ALL_PERMISSIONS;
     isOrgAdmin = true;
   } else {
@@ -150,6 +182,8 @@ export async function authorize(
     held = new Set(await permissionsOfRole(db, organization.id, membership.roleKey));
     isOrgAdmin = membership.roleKey === 'org_admin';
   }
+  // After the 404s (an outsider learns nothing, not even a 402), before the 403s.
+  await principal.organizationGuard?.(db, organization);
   if (!held.has(opts.permission)) {
     throw new AppError('forbidden', `missing permission ${opts.permission}`);
   }

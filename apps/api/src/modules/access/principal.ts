@@ -8,7 +8,7 @@ import type { Config } from '../../env.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
 import { sessionOf } from '../auth/current-session.ts';
-import type { SessionLookup } from '../sessions/service.ts';
+import type { SessionLookup } from '../session-store/service.ts';
 import type { ApiKeyUsage } from './api-key-usage.ts';
 import { type ApiKeyPrincipal, type CreatorAccess, creatorAccessOf, type Principal } from './authorize.ts';
 

@@ -6,7 +6,7 @@ import { CookieJar } from '@svc/dev-engine/cookie-jar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { CONSOLE_DIST } from '../../http/console.ts';
-import { hashSessionToken } from '../sessions/service.ts';
+import { hashSessionToken } from '../session-store/service.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 

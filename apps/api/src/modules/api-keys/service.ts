@@ -23,6 +23,7 @@ import {
 } from '@svc/db/queries/api-keys';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, assertGrantable, authorize } from '../access/authorize.ts';
+import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { newSecretKey } from '../applications/keys.ts';
 
@@ -63,25 +64,14 @@ async function authorizeKey(
   untrustedId: string,
   permission: Permission,
 ): Promise<{ access: Access; key: ApiKeyRow }> {
-  const tenantId = await findApiKeyTenant(db, { untrustedId });
-  if (!tenantId) {
-    throw new AppError('not_found', KEY_NOT_FOUND);
-  }
-  let access: Access;
-  try {
-    access = await authorize(db, principal, { organization: { id: tenantId }, permission });
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', KEY_NOT_FOUND);
-    }
-    throw error;
-  }
-  const key = await findApiKey(db, { tenantId: access.organization.id, id: untrustedId });
-  if (!key) {
-    // Deleted between the two reads.
-    throw new AppError('not_found', KEY_NOT_FOUND);
-  }
-  return { access, key };
+  const { access, record } = await authorizeRecord(db, principal, {
+    untrustedId,
+    tenantOf: findApiKeyTenant,
+    read: findApiKey,
+    notFound: KEY_NOT_FOUND,
+    permission,
+  });
+  return { access, key: record };
 }
 
 export async function listApiKeys(db: Db, principal: Principal, input: TListApiKeysRequest): Promise<TApiKeyPage> {

@@ -49,7 +49,7 @@ export const applicationsRouter = router({
         tags,
         summary: 'Rename an application or change its redirect URLs, origins or production OAuth provider',
       },
-      subscription: { record: 'application' },
+      subscription: {},
     })
     .input(ZUpdateApplicationRequest)
     .output(ZApplication)
@@ -57,7 +57,7 @@ export const applicationsRouter = router({
   setStatus: controlProcedure
     .meta({
       openapi: { method: 'POST', path: '/applications/{id}/status', tags, summary: 'Enable or disable an application' },
-      subscription: { record: 'application' },
+      subscription: {},
     })
     .input(ZSetApplicationStatusRequest)
     .output(ZApplication)
@@ -70,7 +70,7 @@ export const applicationsRouter = router({
         tags,
         summary: 'Replace the secret key (shown once); the old one stops working at once',
       },
-      subscription: { record: 'application' },
+      subscription: {},
     })
     .input(ZApplicationRef)
     .output(ZApplicationWithSecret)

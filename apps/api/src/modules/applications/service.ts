@@ -28,9 +28,10 @@ import {
 } from '@svc/db/queries/applications';
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import { type Access, authorize } from '../access/authorize.ts';
+import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 import type { ApplicationCache } from './cache.ts';
 import { newPublishableKey, newSecretKey } from './keys.ts';
 
@@ -303,10 +304,10 @@ function oauthSettings(input: TCreateApplicationRequest['oauth']): ApplicationRo
 }
 
 /**
- * Authorizes a route on one application and loads it. The organization is the one named by
- * `organization_slug`, else the one the id claims (untrusted until `authorize` accepts the caller
- * there). An unknown id, an id of an organization the caller cannot see, an id outside the named
- * organization and the keyless application all answer the same 404.
+ * Authorizes a route on one application and loads it: the organization named by
+ * `organization_slug`, else the one the id claims. An unknown id, an id of an organization the
+ * caller cannot see, an id outside the named organization and the keyless application all answer
+ * the same 404.
  */
 async function authorizeApplication(
   db: DbOrTx,
@@ -314,31 +315,15 @@ async function authorizeApplication(
   ref: TApplicationRef,
   permission: Permission,
 ): Promise<{ access: Access; application: ApplicationRow }> {
-  let organization: UntrustedOrganizationRef;
-  if (ref.organization_slug !== undefined) {
-    organization = { slug: ref.organization_slug };
-  } else {
-    const untrustedTenantId = await findApplicationTenantId(db, { id: ref.id });
-    if (untrustedTenantId === undefined) {
-      throw new AppError('not_found', NOT_FOUND);
-    }
-    organization = { id: untrustedTenantId };
-  }
-  let access: Access;
-  try {
-    access = await authorize(db, principal, { organization, permission });
-  } catch (error) {
-    // Same message as an unknown id: which organization an id belongs to is not disclosed.
-    if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', NOT_FOUND);
-    }
-    throw error;
-  }
-  const application = await findApplication(db, { tenantId: access.organization.id, id: ref.id });
-  if (!application) {
-    throw new AppError('not_found', NOT_FOUND);
-  }
-  return { access, application };
+  const { access, record } = await authorizeRecord(db, principal, {
+    untrustedId: ref.id,
+    organizationSlug: ref.organization_slug,
+    tenantOf: (db, { untrustedId }) => findApplicationTenantId(db, { id: untrustedId }),
+    read: findApplication,
+    notFound: NOT_FOUND,
+    permission,
+  });
+  return { access, application: record };
 }
 
 export async function listApplicationsOf(db: Db, principal: Principal, input: TListApplicationsRequest): Promise<TApplicationPage> {

@@ -2,7 +2,7 @@ import { parseAuditActionFilter, type TAuditLogEntry, type TAuditLogPage, type T
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { type AuditLogFilter, type AuditLogRow, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
-import { authorize } from '../access/authorize.ts';
+import { authorize, isPlatformAdmin } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 
 export function toAuditLogEntry(row: AuditLogRow): TAuditLogEntry {
@@ -48,7 +48,7 @@ export async function listAuditLogs(db: Db, principal: Principal, input: TListAu
   const to = input.to !== undefined ? instantOf(input.to) : undefined;
   const filter: AuditLogFilter = {
     tenantId: organization.id,
-    includePlatformLevel: organization.kind === 'platform' && principal.kind === 'user' && principal.session.isPlatformAdmin,
+    includePlatformLevel: organization.kind === 'platform' && isPlatformAdmin(principal),
     ...(input.action !== undefined ? parseAuditActionFilter(input.action) : {}),
     actorId: input.actor,
     targetId: input.target,

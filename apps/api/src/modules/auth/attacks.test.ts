@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { freePort, startTestServer } from '../../../../../test/support/server.ts';
 import { type ForgingEngine, hs256Token, startForgingEngine, unsignedToken } from '../../../test/forging-engine.ts';
-import { hashSessionToken } from '../sessions/service.ts';
+import { hashSessionToken } from '../session-store/service.ts';
 
 /**
  * Attacks on the sign-in callback, end to end: a real svc server, a real dev engine for the

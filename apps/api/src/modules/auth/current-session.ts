@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { Config } from '../../env.ts';
-import type { SessionLookup } from '../sessions/service.ts';
+import type { SessionLookup } from '../session-store/service.ts';
 import { cookieNames, readCookie } from './cookies.ts';
 
 /** The session behind a request's cookie, or null. One (batched) indexed read, no write (see sessions). */

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding';
 import type { DbOrTx } from '@svc/db/client';
 import { consumePendingLogin, insertPendingLogin, type PendingLoginRow } from '@svc/db/queries/pending-logins';
-import { hashSessionToken } from '../sessions/service.ts';
+import { hashSessionToken } from '../session-store/service.ts';
 
 /** How long a sign-in may take at the engine before the callback is refused. */
 export const PENDING_LOGIN_TTL_MS = 10 * 60 * 1000;

@@ -5,7 +5,7 @@ import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession, revokeSession } from '../sessions/service.ts';
+import { createSession, revokeSession } from '../session-store/service.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
 import { sessionOf } from './current-session.ts';
 import { type HandOff, handOffUrl } from './engine-presets.ts';

@@ -38,6 +38,7 @@ import {
 import { type BillingSettings, billingAdapterStatuses } from '@svc/jobs/billing/providers';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
 
 // Billing handoff (SPEC.md 1.5, 4.7). Reads need billing.read; changes need billing.manage (and,
@@ -256,40 +257,22 @@ export async function listSyncLogs(db: Db, principal: Principal, input: TListBil
   return toPage(scope, rows, input.limit, toBillingSyncLog);
 }
 
-/**
- * Authorizes the caller in the organization of a sync log: the one named by `organization_slug`,
- * else the one the id claims (untrusted until `authorize` accepts the caller there). Unknown ids,
- * ids of organizations the caller cannot see, and ids outside the named one answer the same 404.
- */
+/** A sync log's routes: an id of an organization the caller cannot see is an unknown id (404). */
 async function authorizeSyncLog(
   db: Db,
   principal: Principal,
   ref: TBillingSyncLogRef,
 ): Promise<{ access: Access; log: BillingSyncLogView }> {
-  let organization: UntrustedOrganizationRef;
-  if (ref.organization_slug !== undefined) {
-    organization = { slug: ref.organization_slug };
-  } else {
-    const untrustedTenantId = await findBillingSyncLogTenant(db, { untrustedId: ref.id });
-    if (untrustedTenantId === undefined) {
-      throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
-    }
-    organization = { id: untrustedTenantId };
-  }
-  let access: Access;
-  try {
-    access = await authorize(db, principal, { organization, permission: 'billing.manage', adminOnly: true });
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
-    }
-    throw error;
-  }
-  const log = await findBillingSyncLog(db, { tenantId: access.organization.id, id: ref.id });
-  if (!log) {
-    throw new AppError('not_found', SYNC_LOG_NOT_FOUND);
-  }
-  return { access, log };
+  const { access, record } = await authorizeRecord(db, principal, {
+    untrustedId: ref.id,
+    organizationSlug: ref.organization_slug,
+    tenantOf: findBillingSyncLogTenant,
+    read: findBillingSyncLog,
+    notFound: SYNC_LOG_NOT_FOUND,
+    permission: 'billing.manage',
+    adminOnly: true,
+  });
+  return { access, log: record };
 }
 
 /**

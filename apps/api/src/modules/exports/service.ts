@@ -23,7 +23,8 @@ import {
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { EXPORT_BUILD_MAX_ATTEMPTS } from '@svc/jobs/tasks/exports-build';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import { type Access, authorize } from '../access/authorize.ts';
+import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
 
 const NOT_FOUND = 'export not found';
@@ -50,32 +51,22 @@ export function toExport(row: ExportRecordRow): TExport {
   };
 }
 
-/**
- * Authorizes an `{id}` route: against the organization named by `organization_slug`, else the
- * one the id claims (untrusted until `authorize` accepts the caller there). An unknown id, an id
- * of an organization the caller cannot see and an id outside the named organization all answer
- * the same 404.
- */
-async function authorizeExport(db: DbOrTx, principal: Principal, ref: TExportRef): Promise<Access> {
-  let organization: UntrustedOrganizationRef;
-  if (ref.organization_slug !== undefined) {
-    organization = { slug: ref.organization_slug };
-  } else {
-    const untrustedTenantId = await findExportTenant(db, { untrustedId: ref.id });
-    if (untrustedTenantId === undefined) {
-      throw new AppError('not_found', NOT_FOUND);
-    }
-    organization = { id: untrustedTenantId };
-  }
-  try {
-    return await authorize(db, principal, { organization, permission: PERMISSION, adminOnly: true });
-  } catch (error) {
-    // Same message as an unknown id: which organization an id belongs to is not disclosed.
-    if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', NOT_FOUND);
-    }
-    throw error;
-  }
+/** Every `{id}` route: an id of an organization the caller cannot see is an unknown id (404). */
+function authorizeExport<T>(
+  db: DbOrTx,
+  principal: Principal,
+  ref: TExportRef,
+  read: (db: DbOrTx, opts: { tenantId: string; id: string }) => Promise<T | undefined>,
+): Promise<{ access: Access; record: T }> {
+  return authorizeRecord(db, principal, {
+    untrustedId: ref.id,
+    organizationSlug: ref.organization_slug,
+    tenantOf: findExportTenant,
+    read,
+    notFound: NOT_FOUND,
+    permission: PERMISSION,
+    adminOnly: true,
+  });
 }
 
 /**
@@ -109,12 +100,8 @@ export async function createExport(
 
 /** GET /v1/exports/{id}. */
 export async function getExport(db: Db, principal: Principal, input: TExportRef): Promise<TExport> {
-  const access = await authorizeExport(db, principal, input);
-  const row = await findExport(db, { tenantId: access.organization.id, id: input.id });
-  if (!row) {
-    throw new AppError('not_found', NOT_FOUND);
-  }
-  return toExport(row);
+  const { record } = await authorizeExport(db, principal, input, findExport);
+  return toExport(record);
 }
 
 /** GET /v1/exports?organization_slug=: newest first. */
@@ -147,11 +134,7 @@ export async function prepareDownload(
   principal: Principal,
   input: TExportRef & { format?: TExportFormat },
 ): Promise<ExportDownload> {
-  const access = await authorizeExport(db, principal, input);
-  const row = await findExportWithSnapshot(db, { tenantId: access.organization.id, id: input.id });
-  if (!row) {
-    throw new AppError('not_found', NOT_FOUND);
-  }
+  const { access, record: row } = await authorizeExport(db, principal, input, findExportWithSnapshot);
   if (row.status === 'failed') {
     throw new AppError('export_failed', `export ${row.id} failed: ${row.error ?? 'create a new export'}`);
   }

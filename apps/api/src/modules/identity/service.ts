@@ -15,7 +15,7 @@ import {
 import { ensureOrganization, insertOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { adoptPreProvisionedUsers, lockEmail } from '@svc/db/queries/users';
 import { slugify } from '../applications/service.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 
 /** What svc takes from a verified ID token (jose checked signature, iss, aud, exp and nonce). */
 export type EngineIdentity = { subject: string; email: string; emailVerified: boolean; name: string; groups: string[] };

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
-import { PLATFORM_ONLY_MESSAGE } from './service.ts';
+import { PLATFORM_ONLY_MESSAGE } from '../access/authorize.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 

@@ -1,11 +1,11 @@
 import { ZJobQueueOverview } from '@svc/contracts/job-queue';
 import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
-import { userControlProcedure } from '../../trpc/procedures.ts';
+import { platformProcedure } from '../../trpc/procedures.ts';
 import { jobQueueOverview } from './service.ts';
 
 export const jobQueueRouter = router({
-  overview: userControlProcedure
+  overview: platformProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -18,5 +18,5 @@ export const jobQueueRouter = router({
     })
     .input(z.void())
     .output(ZJobQueueOverview)
-    .query(({ ctx }) => jobQueueOverview(ctx.services.db, ctx.principal)),
+    .query(({ ctx }) => jobQueueOverview(ctx.services.db)),
 });

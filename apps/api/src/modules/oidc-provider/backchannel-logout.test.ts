@@ -10,7 +10,7 @@ import { freePort, startTestServer } from '../../../../../test/support/server.ts
 import type { RunningServer } from '../../server.ts';
 import { type CreatedApplication, changeApplicationStatus } from '../applications/service.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 
 const REDIRECT = 'http://127.0.0.1:53118/callback';
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';

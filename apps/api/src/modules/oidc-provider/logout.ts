@@ -6,7 +6,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import { MAX_RETURN_TO } from '../auth/return-to.ts';
-import { revokeSession } from '../sessions/service.ts';
+import { revokeSession } from '../session-store/service.ts';
 import type { SvcSessionOf } from './accounts.ts';
 
 /**

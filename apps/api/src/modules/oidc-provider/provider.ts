@@ -365,7 +365,7 @@ export class OpenIdProvider {
     Client.prototype.includeSid = () => true;
     // Back-channel logout stays advertised (discovery, backchannel_logout_uri), but its tokens
     // leave through one sender only: the durable job endSessions queues whenever a session, or
-    // an application's sign-in through it, ends (modules/sessions/end.ts). oidc-provider's own
+    // an application's sign-in through it, ends (modules/session-store/end.ts). oidc-provider's own
     // synchronous send at end_session would be a second, unretried one.
     Client.prototype.backchannelLogout = async () => {};
     // A confidential client's `client_secret` is the SHA-256 (hex) of its application's secret

@@ -2,6 +2,7 @@ import { statusOf } from '@svc/contracts/errors';
 import express, { type Request, type Response } from 'express';
 import type { AppServices } from '../../context.ts';
 import { requestIdOf, sendError, sendJson } from '../../http/errors.ts';
+import { isPlatformAdmin } from '../access/authorize.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { MAX_ENGINE_QUERY_CHARS, matchEngineProxyPath } from './engine-allowlist.ts';
 import { callEngineAdminApi } from './engine-client.ts';
@@ -27,7 +28,8 @@ export function platformEngineRouter(services: AppServices): express.Router {
       sendError(req, res, 'unauthenticated', 'sign in first: no valid session');
       return;
     }
-    if (!current.session.isPlatformAdmin) {
+    // The rule of platformProcedure; the answer stays this route's one bare 403 for every path.
+    if (!isPlatformAdmin({ kind: 'user', ...current })) {
       sendError(req, res, 'forbidden', 'Forbidden');
       return;
     }

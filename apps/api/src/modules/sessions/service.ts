@@ -1,239 +1,111 @@
-import { createHash, randomFillSync } from 'node:crypto';
-import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding';
-import { newId } from '@svc/contracts/ids';
-import type { Db, DbOrTx } from '@svc/db/client';
-import {
-  findMembershipsOfUsers,
-  findSessionsByTokenHashes,
-  insertSession,
-  type MembershipsRead,
-  type SessionWithUser,
-  touchSession,
-} from '@svc/db/queries/sessions';
-import { endSessions } from './end.ts';
+import { AppError } from '@svc/contracts/errors';
+import type { TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionApplication, TSessionPage } from '@svc/contracts/sessions';
+import type { Db } from '@svc/db/client';
+import { decodeCursor, toPage } from '@svc/db/pagination';
+import { findOrgSession, listOrgSessions, type OrgSessionRow } from '@svc/db/queries/org-sessions';
+import { listApplicationsOfSessions, type SessionApplicationRow } from '@svc/db/queries/session-applications';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Principal } from '../access/principal.ts';
+import { endSessions } from '../session-store/end.ts';
+import { deviceLabel } from './device.ts';
 
-/** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
-export const SESSION_REFRESH_INTERVAL_MS = 60 * 60 * 1000;
-
-export type SessionSettings = { idleMs: number; absoluteMs: number };
-
-/** 160 random bits, base32: the cookie value. Never stored; the table keeps its SHA-256. */
-export function generateSessionToken(): string {
-  const bytes = new Uint8Array(20);
-  randomFillSync(bytes);
-  return encodeBase32LowerCaseNoPadding(bytes);
+function organizationRef(slug: string | undefined): UntrustedOrganizationRef {
+  return slug === undefined ? {} : { slug };
 }
 
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
-/** A new session for a user who just signed in; the raw token goes into the cookie only. */
-export async function createSession(
-  db: DbOrTx,
-  settings: SessionSettings,
-  input: { userId: string; activeTenantId: string | null; isPlatformAdmin: boolean; ipAddress?: string; userAgent?: string },
-  now = new Date(),
-): Promise<{ token: string; session: Awaited<ReturnType<typeof insertSession>> }> {
-  const token = generateSessionToken();
-  const session = await insertSession(db, {
-    id: newId('session'),
-    tokenHash: hashSessionToken(token),
-    userId: input.userId,
-    activeTenantId: input.activeTenantId,
-    isPlatformAdmin: input.isPlatformAdmin,
-    expiresAt: new Date(now.getTime() + settings.idleMs),
-    absoluteExpiresAt: new Date(now.getTime() + settings.absoluteMs),
-    lastSeenAt: now,
-    ipAddress: input.ipAddress?.slice(0, 64),
-    userAgent: input.userAgent?.slice(0, 512),
-  });
-  return { token, session };
-}
-
-/** Memberships per user, kept while users.memberships_version says they are current. */
-export class MembershipCache {
-  #entries = new Map<string, MembershipsRead>();
-
-  constructor(private readonly capacity = 50_000) {}
-
-  get(userId: string, version: number): MembershipsRead | undefined {
-    const entry = this.#entries.get(userId);
-    return entry && entry.version >= version ? entry : undefined;
+function statusOf(row: OrgSessionRow, now: Date): TSession['status'] {
+  if (row.revokedAt) {
+    return 'revoked';
   }
-
-  set(userId: string, entry: MembershipsRead): void {
-    const existing = this.#entries.get(userId);
-    if (existing && existing.version > entry.version) {
-      // Two reads finishing out of order: keep the newer memberships.
-      return;
-    }
-    if (this.#entries.size >= this.capacity && !this.#entries.has(userId)) {
-      // Oldest inserted first out: a cold entry costs one extra read, never a wrong answer.
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) {
-        this.#entries.delete(oldest);
-      }
-    }
-    this.#entries.set(userId, entry);
-  }
-}
-
-/**
- * Sessions by token hash with their users' memberships: one indexed read, plus a second only for
- * users whose memberships changed (or are not cached here) since this process last read them.
- * The version comes from the same row read as the session, so a membership change committed
- * anywhere is seen by the next check on every process.
- */
-async function readSessions(db: Db, tokenHashes: string[], cache?: MembershipCache): Promise<Map<string, SessionWithUser>> {
-  const reads = await findSessionsByTokenHashes(db.$client, tokenHashes);
-  const missing = new Set<string>();
-  for (const read of reads.values()) {
-    if (!cache?.get(read.user.id, read.membershipsVersion)) {
-      missing.add(read.user.id);
-    }
-  }
-  const fetched = missing.size > 0 ? await findMembershipsOfUsers(db.$client, [...missing]) : undefined;
-  const out = new Map<string, SessionWithUser>();
-  for (const [hash, { membershipsVersion, ...read }] of reads) {
-    let entry = cache?.get(read.user.id, membershipsVersion);
-    if (!entry) {
-      entry = fetched?.get(read.user.id);
-      if (entry) {
-        cache?.set(read.user.id, entry);
-      }
-    }
-    out.set(hash, { ...read, memberships: entry?.memberships ?? [], pendingMemberships: entry?.pendingMemberships ?? [] });
-  }
-  return out;
-}
-
-/** Finds sessions by token hash; the default reads one at a time, a SessionLookup batches. */
-export type FindSession = (tokenHash: string) => Promise<SessionWithUser | undefined>;
-
-/**
- * The live session a cookie token stands for, or null (unknown, revoked, idle or absolutely
- * expired, or its user suspended). One indexed read; a write only when the idle expiry is due to
- * slide (at most once an hour), so authenticated reads cost no write.
- */
-export async function validateSessionToken(
-  db: Db,
-  settings: SessionSettings,
-  token: string,
-  now = new Date(),
-  find: FindSession = async (hash) => (await readSessions(db, [hash])).get(hash),
-): Promise<SessionWithUser | null> {
-  if (!/^[a-z2-7]{32}$/.test(token)) {
-    return null;
-  }
-  const found = await find(hashSessionToken(token));
-  if (!found) {
-    return null;
-  }
-  const { session } = found;
   const t = now.getTime();
-  if (session.revokedAt || found.user.status !== 'active' || session.expiresAt.getTime() <= t || session.absoluteExpiresAt.getTime() <= t) {
-    return null;
-  }
-  if (t - session.lastSeenAt.getTime() >= SESSION_REFRESH_INTERVAL_MS) {
-    const expiresAt = new Date(Math.min(t + settings.idleMs, session.absoluteExpiresAt.getTime()));
-    await touchSession(db, { id: session.id, expiresAt, lastSeenAt: now });
-    return { ...found, session: { ...session, expiresAt, lastSeenAt: now } };
-  }
-  return found;
+  return row.expiresAt.getTime() <= t || row.absoluteExpiresAt.getTime() <= t ? 'expired' : 'active';
 }
 
-/** Most token hashes one batched read carries. */
-const MAX_BATCH = 100;
-/**
- * Reads one process keeps in flight; checks arriving meanwhile wait for the next batch. One
- * measured best: fewer, larger reads cost less than overlapping ones (`pnpm bench`, scenario me).
- */
-const MAX_IN_FLIGHT = 1;
+function toApplication(row: SessionApplicationRow): TSessionApplication {
+  return {
+    id: row.id,
+    name: row.name,
+    organizationId: row.organizationId,
+    firstSignedInAt: row.firstSignedInAt.toISOString(),
+    lastSignedInAt: row.lastSignedInAt.toISOString(),
+    endedAt: row.endedAt?.toISOString() ?? null,
+  };
+}
 
-type Waiter = { resolve: (found: SessionWithUser | undefined) => void; reject: (error: unknown) => void };
-
-/**
- * Session reads of one process, batched: checks share one indexed read (`token_hash = any(...)`)
- * instead of a round trip each. At most MAX_IN_FLIGHT reads run at once; the checks that arrive
- * while they do are gathered into the next one, so the busier the process, the bigger and fewer
- * the reads. Every check is answered by a read that started after its request arrived, so a
- * revocation committed by any process is seen by the next request everywhere; nothing is cached.
- */
-export class SessionLookup {
-  #queue = new Map<string, Waiter[]>();
-  #scheduled = false;
-  #inFlight = 0;
-  readonly #memberships = new MembershipCache();
-
-  constructor(
-    private readonly db: Db,
-    private readonly settings: SessionSettings,
-  ) {}
-
-  /** See validateSessionToken. */
-  validate(token: string, now = new Date()): Promise<SessionWithUser | null> {
-    return validateSessionToken(this.db, this.settings, token, now, this.find);
-  }
-
-  readonly find: FindSession = (tokenHash) =>
-    new Promise((resolve, reject) => {
-      const waiting = this.#queue.get(tokenHash);
-      if (waiting) {
-        waiting.push({ resolve, reject });
-      } else {
-        this.#queue.set(tokenHash, [{ resolve, reject }]);
-      }
-      if (!this.#scheduled && this.#inFlight < MAX_IN_FLIGHT) {
-        // The next turn of the event loop: checks of requests read in this one join the batch.
-        this.#scheduled = true;
-        setImmediate(this.#flush);
-      }
-    });
-
-  #flush = (): void => {
-    this.#scheduled = false;
-    while (this.#queue.size > 0 && this.#inFlight < MAX_IN_FLIGHT) {
-      const batch = new Map<string, Waiter[]>();
-      for (const [hash, waiters] of this.#queue) {
-        if (batch.size === MAX_BATCH) {
-          break;
-        }
-        batch.set(hash, waiters);
-        this.#queue.delete(hash);
-      }
-      this.#inFlight++;
-      readSessions(this.db, [...batch.keys()], this.#memberships)
-        .then(
-          (found) => {
-            for (const [hash, waiters] of batch) {
-              for (const waiter of waiters) {
-                waiter.resolve(found.get(hash));
-              }
-            }
-          },
-          (error: unknown) => {
-            for (const waiters of batch.values()) {
-              for (const waiter of waiters) {
-                waiter.reject(error);
-              }
-            }
-          },
-        )
-        .finally(() => {
-          this.#inFlight--;
-          this.#flush();
-        });
-    }
+function toSession(row: OrgSessionRow, principal: Principal, now: Date, applications: SessionApplicationRow[]): TSession {
+  return {
+    id: row.id,
+    user: { id: row.userId, email: row.userEmail, name: row.userName },
+    status: statusOf(row, now),
+    device: deviceLabel(row.userAgent),
+    userAgent: row.userAgent,
+    ipAddress: row.ipAddress,
+    createdAt: row.createdAt.toISOString(),
+    lastSeenAt: row.lastSeenAt.toISOString(),
+    // The idle expiry never passes the absolute one.
+    expiresAt: new Date(Math.min(row.expiresAt.getTime(), row.absoluteExpiresAt.getTime())).toISOString(),
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    current: principal.kind === 'user' && principal.session.id === row.id,
+    applications: applications.map(toApplication),
   };
 }
 
 /**
- * The person signed out: ends the session at once for every API process (each check reads the
- * row), and with it every application it signed in to (endSessions: refresh refused, back-channel
- * logout queued). True when it was live.
+ * GET /v1/sessions: sessions active in the organization whose user is a member of it, newest
+ * first; live ones only unless `state=all`.
  */
-export async function revokeSession(db: DbOrTx, sessionId: string, now = new Date()): Promise<boolean> {
-  const { sessionIds } = await endSessions(db, { kind: 'signed_out', sessionId }, now);
-  return sessionIds.length === 1;
+export async function listSessions(db: Db, principal: Principal, input: TListSessionsRequest, now = new Date()): Promise<TSessionPage> {
+  const { organization } = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'sessions.read',
+  });
+  const scope = JSON.stringify(['sessions', organization.id, input.state, input.user_id ?? null]);
+  const after = decodeCursor(scope, input.cursor);
+  const rows = await listOrgSessions(db, {
+    tenantId: organization.id,
+    onlyLive: input.state === 'active',
+    ...(input.user_id !== undefined ? { userId: input.user_id } : {}),
+    now,
+    ...(after ? { after } : {}),
+    limit: input.limit + 1,
+  });
+  const applications = await listApplicationsOfSessions(db, {
+    tenantId: organization.id,
+    sessionIds: rows.slice(0, input.limit).map((r) => r.id),
+  });
+  return toPage(scope, rows, input.limit, (row) => toSession(row, principal, now, applications.get(row.id) ?? []));
+}
+
+/**
+ * POST /v1/sessions/{id}/revoke: ends a session of the organization. Each API process reads the
+ * session row on every request (modules/session-store), so its next request fails everywhere at once.
+ * A session of another organization is a 404; revoking a revoked one answers it unchanged (no
+ * second audit entry).
+ */
+export async function revokeSession(db: Db, principal: Principal, request: RequestMeta, input: TRevokeSessionRequest): Promise<TSession> {
+  const { organization } = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'sessions.revoke',
+    adminOnly: true,
+  });
+  const tenantId = organization.id;
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    const found = await findOrgSession(tx, { tenantId, id: input.id });
+    if (!found) {
+      throw new AppError('not_found', 'session not found');
+    }
+    const { sessionIds } = await endSessions(tx, { kind: 'revoked', tenantId, sessionId: input.id }, now);
+    if (sessionIds.length === 1) {
+      await recordAudit(tx, principal, request, {
+        tenantId,
+        action: 'session.revoked',
+        target: { type: 'session', id: input.id },
+        summary: { userId: found.userId, email: found.userEmail, device: deviceLabel(found.userAgent) },
+      });
+    }
+    const applications = await listApplicationsOfSessions(tx, { tenantId, sessionIds: [input.id] });
+    return toSession(sessionIds.length === 1 ? { ...found, revokedAt: now } : found, principal, now, applications.get(input.id) ?? []);
+  });
 }

@@ -1,24 +1,24 @@
 import type { DbOrTx } from '@svc/db/client';
-import { findSubscriptionState, lockSeats, type SubscriptionTarget } from '@svc/db/queries/subscriptions';
+import { findSubscriptionState, lockSeats } from '@svc/db/queries/subscriptions';
 import { blockError, type SeatEffect, type SubscriptionState, subscriptionBlock, usagePeriod } from './rules.ts';
 
 /**
- * Refuses with 402 when the subscription of the organization `target` names blocks a mutating
+ * Refuses with 402 when the subscription of the organization `organizationId` blocks a mutating
  * project, user, webhook or usage route (rules.ts says when, with which message and fields). One
  * statement: organizations ⋈ subscriptions ⋈ plans, a member count when a seat limit applies, and
- * this month's hourly usage totals of the limited event types. Nothing is refused for an
- * organization that `canSee` rejects (the route answers its own 404), nor for the platform and
- * keyless workspaces, which have no subscription. Returns the subscription it judged (this
+ * this month's hourly usage totals of the limited event types. Call it only on an organization
+ * the caller was authorized to see (an outsider must get the route's 404, never a 402). Nothing
+ * is refused for the platform and keyless workspaces, which have no subscription. Returns the subscription it judged (this
  * month's usage of each limited event type included), undefined when there is none to judge.
  */
 export async function refuseWhenBlocked(
   db: DbOrTx,
-  target: SubscriptionTarget,
-  opts: { seats?: SeatEffect; canSee: (organizationId: string) => boolean },
+  organizationId: string,
+  opts: { seats?: SeatEffect } = {},
 ): Promise<SubscriptionState | undefined> {
   const period = usagePeriod();
-  const state = await findSubscriptionState(db, { target, usageSince: period.start, usageUntil: period.end });
-  if (!state?.subscription || state.organization.kind !== 'tenant' || !opts.canSee(state.organization.id)) {
+  const state = await findSubscriptionState(db, { organizationId, usageSince: period.start, usageUntil: period.end });
+  if (!state?.subscription || state.organization.kind !== 'tenant') {
     return undefined;
   }
   const block = subscriptionBlock(state.subscription, { seatEffect: opts.seats, periodEnd: period.end });
@@ -40,7 +40,7 @@ export async function assertSubscriptionAllows(
   organizationId: string,
   opts: { seats?: SeatEffect } = {},
 ): Promise<SubscriptionState | undefined> {
-  return refuseWhenBlocked(db, { organizationId }, { seats: opts.seats, canSee: () => true });
+  return refuseWhenBlocked(db, organizationId, { seats: opts.seats });
 }
 
 /**
@@ -52,5 +52,5 @@ export async function assertSubscriptionAllows(
  */
 export async function claimSeat(tx: DbOrTx, organizationId: string): Promise<void> {
   await lockSeats(tx, { tenantId: organizationId });
-  await refuseWhenBlocked(tx, { organizationId }, { seats: 'adds', canSee: () => true });
+  await refuseWhenBlocked(tx, organizationId, { seats: 'adds' });
 }

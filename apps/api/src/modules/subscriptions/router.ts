@@ -9,7 +9,7 @@ import {
   ZUpdateSubscriptionRequest,
 } from '@svc/contracts/subscriptions';
 import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../../trpc/procedures.ts';
+import { controlProcedure, platformProcedure, platformProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { createPlan, getSubscription, listPlans, updatePlan, updateSubscriptionFor } from './service.ts';
 
 const tags = ['subscriptions'];
@@ -23,7 +23,7 @@ export const subscriptionsRouter = router({
       .input(ZListSubscriptionPlansRequest)
       .output(ZSubscriptionPlanPage)
       .query(({ ctx, input }) => listPlans(ctx.services.db, input)),
-    create: userControlProcedure
+    create: platformProcedure
       .meta({
         openapi: {
           method: 'POST',
@@ -37,7 +37,7 @@ export const subscriptionsRouter = router({
       .input(ZCreateSubscriptionPlanRequest)
       .output(ZSubscriptionPlan)
       .mutation(({ ctx, input }) => createPlan(ctx.services.db, ctx.principal, ctx.request, input)),
-    update: userControlProcedure
+    update: platformProcedure
       .meta({
         openapi: {
           method: 'PATCH',
@@ -65,9 +65,8 @@ export const subscriptionsRouter = router({
     .input(ZGetSubscriptionRequest)
     .output(ZSubscription)
     .query(({ ctx, input }) => getSubscription(ctx.services.db, ctx.principal, input, ctx.services.config.subscriptionUpgradeUrl)),
-  update: controlProcedureWithQuerySlug
+  update: platformProcedureWithQuerySlug
     .meta({
-      auth: 'session',
       openapi: {
         method: 'PATCH',
         path: '/subscription',

@@ -29,20 +29,12 @@ import {
 import { upgradeUrlFor } from '../../http/errors.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { recordReachedThresholds } from '../usage/thresholds.ts';
 import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
 
-/** One message for every signed-in non-admin, so the answer says nothing about who is asking. */
-export const PLATFORM_ONLY_MESSAGE = 'only platform admins may change plans and subscriptions';
 const NO_SUBSCRIPTION = 'this workspace has no subscription: the platform and keyless workspaces are never limited';
 const PLAN_NOT_FOUND = 'subscription plan not found';
-
-function assertPlatformAdmin(principal: Principal): void {
-  if (principal.kind !== 'user' || !principal.session.isPlatformAdmin) {
-    throw new AppError('forbidden', PLATFORM_ONLY_MESSAGE);
-  }
-}
 
 function toPlan(row: SubscriptionPlanRow): TSubscriptionPlan {
   return {
@@ -74,16 +66,15 @@ export async function listPlans(db: Db, input: TListSubscriptionPlansRequest): P
 }
 
 /**
- * POST /v1/subscription-plans (platform admins). A plan made the default replaces the previous
+ * POST /v1/subscription-plans (platform admins: platformProcedure). A plan made the default replaces the previous
  * default in the same transaction: there is always exactly one.
  */
 export async function createPlan(
   db: Db,
-  principal: Principal,
+  principal: UserPrincipal,
   request: RequestMeta,
   input: TCreateSubscriptionPlanRequest,
 ): Promise<TSubscriptionPlan> {
-  assertPlatformAdmin(principal);
   return db.transaction(async (tx) => {
     if (input.isDefault) {
       await lockDefaultPlanChoice(tx);
@@ -112,17 +103,16 @@ export async function createPlan(
 }
 
 /**
- * PATCH /v1/subscription-plans/{id} (platform admins). Limits apply to every organization on the
+ * PATCH /v1/subscription-plans/{id} (platform admins: platformProcedure). Limits apply to every organization on the
  * plan from their next request. `isDefault: false` on the default plan is refused: make another
  * plan the default instead, so new organizations always get one.
  */
 export async function updatePlan(
   db: Db,
-  principal: Principal,
+  principal: UserPrincipal,
   request: RequestMeta,
   input: TUpdateSubscriptionPlanRequest,
 ): Promise<TSubscriptionPlan> {
-  assertPlatformAdmin(principal);
   return db.transaction(async (tx) => {
     if (input.isDefault !== undefined) {
       await lockDefaultPlanChoice(tx);
@@ -209,7 +199,7 @@ function toSubscription(state: SubscriptionStateRow, period: { start: Date; end:
 async function readSubscription(db: DbOrTx, organizationId: string, upgradeUrl: string | null): Promise<TSubscription> {
   const period = usagePeriod();
   const state = await findSubscriptionState(db, {
-    target: { organizationId },
+    organizationId,
     usageSince: period.start,
     usageUntil: period.end,
     countMembers: true,
@@ -236,18 +226,17 @@ export async function getSubscription(
 }
 
 /**
- * PATCH /v1/subscription?organization_slug= (platform admins): plan (by key), seats bought (null:
+ * PATCH /v1/subscription?organization_slug= (platform admins: platformProcedureWithQuerySlug): plan (by key), seats bought (null:
  * back to the plan's) and status. Audited as `subscription.updated`, which also emits the webhook
  * event, in the same transaction; a PATCH that changes nothing records nothing.
  */
 export async function updateSubscriptionFor(
   db: Db,
-  principal: Principal,
+  principal: UserPrincipal,
   request: RequestMeta,
   input: TUpdateSubscriptionRequest,
   upgradeUrl: string | null,
 ): Promise<TSubscription> {
-  assertPlatformAdmin(principal);
   const { organization } = await authorize(db, principal, {
     organization: input.organization_slug === undefined ? {} : { slug: input.organization_slug },
     permission: 'subscription.read',

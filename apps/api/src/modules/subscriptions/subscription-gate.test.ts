@@ -521,6 +521,86 @@ describe('who is refused, and who is not', () => {
   });
 });
 
+describe('the organization judged is the one the route acts on', () => {
+  /**
+   * An org admin of a cancelled organization and of an active one, whose session sits in the
+   * cancelled one: every gated route is judged on the organization its authorization resolves,
+   * whatever organization_slug or record id the request carries.
+   */
+  async function twoOrganizations() {
+    const db = server.services.db;
+    const cancelled = await seedOrganization(db);
+    const active = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: cancelled, roleKey: 'org_admin' });
+    await db.insert(memberships).values({ tenantId: active.id, userId: admin.user.id, roleKey: 'org_admin' });
+    await patchSubscription(cancelled, { status: 'cancelled' });
+    return { db, cancelled, active, admin };
+  }
+
+  const namesOf = async (db: typeof server.services.db, tenantId: string) =>
+    (await db.select({ name: applications.name }).from(applications).where(eq(applications.tenantId, tenantId))).map((r) => r.name).sort();
+
+  it('organization_slug picks the organization, for the route and the rule alike', async () => {
+    const { db, cancelled, active, admin } = await twoOrganizations();
+    const inActive = await send('POST', '/v1/applications', {
+      cookie: admin.cookie,
+      body: { organization_slug: active.slug, name: 'Named' },
+    });
+    expect(inActive.status, inActive.text).toBe(201);
+    const inCancelled = await send('POST', '/v1/applications', {
+      cookie: admin.cookie,
+      body: { organization_slug: cancelled.slug, name: 'No' },
+    });
+    expect(inCancelled.status, inCancelled.text).toBe(402);
+    // No slug: the session's workspace, the cancelled one, for both.
+    const unnamed = await send('POST', '/v1/applications', { cookie: admin.cookie, body: { name: 'Unnamed' } });
+    expect(unnamed.status, unnamed.text).toBe(402);
+    expect(await namesOf(db, active.id)).toEqual(['Named']);
+    expect(await namesOf(db, cancelled.id)).toEqual([]);
+    // Over /trpc, the same input answers the same.
+    const trpc = await fetch(`${server.url}/trpc/applications.create`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+      body: JSON.stringify({ organization_slug: active.slug, name: 'Over trpc' }),
+    });
+    expect(trpc.status).toBe(200);
+  });
+
+  it("a record's route is judged on the record's organization, and a slug naming another one cannot move it", async () => {
+    const { db, cancelled, active, admin } = await twoOrganizations();
+    const blockedApp = await seedApplication(db, { org: cancelled.slug, name: 'Blocked' });
+    const activeApp = await seedApplication(db, { org: active.slug, name: 'Open' });
+    const patch = (id: string, body: Json) => send('PATCH', `/v1/applications/${id}`, { cookie: admin.cookie, body });
+
+    // The record's own organization, although the session sits in the other one.
+    expect((await patch(blockedApp.application.id, { name: 'Renamed' })).status).toBe(402);
+    expect((await patch(activeApp.application.id, { name: 'Open 2' })).status).toBe(200);
+    // Naming the active organization does not let a change through to the cancelled one's record:
+    // the route acts on the named organization, where the record is not (404), and nothing changes.
+    const moved = await patch(blockedApp.application.id, { organization_slug: active.slug, name: 'Renamed' });
+    expect(moved.status, moved.text).toBe(404);
+    // Naming the cancelled organization for the active one's record: judged there (402).
+    const named = await patch(activeApp.application.id, { organization_slug: cancelled.slug, name: 'Open 3' });
+    expect(named.status, named.text).toBe(402);
+    expect(await namesOf(db, cancelled.id)).toEqual(['Blocked']);
+    expect(await namesOf(db, active.id)).toEqual(['Open 2']);
+  });
+
+  it('a tenant API key is judged on its own organization, whatever organization_slug it sends', async () => {
+    const { db, cancelled, active } = await twoOrganizations();
+    const key = await seedApiKey(db, { tenantId: active.id, scopes: [...PERMISSIONS] });
+    const own = await send('POST', '/v1/applications', { authorization: key.authorization, body: { name: 'By key' } });
+    expect(own.status, own.text).toBe(201);
+    // Another organization's slug is another organization's 404, never its 402.
+    const other = await send('POST', '/v1/applications', {
+      authorization: key.authorization,
+      body: { organization_slug: cancelled.slug, name: 'Elsewhere' },
+    });
+    expect(other.status, other.text).toBe(404);
+    expect(other.text).not.toContain('subscription');
+  });
+});
+
 describe('seats', () => {
   it('with every seat taken, adding a user is refused (402) while other changes work; removing one frees a seat', async () => {
     const db = server.services.db;

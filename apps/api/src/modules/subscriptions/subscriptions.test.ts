@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
-import { revokeSession } from '../sessions/service.ts';
+import { revokeSession } from '../session-store/service.ts';
 import { MATRIX } from './subscriptions.matrix.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;

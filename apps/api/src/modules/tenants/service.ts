@@ -28,7 +28,7 @@ import {
 } from '@svc/db/queries/tenants';
 import { detachEventDeliveries } from '@svc/db/queries/webhook-events';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
+import { authorize, isPlatformAdmin } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { PLATFORM_ORGANIZATION_SLUG } from '../identity/service.ts';
 
@@ -64,7 +64,7 @@ export async function listTenants(db: Db, principal: Principal, input: TListTena
     const access = await authorize(db, principal, { organization: {}, permission: 'tenant.read' });
     filter = { kind: 'one', tenantId: access.organization.id };
     scope = `tenants:key:${access.organization.id}`;
-  } else if (principal.session.isPlatformAdmin) {
+  } else if (isPlatformAdmin(principal)) {
     filter = { kind: 'all' };
     scope = 'tenants:all';
   } else {

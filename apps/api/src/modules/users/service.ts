@@ -38,11 +38,12 @@ import {
   assertGrantable,
   assertMembershipsManaged,
   authorize,
+  isPlatformAdmin,
   permissionsOfRole,
   type UntrustedOrganizationRef,
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
-import { endSessions } from '../sessions/end.ts';
+import { endSessions } from '../session-store/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
 
@@ -252,7 +253,7 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
     permission: 'users.manage',
     adminOnly: true,
   });
-  const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;
+  const platformAdmin = isPlatformAdmin(principal);
   if ((input.name !== undefined || input.accountStatus !== undefined) && !platformAdmin) {
     throw new AppError(
       'user_profile_forbidden',
@@ -377,7 +378,7 @@ export async function removeUser(
   assertMembershipsManaged(organization);
   const tenantId = organization.id;
   const userId = input.id;
-  const platformAdmin = principal.kind === 'user' && principal.session.isPlatformAdmin;
+  const platformAdmin = isPlatformAdmin(principal);
   return db.transaction(async (tx) => {
     await lockOrgAdmins(tx, tenantId);
     const current = await findOrgUser(tx, { tenantId, userId });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession } from '../sessions/service.ts';
+import { createSession } from '../session-store/service.ts';
 
 /**
  * People join organizations by their own consent: POST /v1/users adds an `invited` membership the

@@ -13,7 +13,7 @@ import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../..
 import type { EngineAdminApi } from '../../env.ts';
 import type { Principal } from '../access/principal.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession } from '../sessions/service.ts';
+import { createSession } from '../session-store/service.ts';
 import { createUser } from './service.ts';
 import { MATRIX } from './users.matrix.ts';
 

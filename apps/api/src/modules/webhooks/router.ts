@@ -108,7 +108,7 @@ export const webhooksRouter = router({
           tags,
           summary: "Change a webhook endpoint's URL, event types or description, or enable / disable it",
         },
-        subscription: { record: 'webhookEndpoint' },
+        subscription: {},
       })
       .input(ZUpdateWebhookEndpointRequest)
       .output(ZWebhookEndpoint)
@@ -116,7 +116,7 @@ export const webhooksRouter = router({
     delete: controlProcedure
       .meta({
         openapi: { method: 'DELETE', path: '/webhook-endpoints/{id}', tags, summary: 'Delete a webhook endpoint and its deliveries' },
-        subscription: { record: 'webhookEndpoint' },
+        subscription: {},
       })
       .input(ZWebhookEndpointRef)
       .output(ZDeletedWebhookEndpoint)
@@ -129,7 +129,7 @@ export const webhooksRouter = router({
           tags,
           summary: 'Replace the signing secret (returned this once); the old one keeps signing during the grace period',
         },
-        subscription: { record: 'webhookEndpoint' },
+        subscription: {},
       })
       .input(ZWebhookEndpointRef)
       .output(ZWebhookEndpointWithSecret)
@@ -143,7 +143,7 @@ export const webhooksRouter = router({
           summary: 'Queue a webhook.test event for this endpoint only',
         },
         successStatus: 202,
-        subscription: { record: 'webhookEndpoint' },
+        subscription: {},
       })
       .input(ZWebhookEndpointRef)
       .output(ZWebhookTestResponse)
@@ -158,7 +158,7 @@ export const webhooksRouter = router({
             'Re-send one event, or every event of a time range (at most 10,000 over at most 7 days), to this endpoint only, with the original webhook-id',
         },
         successStatus: 202,
-        subscription: { record: 'webhookEndpoint' },
+        subscription: {},
       })
       .input(ZWebhookReplayRequest)
       .output(ZWebhookReplayResponse)
@@ -192,7 +192,7 @@ export const webhooksRouter = router({
           tags,
           summary: 'Move a failed or retrying delivery back to pending, due now',
         },
-        subscription: { record: 'webhookDelivery' },
+        subscription: {},
       })
       .input(ZWebhookDeliveryRef)
       .output(ZWebhookDelivery)

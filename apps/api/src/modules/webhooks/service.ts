@@ -55,7 +55,8 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { generateWebhookSecret, sealWebhookSecret } from '@svc/jobs/webhooks/secrets';
 import { checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import { type Access, authorize } from '../access/authorize.ts';
+import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
 
 /** What the endpoint mutations need besides the database. */
@@ -165,81 +166,44 @@ function hostOf(url: string): string {
 }
 
 /**
- * Resolves the organization of an `{id}` route and authorizes the caller there: the one named by
- * `organization_slug`, else the one the id claims (untrusted until `authorize` accepts the caller
- * there). An unknown id, an id of an organization the caller cannot see and an id outside the
- * named organization all answer the same 404.
+ * An endpoint's routes: the organization named by `organization_slug`, else the one the id
+ * claims; an id of an organization the caller cannot see is an unknown id (404).
  */
-async function authorizeById(
-  db: DbOrTx,
-  principal: Principal,
-  opts: {
-    ref: { id: string; organization_slug?: string };
-    findTenant: (db: DbOrTx, opts: { untrustedId: string }) => Promise<string | undefined>;
-    notFound: string;
-    permission: Permission;
-    adminOnly?: boolean;
-  },
-): Promise<Access> {
-  let organization: UntrustedOrganizationRef;
-  if (opts.ref.organization_slug !== undefined) {
-    organization = { slug: opts.ref.organization_slug };
-  } else {
-    const untrustedTenantId = await opts.findTenant(db, { untrustedId: opts.ref.id });
-    if (untrustedTenantId === undefined) {
-      throw new AppError('not_found', opts.notFound);
-    }
-    organization = { id: untrustedTenantId };
-  }
-  try {
-    return await authorize(db, principal, { organization, permission: opts.permission, adminOnly: opts.adminOnly });
-  } catch (error) {
-    // Same message as an unknown id: which organization an id belongs to is not disclosed.
-    if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', opts.notFound);
-    }
-    throw error;
-  }
-}
-
 async function authorizeEndpoint(
   db: DbOrTx,
   principal: Principal,
   ref: TWebhookEndpointRef,
   permission: Permission,
 ): Promise<{ access: Access; endpoint: WebhookEndpointRow }> {
-  const access = await authorizeById(db, principal, {
-    ref,
-    findTenant: findWebhookEndpointTenant,
+  const { access, record } = await authorizeRecord(db, principal, {
+    untrustedId: ref.id,
+    organizationSlug: ref.organization_slug,
+    tenantOf: findWebhookEndpointTenant,
+    read: findWebhookEndpoint,
     notFound: ENDPOINT_NOT_FOUND,
     permission,
     adminOnly: permission === 'webhooks.manage',
   });
-  const endpoint = await findWebhookEndpoint(db, { tenantId: access.organization.id, id: ref.id });
-  if (!endpoint) {
-    throw new AppError('not_found', ENDPOINT_NOT_FOUND);
-  }
-  return { access, endpoint };
+  return { access, endpoint: record };
 }
 
+/** A delivery's routes, authorized like an endpoint's. */
 async function authorizeDelivery(
   db: DbOrTx,
   principal: Principal,
   ref: TWebhookDeliveryRef,
   permission: Permission,
 ): Promise<{ access: Access; delivery: WebhookDeliveryRow }> {
-  const access = await authorizeById(db, principal, {
-    ref,
-    findTenant: findWebhookDeliveryTenant,
+  const { access, record } = await authorizeRecord(db, principal, {
+    untrustedId: ref.id,
+    organizationSlug: ref.organization_slug,
+    tenantOf: findWebhookDeliveryTenant,
+    read: findWebhookDelivery,
     notFound: DELIVERY_NOT_FOUND,
     permission,
     adminOnly: permission === 'webhooks.manage',
   });
-  const delivery = await findWebhookDelivery(db, { tenantId: access.organization.id, id: ref.id });
-  if (!delivery) {
-    throw new AppError('not_found', DELIVERY_NOT_FOUND);
-  }
-  return { access, delivery };
+  return { access, delivery: record };
 }
 
 /** GET /v1/webhook-event-types: the catalog endpoints subscribe to. */

@@ -3,8 +3,8 @@ import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { listSessions, revokeSession } from './service.ts';
 
-/** An organization's sign-in sessions (the cookie-session core is modules/sessions). */
-export const orgSessionsRouter = router({
+/** An organization's sign-in sessions (the cookie-session core is modules/session-store). */
+export const sessionsRouter = router({
   list: controlProcedure
     .meta({ openapi: { method: 'GET', path: '/sessions', tags: ['sessions'], summary: "List the sessions of an organization's members" } })
     .input(ZListSessionsRequest)

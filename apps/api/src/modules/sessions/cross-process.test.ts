@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { type SpawnedServer, spawnServer } from '../../../../../test/support/spawn.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
-import { createSession } from '../sessions/service.ts';
+import { createSession } from '../session-store/service.ts';
 
 /**
  * An admin's revocation or suspension must hold on every API process at once (ARCHITECTURE.md
