@@ -1,0 +1,143 @@
+import type { ReactNode } from 'react';
+import type { useActiveOrganization } from '../lib/organization.ts';
+import { EmptyState, type EmptyStateProps } from './empty-state.tsx';
+import { ErrorPanel } from './error-panel.tsx';
+import { Pager, type PagerState } from './pager.tsx';
+
+type ActiveOrganization = ReturnType<typeof useActiveOrganization>;
+type Organization = NonNullable<ActiveOrganization['organization']>;
+
+/**
+ * The parts of a `useQuery` result of a cursor-paged list procedure (`{ data, nextCursor }`) that
+ * the list shows. `failureReason` is set from the first failed attempt, before the retries end.
+ */
+type ListQuery<TRow> = {
+  data: { data: TRow[]; nextCursor: string | null } | undefined;
+  isPending: boolean;
+  isFetching: boolean;
+  isPlaceholderData: boolean;
+  error: unknown;
+  failureReason: unknown;
+  refetch: () => unknown;
+};
+
+type ListProps<TRow> = {
+  /** Prefix of the test ids: `<testId>-loading`, `-empty`, `-pager`, `-no-workspace`, `-retrying`. */
+  testId: string;
+  /** The rows, plural, as in "Loading members…" and "Could not load the members". */
+  noun: string;
+  query: ListQuery<TRow>;
+  pager: PagerState;
+  /** What an empty page says, and what to do next. */
+  empty: EmptyStateProps;
+  /** Given, the list stands in a panel (`<testId>-list`) under this heading. */
+  title?: string;
+  /** Beside the panel's heading: a filter, a Refresh button. */
+  tools?: ReactNode;
+};
+
+type ListPageProps<TRow> = ListProps<TRow> &
+  (
+    | {
+        /**
+         * The active workspace the list belongs to: until one is chosen, the guard stands in for
+         * everything below (`above` and the list).
+         */
+        workspace: ActiveOrganization;
+        /** Shown above the list once there is an organization: forms, filters, a revealed secret. */
+        above?: (organization: Organization) => ReactNode;
+        /** One page of rows (never empty), e.g. a table. */
+        children: (rows: TRow[], organization: Organization) => ReactNode;
+      }
+    | {
+        /** A list of no workspace (plans), or a section of a page that guards it already. */
+        workspace?: undefined;
+        above?: undefined;
+        children: (rows: TRow[]) => ReactNode;
+      }
+  );
+
+/**
+ * A console list, the same on every page: the workspace guard, then loading, the error (shown
+ * from the first failed attempt, while svc still retries), the empty state with its next step,
+ * the rows, and the pager (only when there is more than one page).
+ */
+export function ListPage<TRow>(props: ListPageProps<TRow>) {
+  const { testId, noun } = props;
+  if (props.workspace === undefined) {
+    return <ListBody {...props} render={props.children} />;
+  }
+  const { workspace, above, children } = props;
+  if (workspace.error) {
+    return <ErrorPanel error={workspace.error} title="Could not load your workspace" />;
+  }
+  if (workspace.isLoading) {
+    return <Loading testId={testId} noun={noun} />;
+  }
+  const organization = workspace.organization;
+  if (!organization) {
+    return (
+      <p className="muted" data-testid={`${testId}-no-workspace`}>
+        You are not in a workspace: there are no {noun} to show. Accept an invitation to an organization, or ask an admin of one to add you.
+      </p>
+    );
+  }
+  return (
+    <div className="list-page">
+      {above?.(organization)}
+      <ListBody {...props} render={(rows) => children(rows, organization)} />
+    </div>
+  );
+}
+
+function Loading({ testId, noun }: { testId: string; noun: string }) {
+  return (
+    <p className="loading" data-testid={`${testId}-loading`}>
+      Loading {noun}…
+    </p>
+  );
+}
+
+function ListBody<TRow>(props: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
+  if (props.title === undefined) {
+    return <ListStates {...props} />;
+  }
+  return (
+    <section className="panel" data-testid={`${props.testId}-list`}>
+      <div className="list-page__head">
+        <h2 className="panel__title">{props.title}</h2>
+        {props.tools}
+      </div>
+      <ListStates {...props} />
+    </section>
+  );
+}
+
+function ListStates<TRow>({ testId, noun, query, pager, empty, render }: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
+  // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
+  // screen for seconds with nothing to act on.
+  const failure = query.error ?? query.failureReason;
+  const retrying = failure !== null && failure !== undefined && query.isFetching;
+  return (
+    <>
+      {failure !== null && failure !== undefined && (
+        <ErrorPanel error={failure} title={`Could not load the ${noun}`} onRetry={retrying ? undefined : () => void query.refetch()} />
+      )}
+      {retrying && (
+        <p className="muted" role="status" data-testid={`${testId}-retrying`}>
+          Trying again…
+        </p>
+      )}
+      {query.isPending && (failure === null || failure === undefined) && <Loading testId={testId} noun={noun} />}
+      {query.data &&
+        (query.data.data.length === 0 ? (
+          <EmptyState {...empty} testId={`${testId}-empty`} />
+        ) : (
+          <div aria-busy={query.isPlaceholderData} data-testid={`${testId}-rows`}>
+            {render(query.data.data)}
+          </div>
+        ))}
+      {query.data && <Pager pager={pager} nextCursor={query.data.nextCursor} busy={query.isPlaceholderData} testId={`${testId}-pager`} />}
+    </>
+  );
+}
