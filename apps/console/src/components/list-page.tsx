@@ -30,6 +30,11 @@ type ListProps<TRow> = {
   pager: PagerState;
   /** What an empty page says, and what to do next. */
   empty: EmptyStateProps;
+  /**
+   * Given while a filter is on: an empty page names what was asked for (e.g. "No revoked
+   * invitations.") and offers Show all, which calls `clear`, instead of `empty`.
+   */
+  filtered?: { title: string; clear: () => void };
   /** Given, the list stands in a panel (`<testId>-list`) under this heading. */
   title?: string;
   /** Beside the panel's heading: a filter, a Refresh button. */
@@ -113,7 +118,15 @@ function ListBody<TRow>(props: ListProps<TRow> & { render: (rows: TRow[]) => Rea
   );
 }
 
-function ListStates<TRow>({ testId, noun, query, pager, empty, render }: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
+function ListStates<TRow>({
+  testId,
+  noun,
+  query,
+  pager,
+  empty,
+  filtered,
+  render,
+}: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
   // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
   // screen for seconds with nothing to act on.
   const failure = query.error ?? query.failureReason;
@@ -131,7 +144,16 @@ function ListStates<TRow>({ testId, noun, query, pager, empty, render }: ListPro
       {query.isPending && (failure === null || failure === undefined) && <Loading testId={testId} noun={noun} />}
       {query.data &&
         (query.data.data.length === 0 ? (
-          <EmptyState {...empty} testId={`${testId}-empty`} />
+          <EmptyState
+            {...(filtered
+              ? {
+                  title: filtered.title,
+                  next: 'Nothing matches the filter: change it, or show everything.',
+                  action: { label: 'Show all', onClick: filtered.clear },
+                }
+              : empty)}
+            testId={`${testId}-empty`}
+          />
         ) : (
           <div aria-busy={query.isPlaceholderData} data-testid={`${testId}-rows`}>
             {render(query.data.data)}

@@ -66,15 +66,8 @@ export function AuditLogPage() {
         workspace={active}
         query={log}
         pager={pager}
-        empty={
-          filtered
-            ? {
-                title: 'No entries match these filters.',
-                next: 'Widen or clear the filters.',
-                action: { label: 'Clear filters', onClick: clear },
-              }
-            : { title: 'No entries yet.', next: 'Every change to this organization, by a person or an API key, is recorded here.' }
-        }
+        filtered={filtered ? { title: 'No entries match these filters.', clear } : undefined}
+        empty={{ title: 'No entries yet.', next: 'Every change to this organization, by a person or an API key, is recorded here.' }}
         above={() => (
           <form className="form-row" onSubmit={apply} data-testid="audit-log-filters" noValidate>
             <label className="form-field">

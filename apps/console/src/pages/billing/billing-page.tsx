@@ -351,19 +351,12 @@ function SyncLogs({ organizationId, organizationSlug }: { organizationId: string
       }
       query={logs}
       pager={pager}
-      empty={
-        status
-          ? {
-              title: `No ${status} sync logs.`,
-              next: 'Choose another status, or show them all.',
-              action: { label: 'Show all', onClick: () => setStatus('') },
-            }
-          : {
-              title: 'No sync logs yet.',
-              next: 'Map a usage event type above: each mapped usage event is synced and appears here.',
-              action: { label: 'Add a mapping', onClick: focusField(MAPPING_EVENT_TYPE_FIELD_ID) },
-            }
-      }
+      filtered={status ? { title: `No ${status} sync logs.`, clear: () => setStatus('') } : undefined}
+      empty={{
+        title: 'No sync logs yet.',
+        next: 'Map a usage event type above: each mapped usage event is synced and appears here.',
+        action: { label: 'Add a mapping', onClick: focusField(MAPPING_EVENT_TYPE_FIELD_ID) },
+      }}
     >
       {(rows) => (
         <table className="data-table" data-testid="billing-sync-table">

@@ -85,19 +85,12 @@ export function EmailDeliveriesPage() {
         workspace={active}
         query={deliveries}
         pager={pager}
-        empty={
-          status
-            ? {
-                title: `No ${status} emails.`,
-                next: 'Choose another status, or show them all.',
-                action: { label: 'Show all', onClick: showAll },
-              }
-            : {
-                title: 'No invitation emails yet.',
-                next: 'Each invitation you create queues an email here.',
-                action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
-              }
-        }
+        filtered={status ? { title: `No ${status} emails.`, clear: showAll } : undefined}
+        empty={{
+          title: 'No invitation emails yet.',
+          next: 'Each invitation you create queues an email here.',
+          action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
+        }}
         above={() => (
           <form className="form-row" data-testid="email-deliveries-filters" onSubmit={(e) => e.preventDefault()}>
             <StatusFilter testId="email-deliveries-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />

@@ -57,19 +57,12 @@ export function InvitationsPage() {
         workspace={active}
         query={invitations}
         pager={pager}
-        empty={
-          status
-            ? {
-                title: `No ${status} invitations.`,
-                next: 'Choose another status, or show them all.',
-                action: { label: 'Show all', onClick: showAll },
-              }
-            : {
-                title: 'No invitations yet.',
-                next: 'Invite someone above: svc shows the one-time link to send them.',
-                action: { label: 'Invite someone', onClick: focusField(EMAIL_FIELD_ID) },
-              }
-        }
+        filtered={status ? { title: `No ${status} invitations.`, clear: showAll } : undefined}
+        empty={{
+          title: 'No invitations yet.',
+          next: 'Invite someone above: svc shows the one-time link to send them.',
+          action: { label: 'Invite someone', onClick: focusField(EMAIL_FIELD_ID) },
+        }}
         above={(organization) => (
           <>
             <CreateInvitationForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />

@@ -43,21 +43,18 @@ export function SessionsPage() {
         workspace={active}
         query={sessions}
         pager={pager}
-        empty={
+        filtered={
           state === 'active'
             ? {
                 title: 'No active sessions.',
-                next: "Members' sessions appear here when they sign in. Show all to see revoked and expired ones too.",
-                action: {
-                  label: 'Show all',
-                  onClick: () => {
-                    setState('all');
-                    pager.reset();
-                  },
+                clear: () => {
+                  setState('all');
+                  pager.reset();
                 },
               }
-            : { title: 'No sessions.', next: "Members' sessions appear here when they sign in." }
+            : undefined
         }
+        empty={{ title: 'No sessions.', next: "Members' sessions appear here when they sign in." }}
         above={() => (
           <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
             <StatusFilter

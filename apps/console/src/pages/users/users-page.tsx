@@ -70,19 +70,12 @@ export function UsersPage() {
         workspace={active}
         query={users}
         pager={pager}
-        empty={
-          filtered
-            ? {
-                title: 'No users match.',
-                next: 'Clear the filters to see everyone in this organization.',
-                action: { label: 'Clear filters', onClick: clearFilters },
-              }
-            : {
-                title: 'No users yet.',
-                next: 'Add a user above: they join once they accept.',
-                action: { label: 'Add a user', onClick: focusField(EMAIL_FIELD_ID) },
-              }
-        }
+        filtered={filtered ? { title: 'No users match.', clear: clearFilters } : undefined}
+        empty={{
+          title: 'No users yet.',
+          next: 'Add a user above: they join once they accept.',
+          action: { label: 'Add a user', onClick: focusField(EMAIL_FIELD_ID) },
+        }}
         above={(organization) => (
           <>
             <CreateUserForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />

@@ -104,19 +104,12 @@ export function WebhookDeliveriesPage() {
         workspace={active}
         query={deliveries}
         pager={pager}
-        empty={
-          filtered
-            ? {
-                title: 'No deliveries match these filters.',
-                next: 'Widen or clear the filters.',
-                action: { label: 'Clear filters', onClick: clear },
-              }
-            : {
-                title: 'No deliveries yet.',
-                next: 'Each event svc sends to an endpoint appears here, with every attempt. Send a test event from the Webhooks page.',
-                action: { label: 'Open Webhooks', onClick: () => void navigate('/webhooks') },
-              }
-        }
+        filtered={filtered ? { title: 'No deliveries match these filters.', clear: clear } : undefined}
+        empty={{
+          title: 'No deliveries yet.',
+          next: 'Each event svc sends to an endpoint appears here, with every attempt. Send a test event from the Webhooks page.',
+          action: { label: 'Open Webhooks', onClick: () => void navigate('/webhooks') },
+        }}
         above={(organization) => (
           <>
             <form className="form-row" onSubmit={apply} noValidate data-testid="deliveries-filters">
