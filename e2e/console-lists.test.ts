@@ -202,7 +202,7 @@ describeInChromium('e2e: console lists', () => {
     // Once the retries are spent, the admin may try again.
     await page.getByTestId('plans-retrying').waitFor({ state: 'detached' });
     await panel.getByRole('button', { name: 'Try again' }).waitFor({ state: 'visible' });
-    expect(await page.getByTestId('plans-rows').count()).toBe(0);
+    expect(await page.getByTestId('plans-table').count()).toBe(0);
     expectNoPageErrors();
   });
 });

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { Fragment, type ReactNode } from 'react';
 import type { useActiveOrganization } from '../lib/organization.ts';
 import { EmptyState, type EmptyStateProps } from './empty-state.tsx';
 import { ErrorPanel } from './error-panel.tsx';
@@ -39,6 +39,10 @@ type ListProps<TRow> = {
   title?: string;
   /** Beside the panel's heading: a filter, a Refresh button. */
   tools?: ReactNode;
+  /** The table's column headings, in order; `title` is a heading's tooltip. */
+  columns: (string | { label: string; title: string })[];
+  /** Each row's React key. */
+  rowKey: (row: TRow) => string;
 };
 
 type ListPageProps<TRow> = ListProps<TRow> &
@@ -51,14 +55,14 @@ type ListPageProps<TRow> = ListProps<TRow> &
         workspace: ActiveOrganization;
         /** Shown above the list once there is an organization: forms, filters, a revealed secret. */
         above?: (organization: Organization) => ReactNode;
-        /** One page of rows (never empty), e.g. a table. */
-        children: (rows: TRow[], organization: Organization) => ReactNode;
+        /** One row's cells (a `<tr>`, or a `<tr>` and the row that opens under it). */
+        row: (row: TRow, organization: Organization) => ReactNode;
       }
     | {
         /** A list of no workspace (plans), or a section of a page that guards it already. */
         workspace?: undefined;
         above?: undefined;
-        children: (rows: TRow[]) => ReactNode;
+        row: (row: TRow) => ReactNode;
       }
   );
 
@@ -70,9 +74,9 @@ type ListPageProps<TRow> = ListProps<TRow> &
 export function ListPage<TRow>(props: ListPageProps<TRow>) {
   const { testId, noun } = props;
   if (props.workspace === undefined) {
-    return <ListBody {...props} render={props.children} />;
+    return <ListBody {...props} render={props.row} />;
   }
-  const { workspace, above, children } = props;
+  const { workspace, above, row } = props;
   if (workspace.error) {
     return <ErrorPanel error={workspace.error} title="Could not load your workspace" />;
   }
@@ -90,7 +94,7 @@ export function ListPage<TRow>(props: ListPageProps<TRow>) {
   return (
     <div className="list-page">
       {above?.(organization)}
-      <ListBody {...props} render={(rows) => children(rows, organization)} />
+      <ListBody {...props} render={(item) => row(item, organization)} />
     </div>
   );
 }
@@ -103,7 +107,7 @@ function Loading({ testId, noun }: { testId: string; noun: string }) {
   );
 }
 
-function ListBody<TRow>(props: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
+function ListBody<TRow>(props: ListProps<TRow> & { render: (row: TRow) => ReactNode }) {
   if (props.title === undefined) {
     return <ListStates {...props} />;
   }
@@ -125,8 +129,10 @@ function ListStates<TRow>({
   pager,
   empty,
   filtered,
+  columns,
+  rowKey,
   render,
-}: ListProps<TRow> & { render: (rows: TRow[]) => ReactNode }) {
+}: ListProps<TRow> & { render: (row: TRow) => ReactNode }) {
   // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
   // screen for seconds with nothing to act on.
   const failure = query.error ?? query.failureReason;
@@ -155,9 +161,26 @@ function ListStates<TRow>({
             testId={`${testId}-empty`}
           />
         ) : (
-          <div aria-busy={query.isPlaceholderData} data-testid={`${testId}-rows`}>
-            {render(query.data.data)}
-          </div>
+          <table className="data-table" data-testid={`${testId}-table`} aria-busy={query.isPlaceholderData}>
+            <thead>
+              <tr>
+                {columns.map((column) =>
+                  typeof column === 'string' ? (
+                    <th key={column}>{column}</th>
+                  ) : (
+                    <th key={column.label} title={column.title}>
+                      {column.label}
+                    </th>
+                  ),
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {query.data.data.map((item) => (
+                <Fragment key={rowKey(item)}>{render(item)}</Fragment>
+              ))}
+            </tbody>
+          </table>
         ))}
       {query.data && <Pager pager={pager} nextCursor={query.data.nextCursor} busy={query.isPlaceholderData} testId={`${testId}-pager`} />}
     </>

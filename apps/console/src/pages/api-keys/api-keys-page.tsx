@@ -80,29 +80,19 @@ export function ApiKeysPage() {
             />
           </>
         )}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="api-keys-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Key</th>
-                <th>Scopes</th>
-                <th>Status</th>
-                <th>Created</th>
-                <th title="Recorded within about a minute of use">Last used</th>
-                <th>Expires</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((key) => (
-                <ApiKeyRow key={key.id} apiKey={key} onRotated={(rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={[
+          'Name',
+          'Key',
+          'Scopes',
+          'Status',
+          'Created',
+          { label: 'Last used', title: 'Recorded within about a minute of use' },
+          'Expires',
+          'Actions',
+        ]}
+        rowKey={(key) => key.id}
+        row={(key) => <ApiKeyRow apiKey={key} onRotated={(rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)} />}
+      />
     </div>
   );
 }

@@ -106,59 +106,37 @@ export function ApplicationsPage() {
             )}
           </>
         )}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="applications-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Status</th>
-                <th>Publishable key</th>
-                <th>Secret key</th>
-                <th>Redirect URLs</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((app) => (
-                <tr
-                  key={app.id}
-                  data-testid="application-row"
-                  data-application-id={app.id}
-                  data-status={app.status}
-                  aria-selected={app.id === selected}
-                >
-                  <td>
-                    <div data-testid="application-row-name">{app.name}</div>
-                    <code className="muted">{app.slug}</code>
-                  </td>
-                  <td>
-                    <StatusPill status={app.status} testId="application-row-status" />
-                  </td>
-                  <td>
-                    <code data-testid="application-row-publishable-key">{app.publishableKey}</code>
-                  </td>
-                  <td>
-                    <code>{app.secretKeyPrefix}…</code>
-                  </td>
-                  <td>{app.redirectUrls.length}</td>
-                  <td>
-                    <time dateTime={app.createdAt} title={app.createdAt}>
-                      {new Date(app.createdAt).toLocaleString()}
-                    </time>
-                  </td>
-                  <td>
-                    <button type="button" className="button" onClick={() => select(app.id)} data-testid="application-manage">
-                      Manage
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        columns={['Name', 'Status', 'Publishable key', 'Secret key', 'Redirect URLs', 'Created', '']}
+        rowKey={(app) => app.id}
+        row={(app) => (
+          <tr data-testid="application-row" data-application-id={app.id} data-status={app.status} aria-selected={app.id === selected}>
+            <td>
+              <div data-testid="application-row-name">{app.name}</div>
+              <code className="muted">{app.slug}</code>
+            </td>
+            <td>
+              <StatusPill status={app.status} testId="application-row-status" />
+            </td>
+            <td>
+              <code data-testid="application-row-publishable-key">{app.publishableKey}</code>
+            </td>
+            <td>
+              <code>{app.secretKeyPrefix}…</code>
+            </td>
+            <td>{app.redirectUrls.length}</td>
+            <td>
+              <time dateTime={app.createdAt} title={app.createdAt}>
+                {new Date(app.createdAt).toLocaleString()}
+              </time>
+            </td>
+            <td>
+              <button type="button" className="button" onClick={() => select(app.id)} data-testid="application-manage">
+                Manage
+              </button>
+            </td>
+          </tr>
         )}
-      </ListPage>
+      />
     </div>
   );
 }

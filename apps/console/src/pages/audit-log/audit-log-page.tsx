@@ -120,26 +120,10 @@ export function AuditLogPage() {
             </button>
           </form>
         )}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="audit-log-table">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>Actor</th>
-                <th>Action</th>
-                <th>Target</th>
-                <th>Summary</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((entry) => (
-                <AuditLogRow key={entry.id} entry={entry} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Time', 'Actor', 'Action', 'Target', 'Summary']}
+        rowKey={(entry) => entry.id}
+        row={(entry) => <AuditLogRow entry={entry} />}
+      />
     </div>
   );
 }

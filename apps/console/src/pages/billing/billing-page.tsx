@@ -357,29 +357,10 @@ function SyncLogs({ organizationId, organizationSlug }: { organizationId: string
         next: 'Map a usage event type above: each mapped usage event is synced and appears here.',
         action: { label: 'Add a mapping', onClick: focusField(MAPPING_EVENT_TYPE_FIELD_ID) },
       }}
-    >
-      {(rows) => (
-        <table className="data-table" data-testid="billing-sync-table">
-          <thead>
-            <tr>
-              <th>Created</th>
-              <th>Provider</th>
-              <th>Event type</th>
-              <th>Usage event</th>
-              <th>Status</th>
-              <th>Attempts</th>
-              <th>Reason / provider record</th>
-              <th>Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((log) => (
-              <SyncLogRow key={log.id} log={log} organizationSlug={organizationSlug} />
-            ))}
-          </tbody>
-        </table>
-      )}
-    </ListPage>
+      columns={['Created', 'Provider', 'Event type', 'Usage event', 'Status', 'Attempts', 'Reason / provider record', 'Actions']}
+      rowKey={(log) => log.id}
+      row={(log) => <SyncLogRow log={log} organizationSlug={organizationSlug} />}
+    />
   );
 }
 

@@ -96,29 +96,10 @@ export function EmailDeliveriesPage() {
             <StatusFilter testId="email-deliveries-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
           </form>
         )}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="email-deliveries-table">
-            <thead>
-              <tr>
-                <th>Recipient</th>
-                <th>Subject</th>
-                <th>Status</th>
-                <th>Attempts</th>
-                <th>Last attempt</th>
-                <th>Next attempt / sent</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((delivery) => (
-                <DeliveryRow key={delivery.id} delivery={delivery} busy={processing.isPending} onSendNow={() => void run([delivery.id])} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Recipient', 'Subject', 'Status', 'Attempts', 'Last attempt', 'Next attempt / sent', 'Created', '']}
+        rowKey={(delivery) => delivery.id}
+        row={(delivery) => <DeliveryRow delivery={delivery} busy={processing.isPending} onSendNow={() => void run([delivery.id])} />}
+      />
     </div>
   );
 }

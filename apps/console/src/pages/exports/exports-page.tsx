@@ -104,28 +104,10 @@ export function ExportsPage() {
             {create.isError && <ErrorPanel error={create.error} title="Could not create the export" />}
           </section>
         )}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="exports-table">
-            <thead>
-              <tr>
-                <th>Export</th>
-                <th>Format</th>
-                <th>Status</th>
-                <th>Contents</th>
-                <th>Requested</th>
-                <th>Snapshot as of</th>
-                <th>Download</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((item) => (
-                <ExportRow key={item.id} item={item} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Export', 'Format', 'Status', 'Contents', 'Requested', 'Snapshot as of', 'Download']}
+        rowKey={(item) => item.id}
+        row={(item) => <ExportRow item={item} />}
+      />
     </div>
   );
 }

@@ -71,27 +71,10 @@ export function InvitationsPage() {
             </form>
           </>
         )}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="invitations-table">
-            <thead>
-              <tr>
-                <th>Email</th>
-                <th>Role</th>
-                <th>Status</th>
-                <th>Expires</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((invitation) => (
-                <InvitationRow key={invitation.id} invitation={invitation} slug={organization.slug} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Email', 'Role', 'Status', 'Expires', 'Created', '']}
+        rowKey={(invitation) => invitation.id}
+        row={(invitation, organization) => <InvitationRow invitation={invitation} slug={organization.slug} />}
+      />
     </div>
   );
 }

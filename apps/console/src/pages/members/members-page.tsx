@@ -42,25 +42,10 @@ export function MembersPage() {
           next: 'Invite people on the Invitations page: they appear here once they accept.',
           action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
         }}
-      >
-        {(rows) => (
-          <table className="data-table" data-testid="members-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Email</th>
-                <th>Role</th>
-                <th>Joined</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((member) => (
-                <MemberRow key={member.userId} member={member} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Name', 'Email', 'Role', 'Joined']}
+        rowKey={(member) => member.userId}
+        row={(member) => <MemberRow member={member} />}
+      />
     </div>
   );
 }

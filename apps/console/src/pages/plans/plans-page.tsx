@@ -62,35 +62,20 @@ export function PlansPage() {
               ? { title: 'No plans yet.', next: 'Create one above.', action: { label: 'Create a plan', onClick: focusField(KEY_FIELD_ID) } }
               : { title: 'No plans yet.', next: 'A platform admin creates them.' }
           }
-        >
-          {(rows) => (
-            <table className="data-table" data-testid="plans-table">
-              <thead>
-                <tr>
-                  <th>Plan</th>
-                  <th>Key</th>
-                  <th>Seats</th>
-                  <th>Usage limits per month</th>
-                  <th>Alerts</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((plan) =>
-                  editing === plan.id ? (
-                    <tr key={plan.id} data-testid="plan-row" data-plan-key={plan.key}>
-                      <td colSpan={6}>
-                        <EditPlanForm plan={plan} onDone={() => setEditing(null)} />
-                      </td>
-                    </tr>
-                  ) : (
-                    <PlanRow key={plan.id} plan={plan} canEdit={isPlatformAdmin} onEdit={() => setEditing(plan.id)} />
-                  ),
-                )}
-              </tbody>
-            </table>
-          )}
-        </ListPage>
+          columns={['Plan', 'Key', 'Seats', 'Usage limits per month', 'Alerts', '']}
+          rowKey={(plan) => plan.id}
+          row={(plan) =>
+            editing === plan.id ? (
+              <tr data-testid="plan-row" data-plan-key={plan.key}>
+                <td colSpan={6}>
+                  <EditPlanForm plan={plan} onDone={() => setEditing(null)} />
+                </td>
+              </tr>
+            ) : (
+              <PlanRow plan={plan} canEdit={isPlatformAdmin} onEdit={() => setEditing(plan.id)} />
+            )
+          }
+        />
       </div>
     </div>
   );

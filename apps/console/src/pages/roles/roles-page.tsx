@@ -50,33 +50,20 @@ export function RolesPage() {
           action: { label: 'Create a role', onClick: focusField(KEY_FIELD_ID) },
         }}
         above={(organization) => <CreateRoleForm slug={organization.slug} onCreated={pager.reset} />}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="roles-table">
-            <thead>
-              <tr>
-                <th>Role</th>
-                <th>Key</th>
-                <th>Permissions</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((role) =>
-                editing === role.id ? (
-                  <tr key={role.id} data-testid="role-row" data-role-key={role.key}>
-                    <td colSpan={4}>
-                      <EditRoleForm role={role} slug={organization.slug} onDone={() => setEditing(null)} />
-                    </td>
-                  </tr>
-                ) : (
-                  <RoleRow key={role.id} role={role} onEdit={() => setEditing(role.id)} />
-                ),
-              )}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['Role', 'Key', 'Permissions', '']}
+        rowKey={(role) => role.id}
+        row={(role, organization) =>
+          editing === role.id ? (
+            <tr data-testid="role-row" data-role-key={role.key}>
+              <td colSpan={4}>
+                <EditRoleForm role={role} slug={organization.slug} onDone={() => setEditing(null)} />
+              </td>
+            </tr>
+          ) : (
+            <RoleRow role={role} onEdit={() => setEditing(role.id)} />
+          )
+        }
+      />
     </div>
   );
 }

@@ -68,29 +68,10 @@ export function SessionsPage() {
             />
           </form>
         )}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="sessions-table">
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Device</th>
-                <th>IP address</th>
-                <th>Applications</th>
-                <th>Signed in</th>
-                <th>Last seen</th>
-                <th>Status</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((session) => (
-                <SessionRow key={session.id} session={session} slug={organization.slug} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['User', 'Device', 'IP address', 'Applications', 'Signed in', 'Last seen', 'Status', 'Actions']}
+        rowKey={(session) => session.id}
+        row={(session, organization) => <SessionRow session={session} slug={organization.slug} />}
+      />
     </div>
   );
 }

@@ -379,39 +379,24 @@ function RecentEvents({ organizationId }: { organizationId: string }) {
         ),
         action: { label: 'Create an API key', onClick: () => void navigate('/api-keys') },
       }}
-    >
-      {(rows) => (
-        <table className="data-table">
-          <thead>
-            <tr>
-              <th>Occurred (UTC)</th>
-              <th>Event type</th>
-              <th>Quantity</th>
-              <th>Idempotency key</th>
-              <th>Route</th>
-              <th>Sent by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((e) => (
-              <tr key={e.id} data-testid="usage-event-row" data-event-id={e.id}>
-                <td>
-                  <time dateTime={e.occurredAt}>{e.occurredAt.replace('T', ' ').slice(0, 19)}</time>
-                </td>
-                <td>
-                  <code>{e.eventType}</code>
-                </td>
-                <td>{number(e.quantity)}</td>
-                <td>
-                  <code>{e.idempotencyKey}</code>
-                </td>
-                <td>{e.channel === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</td>
-                <td>{e.sourceId ? <code>{e.sourceId}</code> : <span className="muted">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      columns={['Occurred (UTC)', 'Event type', 'Quantity', 'Idempotency key', 'Route', 'Sent by']}
+      rowKey={(e) => e.id}
+      row={(e) => (
+        <tr data-testid="usage-event-row" data-event-id={e.id}>
+          <td>
+            <time dateTime={e.occurredAt}>{e.occurredAt.replace('T', ' ').slice(0, 19)}</time>
+          </td>
+          <td>
+            <code>{e.eventType}</code>
+          </td>
+          <td>{number(e.quantity)}</td>
+          <td>
+            <code>{e.idempotencyKey}</code>
+          </td>
+          <td>{e.channel === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</td>
+          <td>{e.sourceId ? <code>{e.sourceId}</code> : <span className="muted">—</span>}</td>
+        </tr>
       )}
-    </ListPage>
+    />
   );
 }

@@ -96,26 +96,10 @@ export function UsersPage() {
             </form>
           </>
         )}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="users-table">
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Status</th>
-                <th>Role</th>
-                <th>Last sign-in</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((user) => (
-                <UserRow key={user.id} user={user} slug={organization.slug} roleKeys={roleKeys} />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </ListPage>
+        columns={['User', 'Status', 'Role', 'Last sign-in', 'Actions']}
+        rowKey={(user) => user.id}
+        row={(user, organization) => <UserRow user={user} slug={organization.slug} roleKeys={roleKeys} />}
+      />
     </div>
   );
 }

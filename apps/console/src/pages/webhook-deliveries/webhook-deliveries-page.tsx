@@ -164,36 +164,18 @@ export function WebhookDeliveriesPage() {
             )}
           </>
         )}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="deliveries-table">
-            <thead>
-              <tr>
-                <th>Created</th>
-                <th>Event type</th>
-                <th>Endpoint</th>
-                <th>Status</th>
-                <th>Attempts</th>
-                <th>Last answer</th>
-                <th>Next attempt</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((delivery) => (
-                <DeliveryRow
-                  key={delivery.id}
-                  delivery={delivery}
-                  organizationSlug={organization.slug}
-                  endpointUrl={urlOf.get(delivery.endpointId)}
-                  selected={delivery.id === selected}
-                  onSelect={() => select(delivery.id)}
-                />
-              ))}
-            </tbody>
-          </table>
+        columns={['Created', 'Event type', 'Endpoint', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Actions']}
+        rowKey={(delivery) => delivery.id}
+        row={(delivery, organization) => (
+          <DeliveryRow
+            delivery={delivery}
+            organizationSlug={organization.slug}
+            endpointUrl={urlOf.get(delivery.endpointId)}
+            selected={delivery.id === selected}
+            onSelect={() => select(delivery.id)}
+          />
         )}
-      </ListPage>
+      />
     </div>
   );
 }

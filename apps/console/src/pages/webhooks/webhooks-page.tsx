@@ -100,31 +100,16 @@ export function WebhooksPage() {
             </section>
           </>
         )}
-      >
-        {(rows, organization) => (
-          <table className="data-table" data-testid="webhooks-table">
-            <thead>
-              <tr>
-                <th>Endpoint</th>
-                <th>Event types</th>
-                <th>Status</th>
-                <th>Secret</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((endpoint) => (
-                <EndpointRow
-                  key={endpoint.id}
-                  endpoint={endpoint}
-                  organizationSlug={organization.slug}
-                  onRotated={(rotated) => reveal(`New signing secret for ${rotated.endpoint.url}`, rotated)}
-                />
-              ))}
-            </tbody>
-          </table>
+        columns={['Endpoint', 'Event types', 'Status', 'Secret', 'Actions']}
+        rowKey={(endpoint) => endpoint.id}
+        row={(endpoint, organization) => (
+          <EndpointRow
+            endpoint={endpoint}
+            organizationSlug={organization.slug}
+            onRotated={(rotated) => reveal(`New signing secret for ${rotated.endpoint.url}`, rotated)}
+          />
         )}
-      </ListPage>
+      />
     </div>
   );
 }
