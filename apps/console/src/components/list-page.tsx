@@ -136,10 +136,11 @@ function ListStates<TRow>({
   // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
   // screen for seconds with nothing to act on.
   const failure = query.error ?? query.failureReason;
-  const retrying = failure !== null && failure !== undefined && query.isFetching;
+  const failed = failure !== null && failure !== undefined;
+  const retrying = failed && query.isFetching;
   return (
     <>
-      {failure !== null && failure !== undefined && (
+      {failed && (
         <ErrorPanel error={failure} title={`Could not load the ${noun}`} onRetry={retrying ? undefined : () => void query.refetch()} />
       )}
       {retrying && (
@@ -147,7 +148,7 @@ function ListStates<TRow>({
           Trying again…
         </p>
       )}
-      {query.isPending && (failure === null || failure === undefined) && <Loading testId={testId} noun={noun} />}
+      {query.isPending && !failed && <Loading testId={testId} noun={noun} />}
       {query.data &&
         (query.data.data.length === 0 ? (
           <EmptyState
