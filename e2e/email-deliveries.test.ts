@@ -102,7 +102,11 @@ describeInChromium('e2e: console email deliveries', () => {
     // Status filter: nothing pending any more; the sent one under "sent".
     await page.getByTestId('email-deliveries-filter-status').selectOption('pending');
     await page.getByTestId('email-deliveries-empty').waitFor({ state: 'visible' });
-    expect(await page.getByTestId('email-deliveries-empty').textContent()).toBe('No pending emails.');
+    expect(await page.getByTestId('email-deliveries-empty-title').textContent()).toBe('No pending emails.');
+    // The empty state's own button lifts the filter.
+    await page.getByTestId('email-deliveries-empty-action').click();
+    await row.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('email-deliveries-filter-status').inputValue()).toBe('');
     await page.getByTestId('email-deliveries-filter-status').selectOption('sent');
     await row.waitFor({ state: 'visible' });
     expect(await page.getByTestId('email-delivery-row').count()).toBe(1);

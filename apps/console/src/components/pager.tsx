@@ -16,19 +16,37 @@ export function usePager() {
   };
 }
 
-type PagerProps = { pager: ReturnType<typeof usePager>; nextCursor: string | null | undefined; testId?: string };
+export type PagerState = ReturnType<typeof usePager>;
 
-export function Pager({ pager, nextCursor, testId = 'pager' }: PagerProps) {
+type PagerProps = {
+  pager: PagerState;
+  /** The shown page's cursor to the next one; null on the last page. */
+  nextCursor: string | null | undefined;
+  /** While the next page loads (the current one is still on screen), Next waits for it. */
+  busy?: boolean;
+  testId?: string;
+};
+
+/**
+ * Previous / Page N / Next. A list that fits on one page (no page before it, no cursor after it)
+ * has nothing to page through: the pager is not shown at all.
+ */
+export function Pager({ pager, nextCursor, busy = false, testId = 'pager' }: PagerProps) {
+  if (pager.page === 1 && !nextCursor) {
+    return null;
+  }
   return (
     <nav className="pager" aria-label="Pages" data-testid={testId}>
       <button type="button" className="button" disabled={pager.page === 1} onClick={pager.previous} data-testid={`${testId}-previous`}>
         Previous
       </button>
-      <span className="muted">Page {pager.page}</span>
+      <span className="muted" data-testid={`${testId}-page`}>
+        Page {pager.page}
+      </span>
       <button
         type="button"
         className="button"
-        disabled={!nextCursor}
+        disabled={busy || !nextCursor}
         onClick={() => nextCursor && pager.next(nextCursor)}
         data-testid={`${testId}-next`}
       >

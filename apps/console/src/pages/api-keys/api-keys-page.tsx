@@ -2,13 +2,15 @@ import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-import { CreateApiKeyForm } from './create-api-key-form.tsx';
+import { CreateApiKeyForm, NAME_FIELD_ID } from './create-api-key-form.tsx';
 
 const PAGE_SIZE = 50;
 
@@ -49,69 +51,48 @@ export function ApiKeysPage() {
         creator is an org admin, a demoted creator's keys lose what the creator lost, and a key whose creator is suspended, removed from the
         organization or deleted stops working (401 invalid_secret_key). You can only give a key scopes you may use yourself.
       </p>
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {active.me && !active.organization && (
-        <p className="muted" data-testid="api-keys-no-workspace">
-          You are not in a workspace: there are no API keys to manage.
-        </p>
-      )}
-      {organizationId !== undefined && (
-        <div style={{ display: 'grid', gap: 16 }}>
-          {revealed && (
-            <section className="panel" data-testid="api-key-revealed" data-key-id={revealed.keyId}>
-              <h2 className="panel__title">{revealed.title}</h2>
-              <SecretOnce label="Secret key" value={revealed.secretKey} testId="api-key-secret" />
-              <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="api-key-secret-dismiss">
-                I have stored it
-              </button>
-            </section>
-          )}
-          <CreateApiKeyForm
-            organizationId={organizationId}
-            onCreated={(created) => reveal(`Key ${created.apiKey.name} created`, created)}
-          />
-          <section className="panel" data-testid="api-keys-list">
-            <h2 className="panel__title">Keys</h2>
-            {keys.isError && <ErrorPanel error={keys.error} title="Could not load the API keys" onRetry={() => void keys.refetch()} />}
-            {keys.isPending && !keys.isError && (
-              <p className="loading" data-testid="api-keys-loading">
-                Loading API keys…
-              </p>
+      <ListPage
+        testId="api-keys"
+        noun="API keys"
+        title="Keys"
+        workspace={active}
+        query={keys}
+        pager={pager}
+        empty={{
+          title: 'No API keys yet.',
+          next: 'Create one above for a backend service; its secret is shown once.',
+          action: { label: 'Create an API key', onClick: focusField(NAME_FIELD_ID) },
+        }}
+        above={(organization) => (
+          <>
+            {revealed && (
+              <section className="panel" data-testid="api-key-revealed" data-key-id={revealed.keyId}>
+                <h2 className="panel__title">{revealed.title}</h2>
+                <SecretOnce label="Secret key" value={revealed.secretKey} testId="api-key-secret" />
+                <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="api-key-secret-dismiss">
+                  I have stored it
+                </button>
+              </section>
             )}
-            {keys.data &&
-              (keys.data.data.length === 0 ? (
-                <p className="muted" data-testid="api-keys-empty">
-                  No API keys yet.
-                </p>
-              ) : (
-                <table className="data-table" data-testid="api-keys-table" aria-busy={keys.isPlaceholderData}>
-                  <thead>
-                    <tr>
-                      <th>Name</th>
-                      <th>Key</th>
-                      <th>Scopes</th>
-                      <th>Status</th>
-                      <th>Created</th>
-                      <th title="Recorded within about a minute of use">Last used</th>
-                      <th>Expires</th>
-                      <th>Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {keys.data.data.map((key) => (
-                      <ApiKeyRow
-                        key={key.id}
-                        apiKey={key}
-                        onRotated={(rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)}
-                      />
-                    ))}
-                  </tbody>
-                </table>
-              ))}
-            {keys.data && <Pager pager={pager} nextCursor={keys.isPlaceholderData ? null : keys.data.nextCursor} testId="api-keys-pager" />}
-          </section>
-        </div>
-      )}
+            <CreateApiKeyForm
+              organizationId={organization.id}
+              onCreated={(created) => reveal(`Key ${created.apiKey.name} created`, created)}
+            />
+          </>
+        )}
+        columns={[
+          'Name',
+          'Key',
+          'Scopes',
+          'Status',
+          'Created',
+          { label: 'Last used', title: 'Recorded within about a minute of use' },
+          'Expires',
+          'Actions',
+        ]}
+        rowKey={(key) => key.id}
+        row={(key) => <ApiKeyRow apiKey={key} onRotated={(rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)} />}
+      />
     </div>
   );
 }

@@ -15,6 +15,9 @@ function endOfLocalDay(value: unknown): string | undefined {
   return Number.isNaN(at.getTime()) ? value : at.toISOString();
 }
 
+/** The name field's id: the empty list's button takes the admin here. */
+export const NAME_FIELD_ID = 'api-key-name';
+
 type Props = {
   organizationId: string;
   /** Called with the created key and its secret (shown once by the page). */
@@ -49,7 +52,7 @@ export function CreateApiKeyForm({ organizationId, onCreated }: Props) {
         <div className="form-row">
           <label className="form-field">
             <span>Name</span>
-            <input placeholder="CI deploy" data-testid="api-key-name-input" {...form.register('name')} />
+            <input id={NAME_FIELD_ID} placeholder="CI deploy" data-testid="api-key-name-input" {...form.register('name')} />
             {errors.name && (
               <span className="form-field__error" data-testid="api-key-name-error">
                 {errors.name.message}

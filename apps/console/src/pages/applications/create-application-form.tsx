@@ -5,6 +5,9 @@ import { useForm } from 'react-hook-form';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { useTRPC } from '../../trpc.ts';
 
+/** The name field's id: the empty list's button takes the admin here. */
+export const NAME_FIELD_ID = 'application-name';
+
 type Props = {
   organizationSlug: string;
   /** Called with the application and its secret key (shown once by the page). */
@@ -36,7 +39,7 @@ export function CreateApplicationForm({ organizationSlug, onCreated }: Props) {
         <div className="form-row">
           <label className="form-field">
             <span>Name</span>
-            <input placeholder="Web app" data-testid="application-name-input" {...form.register('name')} />
+            <input id={NAME_FIELD_ID} placeholder="Web app" data-testid="application-name-input" {...form.register('name')} />
             {errors.name && (
               <span className="form-field__error" data-testid="application-name-error">
                 {errors.name.message}

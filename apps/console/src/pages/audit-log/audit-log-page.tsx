@@ -3,9 +3,9 @@ import { type TAuditLogEntry, type TAuditLogFilters, ZAuditLogFilters } from '@s
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -46,6 +46,7 @@ export function AuditLogPage() {
     setFilters(values);
     pager.reset();
   });
+  const filtered = Object.values(filters).some((v) => v !== undefined);
   const clear = () => {
     form.reset({ action: undefined, actor: undefined, target: undefined, from: undefined, to: undefined });
     setFilters({});
@@ -59,82 +60,70 @@ export function AuditLogPage() {
         description={`Who changed what and when${active.organization ? ` in ${active.organization.name}` : ''}. Entries are never edited or removed.`}
       />
 
-      <form className="form-row" onSubmit={apply} data-testid="audit-log-filters" noValidate>
-        <label className="form-field">
-          <span>Action</span>
-          <input
-            placeholder="user.created or user.*"
-            data-testid="audit-filter-action"
-            {...form.register('action', { setValueAs: optional })}
-          />
-          {errors.action && <span className="form-field__error">{errors.action.message}</span>}
-        </label>
-        <label className="form-field">
-          <span>Actor</span>
-          <input placeholder="usr_... or key_..." data-testid="audit-filter-actor" {...form.register('actor', { setValueAs: optional })} />
-          {errors.actor && <span className="form-field__error">{errors.actor.message}</span>}
-        </label>
-        <label className="form-field">
-          <span>Target</span>
-          <input
-            placeholder="an id, e.g. ten_..."
-            data-testid="audit-filter-target"
-            {...form.register('target', { setValueAs: optional })}
-          />
-          {errors.target && <span className="form-field__error">{errors.target.message}</span>}
-        </label>
-        <label className="form-field">
-          <span>From (inclusive)</span>
-          <input type="datetime-local" step="1" data-testid="audit-filter-from" {...form.register('from', { setValueAs: localToIso })} />
-          {errors.from && <span className="form-field__error">{errors.from.message}</span>}
-        </label>
-        <label className="form-field">
-          <span>To (exclusive)</span>
-          <input type="datetime-local" step="1" data-testid="audit-filter-to" {...form.register('to', { setValueAs: localToIso })} />
-          {errors.to && <span className="form-field__error">{errors.to.message}</span>}
-        </label>
-        <button type="submit" className="button button--primary" data-testid="audit-filter-apply">
-          Apply
-        </button>
-        <button type="button" className="button" onClick={clear} data-testid="audit-filter-clear">
-          Clear
-        </button>
-      </form>
-
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {log.isError && <ErrorPanel error={log.error} title="Could not load the audit log" onRetry={() => void log.refetch()} />}
-      {(active.isLoading || log.isPending) && !log.isError && (
-        <p className="loading" data-testid="audit-log-loading">
-          Loading the audit log…
-        </p>
-      )}
-      {log.data && (
-        <>
-          {log.data.data.length === 0 ? (
-            <p className="muted" data-testid="audit-log-empty">
-              {Object.values(filters).some((v) => v !== undefined) ? 'No entries match these filters.' : 'No entries yet.'}
-            </p>
-          ) : (
-            <table className="data-table" data-testid="audit-log-table" aria-busy={log.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Time</th>
-                  <th>Actor</th>
-                  <th>Action</th>
-                  <th>Target</th>
-                  <th>Summary</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.data.data.map((entry) => (
-                  <AuditLogRow key={entry.id} entry={entry} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={log.isPlaceholderData ? null : log.data.nextCursor} testId="audit-log-pager" />
-        </>
-      )}
+      <ListPage
+        testId="audit-log"
+        noun="audit log entries"
+        workspace={active}
+        query={log}
+        pager={pager}
+        filtered={filtered ? { title: 'No entries match these filters.', clear } : undefined}
+        empty={{ title: 'No entries yet.', next: 'Every change to this organization, by a person or an API key, is recorded here.' }}
+        above={() => (
+          <form className="form-row" onSubmit={apply} data-testid="audit-log-filters" noValidate>
+            <label className="form-field">
+              <span>Action</span>
+              <input
+                placeholder="user.created or user.*"
+                data-testid="audit-filter-action"
+                {...form.register('action', { setValueAs: optional })}
+              />
+              {errors.action && <span className="form-field__error">{errors.action.message}</span>}
+            </label>
+            <label className="form-field">
+              <span>Actor</span>
+              <input
+                placeholder="usr_... or key_..."
+                data-testid="audit-filter-actor"
+                {...form.register('actor', { setValueAs: optional })}
+              />
+              {errors.actor && <span className="form-field__error">{errors.actor.message}</span>}
+            </label>
+            <label className="form-field">
+              <span>Target</span>
+              <input
+                placeholder="an id, e.g. ten_..."
+                data-testid="audit-filter-target"
+                {...form.register('target', { setValueAs: optional })}
+              />
+              {errors.target && <span className="form-field__error">{errors.target.message}</span>}
+            </label>
+            <label className="form-field">
+              <span>From (inclusive)</span>
+              <input
+                type="datetime-local"
+                step="1"
+                data-testid="audit-filter-from"
+                {...form.register('from', { setValueAs: localToIso })}
+              />
+              {errors.from && <span className="form-field__error">{errors.from.message}</span>}
+            </label>
+            <label className="form-field">
+              <span>To (exclusive)</span>
+              <input type="datetime-local" step="1" data-testid="audit-filter-to" {...form.register('to', { setValueAs: localToIso })} />
+              {errors.to && <span className="form-field__error">{errors.to.message}</span>}
+            </label>
+            <button type="submit" className="button button--primary" data-testid="audit-filter-apply">
+              Apply
+            </button>
+            <button type="button" className="button" onClick={clear} data-testid="audit-filter-clear">
+              Clear
+            </button>
+          </form>
+        )}
+        columns={['Time', 'Actor', 'Action', 'Target', 'Summary']}
+        rowKey={(entry) => entry.id}
+        row={(entry) => <AuditLogRow entry={entry} />}
+      />
     </div>
   );
 }

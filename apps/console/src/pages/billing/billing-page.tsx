@@ -12,13 +12,18 @@ import {
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { useSearchParams } from 'react-router';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+/** The mapping form's event type field: the empty sync log list's button takes the admin here. */
+const MAPPING_EVENT_TYPE_FIELD_ID = 'billing-mapping-event-type';
 /** While a shown sync log is still queued, the list refreshes at this pace. */
 const LIVE_REFRESH_MS = 2000;
 
@@ -276,7 +281,12 @@ function Mappings({ organizationSlug }: { organizationSlug: string }) {
         </label>
         <label className="form-field">
           <span>Usage event type</span>
-          <input placeholder="api.request" data-testid="billing-mapping-event-type" {...form.register('eventType')} />
+          <input
+            id={MAPPING_EVENT_TYPE_FIELD_ID}
+            placeholder="api.request"
+            data-testid="billing-mapping-event-type"
+            {...form.register('eventType')}
+          />
           {errors.eventType && (
             <span className="form-field__error" data-testid="billing-mapping-event-type-error">
               {errors.eventType.message}
@@ -321,59 +331,36 @@ function SyncLogs({ organizationId, organizationSlug }: { organizationId: string
   };
 
   return (
-    <section className="panel" data-testid="billing-sync-logs">
-      <div style={{ display: 'flex', justifyContent: 'space-between', alignItems: 'baseline', gap: 16, flexWrap: 'wrap' }}>
-        <h2 className="panel__title">Sync logs</h2>
+    <ListPage
+      testId="billing-sync"
+      noun="sync logs"
+      title="Sync logs"
+      tools={
         <div className="form-row">
-          <label className="form-field">
-            <span>Status</span>
-            <select value={status ?? ''} onChange={(e) => setStatus(e.target.value)} data-testid="billing-sync-filter-status">
-              <option value="">Any status</option>
-              {BILLING_SYNC_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <StatusFilter
+            testId="billing-sync-filter-status"
+            anyLabel="Any status"
+            options={BILLING_SYNC_STATUSES}
+            value={status ?? ''}
+            onChange={setStatus}
+          />
           <button type="button" className="button" onClick={() => void logs.refetch()} data-testid="billing-sync-refresh">
             Refresh
           </button>
         </div>
-      </div>
-      {logs.isError && <ErrorPanel error={logs.error} title="Could not load the sync logs" onRetry={() => void logs.refetch()} />}
-      {logs.isPending && !logs.isError && <p className="loading">Loading sync logs…</p>}
-      {logs.data && (
-        <>
-          {logs.data.data.length === 0 ? (
-            <p className="muted" data-testid="billing-sync-empty">
-              {status ? `No ${status} sync logs.` : 'No sync logs yet: mapped usage events appear here.'}
-            </p>
-          ) : (
-            <table className="data-table" data-testid="billing-sync-table" aria-busy={logs.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Created</th>
-                  <th>Provider</th>
-                  <th>Event type</th>
-                  <th>Usage event</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Reason / provider record</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {logs.data.data.map((log) => (
-                  <SyncLogRow key={log.id} log={log} organizationSlug={organizationSlug} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={logs.isPlaceholderData ? null : logs.data.nextCursor} testId="billing-sync-pager" />
-        </>
-      )}
-    </section>
+      }
+      query={logs}
+      pager={pager}
+      filtered={status ? { title: `No ${status} sync logs.`, clear: () => setStatus('') } : undefined}
+      empty={{
+        title: 'No sync logs yet.',
+        next: 'Map a usage event type above: each mapped usage event is synced and appears here.',
+        action: { label: 'Add a mapping', onClick: focusField(MAPPING_EVENT_TYPE_FIELD_ID) },
+      }}
+      columns={['Created', 'Provider', 'Event type', 'Usage event', 'Status', 'Attempts', 'Reason / provider record', 'Actions']}
+      rowKey={(log) => log.id}
+      row={(log) => <SyncLogRow log={log} organizationSlug={organizationSlug} />}
+    />
   );
 }
 

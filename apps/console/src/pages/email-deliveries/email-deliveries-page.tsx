@@ -1,9 +1,12 @@
 import type { TEmailDelivery, TEmailDeliveryStatus, TProcessEmailDeliveriesResponse } from '@svc/contracts/email-deliveries';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { useNavigate } from 'react-router';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -36,6 +39,7 @@ export function EmailDeliveriesPage() {
   const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
+  const navigate = useNavigate();
   const [status, setStatus] = useState<TEmailDeliveryStatus | ''>('');
   const slug = active.organization?.slug;
   const deliveries = useQuery({
@@ -47,6 +51,10 @@ export function EmailDeliveriesPage() {
   });
   const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.emailDeliveries.list.queryKey() });
   const processing = useMutation(trpc.emailDeliveries.process.mutationOptions({ onSettled: invalidate }));
+  const showAll = () => {
+    setStatus('');
+    pager.reset();
+  };
   const run = (ids?: string[]) => processing.mutateAsync({ organization_slug: slug, ...(ids ? { ids } : {}) }).catch(() => undefined);
 
   return (
@@ -69,78 +77,29 @@ export function EmailDeliveriesPage() {
           )
         }
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {processing.isSuccess && <ProcessResult result={processing.data} />}
       {processing.isError && <ProcessError error={processing.error} />}
-      {slug !== undefined && (
-        <form className="form-row" data-testid="email-deliveries-filters" onSubmit={(e) => e.preventDefault()}>
-          <label className="form-field">
-            <span>Status</span>
-            <select
-              data-testid="email-deliveries-filter-status"
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as TEmailDeliveryStatus | '');
-                pager.reset();
-              }}
-            >
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-        </form>
-      )}
-      {deliveries.isError && (
-        <ErrorPanel error={deliveries.error} title="Could not load the email deliveries" onRetry={() => void deliveries.refetch()} />
-      )}
-      {(active.isLoading || deliveries.isPending) && !deliveries.isError && slug !== undefined && (
-        <p className="loading" data-testid="email-deliveries-loading">
-          Loading email deliveries…
-        </p>
-      )}
-      {deliveries.data && slug !== undefined && (
-        <>
-          {deliveries.data.data.length === 0 ? (
-            <p className="muted" data-testid="email-deliveries-empty">
-              {status ? `No ${status} emails.` : 'No invitation emails yet.'}
-            </p>
-          ) : (
-            <table className="data-table" data-testid="email-deliveries-table" aria-busy={deliveries.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Recipient</th>
-                  <th>Subject</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Last attempt</th>
-                  <th>Next attempt / sent</th>
-                  <th>Created</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.data.data.map((delivery) => (
-                  <DeliveryRow
-                    key={delivery.id}
-                    delivery={delivery}
-                    busy={processing.isPending}
-                    onSendNow={() => void run([delivery.id])}
-                  />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager
-            pager={pager}
-            nextCursor={deliveries.isPlaceholderData ? null : deliveries.data.nextCursor}
-            testId="email-deliveries-pager"
-          />
-        </>
-      )}
+      <ListPage
+        testId="email-deliveries"
+        noun="email deliveries"
+        workspace={active}
+        query={deliveries}
+        pager={pager}
+        filtered={status ? { title: `No ${status} emails.`, clear: showAll } : undefined}
+        empty={{
+          title: 'No invitation emails yet.',
+          next: 'Each invitation you create queues an email here.',
+          action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
+        }}
+        above={() => (
+          <form className="form-row" data-testid="email-deliveries-filters" onSubmit={(e) => e.preventDefault()}>
+            <StatusFilter testId="email-deliveries-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+          </form>
+        )}
+        columns={['Recipient', 'Subject', 'Status', 'Attempts', 'Last attempt', 'Next attempt / sent', 'Created', '']}
+        rowKey={(delivery) => delivery.id}
+        row={(delivery) => <DeliveryRow delivery={delivery} busy={processing.isPending} onSendNow={() => void run([delivery.id])} />}
+      />
     </div>
   );
 }

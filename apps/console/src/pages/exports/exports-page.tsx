@@ -3,8 +3,9 @@ import { type TExport, ZCreateExportRequest } from '@svc/contracts/exports';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -69,65 +70,44 @@ export function ExportsPage() {
         title="Exports"
         description={`A snapshot of everything ${active.organization ? active.organization.name : 'this workspace'} owns: members, roles, invitations, applications, API keys, webhooks, sessions, the audit log, billing handoff and every usage event. Secrets (keys, token hashes, signing secrets, ciphertexts) are never included.`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {slug !== undefined && (
-        <section className="panel" data-testid="export-create-panel">
-          <h2 className="panel__title">New export</h2>
-          <form className="form-row" onSubmit={submit} noValidate data-testid="export-form">
-            <label className="form-field">
-              <span>Format</span>
-              <select data-testid="export-format" {...form.register('format')}>
-                <option value="json">JSON (one document)</option>
-                <option value="csv">CSV (one row per record, spreadsheet-safe)</option>
-              </select>
-            </label>
-            <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="export-create">
-              {create.isPending ? 'Requesting…' : 'Create export'}
-            </button>
-          </form>
-          {create.isSuccess && (
-            <p className="muted" role="status" data-testid="export-created">
-              Export <code>{create.data.export.id}</code> is queued: it appears below and can be downloaded once completed.
-            </p>
-          )}
-          {create.isError && <ErrorPanel error={create.error} title="Could not create the export" />}
-        </section>
-      )}
-      {exports.isError && <ErrorPanel error={exports.error} title="Could not load the exports" onRetry={() => void exports.refetch()} />}
-      {(active.isLoading || exports.isPending) && !exports.isError && slug !== undefined && (
-        <p className="loading" data-testid="exports-loading">
-          Loading exports…
-        </p>
-      )}
-      {exports.data && slug !== undefined && (
-        <>
-          {exports.data.data.length === 0 ? (
-            <p className="muted" data-testid="exports-empty">
-              No exports yet.
-            </p>
-          ) : (
-            <table className="data-table" data-testid="exports-table" aria-busy={exports.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Export</th>
-                  <th>Format</th>
-                  <th>Status</th>
-                  <th>Contents</th>
-                  <th>Requested</th>
-                  <th>Snapshot as of</th>
-                  <th>Download</th>
-                </tr>
-              </thead>
-              <tbody>
-                {exports.data.data.map((item) => (
-                  <ExportRow key={item.id} item={item} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={exports.isPlaceholderData ? null : exports.data.nextCursor} testId="exports-pager" />
-        </>
-      )}
+      <ListPage
+        testId="exports"
+        noun="exports"
+        workspace={active}
+        query={exports}
+        pager={pager}
+        empty={{
+          title: 'No exports yet.',
+          next: 'Create one above: the worker builds it, and it can be downloaded here once completed.',
+          action: { label: 'Create export', onClick: () => void submit() },
+        }}
+        above={() => (
+          <section className="panel" data-testid="export-create-panel">
+            <h2 className="panel__title">New export</h2>
+            <form className="form-row" onSubmit={submit} noValidate data-testid="export-form">
+              <label className="form-field">
+                <span>Format</span>
+                <select data-testid="export-format" {...form.register('format')}>
+                  <option value="json">JSON (one document)</option>
+                  <option value="csv">CSV (one row per record, spreadsheet-safe)</option>
+                </select>
+              </label>
+              <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="export-create">
+                {create.isPending ? 'Requesting…' : 'Create export'}
+              </button>
+            </form>
+            {create.isSuccess && (
+              <p className="muted" role="status" data-testid="export-created">
+                Export <code>{create.data.export.id}</code> is queued: it appears below and can be downloaded once completed.
+              </p>
+            )}
+            {create.isError && <ErrorPanel error={create.error} title="Could not create the export" />}
+          </section>
+        )}
+        columns={['Export', 'Format', 'Status', 'Contents', 'Requested', 'Snapshot as of', 'Download']}
+        rowKey={(item) => item.id}
+        row={(item) => <ExportRow item={item} />}
+      />
     </div>
   );
 }

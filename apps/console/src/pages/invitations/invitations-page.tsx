@@ -5,16 +5,21 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
 const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
 const STATUSES: TInvitationStatus[] = ['pending', 'accepted', 'revoked', 'expired'];
+/** The invite form's email field: the empty list's button takes the admin here. */
+const EMAIL_FIELD_ID = 'invitations-create-email';
 
 /**
  * Invitations to the active organization: invite by email (the one-time link is shown once, to
@@ -35,6 +40,10 @@ export function InvitationsPage() {
   });
   const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
   const roleKeys = roles.data ? roles.data.data.map((r) => r.key) : SYSTEM_ROLE_KEYS;
+  const showAll = () => {
+    setStatus('');
+    pager.reset();
+  };
 
   return (
     <div data-testid="page-invitations">
@@ -42,66 +51,30 @@ export function InvitationsPage() {
         title="Invitations"
         description={`Invite people to ${active.organization ? active.organization.name : 'this workspace'}. Each invite link works once, for the invited email, until it expires.`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {slug !== undefined && <CreateInvitationForm slug={slug} roleKeys={roleKeys} onCreated={pager.reset} />}
-      {slug !== undefined && (
-        <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
-          <label className="form-field">
-            <span>Status</span>
-            <select
-              data-testid="invitations-filter-status"
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as TInvitationStatus | '');
-                pager.reset();
-              }}
-            >
-              <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-        </form>
-      )}
-      {invitations.isError && (
-        <ErrorPanel error={invitations.error} title="Could not load the invitations" onRetry={() => void invitations.refetch()} />
-      )}
-      {(active.isLoading || invitations.isPending) && !invitations.isError && slug !== undefined && (
-        <p className="loading" data-testid="invitations-loading">
-          Loading invitations…
-        </p>
-      )}
-      {invitations.data && slug !== undefined && (
-        <>
-          {invitations.data.data.length === 0 ? (
-            <p className="muted" data-testid="invitations-empty">
-              {status ? `No ${status} invitations.` : 'No invitations yet.'}
-            </p>
-          ) : (
-            <table className="data-table" data-testid="invitations-table" aria-busy={invitations.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Email</th>
-                  <th>Role</th>
-                  <th>Status</th>
-                  <th>Expires</th>
-                  <th>Created</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {invitations.data.data.map((invitation) => (
-                  <InvitationRow key={invitation.id} invitation={invitation} slug={slug} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={invitations.isPlaceholderData ? null : invitations.data.nextCursor} testId="invitations-pager" />
-        </>
-      )}
+      <ListPage
+        testId="invitations"
+        noun="invitations"
+        workspace={active}
+        query={invitations}
+        pager={pager}
+        filtered={status ? { title: `No ${status} invitations.`, clear: showAll } : undefined}
+        empty={{
+          title: 'No invitations yet.',
+          next: 'Invite someone above: svc shows the one-time link to send them.',
+          action: { label: 'Invite someone', onClick: focusField(EMAIL_FIELD_ID) },
+        }}
+        above={(organization) => (
+          <>
+            <CreateInvitationForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />
+            <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
+              <StatusFilter testId="invitations-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+            </form>
+          </>
+        )}
+        columns={['Email', 'Role', 'Status', 'Expires', 'Created', '']}
+        rowKey={(invitation) => invitation.id}
+        row={(invitation, organization) => <InvitationRow invitation={invitation} slug={organization.slug} />}
+      />
     </div>
   );
 }
@@ -198,7 +171,7 @@ function CreateInvitationForm({ slug, roleKeys, onCreated }: { slug: string; rol
       <form className="form-row" onSubmit={submit} noValidate data-testid="invitations-create-form">
         <label className="form-field">
           <span>Email</span>
-          <input type="email" autoComplete="off" data-testid="invitations-create-email" {...form.register('email')} />
+          <input id={EMAIL_FIELD_ID} type="email" autoComplete="off" data-testid="invitations-create-email" {...form.register('email')} />
           {errors.email && (
             <span className="form-field__error" data-testid="invitations-create-email-error">
               {errors.email.message}

@@ -1,8 +1,9 @@
 import type { TTenantMember } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { useNavigate } from 'react-router';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -13,6 +14,7 @@ export function MembersPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const pager = usePager();
+  const navigate = useNavigate();
   const organizationId = active.organization?.id;
   const members = useQuery({
     ...trpc.tenants.member.list.queryOptions(
@@ -29,44 +31,21 @@ export function MembersPage() {
         title="Members"
         description={`People who belong to ${active.organization ? active.organization.name : 'this workspace'}, and the role each holds.`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {active.me && !active.organization && (
-        <p className="muted" data-testid="members-no-workspace">
-          You are not in a workspace: there are no members to show.
-        </p>
-      )}
-      {members.isError && <ErrorPanel error={members.error} title="Could not load the members" onRetry={() => void members.refetch()} />}
-      {(active.isLoading || (organizationId !== undefined && members.isPending)) && !members.isError && (
-        <p className="loading" data-testid="members-loading">
-          Loading members…
-        </p>
-      )}
-      {members.data && (
-        <>
-          {members.data.data.length === 0 ? (
-            <p className="muted" data-testid="members-empty">
-              No members yet.
-            </p>
-          ) : (
-            <table className="data-table" data-testid="members-table" aria-busy={members.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Email</th>
-                  <th>Role</th>
-                  <th>Joined</th>
-                </tr>
-              </thead>
-              <tbody>
-                {members.data.data.map((member) => (
-                  <MemberRow key={member.userId} member={member} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={members.isPlaceholderData ? null : members.data.nextCursor} testId="members-pager" />
-        </>
-      )}
+      <ListPage
+        testId="members"
+        noun="members"
+        workspace={active}
+        query={members}
+        pager={pager}
+        empty={{
+          title: 'No members yet.',
+          next: 'Invite people on the Invitations page: they appear here once they accept.',
+          action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
+        }}
+        columns={['Name', 'Email', 'Role', 'Joined']}
+        rowKey={(member) => member.userId}
+        row={(member) => <MemberRow member={member} />}
+      />
     </div>
   );
 }

@@ -8,13 +8,17 @@ import {
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+/** The create form's key field: the empty list's button takes the admin here. */
+const KEY_FIELD_ID = 'plan-create-key';
 const textArea = { width: '100%', minHeight: 72, fontFamily: 'var(--mono)', padding: '0.4rem 0.5rem' };
 
 /**
@@ -47,45 +51,31 @@ export function PlansPage() {
             Only platform admins create and change plans.
           </p>
         )}
-        <section className="panel" data-testid="plans-list">
-          <h2 className="panel__title">Plans</h2>
-          {plans.isError && <ErrorPanel error={plans.error} title="Could not load the plans" onRetry={() => void plans.refetch()} />}
-          {plans.isPending && !plans.isError && (
-            <p className="loading" data-testid="plans-loading">
-              Loading plans…
-            </p>
-          )}
-          {plans.data && (
-            <>
-              <table className="data-table" data-testid="plans-table" aria-busy={plans.isPlaceholderData}>
-                <thead>
-                  <tr>
-                    <th>Plan</th>
-                    <th>Key</th>
-                    <th>Seats</th>
-                    <th>Usage limits per month</th>
-                    <th>Alerts</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {plans.data.data.map((plan) =>
-                    editing === plan.id ? (
-                      <tr key={plan.id} data-testid="plan-row" data-plan-key={plan.key}>
-                        <td colSpan={6}>
-                          <EditPlanForm plan={plan} onDone={() => setEditing(null)} />
-                        </td>
-                      </tr>
-                    ) : (
-                      <PlanRow key={plan.id} plan={plan} canEdit={isPlatformAdmin} onEdit={() => setEditing(plan.id)} />
-                    ),
-                  )}
-                </tbody>
-              </table>
-              <Pager pager={pager} nextCursor={plans.isPlaceholderData ? null : plans.data.nextCursor} testId="plans-pager" />
-            </>
-          )}
-        </section>
+        <ListPage
+          testId="plans"
+          noun="plans"
+          title="Plans"
+          query={plans}
+          pager={pager}
+          empty={
+            isPlatformAdmin
+              ? { title: 'No plans yet.', next: 'Create one above.', action: { label: 'Create a plan', onClick: focusField(KEY_FIELD_ID) } }
+              : { title: 'No plans yet.', next: 'A platform admin creates them.' }
+          }
+          columns={['Plan', 'Key', 'Seats', 'Usage limits per month', 'Alerts', '']}
+          rowKey={(plan) => plan.id}
+          row={(plan) =>
+            editing === plan.id ? (
+              <tr data-testid="plan-row" data-plan-key={plan.key}>
+                <td colSpan={6}>
+                  <EditPlanForm plan={plan} onDone={() => setEditing(null)} />
+                </td>
+              </tr>
+            ) : (
+              <PlanRow plan={plan} canEdit={isPlatformAdmin} onEdit={() => setEditing(plan.id)} />
+            )
+          }
+        />
       </div>
     </div>
   );
@@ -156,7 +146,13 @@ function PlanFields({ form, prefix, defaultLocked }: { form: ReturnType<typeof u
       <div className="form-row">
         <label className="form-field">
           <span>Key</span>
-          <input autoComplete="off" placeholder="team" data-testid={`${prefix}-key`} {...form.register('key')} />
+          <input
+            id={prefix === 'plan-create' ? KEY_FIELD_ID : undefined}
+            autoComplete="off"
+            placeholder="team"
+            data-testid={`${prefix}-key`}
+            {...form.register('key')}
+          />
           {errors.key && (
             <span className="form-field__error" data-testid={`${prefix}-key-error`}>
               {errors.key.message}

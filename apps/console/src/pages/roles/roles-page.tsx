@@ -4,13 +4,17 @@ import { type TRole, ZCreateRoleRequest, ZUpdateRoleRequest } from '@svc/contrac
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type FieldError, type UseFormRegisterReturn, useForm } from 'react-hook-form';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+/** The create form's key field: the empty list's button takes the admin here. */
+const KEY_FIELD_ID = 'roles-create-key';
 
 /**
  * Roles of the active organization: the two built-in ones (read-only) and custom roles made of
@@ -34,42 +38,32 @@ export function RolesPage() {
         title="Roles"
         description={`Named sets of permissions for members of ${active.organization ? active.organization.name : 'this workspace'}. System roles cannot be changed.`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {slug !== undefined && <CreateRoleForm slug={slug} onCreated={pager.reset} />}
-      {roles.isError && <ErrorPanel error={roles.error} title="Could not load the roles" onRetry={() => void roles.refetch()} />}
-      {(active.isLoading || roles.isPending) && !roles.isError && slug !== undefined && (
-        <p className="loading" data-testid="roles-loading">
-          Loading roles…
-        </p>
-      )}
-      {roles.data && (
-        <>
-          <table className="data-table" data-testid="roles-table" aria-busy={roles.isPlaceholderData}>
-            <thead>
-              <tr>
-                <th>Role</th>
-                <th>Key</th>
-                <th>Permissions</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {roles.data.data.map((role) =>
-                editing === role.id && slug !== undefined ? (
-                  <tr key={role.id} data-testid="role-row" data-role-key={role.key}>
-                    <td colSpan={4}>
-                      <EditRoleForm role={role} slug={slug} onDone={() => setEditing(null)} />
-                    </td>
-                  </tr>
-                ) : (
-                  <RoleRow key={role.id} role={role} onEdit={() => setEditing(role.id)} />
-                ),
-              )}
-            </tbody>
-          </table>
-          <Pager pager={pager} nextCursor={roles.isPlaceholderData ? null : roles.data.nextCursor} testId="roles-pager" />
-        </>
-      )}
+      <ListPage
+        testId="roles"
+        noun="roles"
+        workspace={active}
+        query={roles}
+        pager={pager}
+        empty={{
+          title: 'No roles.',
+          next: 'Create a custom role above from the permission catalog.',
+          action: { label: 'Create a role', onClick: focusField(KEY_FIELD_ID) },
+        }}
+        above={(organization) => <CreateRoleForm slug={organization.slug} onCreated={pager.reset} />}
+        columns={['Role', 'Key', 'Permissions', '']}
+        rowKey={(role) => role.id}
+        row={(role, organization) =>
+          editing === role.id ? (
+            <tr data-testid="role-row" data-role-key={role.key}>
+              <td colSpan={4}>
+                <EditRoleForm role={role} slug={organization.slug} onDone={() => setEditing(null)} />
+              </td>
+            </tr>
+          ) : (
+            <RoleRow role={role} onEdit={() => setEditing(role.id)} />
+          )
+        }
+      />
     </div>
   );
 }
@@ -158,7 +152,13 @@ function CreateRoleForm({ slug, onCreated }: { slug: string; onCreated: () => vo
         <div className="form-row">
           <label className="form-field">
             <span>Key</span>
-            <input autoComplete="off" placeholder="support_agent" data-testid="roles-create-key" {...form.register('key')} />
+            <input
+              id={KEY_FIELD_ID}
+              autoComplete="off"
+              placeholder="support_agent"
+              data-testid="roles-create-key"
+              {...form.register('key')}
+            />
             {errors.key && (
               <span className="form-field__error" data-testid="roles-create-key-error">
                 {errors.key.message}

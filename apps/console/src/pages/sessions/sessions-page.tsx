@@ -3,12 +3,18 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+const STATES = [
+  { value: 'active', label: 'Active sessions' },
+  { value: 'all', label: 'All, with revoked and expired' },
+] as const;
 
 /** Where the active organization's members are signed in; revoking one signs that browser out. */
 export function SessionsPage() {
@@ -31,68 +37,41 @@ export function SessionsPage() {
         title="Sessions"
         description={`Where members of ${active.organization ? active.organization.name : 'this workspace'} are signed in, and the applications each session signed in to through svc. A revoked session is refused on its next request, on every server, and signs out of those applications (their refresh tokens stop, back-channel logout is sent).`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {active.me && !active.organization && (
-        <p className="muted" data-testid="sessions-no-workspace">
-          You are not in a workspace: there are no sessions to show.
-        </p>
-      )}
-      {slug !== undefined && (
-        <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
-          <label className="form-field">
-            <span>Show</span>
-            <select
-              data-testid="sessions-filter-state"
+      <ListPage
+        testId="sessions"
+        noun="sessions"
+        workspace={active}
+        query={sessions}
+        pager={pager}
+        filtered={
+          state === 'active'
+            ? {
+                title: 'No active sessions.',
+                clear: () => {
+                  setState('all');
+                  pager.reset();
+                },
+              }
+            : undefined
+        }
+        empty={{ title: 'No sessions.', next: "Members' sessions appear here when they sign in." }}
+        above={() => (
+          <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
+            <StatusFilter
+              testId="sessions-filter-state"
+              label="Show"
+              anyLabel={null}
+              options={STATES}
               value={state}
-              onChange={(e) => {
-                setState(e.target.value === 'all' ? 'all' : 'active');
-                pager.reset();
-              }}
-            >
-              <option value="active">Active sessions</option>
-              <option value="all">All, with revoked and expired</option>
-            </select>
-          </label>
-        </form>
-      )}
-      {sessions.isError && (
-        <ErrorPanel error={sessions.error} title="Could not load the sessions" onRetry={() => void sessions.refetch()} />
-      )}
-      {(active.isLoading || (slug !== undefined && sessions.isPending)) && !sessions.isError && (
-        <p className="loading" data-testid="sessions-loading">
-          Loading sessions…
-        </p>
-      )}
-      {sessions.data && slug !== undefined && (
-        <>
-          {sessions.data.data.length === 0 ? (
-            <p className="muted" data-testid="sessions-empty">
-              No sessions.
-            </p>
-          ) : (
-            <table className="data-table" data-testid="sessions-table" aria-busy={sessions.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>User</th>
-                  <th>Device</th>
-                  <th>IP address</th>
-                  <th>Applications</th>
-                  <th>Signed in</th>
-                  <th>Last seen</th>
-                  <th>Status</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {sessions.data.data.map((session) => (
-                  <SessionRow key={session.id} session={session} slug={slug} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={sessions.isPlaceholderData ? null : sessions.data.nextCursor} testId="sessions-pager" />
-        </>
-      )}
+              onChange={(value) => setState(value === 'all' ? 'all' : 'active')}
+              pager={pager}
+            />
+          </form>
+        )}
+        columns={['User', 'Device', 'IP address', 'Applications', 'Signed in', 'Last seen', 'Status', 'Actions']}
+        rowKey={(session) => session.id}
+        row={(session, organization) => <SessionRow session={session} slug={organization.slug} />}
+      />
     </div>
   );
 }

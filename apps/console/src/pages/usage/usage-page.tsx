@@ -1,9 +1,11 @@
 import type { TUsageCounters, TUsageSummary } from '@svc/contracts/usage';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { useNavigate } from 'react-router';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -356,54 +358,45 @@ function UsageChart({ summary, metric, busy }: { summary: TUsageSummary; metric:
 function RecentEvents({ organizationId }: { organizationId: string }) {
   const trpc = useTRPC();
   const pager = usePager();
+  const navigate = useNavigate();
   const events = useQuery({
     ...trpc.usage.events.list.queryOptions({ id: organizationId, limit: 20, cursor: pager.cursor }),
     placeholderData: keepPreviousData,
   });
   return (
-    <section className="panel" data-testid="usage-events">
-      <h2 className="panel__title">Latest events</h2>
-      {events.isError && <ErrorPanel error={events.error} title="Could not load the usage events" onRetry={() => void events.refetch()} />}
-      {events.data &&
-        (events.data.data.length === 0 ? (
-          <p className="muted" data-testid="usage-events-empty">
-            No usage events yet. Send one with <code>POST /v1/usage/events</code> and a secret key.
-          </p>
-        ) : (
+    <ListPage
+      testId="usage-events"
+      noun="usage events"
+      title="Latest events"
+      query={events}
+      pager={pager}
+      empty={{
+        title: 'No usage events yet.',
+        next: (
           <>
-            <table className="data-table" aria-busy={events.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Occurred (UTC)</th>
-                  <th>Event type</th>
-                  <th>Quantity</th>
-                  <th>Idempotency key</th>
-                  <th>Route</th>
-                  <th>Sent by</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.data.data.map((e) => (
-                  <tr key={e.id} data-testid="usage-event-row" data-event-id={e.id}>
-                    <td>
-                      <time dateTime={e.occurredAt}>{e.occurredAt.replace('T', ' ').slice(0, 19)}</time>
-                    </td>
-                    <td>
-                      <code>{e.eventType}</code>
-                    </td>
-                    <td>{number(e.quantity)}</td>
-                    <td>
-                      <code>{e.idempotencyKey}</code>
-                    </td>
-                    <td>{e.channel === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</td>
-                    <td>{e.sourceId ? <code>{e.sourceId}</code> : <span className="muted">—</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager pager={pager} nextCursor={events.isPlaceholderData ? null : events.data.nextCursor} testId="usage-events-pager" />
+            Send one with <code>POST /v1/usage/events</code> and a secret key.
           </>
-        ))}
-    </section>
+        ),
+        action: { label: 'Create an API key', onClick: () => void navigate('/api-keys') },
+      }}
+      columns={['Occurred (UTC)', 'Event type', 'Quantity', 'Idempotency key', 'Route', 'Sent by']}
+      rowKey={(e) => e.id}
+      row={(e) => (
+        <tr data-testid="usage-event-row" data-event-id={e.id}>
+          <td>
+            <time dateTime={e.occurredAt}>{e.occurredAt.replace('T', ' ').slice(0, 19)}</time>
+          </td>
+          <td>
+            <code>{e.eventType}</code>
+          </td>
+          <td>{number(e.quantity)}</td>
+          <td>
+            <code>{e.idempotencyKey}</code>
+          </td>
+          <td>{e.channel === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</td>
+          <td>{e.sourceId ? <code>{e.sourceId}</code> : <span className="muted">—</span>}</td>
+        </tr>
+      )}
+    />
   );
 }

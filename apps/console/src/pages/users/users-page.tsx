@@ -4,14 +4,24 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
 const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
+const STATUSES: { value: TMembershipStatus; label: string }[] = [
+  { value: 'invited', label: 'Invited' },
+  { value: 'active', label: 'Active' },
+  { value: 'suspended', label: 'Suspended' },
+];
+/** The add form's email field: the empty list's button takes the admin here. */
+const EMAIL_FIELD_ID = 'users-create-email';
 
 /**
  * The active organization's users: who they are, their membership's status and role here; add a
@@ -41,6 +51,12 @@ export function UsersPage() {
   });
   const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
   const roleKeys = roles.data ? roles.data.data.map((r) => r.key) : SYSTEM_ROLE_KEYS;
+  const filtered = status !== '' || emailPrefix.trim() !== '';
+  const clearFilters = () => {
+    setStatus('');
+    setEmailPrefix('');
+    pager.reset();
+  };
 
   return (
     <div data-testid="page-users">
@@ -48,78 +64,42 @@ export function UsersPage() {
         title="Users"
         description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their membership's status and role. Suspending a membership cuts their access to this organization at once.`}
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {active.me && !active.organization && (
-        <p className="muted" data-testid="users-no-workspace">
-          You are not in a workspace: there are no users to show.
-        </p>
-      )}
-      {slug !== undefined && <CreateUserForm slug={slug} roleKeys={roleKeys} onCreated={pager.reset} />}
-      {slug !== undefined && (
-        <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
-          <label className="form-field">
-            <span>Status</span>
-            <select
-              data-testid="users-filter-status"
-              value={status}
-              onChange={(e) => {
-                setStatus(e.target.value as TMembershipStatus | '');
-                pager.reset();
-              }}
-            >
-              <option value="">Any</option>
-              <option value="invited">Invited</option>
-              <option value="active">Active</option>
-              <option value="suspended">Suspended</option>
-            </select>
-          </label>
-          <label className="form-field">
-            <span>Email starts with</span>
-            <input
-              data-testid="users-filter-email"
-              value={emailPrefix}
-              maxLength={254}
-              onChange={(e) => {
-                setEmailPrefix(e.target.value);
-                pager.reset();
-              }}
-            />
-          </label>
-        </form>
-      )}
-      {users.isError && <ErrorPanel error={users.error} title="Could not load the users" onRetry={() => void users.refetch()} />}
-      {(active.isLoading || (slug !== undefined && users.isPending)) && !users.isError && (
-        <p className="loading" data-testid="users-loading">
-          Loading users…
-        </p>
-      )}
-      {users.data && slug !== undefined && (
-        <>
-          {users.data.data.length === 0 ? (
-            <p className="muted" data-testid="users-empty">
-              No users match.
-            </p>
-          ) : (
-            <table className="data-table" data-testid="users-table" aria-busy={users.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>User</th>
-                  <th>Status</th>
-                  <th>Role</th>
-                  <th>Last sign-in</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {users.data.data.map((user) => (
-                  <UserRow key={user.id} user={user} slug={slug} roleKeys={roleKeys} />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={users.isPlaceholderData ? null : users.data.nextCursor} testId="users-pager" />
-        </>
-      )}
+      <ListPage
+        testId="users"
+        noun="users"
+        workspace={active}
+        query={users}
+        pager={pager}
+        filtered={filtered ? { title: 'No users match.', clear: clearFilters } : undefined}
+        empty={{
+          title: 'No users yet.',
+          next: 'Add a user above: they join once they accept.',
+          action: { label: 'Add a user', onClick: focusField(EMAIL_FIELD_ID) },
+        }}
+        above={(organization) => (
+          <>
+            <CreateUserForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />
+            <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
+              <StatusFilter testId="users-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+              <label className="form-field">
+                <span>Email starts with</span>
+                <input
+                  data-testid="users-filter-email"
+                  value={emailPrefix}
+                  maxLength={254}
+                  onChange={(e) => {
+                    setEmailPrefix(e.target.value);
+                    pager.reset();
+                  }}
+                />
+              </label>
+            </form>
+          </>
+        )}
+        columns={['User', 'Status', 'Role', 'Last sign-in', 'Actions']}
+        rowKey={(user) => user.id}
+        row={(user, organization) => <UserRow user={user} slug={organization.slug} roleKeys={roleKeys} />}
+      />
     </div>
   );
 }
@@ -165,7 +145,7 @@ function CreateUserForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys:
       <form className="form-row" onSubmit={submit} noValidate data-testid="users-create-form">
         <label className="form-field">
           <span>Email</span>
-          <input type="email" autoComplete="off" data-testid="users-create-email" {...form.register('email')} />
+          <input id={EMAIL_FIELD_ID} type="email" autoComplete="off" data-testid="users-create-email" {...form.register('email')} />
           {errors.email && (
             <span className="form-field__error" data-testid="users-create-email-error">
               {errors.email.message}

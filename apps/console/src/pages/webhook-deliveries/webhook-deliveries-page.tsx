@@ -9,11 +9,13 @@ import {
 } from '@svc/contracts/webhooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { useSearchParams } from 'react-router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -37,6 +39,7 @@ export function WebhookDeliveriesPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const pager = usePager();
+  const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   const filters: TWebhookDeliveryFilters = {
     endpoint_id: params.get('endpoint_id') ?? undefined,
@@ -95,103 +98,84 @@ export function WebhookDeliveriesPage() {
         title="Webhook deliveries"
         description="Each event sent to each endpoint, with every attempt. Signing secrets never appear here."
       />
-      <form className="form-row" onSubmit={apply} noValidate data-testid="deliveries-filters">
-        <label className="form-field">
-          <span>Endpoint</span>
-          <select data-testid="deliveries-filter-endpoint" {...form.register('endpoint_id', { setValueAs: optional })}>
-            <option value="">Any endpoint</option>
-            {endpointOptions.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="form-field">
-          <span>Status</span>
-          <select data-testid="deliveries-filter-status" {...form.register('status', { setValueAs: optional })}>
-            <option value="">Any status</option>
-            {WEBHOOK_DELIVERY_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="form-field">
-          <span>Event type</span>
-          <select data-testid="deliveries-filter-event-type" {...form.register('event_type', { setValueAs: optional })}>
-            <option value="">Any event type</option>
-            <option value={TEST_EVENT_TYPE}>{TEST_EVENT_TYPE}</option>
-            {WEBHOOK_EVENT_TYPE_CATALOG.map((t) => (
-              <option key={t.type} value={t.type}>
-                {t.type}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit" className="button button--primary" data-testid="deliveries-filter-apply">
-          Apply
-        </button>
-        <button type="button" className="button" onClick={clear} data-testid="deliveries-filter-clear">
-          Clear
-        </button>
-        <button type="button" className="button" onClick={() => void deliveries.refetch()} data-testid="deliveries-refresh">
-          Refresh
-        </button>
-      </form>
-
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {selected && organizationSlug !== undefined && (
-        <DeliveryDetail
-          id={selected}
-          organizationSlug={organizationSlug}
-          endpointUrl={urlOf}
-          onClose={() => select(null)}
-          onReplayed={(id) => select(id)}
-        />
-      )}
-      {deliveries.isError && (
-        <ErrorPanel error={deliveries.error} title="Could not load the deliveries" onRetry={() => void deliveries.refetch()} />
-      )}
-      {(active.isLoading || deliveries.isPending) && !deliveries.isError && <p className="loading">Loading deliveries…</p>}
-      {deliveries.data && (
-        <>
-          {deliveries.data.data.length === 0 ? (
-            <p className="muted" data-testid="deliveries-empty">
-              {filtered ? 'No deliveries match these filters.' : 'No deliveries yet.'}
-            </p>
-          ) : (
-            <table className="data-table" data-testid="deliveries-table" aria-busy={deliveries.isPlaceholderData}>
-              <thead>
-                <tr>
-                  <th>Created</th>
-                  <th>Event type</th>
-                  <th>Endpoint</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Last answer</th>
-                  <th>Next attempt</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.data.data.map((delivery) => (
-                  <DeliveryRow
-                    key={delivery.id}
-                    delivery={delivery}
-                    organizationSlug={organizationSlug ?? ''}
-                    endpointUrl={urlOf.get(delivery.endpointId)}
-                    selected={delivery.id === selected}
-                    onSelect={() => select(delivery.id)}
-                  />
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager pager={pager} nextCursor={deliveries.isPlaceholderData ? null : deliveries.data.nextCursor} testId="deliveries-pager" />
-        </>
-      )}
+      <ListPage
+        testId="deliveries"
+        noun="deliveries"
+        workspace={active}
+        query={deliveries}
+        pager={pager}
+        filtered={filtered ? { title: 'No deliveries match these filters.', clear: clear } : undefined}
+        empty={{
+          title: 'No deliveries yet.',
+          next: 'Each event svc sends to an endpoint appears here, with every attempt. Send a test event from the Webhooks page.',
+          action: { label: 'Open Webhooks', onClick: () => void navigate('/webhooks') },
+        }}
+        above={(organization) => (
+          <>
+            <form className="form-row" onSubmit={apply} noValidate data-testid="deliveries-filters">
+              <label className="form-field">
+                <span>Endpoint</span>
+                <select data-testid="deliveries-filter-endpoint" {...form.register('endpoint_id', { setValueAs: optional })}>
+                  <option value="">Any endpoint</option>
+                  {endpointOptions.map((e) => (
+                    <option key={e.id} value={e.id}>
+                      {e.label}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <StatusFilter
+                testId="deliveries-filter-status"
+                anyLabel="Any status"
+                options={WEBHOOK_DELIVERY_STATUSES}
+                value={form.watch('status') ?? ''}
+                onChange={(value) => form.setValue('status', value === '' ? undefined : value)}
+              />
+              <label className="form-field">
+                <span>Event type</span>
+                <select data-testid="deliveries-filter-event-type" {...form.register('event_type', { setValueAs: optional })}>
+                  <option value="">Any event type</option>
+                  <option value={TEST_EVENT_TYPE}>{TEST_EVENT_TYPE}</option>
+                  {WEBHOOK_EVENT_TYPE_CATALOG.map((t) => (
+                    <option key={t.type} value={t.type}>
+                      {t.type}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <button type="submit" className="button button--primary" data-testid="deliveries-filter-apply">
+                Apply
+              </button>
+              <button type="button" className="button" onClick={clear} data-testid="deliveries-filter-clear">
+                Clear
+              </button>
+              <button type="button" className="button" onClick={() => void deliveries.refetch()} data-testid="deliveries-refresh">
+                Refresh
+              </button>
+            </form>
+            {selected && (
+              <DeliveryDetail
+                id={selected}
+                organizationSlug={organization.slug}
+                endpointUrl={urlOf}
+                onClose={() => select(null)}
+                onReplayed={(id) => select(id)}
+              />
+            )}
+          </>
+        )}
+        columns={['Created', 'Event type', 'Endpoint', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Actions']}
+        rowKey={(delivery) => delivery.id}
+        row={(delivery, organization) => (
+          <DeliveryRow
+            delivery={delivery}
+            organizationSlug={organization.slug}
+            endpointUrl={urlOf.get(delivery.endpointId)}
+            selected={delivery.id === selected}
+            onSelect={() => select(delivery.id)}
+          />
+        )}
+      />
     </div>
   );
 }

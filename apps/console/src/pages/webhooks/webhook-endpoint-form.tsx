@@ -2,6 +2,9 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TCreateWebhookEndpointBody, WEBHOOK_EVENT_TYPE_CATALOG, ZCreateWebhookEndpointBody } from '@svc/contracts/webhooks';
 import { useForm } from 'react-hook-form';
 
+/** The create form's URL field's id: the empty list's button takes the admin here. */
+export const URL_FIELD_ID = 'webhook-create-url';
+
 type Props = {
   /** `create` or `edit`: names the submit button and the test ids. */
   mode: 'create' | 'edit';
@@ -37,7 +40,12 @@ export function WebhookEndpointForm({ mode, defaultValues = EMPTY, onSubmit, pen
       <div className="form-row">
         <label className="form-field" style={{ flex: '2 1 360px' }}>
           <span>Receiver URL</span>
-          <input placeholder="https://example.com/webhooks/svc" data-testid={`${prefix}-url`} {...form.register('url')} />
+          <input
+            id={mode === 'create' ? URL_FIELD_ID : undefined}
+            placeholder="https://example.com/webhooks/svc"
+            data-testid={`${prefix}-url`}
+            {...form.register('url')}
+          />
           {errors.url && (
             <span className="form-field__error" data-testid={`${prefix}-url-error`}>
               {errors.url.message}

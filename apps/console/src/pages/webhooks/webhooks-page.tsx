@@ -3,13 +3,15 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { focusField } from '../../components/empty-state.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
-import { Pager, usePager } from '../../components/pager.tsx';
+import { usePager } from '../../components/pager.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-import { WebhookEndpointForm } from './webhook-endpoint-form.tsx';
+import { URL_FIELD_ID, WebhookEndpointForm } from './webhook-endpoint-form.tsx';
 import { WebhookReplayForm } from './webhook-replay-form.tsx';
 
 const PAGE_SIZE = 50;
@@ -51,85 +53,63 @@ export function WebhooksPage() {
           </Link>
         }
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {active.me && !active.organization && (
-        <p className="muted" data-testid="webhooks-no-workspace">
-          You are not in a workspace: there are no webhooks to manage.
-        </p>
-      )}
-      {organizationSlug !== undefined && (
-        <div style={{ display: 'grid', gap: 16 }}>
-          {revealed && (
-            <section className="panel" data-testid="webhook-secret-revealed" data-endpoint-id={revealed.endpointId}>
-              <h2 className="panel__title">{revealed.title}</h2>
-              <p className="muted">
-                Verify every delivery with it (Standard Webhooks: the <code>webhook-signature</code> header). It is not shown again.
-              </p>
-              <SecretOnce label="Signing secret" value={revealed.secret} testId="webhook-secret" storedAs="it encrypted" />
-              <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="webhook-secret-dismiss">
-                I have stored it
-              </button>
-            </section>
-          )}
-          <section className="panel" data-testid="webhook-create-panel">
-            <h2 className="panel__title">New endpoint</h2>
-            <p className="muted">
-              svc POSTs each event you tick to this URL, signed with the endpoint's secret, and retries failures for about a day.
-            </p>
-            <WebhookEndpointForm
-              mode="create"
-              pending={create.isPending}
-              onSubmit={async (values) => {
-                const created = await create.mutateAsync({ organization_slug: organizationSlug, ...values }).catch(() => undefined);
-                if (!created) {
-                  return false;
-                }
-                await reveal('Endpoint created', created);
-                return true;
-              }}
-            />
-            {create.isError && <ErrorPanel error={create.error} title="Could not create the endpoint" />}
-          </section>
-          <section className="panel" data-testid="webhooks-list">
-            <h2 className="panel__title">Endpoints</h2>
-            {endpoints.isError && (
-              <ErrorPanel error={endpoints.error} title="Could not load the endpoints" onRetry={() => void endpoints.refetch()} />
-            )}
-            {endpoints.isPending && !endpoints.isError && <p className="loading">Loading endpoints…</p>}
-            {endpoints.data &&
-              (endpoints.data.data.length === 0 ? (
-                <p className="muted" data-testid="webhooks-empty">
-                  No endpoints yet.
+      <ListPage
+        testId="webhooks"
+        noun="endpoints"
+        title="Endpoints"
+        workspace={active}
+        query={endpoints}
+        pager={pager}
+        empty={{
+          title: 'No endpoints yet.',
+          next: 'Add one above: svc POSTs each event you tick to it, signed.',
+          action: { label: 'Add an endpoint', onClick: focusField(URL_FIELD_ID) },
+        }}
+        above={(organization) => (
+          <>
+            {revealed && (
+              <section className="panel" data-testid="webhook-secret-revealed" data-endpoint-id={revealed.endpointId}>
+                <h2 className="panel__title">{revealed.title}</h2>
+                <p className="muted">
+                  Verify every delivery with it (Standard Webhooks: the <code>webhook-signature</code> header). It is not shown again.
                 </p>
-              ) : (
-                <table className="data-table" data-testid="webhooks-table" aria-busy={endpoints.isPlaceholderData}>
-                  <thead>
-                    <tr>
-                      <th>Endpoint</th>
-                      <th>Event types</th>
-                      <th>Status</th>
-                      <th>Secret</th>
-                      <th>Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {endpoints.data.data.map((endpoint) => (
-                      <EndpointRow
-                        key={endpoint.id}
-                        endpoint={endpoint}
-                        organizationSlug={organizationSlug}
-                        onRotated={(rotated) => reveal(`New signing secret for ${rotated.endpoint.url}`, rotated)}
-                      />
-                    ))}
-                  </tbody>
-                </table>
-              ))}
-            {endpoints.data && (
-              <Pager pager={pager} nextCursor={endpoints.isPlaceholderData ? null : endpoints.data.nextCursor} testId="webhooks-pager" />
+                <SecretOnce label="Signing secret" value={revealed.secret} testId="webhook-secret" storedAs="it encrypted" />
+                <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="webhook-secret-dismiss">
+                  I have stored it
+                </button>
+              </section>
             )}
-          </section>
-        </div>
-      )}
+            <section className="panel" data-testid="webhook-create-panel">
+              <h2 className="panel__title">New endpoint</h2>
+              <p className="muted">
+                svc POSTs each event you tick to this URL, signed with the endpoint's secret, and retries failures for about a day.
+              </p>
+              <WebhookEndpointForm
+                mode="create"
+                pending={create.isPending}
+                onSubmit={async (values) => {
+                  const created = await create.mutateAsync({ organization_slug: organization.slug, ...values }).catch(() => undefined);
+                  if (!created) {
+                    return false;
+                  }
+                  await reveal('Endpoint created', created);
+                  return true;
+                }}
+              />
+              {create.isError && <ErrorPanel error={create.error} title="Could not create the endpoint" />}
+            </section>
+          </>
+        )}
+        columns={['Endpoint', 'Event types', 'Status', 'Secret', 'Actions']}
+        rowKey={(endpoint) => endpoint.id}
+        row={(endpoint, organization) => (
+          <EndpointRow
+            endpoint={endpoint}
+            organizationSlug={organization.slug}
+            onRotated={(rotated) => reveal(`New signing secret for ${rotated.endpoint.url}`, rotated)}
+          />
+        )}
+      />
     </div>
   );
 }

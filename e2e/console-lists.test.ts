@@ -1,0 +1,208 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_USER, signInAt } from './support/sign-in.ts';
+
+const INVITATIONS = '/auth/console/invitations';
+/** The invitations page's page size (PAGE_SIZE in the page). */
+const PAGE_SIZE = 50;
+
+/**
+ * What every console list shares (ListPage, StatusFilter), seen on the invitations page and the
+ * plans page: the empty state and its button, no pager on one page, Next and Previous over more
+ * than one, the status filter, the workspace guard, and an error shown while svc still retries.
+ */
+describeInChromium('e2e: console lists', () => {
+  let server: E2EServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await launchChromium();
+    context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    await signInAt(page, server.url, INVITATIONS, DEMO_USER);
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.stop();
+  });
+
+  function expectNoPageErrors() {
+    const errors = pageErrors;
+    pageErrors = [];
+    expect(errors, 'uncaught exceptions in the page').toEqual([]);
+  }
+
+  /** A call with the browser's own session (same origin, JSON). */
+  function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
+    return page.evaluate(
+      async ({ method, path, body }) => {
+        const res = await fetch(path, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: await res.json() };
+      },
+      { method, path, body },
+    );
+  }
+
+  const rows = () => page.getByTestId('invitation-row');
+  const rowCount = (n: number) => page.waitForFunction((n) => document.querySelectorAll('[data-testid="invitation-row"]').length === n, n);
+  const emailsShown = () => rows().evaluateAll((all) => all.map((r) => r.getAttribute('data-email')));
+
+  it('an empty list says what to do next, and its button takes the admin to the form', async () => {
+    await page.goto(INVITATIONS);
+    const empty = page.getByTestId('invitations-empty');
+    await empty.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('invitations-empty-title').textContent()).toBe('No invitations yet.');
+    expect(await page.getByTestId('invitations-empty-next').textContent()).toBe(
+      'Invite someone above: svc shows the one-time link to send them.',
+    );
+    expect(await page.getByRole('button', { name: 'Invite someone' }).count()).toBe(1);
+    // Nothing to page through, and the states before it are gone.
+    expect(await page.getByTestId('invitations-pager').count()).toBe(0);
+    expect(await page.getByTestId('invitations-loading').count()).toBe(0);
+    await saveScreenshot(page, 'console-list-empty');
+
+    await page.getByTestId('invitations-empty-action').click();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'invitations-create-email');
+    await page.keyboard.type('first@example.com');
+    await page.getByTestId('invitations-create-submit').click();
+    await rowCount(1);
+    expect(await page.getByTestId('invitations-empty').count()).toBe(0);
+    // One row, one page: still no pager.
+    expect(await page.getByTestId('invitations-pager').count()).toBe(0);
+    expectNoPageErrors();
+  });
+
+  it('the status filter narrows the list; a filter that matches nothing offers Show all', async () => {
+    const second = await api('POST', '/v1/invitations', { email: 'second@example.com' });
+    expect(second.status).toBe(201);
+    const revoked = await api('POST', `/v1/invitations/${second.body.invitation.id}/revoke`, {});
+    expect(revoked.status).toBe(200);
+    await page.goto(INVITATIONS);
+    await rowCount(2);
+
+    const filter = page.getByTestId('invitations-filter-status');
+    await filter.selectOption('revoked');
+    await rowCount(1);
+    expect(await emailsShown()).toEqual(['second@example.com']);
+    await filter.selectOption('pending');
+    await page.locator('[data-testid="invitation-row"][data-email="first@example.com"]').waitFor();
+    expect(await emailsShown()).toEqual(['first@example.com']);
+
+    await filter.selectOption('accepted');
+    await page.getByTestId('invitations-empty').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('invitations-empty-title').textContent()).toBe('No accepted invitations.');
+    expect(await page.getByTestId('invitations-empty-next').textContent()).toBe(
+      'Nothing matches the filter: change it, or show everything.',
+    );
+    await page.getByTestId('invitations-empty').getByRole('button', { name: 'Show all' }).click();
+    await rowCount(2);
+    expect(await filter.inputValue()).toBe('');
+    expectNoPageErrors();
+  });
+
+  it('more rows than a page: the pager shows, Next and Previous move between pages, a new filter starts at page 1', async () => {
+    const made = await page.evaluate(async (count) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const res = await fetch('/v1/invitations', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: `bulk-${String(i).padStart(2, '0')}@example.com` }),
+        });
+        statuses.push(res.status);
+      }
+      return statuses;
+    }, PAGE_SIZE);
+    expect(new Set(made)).toEqual(new Set([201]));
+    // 52 in all: a full page and 2 more.
+    await page.goto(INVITATIONS);
+    await rowCount(PAGE_SIZE);
+
+    const pager = page.getByRole('navigation', { name: 'Pages' });
+    await pager.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('invitations-pager-page').textContent()).toBe('Page 1');
+    expect(await pager.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true);
+    expect(await pager.getByRole('button', { name: 'Next' }).isEnabled()).toBe(true);
+    const firstPage = await emailsShown();
+    await saveScreenshot(page, 'console-list-paged');
+
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await rowCount(2);
+    expect(await page.getByTestId('invitations-pager-page').textContent()).toBe('Page 2');
+    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    expect(await pager.getByRole('button', { name: 'Previous' }).isEnabled()).toBe(true);
+    const secondPage = await emailsShown();
+    expect(secondPage.filter((email) => firstPage.includes(email))).toEqual([]);
+    // Newest first: the first two invitations are the oldest.
+    expect([...secondPage].sort()).toEqual(['first@example.com', 'second@example.com']);
+
+    await pager.getByRole('button', { name: 'Previous' }).click();
+    await rowCount(PAGE_SIZE);
+    expect(await page.getByTestId('invitations-pager-page').textContent()).toBe('Page 1');
+    expect(await emailsShown()).toEqual(firstPage);
+
+    // From page 2, a status: page 1 of that status (one row, so no pager), not page 2 of it.
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await page.getByTestId('invitations-pager-page').filter({ hasText: 'Page 2' }).waitFor();
+    await rowCount(2);
+    await page.getByTestId('invitations-filter-status').selectOption('revoked');
+    await page.locator('[data-testid="invitation-row"][data-email="second@example.com"]').waitFor();
+    await rowCount(1);
+    expect(await page.getByTestId('invitations-pager').count()).toBe(0);
+    expectNoPageErrors();
+  });
+
+  it('without a workspace the guard stands in for the form, the filter and the list', async () => {
+    const me = await api('GET', '/v1/me');
+    const deleted = await api('DELETE', `/v1/tenants/${me.body.activeWorkspace.id}`, {});
+    expect(deleted.status).toBe(200);
+    await page.goto(INVITATIONS);
+    const guard = page.getByTestId('invitations-no-workspace');
+    await guard.waitFor({ state: 'visible' });
+    expect(await guard.textContent()).toContain('You are not in a workspace: there are no invitations to show.');
+    expect(await page.getByTestId('invitations-create').count()).toBe(0);
+    expect(await page.getByTestId('invitations-filter-status').count()).toBe(0);
+    expect(await page.getByTestId('invitations-empty').count()).toBe(0);
+    expect(await page.getByTestId('invitations-loading').count()).toBe(0);
+    expectNoPageErrors();
+  });
+
+  // Last: it stops the server.
+  it('a list whose request fails shows the error at once, while svc still tries again, then offers Try again', async () => {
+    await page.goto(INVITATIONS);
+    await page.getByTestId('invitations-no-workspace').waitFor({ state: 'visible' });
+    // The plans list has not been fetched in this page yet; with the server gone, every attempt
+    // is refused (network_error, which the console retries).
+    await server.stop();
+    await page.getByTestId('nav-plans').click();
+    const panel = page.getByTestId('plans-list').getByTestId('error-panel');
+    await panel.waitFor({ state: 'visible' });
+    // Still retrying when the error is already on screen: it did not wait for the retries.
+    expect(await page.getByTestId('plans-retrying').isVisible()).toBe(true);
+    expect(await page.getByTestId('plans-loading').count()).toBe(0);
+    expect(await panel.getByTestId('error-code').textContent()).toBe('network_error');
+    expect(await panel.locator('h2').textContent()).toBe('Could not load the plans');
+    await saveScreenshot(page, 'console-list-error-retrying');
+    // Once the retries are spent, the admin may try again.
+    await page.getByTestId('plans-retrying').waitFor({ state: 'detached' });
+    await panel.getByRole('button', { name: 'Try again' }).waitFor({ state: 'visible' });
+    expect(await page.getByTestId('plans-table').count()).toBe(0);
+    expectNoPageErrors();
+  });
+});
