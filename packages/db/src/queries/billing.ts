@@ -3,7 +3,7 @@ import type { DbOrTx } from '../client.ts';
 import { addJob, addJobSql } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/usage.ts';
+import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/billing.ts';
 import { BILLING_SYNC_JOB_KEY } from './billing-sync-queue.ts';
 
 export type BillingProviderRow = typeof billingProviders.$inferSelect;

@@ -2,8 +2,8 @@ import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-o
 import type { Db, DbOrTx } from '../client.ts';
 import { addJob } from '../jobs.ts';
 import type { Cursor } from '../pagination.ts';
+import { type EmailDeliveryStatus, emailDeliveries } from '../schema/email-deliveries.ts';
 import { invitations } from '../schema/invitations.ts';
-import { type EmailDeliveryStatus, emailDeliveries } from '../schema/webhooks.ts';
 
 export type EmailDeliveryRow = typeof emailDeliveries.$inferSelect;
 

@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { exportSnapshots } from '../schema/usage.ts';
+import { exportSnapshots } from '../schema/exports.ts';
 
 export type ExportRow = typeof exportSnapshots.$inferSelect;
 /** The record without its snapshot (which can be large): what reads and lists need. */

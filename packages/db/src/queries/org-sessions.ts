@@ -1,7 +1,8 @@
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
-import { memberships, sessions, users } from '../schema/identity.ts';
+import { memberships, users } from '../schema/identity.ts';
+import { sessions } from '../schema/sessions.ts';
 
 /**
  * Sessions as an organization's admins see them: the sessions active in the organization

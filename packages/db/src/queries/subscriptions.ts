@@ -1,7 +1,7 @@
 import { and, desc, eq, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
 import type { Cursor } from '../pagination.ts';
-import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/usage.ts';
+import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/subscriptions.ts';
 
 export type SubscriptionPlanRow = typeof subscriptionPlans.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
