@@ -1,6 +1,7 @@
 import { and, desc, eq, gt, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
 import { memberships, users } from '../schema/identity.ts';
@@ -170,3 +171,32 @@ export async function revokeApiKey(db: DbOrTx, opts: { tenantId: string; id: str
     .returning();
   return row;
 }
+
+/**
+ * In an export (queries/exports.ts): the organization's API keys; never the secret hashes or their
+ * `sk_live_` display prefixes.
+ */
+export const apiKeysExportSection: ExportSection = {
+  key: 'apiKeys',
+  resource: 'api_key',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'api_keys t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('name', 't.name'),
+    exportField.json('scopes', 't.scopes'),
+    exportField.text(
+      'status',
+      "case when t.revoked_at is not null then 'revoked' when t.expires_at is not null and t.expires_at <= now() then 'expired' else 'active' end",
+    ),
+    exportField.text('createdByUserId', 't.created_by_user_id'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('lastUsedAt', 't.last_used_at'),
+    exportField.time('rotatedAt', 't.rotated_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, isNotNull, isNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { memberships } from '../schema/identity.ts';
 import { invitations } from '../schema/invitations.ts';
@@ -160,3 +161,31 @@ export async function isMember(db: DbOrTx, opts: { tenantId: string; userId: str
     .limit(1);
   return row !== undefined;
 }
+
+/** In an export (queries/exports.ts): the organization's invitations; never the token hashes. */
+export const invitationsExportSection: ExportSection = {
+  key: 'invitations',
+  resource: 'invitation',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'invitations t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('email', 't.email'),
+    exportField.text('roleKey', 't.role_key'),
+    // The derivation of queries/invitations.ts invitationStatus, at the snapshot's instant.
+    exportField.text(
+      'status',
+      "case when t.revoked_at is not null then 'revoked' when t.accepted_at is not null then 'accepted' when t.expires_at <= now() then 'expired' else 'pending' end",
+    ),
+    exportField.boolean('requireEmailMatch', 't.require_email_match'),
+    exportField.text('invitedByUserId', 't.invited_by_user_id'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('acceptedAt', 't.accepted_at'),
+    exportField.text('acceptedByUserId', 't.accepted_by_user_id'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { memberships, users } from '../schema/identity.ts';
 import { sessions } from '../schema/sessions.ts';
@@ -104,3 +105,28 @@ export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id:
     .returning({ id: sessions.id });
   return rows.map((r) => r.id);
 }
+
+/** In an export (queries/exports.ts): the organization's sessions; never the token hashes. */
+export const sessionsExportSection: ExportSection = {
+  key: 'sessions',
+  resource: 'session',
+  shape: 'many',
+  source: 'table',
+  from: 'sessions t',
+  // As the organization's admins see them (queries/org-sessions.ts): opened in it, by a member.
+  tenantColumn: 't.active_tenant_id',
+  where: 'exists (select 1 from memberships m where m.tenant_id = t.active_tenant_id and m.user_id = t.user_id)',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('userId', 't.user_id'),
+    exportField.text('ipAddress', 't.ip_address'),
+    exportField.text('userAgent', 't.user_agent'),
+    exportField.time('lastSeenAt', 't.last_seen_at'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('absoluteExpiresAt', 't.absolute_expires_at'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, isNotNull, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
@@ -361,3 +362,27 @@ export async function adoptPreProvisionedUsers(db: DbOrTx, opts: { userId: strin
   }
   return adopted;
 }
+
+/** In an export (queries/exports.ts): the organization's members, as GET /v1/users shows them. */
+export const membersExportSection: ExportSection = {
+  key: 'members',
+  resource: 'member',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'memberships t join users u on u.id = t.user_id',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.user_id',
+  // As GET /v1/users shows them: a member who has not accepted yet is only what the
+  // organization typed (modules/users toUser); `status` is the membership's.
+  fields: [
+    exportField.text('id', 'u.id'),
+    exportField.text('email', "case when t.status = 'invited' then coalesce(t.invited_email, u.email) else u.email end"),
+    exportField.text('name', "case when t.status = 'invited' then coalesce(t.invited_name, '') else u.name end"),
+    exportField.boolean('emailVerified', "(u.email_verified and t.status <> 'invited')"),
+    exportField.text('status', 't.status'),
+    exportField.text('roleKey', 't.role_key'),
+    exportField.time('lastSignInAt', "case when t.status = 'invited' then null else u.last_sign_in_at end"),
+    exportField.time('joinedAt', 't.created_at'),
+    exportField.time('createdAt', "case when t.status = 'invited' then t.created_at else u.created_at end"),
+  ],
+};
