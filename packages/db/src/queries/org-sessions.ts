@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
-import { type ExportSection, exportField } from '../export-section.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { memberships, users } from '../schema/identity.ts';
 import { sessions } from '../schema/sessions.ts';
@@ -39,11 +40,17 @@ const orgSessionColumns = {
   revokedAt: sessions.revokedAt,
 };
 
+/**
+ * The session's user is a member (whatever the membership's status) of the organization the
+ * session is active in: with `active_tenant_id`, what makes a session the organization's. Over
+ * any alias of `sessions`, so the export applies this rule, not a copy of it.
+ */
+function openedByMember(s: { userId: AnyPgColumn; activeTenantId: AnyPgColumn }): SQL {
+  return sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${s.activeTenantId} and ${memberships.userId} = ${s.userId})`;
+}
+
 function inOrganization(tenantId: string): SQL | undefined {
-  return and(
-    eq(sessions.activeTenantId, tenantId),
-    sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${tenantId} and ${memberships.userId} = ${sessions.userId})`,
-  );
+  return and(eq(sessions.activeTenantId, tenantId), openedByMember(sessions));
 }
 
 /** The session is usable at `now`: not revoked, neither idle- nor absolutely expired. */
@@ -113,9 +120,9 @@ export const sessionsExportSection: ExportSection = {
   shape: 'many',
   source: 'table',
   from: 'sessions t',
-  // As the organization's admins see them (queries/org-sessions.ts): opened in it, by a member.
+  // As the organization's admins see them (inOrganization): opened in it, by a member.
   tenantColumn: 't.active_tenant_id',
-  where: 'exists (select 1 from memberships m where m.tenant_id = t.active_tenant_id and m.user_id = t.user_id)',
+  where: exportSqlText(openedByMember(alias(sessions, 't'))),
   asOfColumn: 't.created_at',
   orderBy: 't.created_at, t.id',
   fields: [

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, isNotNull, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
-import { type ExportSection, exportField } from '../export-section.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
@@ -53,9 +54,14 @@ const orgUserColumns = {
 
 /**
  * The email an organization is shown for a member: what it typed while the person has not
- * accepted, their own afterwards.
+ * accepted, their own afterwards. Over any aliases of `memberships` and `users`, so the export
+ * shows members by this rule, not a copy of it.
  */
-const shownEmail: SQL = sql`case when ${memberships.status} = 'invited' then coalesce(${memberships.invitedEmail}, ${users.email}) else ${users.email} end`;
+function shownEmailOf(m: { status: AnyPgColumn; invitedEmail: AnyPgColumn }, u: { email: AnyPgColumn }): SQL {
+  return sql`case when ${m.status} = 'invited' then coalesce(${m.invitedEmail}, ${u.email}) else ${u.email} end`;
+}
+
+const shownEmail: SQL = shownEmailOf(memberships, users);
 
 /** `like` pattern for "starts with": the user's text is matched literally. */
 function startsWith(prefix: string): string {
@@ -376,7 +382,7 @@ export const membersExportSection: ExportSection = {
   // organization typed (modules/users toUser); `status` is the membership's.
   fields: [
     exportField.text('id', 'u.id'),
-    exportField.text('email', "case when t.status = 'invited' then coalesce(t.invited_email, u.email) else u.email end"),
+    exportField.text('email', exportSqlText(shownEmailOf(alias(memberships, 't'), alias(users, 'u')))),
     exportField.text('name', "case when t.status = 'invited' then coalesce(t.invited_name, '') else u.name end"),
     exportField.boolean('emailVerified', "(u.email_verified and t.status <> 'invited')"),
     exportField.text('status', 't.status'),
