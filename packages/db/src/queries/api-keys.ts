@@ -1,6 +1,7 @@
-import { and, desc, eq, gt, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNotNull, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
 import { memberships, users } from '../schema/identity.ts';
@@ -138,6 +139,19 @@ export async function insertApiKey(db: DbOrTx, values: typeof apiKeys.$inferInse
 }
 
 /**
+ * A key that is live at `now` (a time, or SQL such as `now()`): not revoked, not expired; the
+ * `active` of modules/api-keys statusOf. Over `apiKeys` or an alias of it.
+ */
+function liveKey(k: { revokedAt: AnyPgColumn; expiresAt: AnyPgColumn }, now: Date | SQL): SQL | undefined {
+  return and(isNull(k.revokedAt), or(isNull(k.expiresAt), gt(k.expiresAt, now)));
+}
+
+/** A key's status as one SQL value (the export's `status`), by liveKey. */
+function apiKeyStatusSql(k: { revokedAt: AnyPgColumn; expiresAt: AnyPgColumn }, now: SQL): SQL {
+  return sql`case when ${isNotNull(k.revokedAt)} then 'revoked' when not ${liveKey(k, now)} then 'expired' else 'active' end`;
+}
+
+/**
  * Replaces the secret of a live key (not revoked, not expired at `now`); undefined when there is
  * no such live key. The old hash is overwritten in the same statement, so the old secret stops
  * authenticating with this commit.
@@ -149,14 +163,7 @@ export async function rotateApiKeySecret(
   const [row] = await db
     .update(apiKeys)
     .set({ secretHash: opts.secretHash, secretPrefix: opts.secretPrefix, rotatedAt: opts.now })
-    .where(
-      and(
-        eq(apiKeys.tenantId, opts.tenantId),
-        eq(apiKeys.id, opts.id),
-        isNull(apiKeys.revokedAt),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, opts.now)),
-      ),
-    )
+    .where(and(eq(apiKeys.tenantId, opts.tenantId), eq(apiKeys.id, opts.id), liveKey(apiKeys, opts.now)))
     .returning();
   return row;
 }
@@ -170,3 +177,30 @@ export async function revokeApiKey(db: DbOrTx, opts: { tenantId: string; id: str
     .returning();
   return row;
 }
+
+/**
+ * In an export (queries/exports.ts): the organization's API keys; never the secret hashes or their
+ * `sk_live_` display prefixes.
+ */
+export const apiKeysExportSection: ExportSection = {
+  key: 'apiKeys',
+  resource: 'api_key',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'api_keys t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('name', 't.name'),
+    exportField.json('scopes', 't.scopes'),
+    // Not revoked and not live is expired (liveKey), at the snapshot's instant.
+    exportField.text('status', exportSqlText(apiKeyStatusSql(alias(apiKeys, 't'), sql`now()`))),
+    exportField.text('createdByUserId', 't.created_by_user_id'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('lastUsedAt', 't.last_used_at'),
+    exportField.time('rotatedAt', 't.rotated_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

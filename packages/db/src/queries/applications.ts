@@ -1,5 +1,6 @@
 import { and, desc, eq, like, or } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { applications } from '../schema/applications.ts';
 import { organizations } from '../schema/organizations.ts';
@@ -236,3 +237,30 @@ export async function updateApplicationSettings(
     .returning();
   return row;
 }
+
+/**
+ * In an export (queries/exports.ts): the organization's applications; never the secret key hashes
+ * or their display prefixes.
+ */
+export const applicationsExportSection: ExportSection = {
+  key: 'applications',
+  resource: 'application',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'applications t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('slug', 't.slug'),
+    exportField.text('name', 't.name'),
+    exportField.text('status', 't.status'),
+    // Public by design: it identifies the application to browsers (never the secret key).
+    exportField.text('publishableKey', 't.publishable_key'),
+    exportField.json('redirectUrls', 't.redirect_urls'),
+    exportField.json('allowedOrigins', 't.allowed_origins'),
+    exportField.text('oauthProductionProvider', "t.oauth->>'productionProvider'"),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

@@ -1,6 +1,7 @@
 import { and, eq, gte, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { unionAll } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { auditLogs } from '../schema/audit-logs.ts';
 
@@ -77,3 +78,32 @@ export async function listAuditLogs(db: DbOrTx, opts: { filter: AuditLogFilter; 
     .limit(limit);
   return (await merged) as AuditLogRow[];
 }
+
+/**
+ * In an export (queries/exports.ts): the organization's audit log, up to the snapshot's instant.
+ */
+export const auditLogsExportSection: ExportSection = {
+  key: 'auditLogs',
+  resource: 'audit_log',
+  shape: 'many',
+  source: 'table',
+  from: 'audit_logs t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('actorType', 't.actor_type'),
+    exportField.text('actorId', 't.actor_id'),
+    exportField.text('actorLabel', 't.actor_label'),
+    exportField.text('action', 't.action'),
+    exportField.text('targetType', 't.target_type'),
+    exportField.text('targetId', 't.target_id'),
+    exportField.text('ipAddress', 't.ip_address'),
+    exportField.text('userAgent', 't.user_agent'),
+    exportField.text('requestId', 't.request_id'),
+    // Redacted when written (apps/api modules/access/audit.ts).
+    exportField.json('summary', 't.summary'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

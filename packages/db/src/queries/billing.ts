@@ -1,9 +1,10 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { addJob, addJobSql } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/usage.ts';
+import { type BillingProvider, type BillingSyncStatus, billingMappings, billingProviders, billingSyncLogs } from '../schema/billing.ts';
 import { BILLING_SYNC_JOB_KEY } from './billing-sync-queue.ts';
 
 export type BillingProviderRow = typeof billingProviders.$inferSelect;
@@ -386,3 +387,68 @@ export async function scheduleBillingSyncWake(db: DbOrTx, timing: BillingSyncTim
   const at = rows[0]?.wake_at;
   return at ? new Date(at) : null;
 }
+
+/** In an export (queries/exports.ts): the organization's billing providers. */
+export const billingProvidersExportSection: ExportSection = {
+  key: 'billingProviders',
+  resource: 'billing_provider',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'billing_providers t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('provider', 't.provider'),
+    exportField.text('externalAccountId', 't.external_account_id'),
+    exportField.text('mode', 't.mode'),
+    exportField.text('status', 't.status'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};
+
+/** In an export (queries/exports.ts): the organization's billing mappings. */
+export const billingMappingsExportSection: ExportSection = {
+  key: 'billingMappings',
+  resource: 'billing_mapping',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'billing_mappings t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('provider', 't.provider'),
+    exportField.text('eventType', 't.event_type'),
+    exportField.text('providerItemId', 't.provider_item_id'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};
+
+/**
+ * In an export (queries/exports.ts): the billing sync log; never the failure reasons (they may
+ * quote a provider).
+ */
+export const billingSyncLogsExportSection: ExportSection = {
+  key: 'billingSyncLogs',
+  resource: 'billing_sync_log',
+  shape: 'many',
+  source: 'table',
+  from: 'billing_sync_logs t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('provider', 't.provider'),
+    exportField.text('mappingId', 't.mapping_id'),
+    exportField.text('usageEventId', 't.usage_event_id'),
+    exportField.text('status', 't.status'),
+    exportField.number('attempts', 't.attempts'),
+    exportField.text('providerRecordId', 't.provider_record_id'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

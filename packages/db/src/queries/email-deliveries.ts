@@ -1,9 +1,10 @@
 import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { addJob } from '../jobs.ts';
 import type { Cursor } from '../pagination.ts';
+import { type EmailDeliveryStatus, emailDeliveries } from '../schema/email-deliveries.ts';
 import { invitations } from '../schema/invitations.ts';
-import { type EmailDeliveryStatus, emailDeliveries } from '../schema/webhooks.ts';
 
 export type EmailDeliveryRow = typeof emailDeliveries.$inferSelect;
 
@@ -259,3 +260,36 @@ export async function findEmailDeliveriesByIds(db: DbOrTx, opts: { tenantId: str
     .where(and(eq(emailDeliveries.tenantId, opts.tenantId), inArray(emailDeliveries.id, opts.ids)))
     .orderBy(desc(emailDeliveries.createdAt), desc(emailDeliveries.id));
 }
+
+/**
+ * In an export (queries/exports.ts): the email outbox; never the body ciphertexts, the provider's
+ * message ids and error texts, or the claim column.
+ */
+export const emailDeliveriesExportSection: ExportSection = {
+  key: 'emailDeliveries',
+  resource: 'email_delivery',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'email_deliveries t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('kind', 't.kind'),
+    exportField.text('invitationId', 't.invitation_id'),
+    exportField.text('recipient', 't.recipient'),
+    exportField.text('subject', 't.subject'),
+    exportField.text('status', 't.status'),
+    exportField.number('attemptCount', 't.attempt_count'),
+    exportField.time('nextAttemptAt', 't.next_attempt_at'),
+    exportField.time('lastAttemptAt', 't.last_attempt_at'),
+    exportField.time('sentAt', 't.sent_at'),
+    // The public metadata keys only (contracts ZEmailDeliveryMetadata), whatever else the row holds.
+    exportField.json(
+      'metadata',
+      "jsonb_strip_nulls(jsonb_build_object('invitationId', t.metadata->'invitationId', 'roleKey', t.metadata->'roleKey', 'notSentReason', t.metadata->'notSentReason'))",
+    ),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

@@ -1,439 +1,51 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import type { ExportField, ExportSection } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { exportSnapshots } from '../schema/usage.ts';
+import { exportSnapshots } from '../schema/exports.ts';
+import { apiKeysExportSection } from './api-keys.ts';
+import { applicationsExportSection } from './applications.ts';
+import { auditLogsExportSection } from './audit-logs.ts';
+import { billingMappingsExportSection, billingProvidersExportSection, billingSyncLogsExportSection } from './billing.ts';
+import { emailDeliveriesExportSection } from './email-deliveries.ts';
+import { invitationsExportSection } from './invitations.ts';
+import { sessionsExportSection } from './org-sessions.ts';
+import { organizationExportSection } from './organizations.ts';
+import { rolesExportSection } from './roles.ts';
+import { subscriptionExportSection } from './subscriptions.ts';
+import { usageEventsExportSection, usageHourlyExportSection } from './usage.ts';
+import { membersExportSection } from './users.ts';
+import { webhookDeliveriesExportSection, webhookEndpointsExportSection, webhookEventsExportSection } from './webhooks.ts';
 
 export type ExportRow = typeof exportSnapshots.$inferSelect;
 /** The record without its snapshot (which can be large): what reads and lists need. */
 export type ExportRecordRow = Omit<ExportRow, 'snapshot' | 'requestedBy'>;
 
-/*
- * What an export contains, field by field. This file is the allowlist: a column that is not
- * named here never leaves svc in an export, whatever is added to the tables later. Left out on
- * purpose: API key and application secret hashes and their `sk_live_` display prefixes,
- * invitation token hashes, session token hashes, webhook signing secret ciphertexts (current and
- * previous), email body ciphertexts and the email provider's message ids and error texts,
- * webhook attempt excerpts, billing sync failure reasons (they may quote a provider), usage
- * events' request hashes, and the workers' claim columns (locked_until, locked_by).
- *
- * Every field is a SQL expression over the section's own table (alias `t`), so each row is
- * built by PostgreSQL as one JSON object (fields in this order) and reaches Node as text: a
- * download of millions of usage events parses nothing for JSON.
- * The SQL strings are constants of this file, never input.
- */
-
-/** How a field is rendered: `number` cells are never formula-neutralised in CSV (they cannot hold text). */
-export type ExportFieldKind = 'text' | 'number' | 'boolean' | 'time' | 'json';
-export type ExportField = { name: string; kind: ExportFieldKind; sql: string };
-
 /**
- * A resource of the export. `snapshot` sections are captured into the export record when it is
- * built (they are small: what admins create); `table` sections are read from their table at
- * download time, limited to rows created at or before the snapshot's `as_of` (usage events and
- * the audit log are append-only, so those are exact; the others show their state at download).
+ * The sections of an export, in the export's order (the JSON document's keys, the CSV's rows).
+ * Each is declared beside its domain's queries, the allowlist of what that domain exports
+ * (export-section.ts); this file holds what is about exports themselves: the export records,
+ * the build, and the streaming of a download.
  */
-export type ExportSection = {
-  /** The JSON document's key (camelCase, plural for lists). */
-  key: string;
-  /** The CSV `resource` column (snake_case, singular). */
-  resource: string;
-  /** `one`: an object (or null) in JSON; `many`: an array. */
-  shape: 'one' | 'many';
-  source: 'snapshot' | 'table';
-  from: string;
-  /** The tenant predicate's column (compared with the organization id, as a parameter). */
-  tenantColumn: string;
-  /** `table` sections: the column compared with `as_of`. */
-  asOfColumn?: string;
-  /** A further predicate (static SQL). */
-  where?: string;
-  orderBy: string;
-  fields: readonly ExportField[];
-};
-
-const time = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const f = {
-  text: (name: string, column: string): ExportField => ({ name, kind: 'text', sql: column }),
-  number: (name: string, column: string): ExportField => ({ name, kind: 'number', sql: column }),
-  boolean: (name: string, column: string): ExportField => ({ name, kind: 'boolean', sql: column }),
-  time: (name: string, column: string): ExportField => ({ name, kind: 'time', sql: time(column) }),
-  json: (name: string, column: string): ExportField => ({ name, kind: 'json', sql: column }),
-};
-
 export const EXPORT_SECTIONS: readonly ExportSection[] = [
-  {
-    key: 'organization',
-    resource: 'organization',
-    shape: 'one',
-    source: 'snapshot',
-    from: 'organizations t',
-    tenantColumn: 't.id',
-    orderBy: 't.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('slug', 't.slug'),
-      f.text('name', 't.name'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'subscription',
-    resource: 'subscription',
-    shape: 'one',
-    source: 'snapshot',
-    from: 'subscriptions t join subscription_plans p on p.id = t.plan_id',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.tenant_id',
-    fields: [
-      f.text('planId', 't.plan_id'),
-      f.text('planKey', 'p.key'),
-      f.text('planName', 'p.name'),
-      f.text('status', 't.status'),
-      f.number('seats', 't.seats'),
-      f.number('seatLimit', 'p.seat_limit'),
-      f.json('usageLimits', 'p.usage_limits'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'members',
-    resource: 'member',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'memberships t join users u on u.id = t.user_id',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.user_id',
-    // As GET /v1/users shows them: a member who has not accepted yet is only what the
-    // organization typed (modules/users toUser); `status` is the membership's.
-    fields: [
-      f.text('id', 'u.id'),
-      f.text('email', "case when t.status = 'invited' then coalesce(t.invited_email, u.email) else u.email end"),
-      f.text('name', "case when t.status = 'invited' then coalesce(t.invited_name, '') else u.name end"),
-      f.boolean('emailVerified', "(u.email_verified and t.status <> 'invited')"),
-      f.text('status', 't.status'),
-      f.text('roleKey', 't.role_key'),
-      f.time('lastSignInAt', "case when t.status = 'invited' then null else u.last_sign_in_at end"),
-      f.time('joinedAt', 't.created_at'),
-      f.time('createdAt', "case when t.status = 'invited' then t.created_at else u.created_at end"),
-    ],
-  },
-  {
-    key: 'roles',
-    resource: 'role',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'roles t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('key', 't.key'),
-      f.text('name', 't.name'),
-      f.json('permissions', 't.permissions'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'invitations',
-    resource: 'invitation',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'invitations t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('email', 't.email'),
-      f.text('roleKey', 't.role_key'),
-      // The derivation of queries/invitations.ts invitationStatus, at the snapshot's instant.
-      f.text(
-        'status',
-        "case when t.revoked_at is not null then 'revoked' when t.accepted_at is not null then 'accepted' when t.expires_at <= now() then 'expired' else 'pending' end",
-      ),
-      f.boolean('requireEmailMatch', 't.require_email_match'),
-      f.text('invitedByUserId', 't.invited_by_user_id'),
-      f.time('expiresAt', 't.expires_at'),
-      f.time('acceptedAt', 't.accepted_at'),
-      f.text('acceptedByUserId', 't.accepted_by_user_id'),
-      f.time('revokedAt', 't.revoked_at'),
-      f.time('createdAt', 't.created_at'),
-    ],
-  },
-  {
-    key: 'apiKeys',
-    resource: 'api_key',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'api_keys t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('name', 't.name'),
-      f.json('scopes', 't.scopes'),
-      f.text(
-        'status',
-        "case when t.revoked_at is not null then 'revoked' when t.expires_at is not null and t.expires_at <= now() then 'expired' else 'active' end",
-      ),
-      f.text('createdByUserId', 't.created_by_user_id'),
-      f.time('expiresAt', 't.expires_at'),
-      f.time('revokedAt', 't.revoked_at'),
-      f.time('lastUsedAt', 't.last_used_at'),
-      f.time('rotatedAt', 't.rotated_at'),
-      f.time('createdAt', 't.created_at'),
-    ],
-  },
-  {
-    key: 'applications',
-    resource: 'application',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'applications t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('slug', 't.slug'),
-      f.text('name', 't.name'),
-      f.text('status', 't.status'),
-      // Public by design: it identifies the application to browsers (never the secret key).
-      f.text('publishableKey', 't.publishable_key'),
-      f.json('redirectUrls', 't.redirect_urls'),
-      f.json('allowedOrigins', 't.allowed_origins'),
-      f.text('oauthProductionProvider', "t.oauth->>'productionProvider'"),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'webhookEndpoints',
-    resource: 'webhook_endpoint',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'webhook_endpoints t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('url', 't.url'),
-      f.text('description', 't.description'),
-      f.json('eventTypes', 't.event_types'),
-      f.boolean('enabled', 't.enabled'),
-      f.text('disabledReason', 't.disabled_reason'),
-      f.time('disabledAt', 't.disabled_at'),
-      f.time('secretRotatedAt', 't.secret_rotated_at'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'billingProviders',
-    resource: 'billing_provider',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'billing_providers t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('provider', 't.provider'),
-      f.text('externalAccountId', 't.external_account_id'),
-      f.text('mode', 't.mode'),
-      f.text('status', 't.status'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'billingMappings',
-    resource: 'billing_mapping',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'billing_mappings t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('provider', 't.provider'),
-      f.text('eventType', 't.event_type'),
-      f.text('providerItemId', 't.provider_item_id'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'emailDeliveries',
-    resource: 'email_delivery',
-    shape: 'many',
-    source: 'snapshot',
-    from: 'email_deliveries t',
-    tenantColumn: 't.tenant_id',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('kind', 't.kind'),
-      f.text('invitationId', 't.invitation_id'),
-      f.text('recipient', 't.recipient'),
-      f.text('subject', 't.subject'),
-      f.text('status', 't.status'),
-      f.number('attemptCount', 't.attempt_count'),
-      f.time('nextAttemptAt', 't.next_attempt_at'),
-      f.time('lastAttemptAt', 't.last_attempt_at'),
-      f.time('sentAt', 't.sent_at'),
-      // The public metadata keys only (contracts ZEmailDeliveryMetadata), whatever else the row holds.
-      f.json(
-        'metadata',
-        "jsonb_strip_nulls(jsonb_build_object('invitationId', t.metadata->'invitationId', 'roleKey', t.metadata->'roleKey', 'notSentReason', t.metadata->'notSentReason'))",
-      ),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'sessions',
-    resource: 'session',
-    shape: 'many',
-    source: 'table',
-    from: 'sessions t',
-    // As the organization's admins see them (queries/org-sessions.ts): opened in it, by a member.
-    tenantColumn: 't.active_tenant_id',
-    where: 'exists (select 1 from memberships m where m.tenant_id = t.active_tenant_id and m.user_id = t.user_id)',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('userId', 't.user_id'),
-      f.text('ipAddress', 't.ip_address'),
-      f.text('userAgent', 't.user_agent'),
-      f.time('lastSeenAt', 't.last_seen_at'),
-      f.time('expiresAt', 't.expires_at'),
-      f.time('absoluteExpiresAt', 't.absolute_expires_at'),
-      f.time('revokedAt', 't.revoked_at'),
-      f.time('createdAt', 't.created_at'),
-    ],
-  },
-  {
-    key: 'auditLogs',
-    resource: 'audit_log',
-    shape: 'many',
-    source: 'table',
-    from: 'audit_logs t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('actorType', 't.actor_type'),
-      f.text('actorId', 't.actor_id'),
-      f.text('actorLabel', 't.actor_label'),
-      f.text('action', 't.action'),
-      f.text('targetType', 't.target_type'),
-      f.text('targetId', 't.target_id'),
-      f.text('ipAddress', 't.ip_address'),
-      f.text('userAgent', 't.user_agent'),
-      f.text('requestId', 't.request_id'),
-      // Redacted when written (apps/api modules/access/audit.ts).
-      f.json('summary', 't.summary'),
-      f.time('createdAt', 't.created_at'),
-    ],
-  },
-  {
-    key: 'webhookEvents',
-    resource: 'webhook_event',
-    shape: 'many',
-    source: 'table',
-    from: 'webhook_events t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [f.text('id', 't.id'), f.text('type', 't.type'), f.json('data', 't.data'), f.time('createdAt', 't.created_at')],
-  },
-  {
-    key: 'webhookDeliveries',
-    resource: 'webhook_delivery',
-    shape: 'many',
-    source: 'table',
-    from: 'webhook_deliveries t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('endpointId', 't.endpoint_id'),
-      f.text('eventId', 't.event_id'),
-      f.text('eventType', 't.event_type'),
-      f.text('status', 't.status'),
-      f.number('attemptCount', 't.attempt_count'),
-      f.time('nextAttemptAt', 't.next_attempt_at'),
-      f.time('lastAttemptAt', 't.last_attempt_at'),
-      f.number('lastStatusCode', 't.last_status_code'),
-      f.text('lastOutcome', 't.last_outcome'),
-      f.time('succeededAt', 't.succeeded_at'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'billingSyncLogs',
-    resource: 'billing_sync_log',
-    shape: 'many',
-    source: 'table',
-    from: 'billing_sync_logs t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('provider', 't.provider'),
-      f.text('mappingId', 't.mapping_id'),
-      f.text('usageEventId', 't.usage_event_id'),
-      f.text('status', 't.status'),
-      f.number('attempts', 't.attempts'),
-      f.text('providerRecordId', 't.provider_record_id'),
-      f.time('createdAt', 't.created_at'),
-      f.time('updatedAt', 't.updated_at'),
-    ],
-  },
-  {
-    key: 'usageHourly',
-    resource: 'usage_hourly',
-    shape: 'many',
-    source: 'table',
-    from: 'usage_hourly t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.hour',
-    orderBy: 't.event_type, t.hour',
-    fields: [
-      f.text('eventType', 't.event_type'),
-      f.time('hour', 't.hour'),
-      f.number('events', 't.events'),
-      f.number('quantity', 't.quantity'),
-    ],
-  },
-  {
-    key: 'usageEvents',
-    resource: 'usage_event',
-    shape: 'many',
-    source: 'table',
-    from: 'usage_events t',
-    tenantColumn: 't.tenant_id',
-    asOfColumn: 't.created_at',
-    orderBy: 't.created_at, t.id',
-    fields: [
-      f.text('id', 't.id'),
-      f.text('idempotencyKey', 't.idempotency_key'),
-      f.text('eventType', 't.event_type'),
-      f.number('quantity', 't.quantity'),
-      f.time('occurredAt', 't.occurred_at'),
-      f.json('properties', 't.properties'),
-      f.text('sourceId', 't.source_id'),
-      f.text('channel', 't.channel'),
-      f.time('createdAt', 't.created_at'),
-    ],
-  },
+  organizationExportSection,
+  subscriptionExportSection,
+  membersExportSection,
+  rolesExportSection,
+  invitationsExportSection,
+  apiKeysExportSection,
+  applicationsExportSection,
+  webhookEndpointsExportSection,
+  billingProvidersExportSection,
+  billingMappingsExportSection,
+  emailDeliveriesExportSection,
+  sessionsExportSection,
+  auditLogsExportSection,
+  webhookEventsExportSection,
+  webhookDeliveriesExportSection,
+  billingSyncLogsExportSection,
+  usageHourlyExportSection,
+  usageEventsExportSection,
 ];
 
 /** `json_build_object('name', <expr>, ...)`: one row as one JSON object, in field order. */

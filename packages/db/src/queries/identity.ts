@@ -1,7 +1,8 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
-import { memberships, sessions, users } from '../schema/identity.ts';
+import { memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
+import { sessions } from '../schema/sessions.ts';
 
 export type UserRow = typeof users.$inferSelect;
 export type MembershipView = {

@@ -1,5 +1,7 @@
 import { and, desc, eq, gt, isNotNull, isNull, lte, ne, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { memberships } from '../schema/identity.ts';
 import { invitations } from '../schema/invitations.ts';
@@ -18,18 +20,28 @@ export function invitationStatus(row: Pick<InvitationRow, 'revokedAt' | 'accepte
   return row.expiresAt.getTime() <= now.getTime() ? 'expired' : 'pending';
 }
 
-/** The same derivation as a filter. */
-function statusIs(status: InvitationStatus, now: Date): SQL | undefined {
+type StatusColumns = { revokedAt: AnyPgColumn; acceptedAt: AnyPgColumn; expiresAt: AnyPgColumn };
+
+/**
+ * The same derivation as a filter, at `now` (a time, or SQL such as `now()`), over `invitations`
+ * or an alias of it.
+ */
+function statusIs(status: InvitationStatus, now: Date | SQL, t: StatusColumns = invitations): SQL | undefined {
   switch (status) {
     case 'revoked':
-      return isNotNull(invitations.revokedAt);
+      return isNotNull(t.revokedAt);
     case 'accepted':
-      return isNotNull(invitations.acceptedAt);
+      return isNotNull(t.acceptedAt);
     case 'expired':
-      return and(isNull(invitations.revokedAt), isNull(invitations.acceptedAt), lte(invitations.expiresAt, now));
+      return and(isNull(t.revokedAt), isNull(t.acceptedAt), lte(t.expiresAt, now));
     case 'pending':
-      return and(isNull(invitations.revokedAt), isNull(invitations.acceptedAt), gt(invitations.expiresAt, now));
+      return and(isNull(t.revokedAt), isNull(t.acceptedAt), gt(t.expiresAt, now));
   }
+}
+
+/** The derivation as one SQL value, from the filters above (the export's `status`). */
+function statusSql(t: StatusColumns, now: SQL): SQL {
+  return sql`case when ${statusIs('revoked', now, t)} then 'revoked' when ${statusIs('accepted', now, t)} then 'accepted' when ${statusIs('expired', now, t)} then 'expired' else 'pending' end`;
 }
 
 export async function insertInvitation(db: DbOrTx, values: typeof invitations.$inferInsert): Promise<InvitationRow> {
@@ -160,3 +172,28 @@ export async function isMember(db: DbOrTx, opts: { tenantId: string; userId: str
     .limit(1);
   return row !== undefined;
 }
+
+/** In an export (queries/exports.ts): the organization's invitations; never the token hashes. */
+export const invitationsExportSection: ExportSection = {
+  key: 'invitations',
+  resource: 'invitation',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'invitations t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('email', 't.email'),
+    exportField.text('roleKey', 't.role_key'),
+    // The derivation of invitationStatus (statusSql), at the snapshot's instant.
+    exportField.text('status', exportSqlText(statusSql(alias(invitations, 't'), sql`now()`))),
+    exportField.boolean('requireEmailMatch', 't.require_email_match'),
+    exportField.text('invitedByUserId', 't.invited_by_user_id'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('acceptedAt', 't.accepted_at'),
+    exportField.text('acceptedByUserId', 't.accepted_by_user_id'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

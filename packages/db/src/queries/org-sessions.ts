@@ -1,7 +1,10 @@
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
-import { memberships, sessions, users } from '../schema/identity.ts';
+import { memberships, users } from '../schema/identity.ts';
+import { sessions } from '../schema/sessions.ts';
 
 /**
  * Sessions as an organization's admins see them: the sessions active in the organization
@@ -37,11 +40,17 @@ const orgSessionColumns = {
   revokedAt: sessions.revokedAt,
 };
 
+/**
+ * The session's user is a member (whatever the membership's status) of the organization the
+ * session is active in: with `active_tenant_id`, what makes a session the organization's. Over
+ * any alias of `sessions`, so the export applies this rule, not a copy of it.
+ */
+function openedByMember(s: { userId: AnyPgColumn; activeTenantId: AnyPgColumn }): SQL {
+  return sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${s.activeTenantId} and ${memberships.userId} = ${s.userId})`;
+}
+
 function inOrganization(tenantId: string): SQL | undefined {
-  return and(
-    eq(sessions.activeTenantId, tenantId),
-    sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${tenantId} and ${memberships.userId} = ${sessions.userId})`,
-  );
+  return and(eq(sessions.activeTenantId, tenantId), openedByMember(sessions));
 }
 
 /** The session is usable at `now`: not revoked, neither idle- nor absolutely expired. */
@@ -103,3 +112,28 @@ export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id:
     .returning({ id: sessions.id });
   return rows.map((r) => r.id);
 }
+
+/** In an export (queries/exports.ts): the organization's sessions; never the token hashes. */
+export const sessionsExportSection: ExportSection = {
+  key: 'sessions',
+  resource: 'session',
+  shape: 'many',
+  source: 'table',
+  from: 'sessions t',
+  // As the organization's admins see them (inOrganization): opened in it, by a member.
+  tenantColumn: 't.active_tenant_id',
+  where: exportSqlText(openedByMember(alias(sessions, 't'))),
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('userId', 't.user_id'),
+    exportField.text('ipAddress', 't.ip_address'),
+    exportField.text('userAgent', 't.user_agent'),
+    exportField.time('lastSeenAt', 't.last_seen_at'),
+    exportField.time('expiresAt', 't.expires_at'),
+    exportField.time('absoluteExpiresAt', 't.absolute_expires_at'),
+    exportField.time('revokedAt', 't.revoked_at'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

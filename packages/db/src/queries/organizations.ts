@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { organizations } from '../schema/organizations.ts';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -68,3 +69,21 @@ export async function updateOrganization(
     });
   return row;
 }
+
+/** In an export (queries/exports.ts): the organization itself. */
+export const organizationExportSection: ExportSection = {
+  key: 'organization',
+  resource: 'organization',
+  shape: 'one',
+  source: 'snapshot',
+  from: 'organizations t',
+  tenantColumn: 't.id',
+  orderBy: 't.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('slug', 't.slug'),
+    exportField.text('name', 't.name'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

@@ -1,5 +1,6 @@
 import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
 import { roles } from '../schema/roles.ts';
 
@@ -75,3 +76,22 @@ export async function updateRole(
     .returning();
   return row;
 }
+
+/** In an export (queries/exports.ts): the organization's roles. */
+export const rolesExportSection: ExportSection = {
+  key: 'roles',
+  resource: 'role',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'roles t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('key', 't.key'),
+    exportField.text('name', 't.name'),
+    exportField.json('permissions', 't.permissions'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { DbOrTx, Sql } from '../client.ts';
-import { sessions } from '../schema/identity.ts';
+import { sessions } from '../schema/sessions.ts';
 import type { MembershipView, PendingMembershipView } from './identity.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;

@@ -1,7 +1,8 @@
 import { and, desc, eq, isNotNull, lte, ne, sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
-import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/usage.ts';
+import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/subscriptions.ts';
 
 export type SubscriptionPlanRow = typeof subscriptionPlans.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
@@ -290,3 +291,25 @@ export async function updateSubscription(
     .returning();
   return row;
 }
+
+/** In an export (queries/exports.ts): the subscription with its plan. */
+export const subscriptionExportSection: ExportSection = {
+  key: 'subscription',
+  resource: 'subscription',
+  shape: 'one',
+  source: 'snapshot',
+  from: 'subscriptions t join subscription_plans p on p.id = t.plan_id',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.tenant_id',
+  fields: [
+    exportField.text('planId', 't.plan_id'),
+    exportField.text('planKey', 'p.key'),
+    exportField.text('planName', 'p.name'),
+    exportField.text('status', 't.status'),
+    exportField.number('seats', 't.seats'),
+    exportField.number('seatLimit', 'p.seat_limit'),
+    exportField.json('usageLimits', 'p.usage_limits'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

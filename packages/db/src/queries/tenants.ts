@@ -1,8 +1,9 @@
 import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
-import { type MembershipStatus, memberships, sessions, users } from '../schema/identity.ts';
+import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
+import { sessions } from '../schema/sessions.ts';
 import type { OrganizationRow } from './organizations.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 
 /**
  * Usage events, hourly totals and plan limits. The ingestion statements take whole batches as
@@ -457,3 +458,47 @@ export async function countMembers(db: DbOrTx, tenantId: string): Promise<number
   }[];
   return row?.n ?? 0;
 }
+
+/** In an export (queries/exports.ts): hourly usage totals, up to the snapshot's instant. */
+export const usageHourlyExportSection: ExportSection = {
+  key: 'usageHourly',
+  resource: 'usage_hourly',
+  shape: 'many',
+  source: 'table',
+  from: 'usage_hourly t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.hour',
+  orderBy: 't.event_type, t.hour',
+  fields: [
+    exportField.text('eventType', 't.event_type'),
+    exportField.time('hour', 't.hour'),
+    exportField.number('events', 't.events'),
+    exportField.number('quantity', 't.quantity'),
+  ],
+};
+
+/**
+ * In an export (queries/exports.ts): usage events, up to the snapshot's instant; never their
+ * request hashes.
+ */
+export const usageEventsExportSection: ExportSection = {
+  key: 'usageEvents',
+  resource: 'usage_event',
+  shape: 'many',
+  source: 'table',
+  from: 'usage_events t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('idempotencyKey', 't.idempotency_key'),
+    exportField.text('eventType', 't.event_type'),
+    exportField.number('quantity', 't.quantity'),
+    exportField.time('occurredAt', 't.occurred_at'),
+    exportField.json('properties', 't.properties'),
+    exportField.text('sourceId', 't.source_id'),
+    exportField.text('channel', 't.channel'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};

@@ -1,8 +1,11 @@
 import { and, asc, desc, eq, isNotNull, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
+import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
-import { type MembershipStatus, memberships, sessions, users } from '../schema/identity.ts';
+import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
+import { sessions } from '../schema/sessions.ts';
 import type { UserRow } from './identity.ts';
 
 /**
@@ -51,9 +54,14 @@ const orgUserColumns = {
 
 /**
  * The email an organization is shown for a member: what it typed while the person has not
- * accepted, their own afterwards.
+ * accepted, their own afterwards. Over any aliases of `memberships` and `users`, so the export
+ * shows members by this rule, not a copy of it.
  */
-const shownEmail: SQL = sql`case when ${memberships.status} = 'invited' then coalesce(${memberships.invitedEmail}, ${users.email}) else ${users.email} end`;
+function shownEmailOf(m: { status: AnyPgColumn; invitedEmail: AnyPgColumn }, u: { email: AnyPgColumn }): SQL {
+  return sql`case when ${m.status} = 'invited' then coalesce(${m.invitedEmail}, ${u.email}) else ${u.email} end`;
+}
+
+const shownEmail: SQL = shownEmailOf(memberships, users);
 
 /** `like` pattern for "starts with": the user's text is matched literally. */
 function startsWith(prefix: string): string {
@@ -360,3 +368,27 @@ export async function adoptPreProvisionedUsers(db: DbOrTx, opts: { userId: strin
   }
   return adopted;
 }
+
+/** In an export (queries/exports.ts): the organization's members, as GET /v1/users shows them. */
+export const membersExportSection: ExportSection = {
+  key: 'members',
+  resource: 'member',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'memberships t join users u on u.id = t.user_id',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.user_id',
+  // As GET /v1/users shows them: a member who has not accepted yet is only what the
+  // organization typed (modules/users toUser); `status` is the membership's.
+  fields: [
+    exportField.text('id', 'u.id'),
+    exportField.text('email', exportSqlText(shownEmailOf(alias(memberships, 't'), alias(users, 'u')))),
+    exportField.text('name', "case when t.status = 'invited' then coalesce(t.invited_name, '') else u.name end"),
+    exportField.boolean('emailVerified', "(u.email_verified and t.status <> 'invited')"),
+    exportField.text('status', 't.status'),
+    exportField.text('roleKey', 't.role_key'),
+    exportField.time('lastSignInAt', "case when t.status = 'invited' then null else u.last_sign_in_at end"),
+    exportField.time('joinedAt', 't.created_at'),
+    exportField.time('createdAt', "case when t.status = 'invited' then t.created_at else u.created_at end"),
+  ],
+};

@@ -1,6 +1,7 @@
 import { newId } from '@svc/contracts/ids';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { addJob } from '../jobs.ts';
 import { limitLiteral } from '../limit-literal.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
@@ -304,3 +305,77 @@ export async function insertReplayDeliveries(
     returning id`)) as unknown as { id: string }[];
   return rows.map((r) => r.id);
 }
+
+/**
+ * In an export (queries/exports.ts): the organization's webhook endpoints; never the signing
+ * secret ciphertexts (current and previous).
+ */
+export const webhookEndpointsExportSection: ExportSection = {
+  key: 'webhookEndpoints',
+  resource: 'webhook_endpoint',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'webhook_endpoints t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('url', 't.url'),
+    exportField.text('description', 't.description'),
+    exportField.json('eventTypes', 't.event_types'),
+    exportField.boolean('enabled', 't.enabled'),
+    exportField.text('disabledReason', 't.disabled_reason'),
+    exportField.time('disabledAt', 't.disabled_at'),
+    exportField.time('secretRotatedAt', 't.secret_rotated_at'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};
+
+/** In an export (queries/exports.ts): the organization's events, up to the snapshot's instant. */
+export const webhookEventsExportSection: ExportSection = {
+  key: 'webhookEvents',
+  resource: 'webhook_event',
+  shape: 'many',
+  source: 'table',
+  from: 'webhook_events t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('type', 't.type'),
+    exportField.json('data', 't.data'),
+    exportField.time('createdAt', 't.created_at'),
+  ],
+};
+
+/**
+ * In an export (queries/exports.ts): deliveries of the organization's events; never the attempts'
+ * response excerpts or the claim columns (locked_until, locked_by).
+ */
+export const webhookDeliveriesExportSection: ExportSection = {
+  key: 'webhookDeliveries',
+  resource: 'webhook_delivery',
+  shape: 'many',
+  source: 'table',
+  from: 'webhook_deliveries t',
+  tenantColumn: 't.tenant_id',
+  asOfColumn: 't.created_at',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('endpointId', 't.endpoint_id'),
+    exportField.text('eventId', 't.event_id'),
+    exportField.text('eventType', 't.event_type'),
+    exportField.text('status', 't.status'),
+    exportField.number('attemptCount', 't.attempt_count'),
+    exportField.time('nextAttemptAt', 't.next_attempt_at'),
+    exportField.time('lastAttemptAt', 't.last_attempt_at'),
+    exportField.number('lastStatusCode', 't.last_status_code'),
+    exportField.text('lastOutcome', 't.last_outcome'),
+    exportField.time('succeededAt', 't.succeeded_at'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@svc/contracts/ids';
 import type { Db } from '@svc/db/client';
-import { billingMappings, billingSyncLogs, usageEvents } from '@svc/db/schema/usage';
+import { billingMappings, billingSyncLogs } from '@svc/db/schema/billing';
+import { usageEvents } from '@svc/db/schema/usage';
 import { and, eq } from 'drizzle-orm';
 
 /**

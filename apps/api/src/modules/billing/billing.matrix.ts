@@ -1,4 +1,4 @@
-import { billingProviders } from '@svc/db/schema/usage';
+import { billingProviders } from '@svc/db/schema/billing';
 import { eq } from 'drizzle-orm';
 import type { MatrixFixture, MatrixRoute } from '../../../../../test/support/auth-matrix.ts';
 import { seedSyncLog } from './billing.fixtures.ts';

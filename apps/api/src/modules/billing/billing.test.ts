@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { auditLogs } from '@svc/db/schema/audit-logs';
-import { billingProviders, billingSyncLogs } from '@svc/db/schema/usage';
+import { billingProviders, billingSyncLogs } from '@svc/db/schema/billing';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';

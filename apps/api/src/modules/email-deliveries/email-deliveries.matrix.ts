@@ -1,5 +1,5 @@
 import { newId } from '@svc/contracts/ids';
-import { emailDeliveries } from '@svc/db/schema/webhooks';
+import { emailDeliveries } from '@svc/db/schema/email-deliveries';
 import type { MatrixRoute } from '../../../../../test/support/auth-matrix.ts';
 
 let n = 0;

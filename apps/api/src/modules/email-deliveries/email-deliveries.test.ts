@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { newId } from '@svc/contracts/ids';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
-import { emailDeliveries } from '@svc/db/schema/webhooks';
+import { emailDeliveries } from '@svc/db/schema/email-deliveries';
 import { EMAIL_RETRY_SCHEDULE_MS } from '@svc/jobs/email/process';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 import type { TExportFormat } from '@svc/contracts/exports';
-import { EXPORT_SECTIONS, type ExportCopyRow, type ExportField, type ExportFieldKind, type ExportSection } from '@svc/db/queries/exports';
+import type { ExportField, ExportFieldKind, ExportSection } from '@svc/db/export-section';
+import { EXPORT_SECTIONS, type ExportCopyRow } from '@svc/db/queries/exports';
 
 /*
  * The two serializations of an export, as pure functions over one item at a time, so a download

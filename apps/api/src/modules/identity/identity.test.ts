@@ -1,7 +1,8 @@
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
-import { memberships, sessions, users } from '@svc/db/schema/identity';
+import { memberships, users } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
+import { sessions } from '@svc/db/schema/sessions';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';

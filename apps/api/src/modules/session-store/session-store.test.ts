@@ -1,8 +1,9 @@
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
 import { insertOrganization } from '@svc/db/queries/organizations';
-import { memberships, sessions, users } from '@svc/db/schema/identity';
+import { memberships, users } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
+import { sessions } from '@svc/db/schema/sessions';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';

@@ -1,5 +1,6 @@
 import { createDatabase, type Database } from '@svc/db/client';
-import { memberships, sessions } from '@svc/db/schema/identity';
+import { memberships } from '@svc/db/schema/identity';
+import { sessions } from '@svc/db/schema/sessions';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../../test/support/db.ts';

@@ -1,6 +1,6 @@
 import type { TSession, TSessionPage } from '@svc/contracts/sessions';
 import { auditLogs } from '@svc/db/schema/audit-logs';
-import { sessions } from '@svc/db/schema/identity';
+import { sessions } from '@svc/db/schema/sessions';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
