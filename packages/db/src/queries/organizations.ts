@@ -5,14 +5,35 @@ import { organizations } from '../schema/organizations.ts';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 
-export async function findOrganizationById(db: DbOrTx, id: string): Promise<OrganizationRow | undefined> {
-  const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
-  return row;
+type Finder = (value: string) => Promise<OrganizationRow | undefined>;
+const finders = { id: new WeakMap<DbOrTx, Finder>(), slug: new WeakMap<DbOrTx, Finder>() };
+
+/**
+ * The organization whose `column` is `value`: every authorized request reads one, so the
+ * statement is built once per database handle (a transaction is its own handle) and runs as a
+ * prepared statement rather than being rebuilt and planned per call.
+ */
+function findOrganizationBy(db: DbOrTx, column: 'id' | 'slug', value: string): Promise<OrganizationRow | undefined> {
+  let find = finders[column].get(db);
+  if (!find) {
+    const query = db
+      .select()
+      .from(organizations)
+      .where(eq(organizations[column], sql.placeholder('value')))
+      .limit(1)
+      .prepare(`svc_find_organization_by_${column}`);
+    find = async (v) => (await query.execute({ value: v }))[0];
+    finders[column].set(db, find);
+  }
+  return find(value);
 }
 
-export async function findOrganizationBySlug(db: DbOrTx, slug: string): Promise<OrganizationRow | undefined> {
-  const [row] = await db.select().from(organizations).where(eq(organizations.slug, slug)).limit(1);
-  return row;
+export function findOrganizationById(db: DbOrTx, id: string): Promise<OrganizationRow | undefined> {
+  return findOrganizationBy(db, 'id', id);
+}
+
+export function findOrganizationBySlug(db: DbOrTx, slug: string): Promise<OrganizationRow | undefined> {
+  return findOrganizationBy(db, 'slug', slug);
 }
 
 /** Creates the organization unless one with the slug exists; returns the row either way. */
