@@ -1,7 +1,7 @@
 import { ZClientConfigRequest, ZClientConfigResponse } from '@svc/contracts/public-edge';
 import { router } from '../../trpc/init.ts';
 import { publishableKeyProcedure } from '../../trpc/procedures.ts';
-import { buildClientConfig } from './service.ts';
+import { clientConfigOf } from './service.ts';
 
 export const clientConfigRouter = router({
   get: publishableKeyProcedure
@@ -17,5 +17,5 @@ export const clientConfigRouter = router({
     })
     .input(ZClientConfigRequest)
     .output(ZClientConfigResponse)
-    .query(({ ctx }) => buildClientConfig(ctx.services.config, ctx.services.secretBox, ctx.resolved)),
+    .query(({ ctx }) => clientConfigOf(ctx.services.config, ctx.services.secretBox, ctx.resolved)),
 });

@@ -20,11 +20,29 @@ export function claimUrlOf(config: Config, secretBox: SecretBox, { found, keyles
   return keyless && found.application.isKeyless ? keylessClaimUrl(config.publicUrl, secretBox, found.application.id) : null;
 }
 
+/** Built answers per cached application row: the cache replaces the row when it changes. */
+const answers = new WeakMap<ResolvedApplication['found'], { keyless?: TClientConfigResponse; keyed?: TClientConfigResponse }>();
+
+/**
+ * GET /v1/client/config's answer, built once per cached application row and key kind: the hottest
+ * route answers from memory what it would build the same way each time.
+ */
+export function clientConfigOf(config: Config, secretBox: SecretBox, resolved: ResolvedApplication): TClientConfigResponse {
+  let built = answers.get(resolved.found);
+  if (!built) {
+    built = {};
+    answers.set(resolved.found, built);
+  }
+  const kind = resolved.keyless ? 'keyless' : 'keyed';
+  built[kind] ??= buildClientConfig(config, secretBox, resolved);
+  return built[kind];
+}
+
 /**
  * Public configuration of one application; nothing secret by construction but the keyless
  * development application's claim link, which every keyless=1 caller may read (applications/claim.ts).
  */
-export function buildClientConfig(config: Config, secretBox: SecretBox, resolved: ResolvedApplication): TClientConfigResponse {
+function buildClientConfig(config: Config, secretBox: SecretBox, resolved: ResolvedApplication): TClientConfigResponse {
   const { found, keyless } = resolved;
   const { application, organization } = found;
   const pk = encodeURIComponent(application.publishableKey);
