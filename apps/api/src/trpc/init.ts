@@ -72,10 +72,20 @@ const t = initTRPC
 export const router = t.router;
 
 /**
- * Services throw AppError; this turns it into the TRPCError carrying the right status. An
- * unreachable database becomes 503 service_unavailable here (asAppError), never a 500.
+ * The first middleware of every procedure, on `/trpc` and `/v1` alike (one level, as every
+ * middleware costs each call):
+ * - the raw input passes the one input rule (NUL, unpaired surrogates, nesting depth:
+ *   http/input-guard.ts) before any schema, credential lookup or query sees it. Here rather than
+ *   in each schema so that no route, field or free-form JSON value can be left out;
+ * - services throw AppError; it becomes the TRPCError carrying the right status. An unreachable
+ *   database becomes 503 service_unavailable here (asAppError), never a 500.
  */
-const appErrors = t.middleware(async ({ next }) => {
+const entry = t.middleware(async ({ getRawInput, next }) => {
+  const refused = refusedInput(await getRawInput());
+  if (refused) {
+    // BAD_REQUEST caused by a ZodError: answered 400 validation_failed with its issues (errors.ts).
+    throw new TRPCError({ code: 'BAD_REQUEST', message: 'Input validation failed', cause: refused });
+  }
   const result = await next();
   const appError = result.ok ? undefined : asAppError(result.error.cause);
   if (appError) {
@@ -84,19 +94,4 @@ const appErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/**
- * Every procedure's raw input, on `/trpc` and `/v1` alike, passes the one input rule (NUL,
- * unpaired surrogates, nesting depth: http/input-guard.ts) before any schema, credential lookup
- * or query sees it. Here rather than in each schema so that no route, field or free-form JSON
- * value can be left out.
- */
-const acceptableInput = t.middleware(async ({ getRawInput, next }) => {
-  const refused = refusedInput(await getRawInput());
-  if (refused) {
-    // BAD_REQUEST caused by a ZodError: answered 400 validation_failed with its issues (errors.ts).
-    throw new TRPCError({ code: 'BAD_REQUEST', message: 'Input validation failed', cause: refused });
-  }
-  return next();
-});
-
-export const publicProcedure = t.procedure.use(appErrors).use(acceptableInput);
+export const publicProcedure = t.procedure.use(entry);
