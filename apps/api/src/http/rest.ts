@@ -12,7 +12,7 @@ import { errorFields, sendError, sendJson } from './errors.ts';
 import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 
 /** The REST base path every procedure's `openapi.path` is under. */
-export const REST_BASE = '/v1';
+const REST_BASE = '/v1';
 
 type Procedure = {
   (opts: {

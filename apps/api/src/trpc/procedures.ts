@@ -5,7 +5,7 @@ import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
 import { publicProcedure } from './init.ts';
-import { subscriptionGuard } from './subscription-gate.ts';
+import { type GateCall, subscriptionGuard } from './subscription-gate.ts';
 
 /** Procedures authenticated by a publishable key (or keyless=1). */
 export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
@@ -43,14 +43,19 @@ const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApi
 });
 
 /**
- * Control-plane procedures. A mutation whose meta declares `subscription` gets the subscription
- * rule (subscription-gate.ts) attached to its caller: `authorize` applies it to the organization
- * it resolves for the route. Nothing is read here.
+ * A mutation whose meta declares `subscription` gets the subscription rule (subscription-gate.ts)
+ * attached to its caller: `authorize` applies it to the organization it resolves for the route.
  */
-export const controlProcedure = authenticatedControlProcedure.use(async ({ ctx, meta, type, next }) => {
-  const organizationGuard = subscriptionGuard({ meta, type });
-  return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
-});
+function withSubscriptionGuard<C extends { principal: object }, R>(opts: GateCall & { ctx: C; next: (opts?: { ctx: C }) => R }): R {
+  const organizationGuard = subscriptionGuard(opts);
+  return organizationGuard ? opts.next({ ctx: { ...opts.ctx, principal: { ...opts.ctx.principal, organizationGuard } } }) : opts.next();
+}
+
+/**
+ * Control-plane procedures, with the route's subscription rule attached to the caller
+ * (withSubscriptionGuard). Nothing is read here.
+ */
+export const controlProcedure = authenticatedControlProcedure.use((opts) => withSubscriptionGuard(opts));
 
 /** Control-plane procedures only a signed-in person may call (an API key gets 403). */
 export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
@@ -97,10 +102,7 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
       },
     });
   })
-  .use(async ({ ctx, meta, type, next }) => {
-    const organizationGuard = subscriptionGuard({ meta, type });
-    return organizationGuard ? next({ ctx: { ...ctx, principal: { ...ctx.principal, organizationGuard } } }) : next();
-  });
+  .use((opts) => withSubscriptionGuard(opts));
 
 /**
  * `platformProcedure` for a platform route that names an organization in the query
