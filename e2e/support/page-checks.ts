@@ -29,7 +29,7 @@ const SETTLE_TIMEOUT_MS = 15_000;
  * `not-settled` and `crash` fail the page; `info` does not.
  */
 export type Finding =
-  | { kind: 'axe'; rule: string; impact: string; help: string; helpUrl: string; targets: string[] }
+  | { kind: 'axe'; rule: string; impact: string; help: string; helpUrl: string; targets: string[]; firstFailure: string }
   | { kind: 'overflow'; cell: string; text: string; scrollWidth: number; clientWidth: number }
   | { kind: 'identifier-wrap'; element: string; text: string; rects: number; height: number; lineHeight: number }
   | { kind: 'not-settled'; detail: string }
@@ -95,7 +95,7 @@ export function nextFrames(page: Page): Promise<void> {
   return page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
 }
 
-type AxeNode = { target: unknown[] };
+type AxeNode = { target: unknown[]; failureSummary?: string };
 type AxeViolation = { id: string; impact?: string | null; help: string; helpUrl: string; nodes: AxeNode[] };
 
 /** axe-core's rules on the whole document, violations only. */
@@ -114,7 +114,7 @@ async function runAxe(page: Page): Promise<AxeViolation[]> {
       impact: v.impact ?? null,
       help: v.help,
       helpUrl: v.helpUrl,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
+      nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
     }));
   });
 }
@@ -253,7 +253,9 @@ export async function checkPage(
     for (const v of await runAxe(page)) {
       const targets = v.nodes.map((n) => targetText(n.target));
       if (FAILING_IMPACTS.has(v.impact ?? '')) {
-        findings.push({ kind: 'axe', rule: v.id, impact: v.impact ?? 'unknown', help: v.help, helpUrl: v.helpUrl, targets });
+        // What axe measured on the first element (a contrast ratio and its colours, say), in one line.
+        const firstFailure = (v.nodes[0]?.failureSummary ?? '').replace(/\s+/g, ' ').trim();
+        findings.push({ kind: 'axe', rule: v.id, impact: v.impact ?? 'unknown', help: v.help, helpUrl: v.helpUrl, targets, firstFailure });
       } else {
         findings.push({ kind: 'info', detail: `axe ${v.id} (${v.impact ?? 'no impact'}) on ${targets.length} element(s): ${v.help}` });
       }
@@ -282,7 +284,7 @@ export function failures(results: PageResult[]): string[] {
     for (const f of r.findings) {
       switch (f.kind) {
         case 'axe':
-          lines.push(`${at}: axe ${f.rule} (${f.impact}) ${f.help} -> ${f.targets.join(' | ')}`);
+          lines.push(`${at}: axe ${f.rule} (${f.impact}) ${f.help} -> ${f.targets.join(' | ')} [first: ${f.firstFailure}]`);
           break;
         case 'overflow':
           lines.push(`${at}: cell overflows: ${f.cell} scrollWidth ${f.scrollWidth} > clientWidth ${f.clientWidth} "${f.text}"`);
