@@ -1,0 +1,529 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { NAV_ITEMS } from '../apps/console/src/layout/nav-items.ts';
+import { type SmtpCapture, startSmtpCapture } from '../test/support/mail.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import {
+  checkPage,
+  failures,
+  nextFrames,
+  PAGES_ARTIFACTS_DIR,
+  type PageResult,
+  trackRequests,
+  VIEWPORTS,
+  writeFindings,
+} from './support/page-checks.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
+
+type Json = Record<string, any>;
+type Answer = { status: number; body: Json };
+
+const CONSOLE = '/auth/console';
+
+/** What the seeding made, for the pages' addresses. */
+type Seeded = {
+  organization: { id: string; slug: string };
+  application: { id: string; publishableKey: string; redirectUrl: string };
+  deliveryId: string;
+  claimUrl: string;
+};
+
+/**
+ * A console page: every route of app.tsx (the nav's items, by the nav's own list), the detail
+ * views that have an address of their own, and the not-found view of an unknown path.
+ */
+type ConsolePage = { name: string; path: (seeded: Seeded) => string; platformOnly: boolean };
+const CONSOLE_PAGES: ConsolePage[] = [
+  ...NAV_ITEMS.map((item) => ({
+    name: item.id,
+    path: () => item.path,
+    platformOnly: 'platformOnly' in item && item.platformOnly,
+  })),
+  { name: 'application-detail', path: (s) => `/applications?application=${s.application.id}`, platformOnly: false },
+  { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
+  { name: 'not-found', path: () => '/no-such-page', platformOnly: false },
+];
+
+/** A hosted page of svc (plain HTML from apps/api), and how a signed-in person gets there. */
+type HostedPage = { name: string; open: (page: Page, seeded: Seeded) => Promise<void> };
+
+/** An authorization request of the seeded application, as an application's sign-in sends it. */
+function authorizeUrl(seeded: Seeded, params: Record<string, string>): string {
+  const verifier = randomBytes(32).toString('base64url');
+  return `/oidc/auth?${new URLSearchParams({
+    client_id: seeded.application.id,
+    response_type: 'code',
+    redirect_uri: seeded.application.redirectUrl,
+    scope: 'openid email profile organization',
+    state: randomBytes(8).toString('hex'),
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...params,
+  })}`;
+}
+
+const atInteraction = (url: URL) => url.pathname.startsWith('/oidc/interaction/');
+
+/** Opens `url` and checks the page answered there (a redirect to sign-in would check the wrong page). */
+async function visit(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  expect(new URL(page.url()).pathname).toBe(new URL(url, 'http://svc.invalid').pathname);
+}
+
+const HOSTED_PAGES: HostedPage[] = [
+  { name: 'landing', open: (page) => visit(page, '/') },
+  {
+    name: 'sign-in',
+    open: (page, s) =>
+      visit(page, `/signin?publishable_key=${s.application.publishableKey}&return_to=${encodeURIComponent(s.application.redirectUrl)}`),
+  },
+  { name: 'sign-up', open: (page, s) => visit(page, `/signup?publishable_key=${s.application.publishableKey}`) },
+  {
+    // The application asks for a fresh sign-in (prompt=login): svc's sign-in page on the interaction.
+    name: 'oidc-interaction-sign-in',
+    open: async (page, s) => {
+      await page.goto(authorizeUrl(s, { prompt: 'login' }));
+      await page.waitForURL(atInteraction);
+      await page.getByTestId('continue-email').waitFor();
+    },
+  },
+  {
+    // The console's try sign-in asks for `organization`; someone in two organizations picks one.
+    name: 'organization-picker',
+    open: async (page, s) => {
+      await page.goto(`/oidc/try/${s.application.id}`);
+      await page.waitForURL(atInteraction);
+      await page.getByTestId('pick-organization').first().waitFor();
+    },
+  },
+  {
+    name: 'try-sign-in-result',
+    open: async (page, s) => {
+      await page.goto(`/oidc/try/${s.application.id}`);
+      await page.waitForURL(atInteraction);
+      await page.locator(`[data-testid="pick-organization"][data-slug="${s.organization.slug}"]`).click();
+      await page.getByTestId('try-heading').waitFor();
+    },
+  },
+  {
+    // A redirect_uri the application never registered: nothing to send the error to, svc's page says it.
+    name: 'oidc-error',
+    open: (page, s) => visit(page, authorizeUrl(s, { redirect_uri: 'https://unregistered.example.net/callback' })),
+  },
+  { name: 'sign-in-error', open: (page) => visit(page, '/auth/callback?state=stale&code=stale') },
+  { name: 'account', open: (page) => visit(page, '/user') },
+  { name: 'sign-out', open: (page) => visit(page, '/auth/logout') },
+  { name: 'keyless-claim', open: (page, s) => visit(page, s.claimUrl) },
+];
+
+/**
+ * Webhook receiver on loopback: paths under /ok answer 200, anything else 503 (a receiver that is
+ * down), so the deliveries list has both outcomes.
+ */
+async function startReceiver(): Promise<{ url: (path: string) => string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const ok = (req.url ?? '').startsWith('/ok/');
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'down for maintenance');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+type Who = {
+  id: 'tenant-admin' | 'platform-admin';
+  page: Page;
+  context: BrowserContext;
+  requests: { inFlight: () => number };
+  pageErrors: string[];
+};
+
+/**
+ * Every console page and every hosted page, as a tenant admin and as a platform admin, at 1440 and
+ * 390 px wide, on realistic data: no serious or critical axe-core violation, no table cell whose
+ * content spills out of it, no identifier (`data-identifier`) broken over two lines. Screenshots of
+ * each land in e2e/artifacts/pages/, and every finding in e2e/artifacts/pages/findings.json.
+ */
+describeInChromium('e2e: console and hosted pages pass the page checks', () => {
+  let server: E2EServer;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let smtp: SmtpCapture;
+  let browser: Browser;
+  let seeded: Seeded;
+  const who = {} as Record<Who['id'], Who>;
+  const results: PageResult[] = [];
+  const timings: Record<string, number> = {};
+  let started = 0;
+
+  async function signedIn(id: Who['id'], credentials: { email: string; password: string }): Promise<Who> {
+    // bypassCSP: axe-core goes in as an inline script, which svc's CSP (rightly) refuses.
+    const context = await browser.newContext({ baseURL: server.url, viewport: VIEWPORTS[0], bypassCSP: true });
+    context.setDefaultTimeout(20_000);
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+    await signInAt(page, server.url, `${CONSOLE}/`, credentials);
+    return { id, page, context, requests: trackRequests(page), pageErrors };
+  }
+
+  /** A call with the browser's own session (same origin, JSON), as the console makes it. */
+  function api(page: Page, method: string, path: string, body?: unknown): Promise<Answer> {
+    return page.evaluate(
+      async ({ method, path, body }) => {
+        const res = await fetch(path, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: await res.json() };
+      },
+      { method, path, body },
+    );
+  }
+
+  /** `api`, expecting `status`: the seed is the test's ground, a refused step stops it here. */
+  async function must(page: Page, status: number, method: string, path: string, body?: unknown): Promise<Json> {
+    const answer = await api(page, method, path, body);
+    expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(status);
+    return answer.body;
+  }
+
+  /** Polls `probe` until it returns true (the worker's jobs: exports, deliveries). */
+  async function eventually(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await probe())) {
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${what}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  /**
+   * Realistic data through the real API, so that no list is empty and the values have real
+   * lengths: the tenant admin's organization (renamed) and a second one, two applications, API
+   * keys (one revoked), two webhook endpoints (one receiver down) and their deliveries, a custom
+   * role, a user added by email, invitations (pending, revoked, accepted), usage events of two
+   * types (1,200 against 3) sent with a tenant API key, billing connected and mapped, two exports.
+   * The platform admin joins both organizations (so the organization picker shows for them too),
+   * puts the first on a plan with usage limits and acts in it.
+   */
+  async function seed(tenant: Page, platform: Page): Promise<Seeded> {
+    const me = await must(tenant, 200, 'GET', '/v1/me');
+    const organization = { id: me.activeWorkspace.id as string, slug: me.activeWorkspace.slug as string };
+    const slug = organization.slug;
+    await must(tenant, 200, 'PATCH', `/v1/tenants/${organization.id}`, { name: 'Northwind Traders' });
+    const second = await must(tenant, 201, 'POST', '/v1/tenants', { name: 'Northwind Traders – EU Operations (Frankfurt)' });
+    const secondSlug = (second.tenant?.slug ?? second.slug) as string;
+
+    // Endpoints first: the events below are delivered to them.
+    const eventTypes = [
+      'invitation.created',
+      'invitation.accepted',
+      'role.created',
+      'api_key.created',
+      'api_key.revoked',
+      'application.created',
+    ];
+    const crm = await must(tenant, 201, 'POST', '/v1/webhook-endpoints', {
+      organization_slug: slug,
+      url: receiver.url('/ok/northwind/identity-events/crm-sync?source=svc&region=eu-central-1'),
+      eventTypes,
+      description: 'Identity events for the CRM sync worker (Salesforce connector, production)',
+    });
+    await must(tenant, 201, 'POST', '/v1/webhook-endpoints', {
+      organization_slug: slug,
+      url: receiver.url('/down/staging/hooks/svc'),
+      eventTypes: ['invitation.created', 'role.created'],
+      description: 'Staging receiver',
+    });
+
+    const portal = await must(tenant, 201, 'POST', '/v1/applications', {
+      organization_slug: slug,
+      name: 'Customer Portal',
+      redirectUrls: ['https://portal.northwind-traders.example/auth/callback', 'http://localhost:3000/auth/callback'],
+      allowedOrigins: ['https://portal.northwind-traders.example', 'http://localhost:3000'],
+      postLogoutRedirectUrls: ['https://portal.northwind-traders.example/'],
+      clientType: 'confidential',
+    });
+    await must(tenant, 201, 'POST', '/v1/applications', {
+      organization_slug: slug,
+      name: 'Warehouse Scanner (iOS and Android)',
+      redirectUrls: ['https://scanner.northwind-traders.example/oauth/callback'],
+      clientType: 'public',
+      signInAudience: 'members',
+    });
+
+    await must(tenant, 201, 'POST', '/v1/roles', {
+      organization_slug: slug,
+      key: 'billing_analyst',
+      name: 'Billing analyst',
+      permissions: ['billing.read', 'usage.read', 'subscription.read', 'exports.create', 'audit.read'],
+    });
+    await must(tenant, 201, 'POST', '/v1/users', {
+      organization_slug: slug,
+      email: 'priya.raghunathan@northwind-traders.example',
+      name: 'Priya Raghunathan',
+      roleKey: 'billing_analyst',
+    });
+
+    const ingest = await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
+      name: 'Usage ingest – production',
+      scopes: ['usage.write', 'usage.read'],
+    });
+    await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
+      name: 'Nightly billing reconciliation',
+      scopes: ['billing.read', 'usage.read', 'subscription.read', 'exports.create'],
+      expiresAt: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+    });
+    const old = await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
+      name: 'Old CI deploy key',
+      scopes: ['applications.read'],
+    });
+    await must(tenant, 200, 'POST', `/v1/api-keys/${old.apiKey.id}/revoke`, {});
+
+    await must(tenant, 201, 'POST', '/v1/invitations', {
+      organization_slug: slug,
+      email: 'alexandra.konstantinopoulou@northwind-traders.example',
+      roleKey: 'org_member',
+    });
+    const revoked = await must(tenant, 201, 'POST', '/v1/invitations', {
+      organization_slug: slug,
+      email: 'jordan.lee@contractor.example',
+      roleKey: 'billing_analyst',
+    });
+    await must(tenant, 200, 'POST', `/v1/invitations/${revoked.invitation.id}/revoke`, { organization_slug: slug });
+    const invited = [
+      await must(tenant, 201, 'POST', '/v1/invitations', { organization_slug: slug, email: DEMO_ADMIN.email, roleKey: 'org_admin' }),
+      await must(tenant, 201, 'POST', '/v1/invitations', { organization_slug: secondSlug, email: DEMO_ADMIN.email, roleKey: 'org_admin' }),
+    ];
+    for (const invitation of invited) {
+      await must(platform, 200, 'POST', '/v1/invitations/accept', { token: invitation.invitationToken });
+    }
+
+    await must(tenant, 200, 'POST', '/v1/billing/connect/stripe', {
+      organization_slug: slug,
+      externalAccountId: 'acct_1NvXq2LkdIwHu7ix',
+      mode: 'sandbox',
+    });
+    await must(tenant, 201, 'POST', '/v1/billing/mappings', {
+      organization_slug: slug,
+      provider: 'stripe',
+      eventType: 'api.request',
+      providerItemId: 'price_1OpQrStUvWxYz0123456789',
+    });
+
+    // Usage with the tenant API key, as a backend sends it: two types of very different counts,
+    // spread over the last two weeks.
+    const now = Date.now();
+    const events = [
+      ...Array.from({ length: 1200 }, (_, i) => ({
+        idempotencyKey: `req-${String(i).padStart(5, '0')}`,
+        eventType: 'api.request',
+        quantity: 1 + (i % 7),
+        occurredAt: new Date(now - (i % 14) * 86_400_000 - i * 1000).toISOString(),
+        properties: { route: i % 2 ? '/v1/orders' : '/v1/customers', region: 'eu-central-1' },
+      })),
+      ...Array.from({ length: 3 }, (_, i) => ({
+        idempotencyKey: `seat-sync-${i}`,
+        eventType: 'seat.sync',
+        occurredAt: new Date(now - i * 3_600_000).toISOString(),
+      })),
+    ];
+    for (let i = 0; i < events.length; i += 1000) {
+      const res = await fetch(`${server.url}/v1/usage/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ingest.secretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ events: events.slice(i, i + 1000) }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
+
+    await must(tenant, 202, 'POST', `/v1/webhook-endpoints/${crm.endpoint.id}/test`, { organization_slug: slug });
+    await must(tenant, 202, 'POST', '/v1/export/all', { organization_slug: slug, format: 'csv' });
+    await must(tenant, 202, 'POST', '/v1/export/all', { organization_slug: slug, format: 'json' });
+
+    // The platform admin: a plan with usage limits for the organization, then acts in it.
+    await must(platform, 201, 'POST', '/v1/subscription-plans', {
+      key: 'growth',
+      name: 'Growth (annual)',
+      seatLimit: 25,
+      usageLimits: { 'api.request': 5000, 'seat.sync': 100 },
+    });
+    await must(platform, 200, 'PATCH', `/v1/subscription?organization_slug=${slug}`, { planKey: 'growth' });
+    await must(platform, 200, 'POST', '/v1/me/workspace', { organization_slug: slug });
+
+    const keyless = await (await fetch(`${server.url}/v1/client/config?keyless=1`)).json();
+
+    // The worker's part: exports written, every delivery attempted at least once.
+    await eventually('both exports to complete', async () => {
+      const list = await must(tenant, 200, 'GET', `/v1/exports?organization_slug=${slug}`);
+      return list.data.length === 2 && list.data.every((e: Json) => e.status === 'completed');
+    });
+    let deliveryId = '';
+    await eventually('every webhook delivery to be attempted', async () => {
+      const list = await must(tenant, 200, 'GET', `/v1/webhook-deliveries?organization_slug=${slug}&limit=200`);
+      deliveryId = list.data.find((d: Json) => d.status === 'succeeded')?.id ?? '';
+      return list.data.length > 0 && list.data.every((d: Json) => d.status !== 'pending') && deliveryId !== '';
+    });
+
+    return {
+      organization,
+      application: {
+        id: portal.application.id,
+        publishableKey: portal.application.publishableKey,
+        redirectUrl: 'https://portal.northwind-traders.example/auth/callback',
+      },
+      deliveryId,
+      claimUrl: keyless.claimUrl,
+    };
+  }
+
+  beforeAll(async () => {
+    started = Date.now();
+    mkdirSync(PAGES_ARTIFACTS_DIR, { recursive: true });
+    receiver = await startReceiver();
+    smtp = await startSmtpCapture();
+    server = await startServer({
+      env: {
+        // The webhook receiver is on loopback.
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        // Invitations are emailed (to a real SMTP server in this process): the deliveries list fills.
+        EMAIL_ENABLED: 'true',
+        EMAIL_PROVIDER: 'smtp',
+        SMTP_URL: smtp.url,
+        EMAIL_FROM: 'Northwind Traders via svc <invites@northwind-traders.example>',
+      },
+    });
+    browser = await launchChromium();
+    who['tenant-admin'] = await signedIn('tenant-admin', DEMO_USER);
+    who['platform-admin'] = await signedIn('platform-admin', DEMO_ADMIN);
+    timings.startMs = Date.now() - started;
+    seeded = await seed(who['tenant-admin'].page, who['platform-admin'].page);
+    timings.seedMs = Date.now() - started - timings.startMs;
+  }, 240_000);
+
+  afterAll(async () => {
+    timings.totalMs = Date.now() - started;
+    const file = writeFindings(results, { timings, viewports: VIEWPORTS });
+    console.info(`page checks: ${results.length} page views in ${Math.round(timings.totalMs / 1000)} s; findings in ${file}`);
+    for (const w of Object.values(who)) {
+      await w.context.close();
+    }
+    await browser?.close();
+    await server?.stop();
+    await receiver?.close();
+    await smtp?.close();
+  });
+
+  /**
+   * Opens a console page. Inside the console already, the way it moves itself (a history entry
+   * React Router follows), so the bundle and axe-core are not loaded again for every page.
+   */
+  async function openConsole(w: Who, path: string): Promise<void> {
+    const url = `${CONSOLE}${path}`;
+    const inShell = await w.page.evaluate(() => document.querySelector('[data-testid="console-shell"]') !== null);
+    if (!inShell) {
+      await w.page.goto(url);
+      return;
+    }
+    await w.page.evaluate((to) => {
+      window.history.pushState(null, '', to);
+      window.dispatchEvent(new PopStateEvent('popstate'));
+    }, url);
+    await nextFrames(w.page);
+    expect(new URL(w.page.url()).pathname + new URL(w.page.url()).search).toBe(url);
+  }
+
+  /**
+   * Checks the page `w` is on, at both widths; fails with every finding, one per line. A list that
+   * shows its empty state fails it too: the seed fills every list, so the checks see real rows.
+   */
+  async function expectPagePasses(w: Who, name: string): Promise<void> {
+    const checked = await checkPage(w.page, { who: w.id, name, requests: w.requests, pageErrors: w.pageErrors });
+    results.push(...checked);
+    const empty = await w.page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid$="-empty"]')]
+        .filter((el) => el.getClientRects().length > 0)
+        .map((el) => el.getAttribute('data-testid')),
+    );
+    const gaps = empty.map((testId) => `${w.id} ${name}: ${testId} is showing: a gap in the seed`);
+    expect([...gaps, ...failures(checked)]).toEqual([]);
+  }
+
+  it('the checks find what they look for: low contrast, a cell overflowing, an identifier on two lines', async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS[0], bypassCSP: true });
+    try {
+      const page = await context.newPage();
+      const requests = trackRequests(page);
+      await page.setContent(`<!doctype html><html lang="en"><head><title>fixture</title></head><body><main>
+<h1>Fixture</h1>
+<p style="color:#c4c4c4;background:#fff">Text too pale to read</p>
+<table style="table-layout:fixed;width:220px"><thead><tr><th>Id</th></tr></thead><tbody>
+<tr><td>app_0123456789abcdefghijABCDEFGHIJ</td></tr>
+<tr><td style="overflow-x:auto" tabindex="0">app_0123456789abcdefghijABCDEFGHIJ</td></tr>
+</tbody></table>
+<div style="width:90px"><code data-identifier style="word-break:break-all">usr_0123456789abcdefghij</code></div>
+<div style="width:300px"><code data-identifier>usr_01234</code></div>
+</main></body></html>`);
+      const lines = failures(await checkPage(page, { who: 'fixture', name: 'checks', requests, pageErrors: [] }));
+      const of = (text: string) => lines.filter((line) => line.includes(text));
+      expect(of('axe color-contrast (serious)'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
+      // The first cell only: the second scrolls on purpose.
+      expect(of('cell overflows'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
+      expect(of('cell overflows').every((line) => line.includes('row 1 col 1 "Id"'))).toBe(true);
+      expect(of('identifier wraps'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
+      expect(of('identifier wraps').every((line) => line.includes('usr_0123456789abcdefghij'))).toBe(true);
+      expect(lines, lines.join('\n')).toHaveLength(3 * VIEWPORTS.length);
+    } finally {
+      await context.close();
+    }
+  });
+
+  for (const id of ['tenant-admin', 'platform-admin'] as const) {
+    for (const entry of CONSOLE_PAGES) {
+      if (entry.platformOnly && id === 'tenant-admin') {
+        it(`${id}: console ${entry.name} is refused plainly, without a crash`, async () => {
+          const w = who[id];
+          await openConsole(w, entry.path(seeded));
+          const panel = w.page.getByTestId('error-panel');
+          await panel.waitFor({ state: 'visible' });
+          expect(await panel.getByTestId('error-code').textContent()).toBe('forbidden');
+          await w.page.getByTestId('nav').waitFor({ state: 'visible' });
+          expect(await w.page.locator('[data-testid="route-error"], [data-testid="root-error"]').count()).toBe(0);
+          await saveScreenshot(w.page, `pages/${id}-${entry.name}-refused-${VIEWPORTS[0].width}`);
+          expect(w.pageErrors.splice(0)).toEqual([]);
+        });
+        continue;
+      }
+      it(`${id}: console ${entry.name}`, async () => {
+        const w = who[id];
+        await openConsole(w, entry.path(seeded));
+        await expectPagePasses(w, entry.name);
+      });
+    }
+    for (const entry of HOSTED_PAGES) {
+      it(`${id}: hosted ${entry.name}`, async () => {
+        const w = who[id];
+        await entry.open(w.page, seeded);
+        await expectPagePasses(w, entry.name);
+      });
+    }
+  }
+});
