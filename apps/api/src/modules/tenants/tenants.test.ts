@@ -1,10 +1,11 @@
 import { newId } from '@svc/contracts/ids';
 import { PERMISSION_CATALOG } from '@svc/contracts/permissions';
+import { afterCursor } from '@svc/db/pagination';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { memberships } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
 import { roles } from '@svc/db/schema/roles';
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { seedApplication } from '../../../../../test/support/factories.ts';
@@ -320,6 +321,28 @@ describe('GET /v1/tenants?q= (search) and the platform admin summary', () => {
     }
     const unfiltered = await json(await call('GET', '/v1/tenants?limit=1', { cookie: platform.cookie }));
     expect((await call('GET', `/v1/tenants?q=${t}&cursor=${unfiltered.nextCursor}`, { cookie: platform.cookie })).status).toBe(400);
+  });
+
+  it('a later page starts at its cursor in organizations_created_idx instead of walking the pages before it', async () => {
+    const db = server.services.db;
+    const cursor = { createdAt: new Date(), id: newId('organization') };
+    const page = db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(and(ne(organizations.kind, 'keyless'), afterCursor(organizations.createdAt, organizations.id, cursor)))
+      .orderBy(desc(organizations.createdAt), desc(organizations.id))
+      .limit(51);
+    const plan = await db.transaction(async (tx) => {
+      // The test database is small enough for a sequential scan to win; the question is whether
+      // the index can bound the scan at all.
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const [row] = await tx.execute<{ 'QUERY PLAN': unknown }>(sql`explain (format json) ${page}`);
+      return JSON.stringify(row?.['QUERY PLAN']);
+    });
+    expect(plan).toMatch(/"Index Name":"organizations_created_idx"/);
+    expect(plan).toMatch(/"Scan Direction":"Backward"/);
+    expect(plan).toMatch(/"Index Cond":"\(ROW\(created_at, id\) < ROW\(/);
+    expect(plan).not.toMatch(/"Node Type":"Sort"/);
   });
 
   it("a user's search covers only their active memberships; no summary for them", async () => {
