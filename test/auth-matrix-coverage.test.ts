@@ -11,7 +11,8 @@ import type { MatrixRoute } from './support/auth-matrix.ts';
  */
 const EXEMPT: Record<string, string> = {
   'GET /v1/me': 'not organization-scoped: any live session may read itself (auth-flow tests)',
-  'POST /v1/me/workspace': "moves the caller's own session among the caller's own organizations (me tests)",
+  'POST /v1/me/workspace':
+    "moves the caller's own session among the caller's own organizations, a platform admin's to any: anonymous 401, API key 403, CSRF 403, anyone else 404 (me tests)",
   'POST /v1/me/memberships/{organizationId}/accept':
     "answers the caller's own pending membership, not a permission: anonymous 401, API key 403, CSRF 403, anyone else 404 (users-consent tests)",
   'POST /v1/me/memberships/{organizationId}/decline':

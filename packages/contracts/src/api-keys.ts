@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { ZInstant, ZListQuery, ZName } from './lists.ts';
+import { ZInstant, ZListQuery, ZName, ZOrganizationId } from './lists.ts';
 import { ZPermissionList } from './permissions.ts';
-import { ZOrganizationId } from './tenants.ts';
 
 /** `key_` + 20 base62: a tenant API key id. Anything else is a 400, never a lookup. */
 export const ZApiKeyId = z.string().regex(/^key_[0-9A-Za-z]{20}$/, 'expected an API key id (key_...)');

@@ -29,6 +29,12 @@ export function ZPage<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), nextCursor: z.string().nullable() });
 }
 
+/**
+ * `ten_` + 20 base62: an organization id. Anything else is a 400, never a lookup. Here beside the
+ * other shared fields rather than in tenants.ts, which imports the subscription and usage schemas.
+ */
+export const ZOrganizationId = z.string().regex(/^ten_[0-9A-Za-z]{20}$/, 'expected an organization id (ten_...)');
+
 /** Organization slugs: lower-case letters, digits and single hyphens, 2-48 characters. */
 export const ZSlug = z
   .string()

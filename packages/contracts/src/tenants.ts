@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
+import { ZListQuery, ZName, ZOrganizationId, ZPage, ZSlug } from './lists.ts';
 import { ZPermission, type ZPermissionCatalog } from './permissions.ts';
+import { ZSubscriptionStatus } from './subscriptions.ts';
 import { ZMembershipStatus } from './users.ts';
-
-/** `ten_` + 20 base62: an organization id. Anything else is a 400, never a lookup. */
-export const ZOrganizationId = z.string().regex(/^ten_[0-9A-Za-z]{20}$/, 'expected an organization id (ten_...)');
 
 export const ZTenant = z
   .object({
@@ -25,10 +23,46 @@ export const ZUpdateTenantRequest = z
   .refine((v) => v.name !== undefined || v.slug !== undefined, { message: 'send name or slug' });
 export type TUpdateTenantRequest = z.infer<typeof ZUpdateTenantRequest>;
 
-/** GET /v1/tenants: the caller's organizations, newest first. */
-export const ZListTenantsRequest = ZListQuery;
+/** GET /v1/tenants: the caller's organizations, newest first, optionally narrowed by a search. */
+export const ZListTenantsRequest = ZListQuery.extend({
+  q: z
+    .string()
+    .trim()
+    .max(100)
+    .optional()
+    .describe(
+      'organizations whose name or slug contains this text, ignoring case; taken literally (% and _ are no wildcards); empty: no filter',
+    ),
+});
 export type TListTenantsRequest = z.infer<typeof ZListTenantsRequest>;
-export const ZTenantPage = ZPage(ZTenant).meta({ id: 'TenantPage' });
+
+/**
+ * What the platform admins' Organizations page shows of each organization beside the
+ * organization itself: read with the page, in the list's one statement.
+ */
+export const ZTenantSummary = z
+  .object({
+    /** Its memberships in any status (invited, active, suspended): the seats in use, as the Members page lists them. */
+    memberCount: z.number().int(),
+    /** Its manual subscription (plan and status), null for an organization without one (the platform workspace). */
+    subscription: z
+      .object({
+        plan: z.object({ key: z.string(), name: z.string() }),
+        status: ZSubscriptionStatus,
+      })
+      .nullable(),
+  })
+  .meta({ id: 'TenantSummary' });
+export type TTenantSummary = z.infer<typeof ZTenantSummary>;
+
+/** An organization as GET /v1/tenants lists it. */
+export const ZTenantListItem = ZTenant.extend({
+  /** Filled for a platform admin; null for every other caller, who reads these through the routes their permissions open. */
+  summary: ZTenantSummary.nullable(),
+}).meta({ id: 'TenantListItem' });
+export type TTenantListItem = z.infer<typeof ZTenantListItem>;
+
+export const ZTenantPage = ZPage(ZTenantListItem).meta({ id: 'TenantPage' });
 export type TTenantPage = z.infer<typeof ZTenantPage>;
 
 /** POST /v1/tenants (API.md): the slug is derived from the name when absent. */
@@ -68,3 +102,52 @@ export type TCheckPermissionResponse = z.infer<typeof ZCheckPermissionResponse>;
 
 /** GET /v1/permissions (the schema is ZPermissionCatalog in permissions.ts). */
 export type TPermissionCatalog = z.infer<typeof ZPermissionCatalog>;
+
+/** GET /v1/tenants/{id}/overview. */
+export const ZTenantOverviewRequest = z.object({ id: ZOrganizationId });
+export type TTenantOverviewRequest = z.infer<typeof ZTenantOverviewRequest>;
+
+/**
+ * GET /v1/tenants/{id}/overview: what an organization's Overview page shows, read in one statement.
+ * Counts and flags only, never a record.
+ */
+export const ZTenantOverview = z
+  .object({
+    counts: z.object({
+      /** Memberships in any status (invited, active, suspended), as the Members page lists them. */
+      members: z.number().int(),
+      applications: z.number().int(),
+      /** Sessions live now in the organization (not revoked, not expired), as the Sessions page lists them. */
+      activeSessions: z.number().int(),
+    }),
+    usage: z.object({
+      /** The calendar month (UTC) counted: `periodStart <= occurredAt < periodEnd`. */
+      periodStart: z.string(),
+      periodEnd: z.string(),
+      /** Usage events recorded for the month, every event type. */
+      events: z.number().int(),
+      /**
+       * The subscription plan's monthly limits, one per limited event type, with the month's
+       * quantity of that type (what the limit counts). Empty when the plan sets none or there is no
+       * subscription: nothing is limited.
+       */
+      limits: z.array(z.object({ eventType: z.string(), limit: z.number().int(), quantity: z.number().int() })),
+    }),
+    /** The getting-started checklist, each item from what the organization holds now or ever did. */
+    checklist: z.object({
+      /** It has an application. */
+      applicationCreated: z.boolean(),
+      /**
+       * Someone has signed in to one of its applications (or to an application for it) through
+       * svc's OpenID Provider, ever: its audit log holds a `session.created` entry, which each such
+       * sign-in (the console's Try sign-in included) appends and nothing removes.
+       */
+      signInTried: z.boolean(),
+      /** It has sent an invitation, ever (revoked, expired and accepted ones count). */
+      memberInvited: z.boolean(),
+      /** It has a webhook endpoint. */
+      webhookAdded: z.boolean(),
+    }),
+  })
+  .meta({ id: 'TenantOverview' });
+export type TTenantOverview = z.infer<typeof ZTenantOverview>;

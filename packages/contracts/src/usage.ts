@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ZInstant, ZListQuery, ZSlug } from './lists.ts';
-import { ZOrganizationId } from './tenants.ts';
+import { ZInstant, ZListQuery, ZOrganizationId, ZSlug } from './lists.ts';
 
 /** Most events one request may carry (API.md). */
 export const MAX_USAGE_EVENTS_PER_REQUEST = 1000;

@@ -1,6 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import { ID_PREFIXES, type IdKind, isIdOf } from '@svc/contracts/ids';
-import { type AnyColumn, and, eq, lt, or, type SQL } from 'drizzle-orm';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 
 /**
  * Keyset pagination (API.md lists: newest first, `{ data, nextCursor }`). A cursor names the
@@ -63,15 +63,18 @@ function isIssuedId(id: string): boolean {
   return ID_KINDS.some((kind) => isIdOf(kind, id));
 }
 
-/** `(created_at, id) < (cursor)`: the rows after the cursor, newest first. */
+/**
+ * `(created_at, id) < (cursor)`: the rows after the cursor, newest first. Written as a row
+ * comparison, which PostgreSQL uses as the bound of the index range scan (page 100 starts where
+ * page 99 ended); the equivalent `created_at < x or (created_at = x and id < y)` is only a filter,
+ * so every page would walk all the rows before it. The instant goes as ISO text with a cast: a
+ * bare Date in `sql` reaches postgres.js unencoded (drizzle turns its date serializer off).
+ */
 export function afterCursor(createdAt: AnyColumn, id: AnyColumn, cursor: Cursor | undefined): SQL | undefined {
   if (!cursor) {
     return undefined;
   }
-  // Row comparison keeps one index range scan; the OR form is what planners expand it to.
-  // lt/eq bind through the column's own encoder: a bare Date in `sql` reaches postgres.js
-  // unencoded (drizzle turns its date serializer off) and the query fails.
-  return or(lt(createdAt, cursor.createdAt), and(eq(createdAt, cursor.createdAt), lt(id, cursor.id)));
+  return sql`(${createdAt}, ${id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`;
 }
 
 /**

@@ -64,6 +64,14 @@ function live(now: Date): SQL | undefined {
 }
 
 /**
+ * How many of the organization's sessions are live at `now` (what the Sessions page lists as
+ * active), as a scalar subquery for a statement that reads more than this.
+ */
+export function liveOrgSessionCount(opts: { tenantId: string; now: Date }): SQL {
+  return sql`(select count(*) from ${sessions} where ${and(inOrganization(opts.tenantId), live(opts.now))})`;
+}
+
+/**
  * One page of an organization's sessions, newest first (index sessions_tenant_created_idx): at
  * most `limit` rows strictly after `after`. `onlyLive` leaves out revoked and expired ones.
  */

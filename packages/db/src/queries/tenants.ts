@@ -1,10 +1,18 @@
-import { and, desc, eq, ne, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, desc, eq, ilike, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { likeContaining } from '../like-pattern.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
+import { applications } from '../schema/applications.ts';
+import { auditLogs } from '../schema/audit-logs.ts';
 import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
+import { invitations } from '../schema/invitations.ts';
 import { organizations } from '../schema/organizations.ts';
 import { sessions } from '../schema/sessions.ts';
+import { type SubscriptionStatus, subscriptionPlans, subscriptions } from '../schema/subscriptions.ts';
+import { webhookEndpoints } from '../schema/webhooks.ts';
+import { liveOrgSessionCount } from './org-sessions.ts';
 import type { OrganizationRow } from './organizations.ts';
+import { usageAgainstPlanLimits, usageEventCount } from './usage.ts';
 
 /**
  * Whose organizations a tenant list shows: a user's active memberships, every organization (platform
@@ -12,35 +20,131 @@ import type { OrganizationRow } from './organizations.ts';
  */
 export type OrganizationListFilter = { kind: 'member'; userId: string } | { kind: 'all' } | { kind: 'one'; tenantId: string };
 
+/** What the platform admins' Organizations page shows of an organization beside its row. */
+export type OrganizationSummaryRow = {
+  memberCount: number;
+  /** Null for an organization without a subscription (the platform workspace). */
+  subscription: { planKey: string; planName: string; status: SubscriptionStatus } | null;
+};
+
+export type OrganizationListRow = OrganizationRow & { summary: OrganizationSummaryRow | null };
+
+/**
+ * An organization's memberships in any status (invited, active, suspended): the seats in use and
+ * what its Members page lists. `tenantId` is a value or the outer statement's column.
+ */
+function memberCountOf(tenantId: SQL | AnyColumn | string): SQL {
+  return sql`(select count(*)::int from ${memberships} where ${memberships.tenantId} = ${tenantId})`;
+}
+
+/** The summary of the organization of the outer statement's row, as one JSON value. */
+const organizationSummary: SQL = sql`json_build_object(
+  'memberCount', ${memberCountOf(organizations.id)},
+  'subscription', (
+    select json_build_object('planKey', p.key, 'planName', p.name, 'status', s.status)
+    from ${subscriptions} s join ${subscriptionPlans} p on p.id = s.plan_id
+    where s.tenant_id = ${organizations.id}
+  )
+)`;
+
 /**
  * One page of organizations, newest first: `limit + 1` rows (the extra one says a next page
- * exists). The keyless development workspace belongs to no one and is never listed.
+ * exists), in one statement. The keyless development workspace belongs to no one and is never
+ * listed. `search` keeps those whose name or slug contains it, ignoring case, matched literally;
+ * `withSummary` adds each one's summary (null otherwise), computed for the page's rows only.
  */
 export async function listOrganizations(
   db: DbOrTx,
-  opts: { filter: OrganizationListFilter; cursor: Cursor | undefined; limit: number },
-): Promise<OrganizationRow[]> {
-  const visible = ne(organizations.kind, 'keyless');
-  const page = afterCursor(organizations.createdAt, organizations.id, opts.cursor);
-  const order = [desc(organizations.createdAt), desc(organizations.id)];
+  opts: { filter: OrganizationListFilter; search?: string; withSummary: boolean; cursor: Cursor | undefined; limit: number },
+): Promise<OrganizationListRow[]> {
   const { filter } = opts;
-  if (filter.kind === 'member') {
-    return db
-      .select({ organization: organizations })
-      .from(memberships)
-      .innerJoin(organizations, eq(organizations.id, memberships.tenantId))
-      .where(and(eq(memberships.userId, filter.userId), eq(memberships.status, 'active'), visible, page))
-      .orderBy(...order)
-      .limit(opts.limit + 1)
-      .then((rows) => rows.map((r) => r.organization));
+  const pattern = opts.search ? likeContaining(opts.search) : undefined;
+  const where = and(
+    ne(organizations.kind, 'keyless'),
+    pattern !== undefined ? or(ilike(organizations.name, pattern), ilike(organizations.slug, pattern)) : undefined,
+    afterCursor(organizations.createdAt, organizations.id, opts.cursor),
+  );
+  const selection = {
+    organization: organizations,
+    summary: opts.withSummary ? sql<OrganizationSummaryRow>`${organizationSummary}` : sql<null>`null`,
+  };
+  const order = [desc(organizations.createdAt), desc(organizations.id)];
+  const rows =
+    filter.kind === 'member'
+      ? await db
+          .select(selection)
+          .from(memberships)
+          .innerJoin(organizations, eq(organizations.id, memberships.tenantId))
+          .where(and(eq(memberships.userId, filter.userId), eq(memberships.status, 'active'), where))
+          .orderBy(...order)
+          .limit(opts.limit + 1)
+      : await db
+          .select(selection)
+          .from(organizations)
+          .where(and(filter.kind === 'one' ? eq(organizations.id, filter.tenantId) : undefined, where))
+          .orderBy(...order)
+          .limit(opts.limit + 1);
+  return rows.map((r) => ({ ...r.organization, summary: r.summary }));
+}
+
+/** The counts and flags of an organization's Overview page (GET /v1/tenants/{id}/overview). */
+export type TenantOverviewRow = {
+  members: number;
+  applications: number;
+  activeSessions: number;
+  usageEvents: number;
+  usageLimits: { eventType: string; limit: number; quantity: number }[];
+  signInTried: boolean;
+  memberInvited: boolean;
+  webhookAdded: boolean;
+};
+
+/**
+ * What an organization's Overview page shows, in one statement of scalar subqueries, each with
+ * the organization's predicate and each an index lookup or range: counts now, the usage of
+ * [periodStart, periodEnd) from the hourly totals, and the getting-started flags. A sign-in
+ * tried is a `session.created` entry in its audit log: svc's OpenID Provider appends one for each
+ * session's first sign-in to one of its applications (or to an application for it), and audit
+ * entries are never removed, so the flag, once set, stays.
+ */
+export async function findTenantOverview(
+  db: DbOrTx,
+  opts: { tenantId: string; periodStart: Date; periodEnd: Date; now: Date },
+): Promise<TenantOverviewRow> {
+  const t = opts.tenantId;
+  const period = { tenantId: t, from: opts.periodStart, to: opts.periodEnd };
+  const [row] = await db.execute<{
+    members: number;
+    applications: number;
+    active_sessions: number;
+    usage_events: number;
+    usage_limits: { eventType: string; limit: number | string; quantity: number | string }[];
+    sign_in_tried: boolean;
+    member_invited: boolean;
+    webhook_added: boolean;
+  }>(sql`
+    select
+      ${memberCountOf(t)} as members,
+      (select count(*)::int from ${applications} where ${applications.tenantId} = ${t}) as applications,
+      ${liveOrgSessionCount({ tenantId: t, now: opts.now })}::int as active_sessions,
+      ${usageEventCount(period)}::float8 as usage_events,
+      ${usageAgainstPlanLimits(period)} as usage_limits,
+      exists (select 1 from ${auditLogs} where ${auditLogs.tenantId} = ${t} and ${auditLogs.action} = 'session.created') as sign_in_tried,
+      exists (select 1 from ${invitations} where ${invitations.tenantId} = ${t}) as member_invited,
+      exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.tenantId} = ${t}) as webhook_added`);
+  if (!row) {
+    throw new Error('a select without from answers one row');
   }
-  const scope: SQL | undefined = filter.kind === 'one' ? eq(organizations.id, filter.tenantId) : undefined;
-  return db
-    .select()
-    .from(organizations)
-    .where(and(scope, visible, page))
-    .orderBy(...order)
-    .limit(opts.limit + 1);
+  return {
+    members: row.members,
+    applications: row.applications,
+    activeSessions: row.active_sessions,
+    usageEvents: row.usage_events,
+    usageLimits: row.usage_limits.map((l) => ({ eventType: l.eventType, limit: Number(l.limit), quantity: Number(l.quantity) })),
+    signInTried: row.sign_in_tried,
+    memberInvited: row.member_invited,
+    webhookAdded: row.webhook_added,
+  };
 }
 
 export type MemberRow = {

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type DbOrTx, executePrepared } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
 
@@ -345,6 +345,41 @@ function eventTypesOf(tenantId: string) {
       from types where types.event_type is not null
     )
     select event_type from types where event_type is not null`;
+}
+
+/**
+ * Usage events recorded in [from, to) over every event type, from the hourly totals, one range
+ * scan per type the organization uses: a scalar subquery for a statement that reads more.
+ */
+export function usageEventCount(opts: { tenantId: string; from: Date; to: Date }): SQL {
+  return sql`(
+    select coalesce(sum(x.events), 0) from (${eventTypesOf(opts.tenantId)}) t
+    cross join lateral (
+      select sum(h.events) as events from usage_hourly h
+      where h.tenant_id = ${opts.tenantId} and h.event_type = t.event_type
+        and h.hour >= ${opts.from.toISOString()}::timestamptz and h.hour < ${opts.to.toISOString()}::timestamptz
+    ) x
+  )`;
+}
+
+/**
+ * The monthly limits of the organization's subscription plan, one per limited event type (by
+ * name), each with the quantity recorded in [from, to), as a JSON array `[{ eventType, limit,
+ * quantity }]`: empty without a subscription or when the plan limits nothing. A scalar subquery.
+ */
+export function usageAgainstPlanLimits(opts: { tenantId: string; from: Date; to: Date }): SQL {
+  return sql`(
+    select coalesce(json_agg(json_build_object('eventType', l.key, 'limit', l.value::bigint, 'quantity', coalesce(u.quantity, 0)) order by l.key), '[]'::json)
+    from subscriptions s
+    join subscription_plans p on p.id = s.plan_id
+    cross join jsonb_each_text(p.usage_limits) l
+    cross join lateral (
+      select sum(h.quantity) as quantity from usage_hourly h
+      where h.tenant_id = s.tenant_id and h.event_type = l.key
+        and h.hour >= ${opts.from.toISOString()}::timestamptz and h.hour < ${opts.to.toISOString()}::timestamptz
+    ) u
+    where s.tenant_id = ${opts.tenantId}
+  )`;
 }
 
 export type UsageEventFilter = {

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, isNotNull, isNull, ne, or, type SQL, sql } from 'dr
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
 import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
+import { likeStartingWith } from '../like-pattern.ts';
 import type { Cursor } from '../pagination.ts';
 import { type MembershipStatus, memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
@@ -63,11 +64,6 @@ function shownEmailOf(m: { status: AnyPgColumn; invitedEmail: AnyPgColumn }, u: 
 
 const shownEmail: SQL = shownEmailOf(memberships, users);
 
-/** `like` pattern for "starts with": the user's text is matched literally. */
-function startsWith(prefix: string): string {
-  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /**
  * One page of an organization's users, newest member first: at most `limit` rows strictly after
  * `after` (membership created_at, user id).
@@ -84,7 +80,7 @@ export async function listOrgUsers(
       and(
         eq(memberships.tenantId, opts.tenantId),
         opts.status !== undefined ? eq(memberships.status, opts.status) : undefined,
-        opts.emailPrefix !== undefined ? sql`${shownEmail} like ${startsWith(opts.emailPrefix)}` : undefined,
+        opts.emailPrefix !== undefined ? sql`${shownEmail} like ${likeStartingWith(opts.emailPrefix)}` : undefined,
         opts.after
           ? sql`(${memberships.createdAt}, ${memberships.userId}) < (${opts.after.createdAt.toISOString()}::timestamptz, ${opts.after.id})`
           : undefined,

@@ -10,13 +10,18 @@ export const meRouter = router({
     .input(z.void())
     .output(ZMeResponse)
     .query(({ ctx }) => describeMe(ctx.services.db, ctx.current)),
-  switchWorkspace: sessionProcedure
+  switchWorkspace: userControlProcedure
     .meta({
-      openapi: { method: 'POST', path: '/me/workspace', tags: ['session'], summary: 'Switch the session to another of your organizations' },
+      openapi: {
+        method: 'POST',
+        path: '/me/workspace',
+        tags: ['session'],
+        summary: 'Switch the session to another of your organizations (a platform admin: any organization)',
+      },
     })
     .input(ZSwitchWorkspaceRequest)
     .output(ZMeResponse)
-    .mutation(({ ctx, input }) => switchWorkspace(ctx.services.db, ctx.current, input.organization_slug)),
+    .mutation(({ ctx, input }) => switchWorkspace(ctx.services.db, ctx.principal, ctx.request, input.organization_slug)),
   acceptMembership: userControlProcedure
     .meta({
       openapi: {

@@ -36,22 +36,38 @@ export async function describeMe(db: Db, { session, user, memberships, pendingMe
 }
 
 /**
- * Moves the session to another of the user's organizations (a platform admin: any tenant
- * organization or the platform workspace). An organization the user cannot act in is 404, as
- * everywhere. Session state, not a change to any organization: no audit entry.
+ * Moves the session to another of the user's organizations, or, for a platform admin, to any
+ * tenant organization or the platform workspace (then every console page acts there through
+ * `authorize`, which lets a platform admin act in any organization). An organization the user
+ * cannot act in (never joined, invited, suspended, removed, deleted, the keyless workspace) is
+ * the 404 of an unknown slug, so the answer does not say which organizations exist.
+ *
+ * A member moving among their own organizations changes only their session: no audit entry. A
+ * platform admin opening an organization they are not a member of is recorded in that
+ * organization's audit log (`workspace.opened`), so its admins see who from the platform looked.
  */
-export async function switchWorkspace(db: Db, current: SessionWithUser, slug: string): Promise<TMeResponse> {
-  const membership = current.memberships.find((m) => m.organization.slug === slug);
+export async function switchWorkspace(db: Db, principal: UserPrincipal, request: RequestMeta, slug: string): Promise<TMeResponse> {
+  const membership = principal.memberships.find((m) => m.organization.slug === slug);
   let target = membership?.organization;
-  if (!target && current.session.isPlatformAdmin) {
-    const found = await findOrganizationBySlug(db, slug);
-    target = found && found.kind !== 'keyless' ? found : undefined;
+  if (!target && principal.session.isPlatformAdmin) {
+    target = await findOrganizationBySlug(db, slug);
   }
   if (!target || target.kind === 'keyless') {
     throw new AppError('not_found', 'organization not found');
   }
-  await setSessionActiveTenant(db, { id: current.session.id, userId: current.user.id, tenantId: target.id });
-  return describeMe(db, { ...current, session: { ...current.session, activeTenantId: target.id } });
+  const to = target;
+  await db.transaction(async (tx) => {
+    await setSessionActiveTenant(tx, { id: principal.session.id, userId: principal.user.id, tenantId: to.id });
+    if (!membership) {
+      await recordAudit(tx, principal, request, {
+        tenantId: to.id,
+        action: 'workspace.opened',
+        target: { type: 'tenant', id: to.id },
+        summary: { slug: to.slug, as: 'platform_admin' },
+      });
+    }
+  });
+  return describeMe(db, { ...principal, session: { ...principal.session, activeTenantId: to.id } });
 }
 
 const NO_PENDING_MEMBERSHIP =

@@ -10,6 +10,8 @@ import {
   ZListTenantsRequest,
   ZTenant,
   ZTenantMemberPage,
+  ZTenantOverview,
+  ZTenantOverviewRequest,
   ZTenantPage,
   ZUpdateTenantRequest,
 } from '@svc/contracts/tenants';
@@ -21,6 +23,7 @@ import {
   createTenant,
   deleteTenant,
   getTenant,
+  getTenantOverview,
   listPermissions,
   listTenantMembers,
   listTenants,
@@ -29,7 +32,16 @@ import {
 
 export const tenantsRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/tenants', tags: ['tenants'], summary: "The caller's organizations" } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/tenants',
+        tags: ['tenants'],
+        summary: "The caller's organizations, optionally searched by name or slug",
+        description:
+          "A user's organizations; every organization for a platform admin, each with its summary (member count, subscription plan and status); a tenant API key's own. `q` keeps those whose name or slug contains it, ignoring case.",
+      },
+    })
     .input(ZListTenantsRequest)
     .output(ZTenantPage)
     .query(({ ctx, input }) => listTenants(ctx.services.db, ctx.principal, input)),
@@ -63,6 +75,18 @@ export const tenantsRouter = router({
     .input(ZDeleteTenantRequest)
     .output(ZDeleteTenantResponse)
     .mutation(({ ctx, input }) => deleteTenant(ctx.services.db, ctx.principal, ctx.request, input)),
+  overview: controlProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/tenants/{id}/overview',
+        tags: ['tenants'],
+        summary: "An organization's counts, this month's usage and its getting-started checklist",
+      },
+    })
+    .input(ZTenantOverviewRequest)
+    .output(ZTenantOverview)
+    .query(({ ctx, input }) => getTenantOverview(ctx.services.db, ctx.principal, input)),
   member: router({
     list: controlProcedure
       .meta({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '@svc/contracts/errors';
 import { newId, randomBase62 } from '@svc/contracts/ids';
 import { PERMISSION_CATALOG } from '@svc/contracts/permissions';
@@ -11,7 +12,10 @@ import type {
   TPermissionCatalog,
   TTenant,
   TTenantMemberPage,
+  TTenantOverview,
+  TTenantOverviewRequest,
   TTenantPage,
+  TTenantSummary,
   TUpdateTenantRequest,
 } from '@svc/contracts/tenants';
 import type { Db, DbOrTx } from '@svc/db/client';
@@ -20,17 +24,20 @@ import { insertMembership } from '@svc/db/queries/identity';
 import { insertOrganization, type OrganizationRow, updateOrganization } from '@svc/db/queries/organizations';
 import {
   deleteTenantOrganization,
+  findTenantOverview,
   listMembers,
   listOrganizations,
   lockTenantOrganization,
   moveSessionsOutOf,
   type OrganizationListFilter,
+  type OrganizationSummaryRow,
 } from '@svc/db/queries/tenants';
 import { detachEventDeliveries } from '@svc/db/queries/webhook-events';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { authorize, isPlatformAdmin } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { PLATFORM_ORGANIZATION_SLUG } from '../identity/service.ts';
+import { monthOf } from '../usage/service.ts';
 
 /**
  * Slugs svc itself looks organizations up by. A tenant holding one would be found in their
@@ -55,7 +62,9 @@ export function toTenant(row: OrganizationRow): TTenant {
 
 /**
  * The caller's organizations, newest first: a user's memberships, every organization for a
- * platform admin, a tenant API key's own (with `tenant.read` in its scopes).
+ * platform admin, a tenant API key's own (with `tenant.read` in its scopes); `q` narrows them to
+ * those whose name or slug contains it. A platform admin's items carry each organization's
+ * summary (members, subscription): the Organizations page reads a page in one statement.
  */
 export async function listTenants(db: Db, principal: Principal, input: TListTenantsRequest): Promise<TTenantPage> {
   let filter: OrganizationListFilter;
@@ -71,9 +80,58 @@ export async function listTenants(db: Db, principal: Principal, input: TListTena
     filter = { kind: 'member', userId: principal.user.id };
     scope = `tenants:member:${principal.user.id}`;
   }
+  const search = input.q || undefined;
+  if (search !== undefined) {
+    // The search is part of the list a cursor continues; as a digest, so that a long search in
+    // any script keeps the cursor well inside its length limit.
+    scope += `:q:${createHash('sha256').update(search).digest('base64url').slice(0, 22)}`;
+  }
   const cursor = decodeCursor(scope, input.cursor);
-  const rows = await listOrganizations(db, { filter, cursor, limit: input.limit });
-  return toPage(scope, rows, input.limit, toTenant);
+  const rows = await listOrganizations(db, { filter, search, withSummary: filter.kind === 'all', cursor, limit: input.limit });
+  return toPage(scope, rows, input.limit, (row) => ({ ...toTenant(row), summary: row.summary && toTenantSummary(row.summary) }));
+}
+
+function toTenantSummary(row: OrganizationSummaryRow): TTenantSummary {
+  return {
+    memberCount: row.memberCount,
+    subscription: row.subscription && {
+      plan: { key: row.subscription.planKey, name: row.subscription.planName },
+      status: row.subscription.status,
+    },
+  };
+}
+
+/**
+ * GET /v1/tenants/{id}/overview (tenant.read): the Overview page's counts, this calendar month's
+ * usage (UTC) against the plan's limits, and the getting-started checklist, in one statement.
+ * Counts and flags only: the records stay behind their own permissions.
+ */
+export async function getTenantOverview(
+  db: Db,
+  principal: Principal,
+  input: TTenantOverviewRequest,
+  now = Date.now(),
+): Promise<TTenantOverview> {
+  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
+  const month = monthOf(now);
+  const periodStart = new Date(month.start);
+  const periodEnd = new Date(month.end);
+  const row = await findTenantOverview(db, { tenantId: organization.id, periodStart, periodEnd, now: new Date(now) });
+  return {
+    counts: { members: row.members, applications: row.applications, activeSessions: row.activeSessions },
+    usage: {
+      periodStart: periodStart.toISOString(),
+      periodEnd: periodEnd.toISOString(),
+      events: row.usageEvents,
+      limits: row.usageLimits,
+    },
+    checklist: {
+      applicationCreated: row.applications > 0,
+      signInTried: row.signInTried,
+      memberInvited: row.memberInvited,
+      webhookAdded: row.webhookAdded,
+    },
+  };
 }
 
 export async function getTenant(db: Db, principal: Principal, input: { id: string }): Promise<TTenant> {

@@ -80,6 +80,14 @@ export const MATRIX: MatrixRoute[] = [
   },
   {
     method: 'GET',
+    template: '/v1/tenants/{id}/overview',
+    permission: 'tenant.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org }) => ({ path: `/v1/tenants/${org.id}/overview` }),
+  },
+  {
+    method: 'GET',
     template: '/v1/tenants/{id}/members',
     permission: 'members.read',
     mutation: false,

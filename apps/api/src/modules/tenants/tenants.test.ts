@@ -1,10 +1,11 @@
 import { newId } from '@svc/contracts/ids';
 import { PERMISSION_CATALOG } from '@svc/contracts/permissions';
+import { afterCursor } from '@svc/db/pagination';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { memberships } from '@svc/db/schema/identity';
 import { organizations } from '@svc/db/schema/organizations';
 import { roles } from '@svc/db/schema/roles';
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { seedApplication } from '../../../../../test/support/factories.ts';
@@ -165,6 +166,8 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths['/tenants']?.post.responses)).toContain('201');
     expect(doc.paths['/tenants/{id}']?.delete.security).toEqual(sessionOnly);
     expect(doc.paths['/tenants/{id}/members']?.get.security).toEqual(both);
+    expect(doc.paths['/tenants/{id}/overview']?.get.security).toEqual(both);
+    expect(doc.paths['/tenants']?.get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit', 'q']);
     expect(doc.paths['/permissions']?.get.security).toEqual(both);
     const check = doc.paths['/tenants/{id}/permissions/check']?.get;
     expect(check.security).toEqual(both);
@@ -242,6 +245,171 @@ describe('GET /v1/tenants', () => {
     }
     // The same cursor works for its owner.
     expect((await call('GET', `/v1/tenants?cursor=${nextCursor}`, { cookie: one.cookie })).status).toBe(200);
+  });
+});
+
+describe('GET /v1/tenants?q= (search) and the platform admin summary', () => {
+  let n = 0;
+  /** A token no other organization of this file's database holds: a search for it sees only this test's. */
+  const token = () => `zq${++n}${Math.random().toString(36).slice(2, 8)}`;
+
+  async function search(q: string, caller: Caller, limit = 200): Promise<any[]> {
+    const { items } = await allPages(`/v1/tenants?q=${encodeURIComponent(q)}`, caller, limit);
+    return items;
+  }
+
+  it('keeps the organizations whose name or slug contains the text, ignoring case', async () => {
+    const db = server.services.db;
+    const t = token();
+    const byName = await seedOrganization(db, { name: `Acme ${t.toUpperCase()} Labs` });
+    const bySlug = await seedOrganization(db, { name: 'Unrelated name', slug: `shop-${t}` });
+    await seedOrganization(db, { name: `Acme ${t.slice(0, -1)}` }); // one character short
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+
+    const found = await search(t, { cookie: platform.cookie });
+    expect(found.map((o) => o.id)).toEqual(newestFirst([byName, bySlug]));
+    expect((await search(t.toUpperCase(), { cookie: platform.cookie })).map((o) => o.id)).toEqual(newestFirst([byName, bySlug]));
+    expect((await search(`  ${t}  `, { cookie: platform.cookie })).map((o) => o.id)).toEqual(newestFirst([byName, bySlug]));
+    expect(await search(`${t}-nothing`, { cookie: platform.cookie })).toEqual([]);
+    // An empty search is no filter.
+    const all = await json(await call('GET', '/v1/tenants?q=&limit=200', { cookie: platform.cookie }));
+    expect(all.data.length).toBeGreaterThan(2);
+    expect((await call('GET', `/v1/tenants?q=${'x'.repeat(101)}`, { cookie: platform.cookie })).status).toBe(400);
+  });
+
+  it('takes % and _ (and the escape character) literally', async () => {
+    const db = server.services.db;
+    const t = token();
+    const percent = await seedOrganization(db, { name: `${t} 50%off` });
+    await seedOrganization(db, { name: `${t} 50xoff` });
+    await seedOrganization(db, { name: `${t} 50 off` });
+    const underscore = await seedOrganization(db, { name: `${t} a_b` });
+    await seedOrganization(db, { name: `${t} axb` });
+    const backslash = await seedOrganization(db, { name: `${t} c\\d` });
+    await seedOrganization(db, { name: `${t} cd` });
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const ids = async (q: string) => (await search(q, { cookie: platform.cookie })).map((o) => o.id);
+
+    expect(await ids(`${t} 50%`)).toEqual([percent.id]);
+    expect(await ids('%')).toContain(percent.id);
+    expect(await ids('%')).not.toContain(underscore.id);
+    expect(await ids(`${t} a_b`)).toEqual([underscore.id]);
+    expect(await ids(`${t} c\\d`)).toEqual([backslash.id]);
+    expect(await ids(`${t}%`)).toEqual([]);
+    expect(await ids(`${t}_`)).toEqual([]);
+  });
+
+  it('pages through a search; a cursor continues only its own search', async () => {
+    const db = server.services.db;
+    const t = token();
+    const matching = [];
+    for (let i = 0; i < 5; i++) {
+      matching.push(await seedOrganization(db, { name: `Match ${t} ${i}` }));
+      await seedOrganization(db, { name: `Other ${i} ${t.slice(1)}` });
+    }
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const { items, pages } = await allPages(`/v1/tenants?q=${t}`, { cookie: platform.cookie }, 2);
+    expect(pages).toBe(3);
+    expect(items.map((o) => o.id)).toEqual(newestFirst(matching));
+
+    const first = await json(await call('GET', `/v1/tenants?q=${t}&limit=2`, { cookie: platform.cookie }));
+    expect(first.nextCursor).toEqual(expect.any(String));
+    for (const other of [`q=${t}x&`, '']) {
+      const replayed = await call('GET', `/v1/tenants?${other}cursor=${first.nextCursor}`, { cookie: platform.cookie });
+      expect(replayed.status, other).toBe(400);
+      expect((await json(replayed)).error.message).toMatch(/another list/);
+    }
+    const unfiltered = await json(await call('GET', '/v1/tenants?limit=1', { cookie: platform.cookie }));
+    expect((await call('GET', `/v1/tenants?q=${t}&cursor=${unfiltered.nextCursor}`, { cookie: platform.cookie })).status).toBe(400);
+  });
+
+  it('a later page starts at its cursor in organizations_created_idx instead of walking the pages before it', async () => {
+    const db = server.services.db;
+    const cursor = { createdAt: new Date(), id: newId('organization') };
+    const page = db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(and(ne(organizations.kind, 'keyless'), afterCursor(organizations.createdAt, organizations.id, cursor)))
+      .orderBy(desc(organizations.createdAt), desc(organizations.id))
+      .limit(51);
+    const plan = await db.transaction(async (tx) => {
+      // The test database is small enough for a sequential scan to win; the question is whether
+      // the index can bound the scan at all.
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const [row] = await tx.execute<{ 'QUERY PLAN': unknown }>(sql`explain (format json) ${page}`);
+      return JSON.stringify(row?.['QUERY PLAN']);
+    });
+    expect(plan).toMatch(/"Index Name":"organizations_created_idx"/);
+    expect(plan).toMatch(/"Scan Direction":"Backward"/);
+    expect(plan).toMatch(/"Index Cond":"\(ROW\(created_at, id\) < ROW\(/);
+    expect(plan).not.toMatch(/"Node Type":"Sort"/);
+  });
+
+  it("a user's search covers only their active memberships; no summary for them", async () => {
+    const db = server.services.db;
+    const t = token();
+    const mine = await seedOrganization(db, { name: `Mine ${t}` });
+    const notMine = await seedOrganization(db, { name: `Theirs ${t}` });
+    const suspended = await seedOrganization(db, { name: `Suspended ${t}` });
+    const invited = await seedOrganization(db, { name: `Invited ${t}` });
+    const user = await seedSignedIn(db, { organization: mine, roleKey: 'org_admin' });
+    await seedSignedIn(db, { organization: notMine, roleKey: 'org_admin' });
+    await db.insert(memberships).values([
+      { tenantId: suspended.id, userId: user.user.id, roleKey: 'org_admin', status: 'suspended' },
+      { tenantId: invited.id, userId: user.user.id, roleKey: 'org_admin', status: 'invited' },
+    ]);
+    const found = await search(t, { cookie: user.cookie });
+    expect(found).toEqual([{ ...(await json(await call('GET', `/v1/tenants/${mine.id}`, { cookie: user.cookie }))), summary: null }]);
+    expect(await search(user.ownWorkspace.slug, { cookie: user.cookie })).toEqual([expect.objectContaining({ id: user.ownWorkspace.id })]);
+  });
+
+  it('a tenant API key finds only its own organization', async () => {
+    const db = server.services.db;
+    const t = token();
+    const own = await seedOrganization(db, { name: `Own ${t}` });
+    await seedOrganization(db, { name: `Foreign ${t}` });
+    const key = await seedApiKey(db, { tenantId: own.id, scopes: ['tenant.read'] });
+    const found = await search(t, { authorization: key.authorization });
+    expect(found).toEqual([expect.objectContaining({ id: own.id, summary: null })]);
+    expect(await search(`Foreign ${t}`, { authorization: key.authorization })).toEqual([]);
+  });
+
+  it("a platform admin's items carry the member count and the subscription's plan and status", async () => {
+    const db = server.services.db;
+    const t = token();
+    const org = await seedOrganization(db, { name: `Summary ${t}` });
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const left = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const summaryOf = async (q: string) => (await search(q, { cookie: platform.cookie }))[0]?.summary;
+
+    // New organizations are on the default plan.
+    expect(await summaryOf(t)).toEqual({
+      memberCount: 3,
+      subscription: { plan: { key: 'free', name: expect.any(String) }, status: 'active' },
+    });
+
+    const planKey = `team-${t}`;
+    const plan = await call('POST', '/v1/subscription-plans', {
+      cookie: platform.cookie,
+      body: { key: planKey, name: `Team ${t}`, seatLimit: 10, usageLimits: {} },
+    });
+    expect(plan.status).toBe(201);
+    const patched = await call('PATCH', `/v1/subscription?organization_slug=${org.slug}`, {
+      cookie: platform.cookie,
+      body: { planKey, status: 'trialing' },
+    });
+    expect(patched.status).toBe(200);
+    await db.update(memberships).set({ status: 'suspended' }).where(eq(memberships.userId, left.user.id));
+    expect(await summaryOf(t)).toEqual({ memberCount: 3, subscription: { plan: { key: planKey, name: `Team ${t}` }, status: 'trialing' } });
+    const removed = await call('DELETE', `/v1/users/${left.user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(removed.status, await removed.clone().text()).toBe(200);
+    expect((await summaryOf(t)).memberCount).toBe(2);
+
+    // The platform workspace has no subscription.
+    const workspace = (await search(platform.organization.slug, { cookie: platform.cookie })).find((o) => o.kind === 'platform');
+    expect(workspace.summary).toEqual({ memberCount: expect.any(Number), subscription: null });
   });
 });
 

@@ -1,0 +1,1 @@
+CREATE INDEX "organizations_created_idx" ON "organizations" USING btree ("created_at","id");
