@@ -60,7 +60,12 @@ export function RowActions({ name, actions, testId }: RowActionsProps) {
   );
   return (
     <>
-      <Root open={open} onOpenChange={setOpen}>
+      {/*
+        Not modal: the page stays readable to assistive technology while the menu is open (a modal
+        menu hides it with aria-hidden while its focusable parts remain); Escape, a click outside
+        and Tab still close it.
+      */}
+      <Root open={open} onOpenChange={setOpen} modal={false}>
         <Trigger asChild>
           <button ref={button} type="button" className="button button--icon" aria-label={`Actions for ${name}`} data-testid={testId}>
             <span aria-hidden="true">⋯</span>

@@ -13,22 +13,24 @@ type WhenProps = {
 const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 
-/** Largest unit first: the first one the distance reaches is the one said. */
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['year', 365 * 24 * 3600_000],
-  ['month', 30 * 24 * 3600_000],
-  ['week', 7 * 24 * 3600_000],
-  ['day', 24 * 3600_000],
-  ['hour', 3600_000],
-  ['minute', 60_000],
+/**
+ * Largest unit first, each said from its own threshold on: days up to three months ("in 30 days"
+ * for a 30-day expiry, not "next month"), then months, then years.
+ */
+const UNITS: [Intl.RelativeTimeFormatUnit, number, number][] = [
+  ['year', 365 * 24 * 3600_000, 365 * 24 * 3600_000],
+  ['month', 30 * 24 * 3600_000, 90 * 24 * 3600_000],
+  ['day', 24 * 3600_000, 24 * 3600_000],
+  ['hour', 3600_000, 3600_000],
+  ['minute', 60_000, 60_000],
 ];
 
-/** "5 minutes ago", "in 3 days", "now": from the browser's clock, in its language. */
+/** "5 minutes ago", "in 30 days", "now": from the browser's clock, in its language; whole units, cut toward now. */
 export function relativeTime(at: Date, now = Date.now()): string {
   const distance = at.getTime() - now;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(distance) >= size) {
-      return RELATIVE.format(Math.round(distance / size), unit);
+  for (const [unit, size, from] of UNITS) {
+    if (Math.abs(distance) >= from) {
+      return RELATIVE.format(Math.trunc(distance / size), unit);
     }
   }
   return RELATIVE.format(0, 'second');
