@@ -14,7 +14,7 @@ type FieldProps = {
   children: (control: FieldControlProps) => ReactNode;
   /** The message for this field (react-hook-form's `errors.name?.message`). */
   error?: string;
-  /** One line under the control, before the error. */
+  /** One line between the label and the control: what to enter. */
   hint?: ReactNode;
   /** Fix the control's id (an empty state's button focuses it); a generated one otherwise. */
   id?: string;
@@ -23,8 +23,8 @@ type FieldProps = {
 };
 
 /**
- * Label, control, then its error directly under it. The error's line is always reserved, so an
- * error appearing moves nothing on the page.
+ * Label (and hint), control, then its error directly under it. The error's line is always
+ * reserved, so an error appearing moves nothing on the page.
  */
 export function Field({ label, children, error, hint, id, testId }: FieldProps) {
   const generated = useId();
@@ -37,12 +37,12 @@ export function Field({ label, children, error, hint, id, testId }: FieldProps) 
       <label className="field__label" htmlFor={controlId}>
         {label}
       </label>
-      {children({ id: controlId, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy || undefined })}
       {hint && (
         <p id={hintId} className="field__hint">
           {hint}
         </p>
       )}
+      {children({ id: controlId, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy || undefined })}
       <p id={errorId} className="field__error" data-testid={error && testId ? `${testId}-error` : undefined}>
         {error}
       </p>

@@ -126,7 +126,12 @@ export function CreateApiKeyDialog({ organizationId, open, onOpenChange, onCreat
         <Field label="Name" id={NAME_FIELD_ID} error={errors.name?.message} hint="Say what uses it: “CI deploy”." testId="api-key-name">
           {(control) => <input {...control} autoComplete="off" data-testid="api-key-name-input" {...form.register('name')} />}
         </Field>
-        <Field label="Expires" error={errors.expiresAt?.message} testId="api-key-expires">
+        <Field
+          label="Expires"
+          error={errors.expiresAt?.message}
+          hint="Requests with it are refused after that day."
+          testId="api-key-expires"
+        >
           {(control) => (
             <Select
               {...control}
@@ -142,7 +147,7 @@ export function CreateApiKeyDialog({ organizationId, open, onOpenChange, onCreat
           )}
         </Field>
         {expiry === 'date' && (
-          <Field label="Last day it works" error={undefined}>
+          <Field label="Last day it works" hint="It works through the end of that day.">
             {(control) => (
               <input
                 {...control}
