@@ -21,6 +21,14 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // The console's pure logic (no DOM, no database): its pages are tested in e2e.
+          name: 'console',
+          include: ['apps/console/src/**/*.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'e2e',
           globalSetup: ['test/global-setup.ts'],
           include: ['e2e/**/*.test.ts'],

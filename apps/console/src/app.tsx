@@ -1,35 +1,44 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { useState } from 'react';
+import { type ComponentType, lazy, useEffect, useState } from 'react';
 import { createBrowserRouter } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
+import { Toaster } from 'sonner';
 import { ConsoleLayout } from './layout/console-layout.tsx';
 import { RootError, RouteError } from './layout/route-error.tsx';
 import { isRetryable, parseError } from './lib/errors.ts';
 import { redirectToSignIn } from './lib/session.ts';
-import { ApiKeysPage } from './pages/api-keys/api-keys-page.tsx';
-import { ApplicationsPage } from './pages/applications/applications-page.tsx';
-import { AuditLogPage } from './pages/audit-log/audit-log-page.tsx';
-import { BillingPage } from './pages/billing/billing-page.tsx';
-import { EmailDeliveriesPage } from './pages/email-deliveries/email-deliveries-page.tsx';
-import { ExportsPage } from './pages/exports/exports-page.tsx';
-import { InvitationsPage } from './pages/invitations/invitations-page.tsx';
-import { JobQueuePage } from './pages/job-queue/job-queue-page.tsx';
-import { MembersPage } from './pages/members/members-page.tsx';
-import { NotFoundPage } from './pages/not-found/not-found-page.tsx';
-import { OverviewPage } from './pages/overview/overview-page.tsx';
-import { PlansPage } from './pages/plans/plans-page.tsx';
-import { RolesPage } from './pages/roles/roles-page.tsx';
-import { SessionsPage } from './pages/sessions/sessions-page.tsx';
-import { SettingsPage } from './pages/settings/settings-page.tsx';
-import { SubscriptionPage } from './pages/subscription/subscription-page.tsx';
-import { UsagePage } from './pages/usage/usage-page.tsx';
-import { UsersPage } from './pages/users/users-page.tsx';
-import { WebhookDeliveriesPage } from './pages/webhook-deliveries/webhook-deliveries-page.tsx';
-import { WebhooksPage } from './pages/webhooks/webhooks-page.tsx';
 import { makeTRPCClient, TRPCProvider } from './trpc.ts';
 
 /** Must match vite.config.ts `base` (without the trailing slash) and where the api serves us. */
 export const BASENAME = '/auth/console';
+
+/** Every page's module loader, so all of them can be fetched once the first page is up. */
+const pageLoaders: (() => Promise<unknown>)[] = [];
+
+/**
+ * A route's page as its own chunk: the module loads when the route is first shown (the layout's
+ * Suspense shows a skeleton meanwhile) or, for every page, in the background once the first page is
+ * on screen (`usePreloadPages`).
+ */
+function page(load: () => Promise<ComponentType>) {
+  pageLoaders.push(load);
+  const Page = lazy(async () => ({ default: await load() }));
+  return <Page />;
+}
+
+/**
+ * After the first render, fetch every other page's chunk: the first page waited only for its own,
+ * and later navigations never wait for the network, nor fail on a chunk when the server is briefly
+ * unreachable (a restart, a deploy) and the page's data can say so itself.
+ */
+function usePreloadPages() {
+  useEffect(() => {
+    for (const load of pageLoaders) {
+      // A chunk that fails here is fetched again, and its failure shown, when its route is opened.
+      load().catch(() => undefined);
+    }
+  }, []);
+}
 
 const router = createBrowserRouter(
   [
@@ -42,26 +51,38 @@ const router = createBrowserRouter(
           // Pathless route: a page that throws renders RouteError inside the layout's <Outlet>.
           errorElement: <RouteError />,
           children: [
-            { index: true, element: <OverviewPage /> },
-            { path: 'applications', element: <ApplicationsPage /> },
-            { path: 'members', element: <MembersPage /> },
-            { path: 'users', element: <UsersPage /> },
-            { path: 'sessions', element: <SessionsPage /> },
-            { path: 'roles', element: <RolesPage /> },
-            { path: 'invitations', element: <InvitationsPage /> },
-            { path: 'email-deliveries', element: <EmailDeliveriesPage /> },
-            { path: 'api-keys', element: <ApiKeysPage /> },
-            { path: 'webhooks', element: <WebhooksPage /> },
-            { path: 'webhook-deliveries', element: <WebhookDeliveriesPage /> },
-            { path: 'usage', element: <UsagePage /> },
-            { path: 'billing', element: <BillingPage /> },
-            { path: 'subscription', element: <SubscriptionPage /> },
-            { path: 'plans', element: <PlansPage /> },
-            { path: 'audit-log', element: <AuditLogPage /> },
-            { path: 'exports', element: <ExportsPage /> },
-            { path: 'settings', element: <SettingsPage /> },
-            { path: 'job-queue', element: <JobQueuePage /> },
-            { path: '*', element: <NotFoundPage /> },
+            { index: true, element: page(async () => (await import('./pages/overview/overview-page.tsx')).OverviewPage) },
+            {
+              path: 'applications',
+              element: page(async () => (await import('./pages/applications/applications-page.tsx')).ApplicationsPage),
+            },
+            { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
+            { path: 'users', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
+            { path: 'sessions', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
+            { path: 'roles', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
+            { path: 'invitations', element: page(async () => (await import('./pages/invitations/invitations-page.tsx')).InvitationsPage) },
+            {
+              path: 'email-deliveries',
+              element: page(async () => (await import('./pages/email-deliveries/email-deliveries-page.tsx')).EmailDeliveriesPage),
+            },
+            { path: 'api-keys', element: page(async () => (await import('./pages/api-keys/api-keys-page.tsx')).ApiKeysPage) },
+            { path: 'webhooks', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
+            {
+              path: 'webhook-deliveries',
+              element: page(async () => (await import('./pages/webhook-deliveries/webhook-deliveries-page.tsx')).WebhookDeliveriesPage),
+            },
+            { path: 'usage', element: page(async () => (await import('./pages/usage/usage-page.tsx')).UsagePage) },
+            { path: 'billing', element: page(async () => (await import('./pages/billing/billing-page.tsx')).BillingPage) },
+            {
+              path: 'subscription',
+              element: page(async () => (await import('./pages/subscription/subscription-page.tsx')).SubscriptionPage),
+            },
+            { path: 'plans', element: page(async () => (await import('./pages/plans/plans-page.tsx')).PlansPage) },
+            { path: 'audit-log', element: page(async () => (await import('./pages/audit-log/audit-log-page.tsx')).AuditLogPage) },
+            { path: 'exports', element: page(async () => (await import('./pages/exports/exports-page.tsx')).ExportsPage) },
+            { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
+            { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },
+            { path: '*', element: page(async () => (await import('./pages/not-found/not-found-page.tsx')).NotFoundPage) },
           ],
         },
       ],
@@ -95,10 +116,13 @@ function makeQueryClient() {
 export function App() {
   const [queryClient] = useState(makeQueryClient);
   const [trpcClient] = useState(makeTRPCClient);
+  usePreloadPages();
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
         <RouterProvider router={router} />
+        {/* The one toast region: `toast.success('Copied')` from anywhere. */}
+        <Toaster theme="system" position="bottom-right" closeButton />
       </TRPCProvider>
     </QueryClientProvider>
   );

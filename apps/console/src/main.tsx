@@ -1,7 +1,10 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.tsx';
+import { installZodErrorMap } from './lib/zod-errors.ts';
 import './styles.css';
+
+installZodErrorMap();
 
 const container = document.getElementById('root');
 if (!container) {

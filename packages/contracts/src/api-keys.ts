@@ -48,7 +48,7 @@ export type TApiKeyPage = z.infer<typeof ZApiKeyPage>;
  */
 export const ZCreateApiKeyBody = z.object({
   name: ZName,
-  scopes: ZPermissionList.refine((list) => list.length > 0, { message: 'choose at least one scope' }),
+  scopes: ZPermissionList.refine((list) => list.length > 0, { message: 'Choose at least one scope.' }),
   expiresAt: ZInstant.refine((v) => Date.parse(v) > Date.now(), { message: 'expiresAt must be in the future' }).optional(),
 });
 export type TCreateApiKeyBody = z.infer<typeof ZCreateApiKeyBody>;

@@ -47,7 +47,13 @@ export function ErrorPanel({ error, title = 'Something went wrong', onRetry }: E
       {subscription && (
         <div
           data-testid="error-subscription"
-          style={{ margin: '8px 0 12px', padding: '10px 12px', background: 'var(--surface)', border: '1px solid #ffc9c9', borderRadius: 6 }}
+          style={{
+            margin: '8px 0 12px',
+            padding: '10px 12px',
+            background: 'var(--surface)',
+            border: '1px solid var(--danger-border)',
+            borderRadius: 6,
+          }}
         >
           <strong data-testid="error-subscription-headline">Subscription problem: {subscription.headline}</strong>
           <p style={{ margin: '4px 0 8px' }} data-testid="error-subscription-help">

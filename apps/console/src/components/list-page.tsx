@@ -1,8 +1,10 @@
 import { Fragment, type ReactNode } from 'react';
 import type { useActiveOrganization } from '../lib/organization.ts';
+import { DataTable, type DataTableProps, type RowData } from './data-table.tsx';
 import { EmptyState, type EmptyStateProps } from './empty-state.tsx';
 import { ErrorPanel } from './error-panel.tsx';
 import { Pager, type PagerState } from './pager.tsx';
+import { Skeleton } from './skeleton.tsx';
 
 type ActiveOrganization = ReturnType<typeof useActiveOrganization>;
 type Organization = NonNullable<ActiveOrganization['organization']>;
@@ -21,8 +23,11 @@ type ListQuery<TRow> = {
   refetch: () => unknown;
 };
 
-type ListProps<TRow> = {
-  /** Prefix of the test ids: `<testId>-loading`, `-empty`, `-pager`, `-no-workspace`, `-retrying`. */
+type ListProps<TRow extends RowData> = {
+  /**
+   * Prefix of the test ids: `<testId>-loading`, `-empty`, `-pager`, `-no-workspace`, `-retrying`,
+   * `-table`, `-list`.
+   */
   testId: string;
   /** The rows, plural, as in "Loading members…" and "Could not load the members". */
   noun: string;
@@ -39,15 +44,35 @@ type ListProps<TRow> = {
   title?: string;
   /** Beside the panel's heading: a filter, a Refresh button. */
   tools?: ReactNode;
-  /** The table's column headings, in order; `title` is a heading's tooltip. */
-  columns: (string | { label: string; title: string })[];
-  /** Each row's React key. */
+  /** Each row's React key (and the DataTable's row id). */
   rowKey: (row: TRow) => string;
 };
 
-type ListPageProps<TRow> = ListProps<TRow> &
+/**
+ * The DataTable path (converted pages): column definitions instead of hand-written rows. The
+ * table's rows are the page on screen; its headers sort them.
+ */
+export type ListTable<TRow extends RowData> = Pick<DataTableProps<TRow>, 'columns' | 'rowAttributes' | 'minWidth'>;
+
+/** How the rows are drawn: `table` (DataTable) on converted pages, `columns` + `row` until then. */
+type Rows<TRow extends RowData, TArgs extends unknown[]> =
+  | {
+      /** Column definitions for a DataTable: sortable, truncating cells, row actions. */
+      table: ListTable<TRow>;
+      columns?: undefined;
+      row?: undefined;
+    }
+  | {
+      table?: undefined;
+      /** Before conversion: the table's column headings, in order; `title` is a heading's tooltip. */
+      columns: (string | { label: string; title: string })[];
+      /** Before conversion: one row's cells (a `<tr>`, or a `<tr>` and the row that opens under it). */
+      row: (row: TRow, ...args: TArgs) => ReactNode;
+    };
+
+type ListPageProps<TRow extends RowData> = ListProps<TRow> &
   (
-    | {
+    | ({
         /**
          * The active workspace the list belongs to: until one is chosen, the guard stands in for
          * everything below (`above` and the list).
@@ -55,28 +80,34 @@ type ListPageProps<TRow> = ListProps<TRow> &
         workspace: ActiveOrganization;
         /** Shown above the list once there is an organization: forms, filters, a revealed secret. */
         above?: (organization: Organization) => ReactNode;
-        /** One row's cells (a `<tr>`, or a `<tr>` and the row that opens under it). */
-        row: (row: TRow, organization: Organization) => ReactNode;
-      }
-    | {
+      } & Rows<TRow, [Organization]>)
+    | ({
         /** A list of no workspace (plans), or a section of a page that guards it already. */
         workspace?: undefined;
         above?: undefined;
-        row: (row: TRow) => ReactNode;
-      }
+      } & Rows<TRow, []>)
   );
+
+/** What ListStates draws the rows with, once the workspace is known. */
+type Body<TRow extends RowData> =
+  | { kind: 'table'; table: ListTable<TRow> }
+  | { kind: 'rows'; columns: (string | { label: string; title: string })[]; render: (row: TRow) => ReactNode };
 
 /**
  * A console list, the same on every page: the workspace guard, then loading, the error (shown
  * from the first failed attempt, while svc still retries), the empty state with its next step,
  * the rows, and the pager (only when there is more than one page).
  */
-export function ListPage<TRow>(props: ListPageProps<TRow>) {
+export function ListPage<TRow extends RowData>(props: ListPageProps<TRow>) {
   const { testId, noun } = props;
   if (props.workspace === undefined) {
-    return <ListBody {...props} render={props.row} />;
+    const row = props.row;
+    const body: Body<TRow> = props.table
+      ? { kind: 'table', table: props.table }
+      : { kind: 'rows', columns: props.columns, render: (item) => row?.(item) };
+    return <ListBody {...props} body={body} />;
   }
-  const { workspace, above, row } = props;
+  const { workspace, above } = props;
   if (workspace.error) {
     return <ErrorPanel error={workspace.error} title="Could not load your workspace" />;
   }
@@ -91,23 +122,23 @@ export function ListPage<TRow>(props: ListPageProps<TRow>) {
       </p>
     );
   }
+  const row = props.row;
+  const body: Body<TRow> = props.table
+    ? { kind: 'table', table: props.table }
+    : { kind: 'rows', columns: props.columns, render: (item) => row?.(item, organization) };
   return (
     <div className="list-page">
       {above?.(organization)}
-      <ListBody {...props} render={(item) => row(item, organization)} />
+      <ListBody {...props} body={body} />
     </div>
   );
 }
 
 function Loading({ testId, noun }: { testId: string; noun: string }) {
-  return (
-    <p className="loading" data-testid={`${testId}-loading`}>
-      Loading {noun}…
-    </p>
-  );
+  return <Skeleton label={`Loading ${noun}…`} testId={`${testId}-loading`} lines={5} />;
 }
 
-function ListBody<TRow>(props: ListProps<TRow> & { render: (row: TRow) => ReactNode }) {
+function ListBody<TRow extends RowData>(props: ListProps<TRow> & { body: Body<TRow> }) {
   if (props.title === undefined) {
     return <ListStates {...props} />;
   }
@@ -122,17 +153,16 @@ function ListBody<TRow>(props: ListProps<TRow> & { render: (row: TRow) => ReactN
   );
 }
 
-function ListStates<TRow>({
+function ListStates<TRow extends RowData>({
   testId,
   noun,
   query,
   pager,
   empty,
   filtered,
-  columns,
   rowKey,
-  render,
-}: ListProps<TRow> & { render: (row: TRow) => ReactNode }) {
+  body,
+}: ListProps<TRow> & { body: Body<TRow> }) {
   // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
   // screen for seconds with nothing to act on.
   const failure = query.error ?? query.failureReason;
@@ -161,27 +191,39 @@ function ListStates<TRow>({
               : empty)}
             testId={`${testId}-empty`}
           />
+        ) : body.kind === 'table' ? (
+          <DataTable
+            columns={body.table.columns}
+            data={query.data.data}
+            rowId={rowKey}
+            rowAttributes={body.table.rowAttributes}
+            minWidth={body.table.minWidth}
+            busy={query.isPlaceholderData}
+            testId={`${testId}-table`}
+          />
         ) : (
-          <table className="data-table" data-testid={`${testId}-table`} aria-busy={query.isPlaceholderData}>
-            <thead>
-              <tr>
-                {columns.map((column) =>
-                  typeof column === 'string' ? (
-                    <th key={column}>{column}</th>
-                  ) : (
-                    <th key={column.label} title={column.title}>
-                      {column.label}
-                    </th>
-                  ),
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {query.data.data.map((item) => (
-                <Fragment key={rowKey(item)}>{render(item)}</Fragment>
-              ))}
-            </tbody>
-          </table>
+          <div className="table-scroll">
+            <table className="data-table" data-testid={`${testId}-table`} aria-busy={query.isPlaceholderData}>
+              <thead>
+                <tr>
+                  {body.columns.map((column) =>
+                    typeof column === 'string' ? (
+                      <th key={column}>{column}</th>
+                    ) : (
+                      <th key={column.label} title={column.title}>
+                        {column.label}
+                      </th>
+                    ),
+                  )}
+                </tr>
+              </thead>
+              <tbody>
+                {query.data.data.map((item) => (
+                  <Fragment key={rowKey(item)}>{body.render(item)}</Fragment>
+                ))}
+              </tbody>
+            </table>
+          </div>
         ))}
       {query.data && <Pager pager={pager} nextCursor={query.data.nextCursor} busy={query.isPlaceholderData} testId={`${testId}-pager`} />}
     </>

@@ -1,5 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
+import { Suspense } from 'react';
 import { Link, NavLink, Outlet, useNavigation } from 'react-router';
+import { Skeleton } from '../components/skeleton.tsx';
 import { useTRPC } from '../trpc.ts';
 import { visibleNavItems } from './nav-items.ts';
 import { PendingMemberships } from './pending-memberships.tsx';
@@ -43,7 +45,10 @@ export function ConsoleLayout() {
       </nav>
       <main className="shell__main" aria-busy={navigation.state === 'loading'}>
         <PendingMemberships />
-        <Outlet />
+        {/* A page's chunk is loading (app.tsx `page`): the shell stays, the page area shows bars. */}
+        <Suspense fallback={<Skeleton label="Loading the page…" heading lines={6} testId="page-loading" />}>
+          <Outlet />
+        </Suspense>
       </main>
     </div>
   );

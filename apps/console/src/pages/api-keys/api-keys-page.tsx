@@ -1,21 +1,116 @@
 import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
-import { focusField } from '../../components/empty-state.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Dialog } from '../../components/dialog.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-import { CreateApiKeyForm, NAME_FIELD_ID } from './create-api-key-form.tsx';
+import { CreateApiKeyDialog } from './create-api-key-dialog.tsx';
 
 const PAGE_SIZE = 50;
 
-/** A secret the api has just returned: on screen until the page is left, never fetched again. */
+/** A secret the api has just returned: in its dialog until dismissed, never fetched again. */
 type Revealed = { title: string; keyId: string; secretKey: string };
+
+/**
+ * The list's columns, sized to fit the panel at 1280 px: the name takes what the sized columns
+ * leave; ids are Identifiers (the key id cut in the middle, whole on hover and when copied);
+ * times are relative, exact on hover.
+ */
+function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>) {
+  const column = columnHelper<TApiKey>();
+  return column.columns([
+    column.accessor('name', {
+      header: 'Name',
+      sortFn: 'text',
+      // The list is newest first; when each was made is on hover.
+      cell: (info) => (
+        <span data-testid="api-key-name" title={`${info.getValue()}, created ${new Date(info.row.original.createdAt).toLocaleString()}`}>
+          {info.getValue()}
+        </span>
+      ),
+    }),
+    column.accessor('secretPrefix', {
+      header: 'Key',
+      enableSorting: false,
+      meta: { width: '9.5rem', description: 'The first characters of the secret: enough to tell keys apart' },
+      // A partial secret: shown whole, nothing to copy.
+      cell: (info) => <Identifier value={info.getValue()} label="key prefix" copy={false} testId="api-key-prefix" />,
+    }),
+    column.accessor('id', {
+      header: 'ID',
+      enableSorting: false,
+      meta: { width: '9.5rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="API key id" testId="api-key-id" />,
+    }),
+    column.accessor((key) => key.scopes.join(' '), {
+      id: 'scopes',
+      header: 'Scopes',
+      enableSorting: false,
+      meta: { width: '9.5rem' },
+      cell: (info) => (
+        <span className="chips" data-testid="api-key-scopes" title={info.row.original.scopes.join(', ')}>
+          {info.row.original.scopes.map((scope) => (
+            <code key={scope}>{scope}</code>
+          ))}
+        </span>
+      ),
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7rem' },
+      cell: (info) => {
+        const key = info.row.original;
+        return (
+          <span
+            className={`pill ${key.status === 'active' ? 'pill--on' : 'pill--off'}`}
+            data-testid="api-key-status"
+            title={key.rotatedAt ? `Rotated ${key.rotatedAt}` : undefined}
+          >
+            {key.status}
+          </span>
+        );
+      },
+    }),
+    column.accessor('lastUsedAt', {
+      header: 'Last used',
+      sortFn: 'text',
+      meta: { width: '8rem', description: 'Recorded within about a minute of use' },
+      cell: (info) => (
+        <span data-testid="api-key-last-used">
+          <When at={info.getValue()} empty="never" format="relative" />
+        </span>
+      ),
+    }),
+    column.accessor('expiresAt', {
+      header: 'Expires',
+      sortFn: 'text',
+      meta: { width: '7rem' },
+      cell: (info) => {
+        const key = info.row.original;
+        return (
+          <span data-testid="api-key-expires">
+            <When at={key.revokedAt ? null : key.expiresAt} empty={key.revokedAt ? '—' : 'never'} format="relative" />
+          </span>
+        );
+      },
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => <ApiKeyActions apiKey={info.row.original} onRotated={onRotated} />,
+    }),
+  ]);
+}
 
 /** Tenant API keys of the active organization: list, create (secret once), rotate, revoke. */
 export function ApiKeysPage() {
@@ -23,34 +118,65 @@ export function ApiKeysPage() {
   const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
+  const [creating, setCreating] = useState(false);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
-  const organizationId = active.organization?.id;
+  const organization = active.organization;
   const keys = useQuery({
     ...trpc.apiKeys.list.queryOptions(
-      { id: organizationId ?? '', limit: PAGE_SIZE, cursor: pager.cursor },
-      { enabled: organizationId !== undefined },
+      { id: organization?.id ?? '', limit: PAGE_SIZE, cursor: pager.cursor },
+      { enabled: organization !== null },
     ),
     placeholderData: keepPreviousData,
   });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() });
-  const reveal = async (title: string, created: TApiKeyWithSecret) => {
-    setRevealed({ title, keyId: created.apiKey.id, secretKey: created.secretKey });
+  const reveal = async (title: string, withSecret: TApiKeyWithSecret) => {
+    setRevealed({ title, keyId: withSecret.apiKey.id, secretKey: withSecret.secretKey });
     // The new key is the newest: show the first page.
     pager.reset();
-    await refresh();
+    await queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() });
   };
+  // One definition for the page's lifetime: `reveal` only reads state setters and the query client.
+  const [columns] = useState(() => apiKeyColumns((rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)));
 
   return (
     <div data-testid="page-api-keys">
       <PageHeader
         title="API keys"
-        description={`Keys for backend services calling svc on behalf of ${active.organization ? active.organization.name : 'this workspace'}.`}
+        description={`Keys for backend services calling svc on behalf of ${organization ? organization.name : 'this workspace'}.`}
+        actions={
+          organization && (
+            <CreateApiKeyDialog
+              organizationId={organization.id}
+              open={creating}
+              onOpenChange={setCreating}
+              onCreated={(created) => reveal(`Key ${created.apiKey.name} created`, created)}
+            />
+          )
+        }
       />
       <p className="muted" data-testid="api-keys-creator-rule">
         A key never does more than the person who created it may do here, checked on every request: admin-only scopes work only while its
         creator is an org admin, a demoted creator's keys lose what the creator lost, and a key whose creator is suspended, removed from the
         organization or deleted stops working (401 invalid_secret_key). You can only give a key scopes you may use yourself.
       </p>
+      <Dialog
+        open={revealed !== null}
+        onOpenChange={(open) => !open && setRevealed(null)}
+        title={revealed?.title ?? ''}
+        description="Store the secret where the service reads it now: this is the only time svc shows it."
+        dismissible={false}
+        testId="api-key-revealed"
+        footer={
+          <button type="button" className="button button--primary" onClick={() => setRevealed(null)} data-testid="api-key-secret-dismiss">
+            I have stored it
+          </button>
+        }
+      >
+        {revealed && (
+          <div data-key-id={revealed.keyId}>
+            <SecretOnce label="Secret key" value={revealed.secretKey} testId="api-key-secret" />
+          </div>
+        )}
+      </Dialog>
       <ListPage
         testId="api-keys"
         noun="API keys"
@@ -60,54 +186,22 @@ export function ApiKeysPage() {
         pager={pager}
         empty={{
           title: 'No API keys yet.',
-          next: 'Create one above for a backend service; its secret is shown once.',
-          action: { label: 'Create an API key', onClick: focusField(NAME_FIELD_ID) },
+          next: 'Create one for a backend service; its secret is shown once.',
+          action: { label: 'Create API key', onClick: () => setCreating(true) },
         }}
-        above={(organization) => (
-          <>
-            {revealed && (
-              <section className="panel" data-testid="api-key-revealed" data-key-id={revealed.keyId}>
-                <h2 className="panel__title">{revealed.title}</h2>
-                <SecretOnce label="Secret key" value={revealed.secretKey} testId="api-key-secret" />
-                <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="api-key-secret-dismiss">
-                  I have stored it
-                </button>
-              </section>
-            )}
-            <CreateApiKeyForm
-              organizationId={organization.id}
-              onCreated={(created) => reveal(`Key ${created.apiKey.name} created`, created)}
-            />
-          </>
-        )}
-        columns={[
-          'Name',
-          'Key',
-          'Scopes',
-          'Status',
-          'Created',
-          { label: 'Last used', title: 'Recorded within about a minute of use' },
-          'Expires',
-          'Actions',
-        ]}
         rowKey={(key) => key.id}
-        row={(key) => <ApiKeyRow apiKey={key} onRotated={(rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)} />}
+        table={{
+          columns,
+          rowAttributes: (key) => ({ 'data-testid': 'api-key-row', 'data-key-id': key.id, 'data-status': key.status }),
+          minWidth: '66rem',
+        }}
       />
     </div>
   );
 }
 
-function When({ at, empty }: { at: string | null; empty: string }) {
-  return at ? (
-    <time dateTime={at} title={at}>
-      {new Date(at).toLocaleString()}
-    </time>
-  ) : (
-    <span className="muted">{empty}</span>
-  );
-}
-
-function ApiKeyRow({ apiKey, onRotated }: { apiKey: TApiKey; onRotated: (rotated: TApiKeyWithSecret) => Promise<void> }) {
+/** The row's "⋯" menu: Rotate…, then (separated) Revoke key…, each confirmed; only for live keys. */
+function ApiKeyActions({ apiKey, onRotated }: { apiKey: TApiKey; onRotated: (rotated: TApiKeyWithSecret) => Promise<void> }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const rotate = useMutation(trpc.apiKeys.rotate.mutationOptions());
@@ -116,84 +210,40 @@ function ApiKeyRow({ apiKey, onRotated }: { apiKey: TApiKey; onRotated: (rotated
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() }),
     }),
   );
-  const live = apiKey.status === 'active';
+  if (apiKey.status !== 'active') {
+    return null;
+  }
   return (
-    <>
-      <tr data-testid="api-key-row" data-key-id={apiKey.id} data-status={apiKey.status}>
-        <td data-testid="api-key-name">{apiKey.name}</td>
-        <td style={{ whiteSpace: 'nowrap' }}>
-          <code data-testid="api-key-prefix">{apiKey.secretPrefix}…</code>
-        </td>
-        <td data-testid="api-key-scopes">
-          {apiKey.scopes.map((scope) => (
-            <code key={scope} style={{ marginRight: 4, display: 'inline-block' }}>
-              {scope}
-            </code>
-          ))}
-        </td>
-        <td>
-          <span className={`pill ${live ? 'pill--on' : 'pill--off'}`} data-testid="api-key-status">
-            {apiKey.status}
-          </span>
-          {apiKey.rotatedAt && (
-            <div className="muted" title={apiKey.rotatedAt}>
-              rotated {new Date(apiKey.rotatedAt).toLocaleDateString()}
-            </div>
-          )}
-        </td>
-        <td>
-          <When at={apiKey.createdAt} empty="" />
-        </td>
-        <td data-testid="api-key-last-used">
-          <When at={apiKey.lastUsedAt} empty="never" />
-        </td>
-        <td>
-          <When at={apiKey.revokedAt ? null : apiKey.expiresAt} empty={apiKey.revokedAt ? '—' : 'never'} />
-        </td>
-        <td style={{ whiteSpace: 'nowrap' }}>
-          {live ? (
-            <div style={{ display: 'flex', gap: 8 }}>
-              <ConfirmButton
-                question={`Rotate the key ${apiKey.name}?`}
-                consequence="A new secret is shown once; the current secret stops working at once, so update every service that uses it."
-                confirmLabel="Rotate"
-                disabled={rotate.isPending}
-                onConfirm={async () => {
-                  const rotated = await rotate.mutateAsync({ id: apiKey.id }).catch(() => undefined);
-                  if (rotated) {
-                    await onRotated(rotated);
-                  }
-                }}
-                testId="api-key-rotate"
-              >
-                Rotate
-              </ConfirmButton>
-              <ConfirmButton
-                question={`Revoke the key ${apiKey.name}?`}
-                consequence="Every request with it is refused from now on. This cannot be undone."
-                confirmLabel="Revoke"
-                disabled={revoke.isPending}
-                onConfirm={() => revoke.mutateAsync({ id: apiKey.id }).catch(() => undefined)}
-                testId="api-key-revoke"
-              >
-                Revoke
-              </ConfirmButton>
-            </div>
-          ) : (
-            <span className="muted">—</span>
-          )}
-        </td>
-      </tr>
-      {(rotate.isError || revoke.isError) && (
-        <tr>
-          <td colSpan={8}>
-            <ErrorPanel
-              error={rotate.error ?? revoke.error}
-              title={rotate.isError ? 'Could not rotate the key' : 'Could not revoke the key'}
-            />
-          </td>
-        </tr>
-      )}
-    </>
+    <RowActions
+      name={apiKey.name}
+      testId="api-key-actions"
+      actions={[
+        {
+          label: 'Rotate…',
+          testId: 'api-key-rotate',
+          confirm: {
+            title: `Rotate the key ${apiKey.name}?`,
+            consequence: 'A new secret is shown once; the current secret stops working at once, so update every service that uses it.',
+            confirmLabel: 'Rotate key',
+            tone: 'primary',
+            testId: 'api-key-rotate-dialog',
+            onConfirm: async () => onRotated(await rotate.mutateAsync({ id: apiKey.id })),
+          },
+        },
+        {
+          label: 'Revoke key…',
+          testId: 'api-key-revoke',
+          destructive: true,
+          confirm: {
+            title: `Revoke the key ${apiKey.name}?`,
+            consequence: 'Every request with it is refused from now on. This cannot be undone.',
+            confirmLabel: 'Revoke key',
+            typeToConfirm: apiKey.name,
+            testId: 'api-key-revoke-dialog',
+            onConfirm: () => revoke.mutateAsync({ id: apiKey.id }),
+          },
+        },
+      ]}
+    />
   );
 }
