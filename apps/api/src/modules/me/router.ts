@@ -12,6 +12,7 @@ export const meRouter = router({
     .query(({ ctx }) => describeMe(ctx.services.db, ctx.current)),
   switchWorkspace: sessionProcedure
     .meta({
+      errors: ['not_found'],
       openapi: { method: 'POST', path: '/me/workspace', tags: ['session'], summary: 'Switch the session to another of your organizations' },
     })
     .input(ZSwitchWorkspaceRequest)
