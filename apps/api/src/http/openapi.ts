@@ -215,9 +215,9 @@ function exportPaths(): Record<string, unknown> {
             content: { 'application/json': {}, 'text/csv': {} },
           },
           ...errorResponses(
-            [...EVERY_OPERATION_CODES, ...AUTH_CODES.sessionOrApiKey, ...CONTROL_CODES, 'export_not_ready', 'export_failed'],
+            [...EVERY_OPERATION_CODES, 'malformed_request', ...AUTH_CODES.sessionOrApiKey, ...CONTROL_CODES, 'export_not_ready', 'export_failed'],
             {
-              400: 'not an export id, or format is not json or csv',
+              400: 'not an export id, a path that does not decode, or format is not json or csv',
               403: 'needs exports.create (and, for a person, org_admin)',
               404: 'no such export in an organization the caller can see',
               409: 'the export is pending or running, or failed',
