@@ -10,8 +10,8 @@ export default defineConfig({
           // One PostgreSQL per project run (DATABASE_URL's server, else embedded) and a migrated
           // template database that every test file clones (test/support/db.ts).
           globalSetup: ['test/global-setup.ts'],
-          // Every /v1 error answer a test receives is checked against the OpenAPI document.
-          setupFiles: ['test/support/openapi-errors.ts'],
+          // Every /v1 answer a test receives is checked against the OpenAPI document (status and body).
+          setupFiles: ['test/support/openapi-answers.ts'],
           include: ['apps/**/*.test.ts', 'packages/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: ['**/node_modules/**', 'apps/console/**'],
           testTimeout: 30_000,

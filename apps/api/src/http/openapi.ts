@@ -1,7 +1,8 @@
-import { ERROR_CODES } from '@svc/contracts/errors';
+import { ERROR_CODES, type ErrorCode } from '@svc/contracts/errors';
 import { ZSubscriptionRefusal } from '@svc/contracts/subscriptions';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { ENGINE_PROXY_ALLOWLIST, MAX_ENGINE_QUERY_CHARS, openApiTemplate } from '../modules/platform/engine-allowlist.ts';
+import { ENGINE_RELAYED_CODES } from '../modules/platform/engine-client.ts';
 import type { AuthKind, Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 
@@ -58,27 +59,93 @@ function errorBodySchema(extra: Record<string, unknown>) {
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const ENGINE_ERROR_REF = { $ref: '#/components/schemas/EngineError' };
 
-const errorResponse = (description: string, schema: Record<string, string> = ERROR_REF) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
+/** Codes any operation may answer: its input refused, throttled, headers too large, a fault, the database unreachable. */
+const EVERY_OPERATION_CODES: readonly ErrorCode[] = [
+  'validation_failed',
+  'rate_limited',
+  'header_too_large',
+  'internal',
+  'service_unavailable',
+];
+/** A request that changes something: refused when it carries a cookie from another site (http/csrf.ts). */
+const MUTATION_CODES: readonly ErrorCode[] = ['csrf_rejected'];
+/** A JSON body (POST, PATCH, PUT): not JSON, too large, not declared JSON (http/json-body.ts). */
+const BODY_CODES: readonly ErrorCode[] = ['malformed_request', 'payload_too_large', 'unsupported_media_type'];
+/** What authenticating each way may answer (trpc/procedures.ts). */
+const AUTH_CODES: Record<AuthKind, readonly ErrorCode[]> = {
+  none: [],
+  publishableKey: ['invalid_publishable_key', 'keyless_disabled', 'application_not_found', 'application_disabled'],
+  secretKey: ['invalid_secret_key', 'application_disabled'],
+  session: ['unauthenticated'],
+  sessionOrApiKey: ['unauthenticated', 'invalid_secret_key'],
+};
+/** The control-plane ladder: a tenant API key, an organization the caller cannot see, a permission it lacks (modules/access). */
+const CONTROL_CODES: readonly ErrorCode[] = ['invalid_secret_key', 'not_found', 'forbidden'];
 
-/** The codes of the error table answered with `status`, for a response's description. */
-function codesOf(status: number): string[] {
-  return Object.entries(ERROR_CODES)
-    .filter(([, e]) => e.status === status)
-    .map(([code]) => code);
+/**
+ * The codes an operation may answer: those of its method and authentication, then its own (meta
+ * `errors`), in the error table's order. A 402's codes are the SubscriptionRefusal's.
+ */
+function errorCodesOf(method: string, meta: Pick<Meta, 'auth' | 'control' | 'errors'>): ErrorCode[] {
+  const codes = new Set<ErrorCode>([
+    ...EVERY_OPERATION_CODES,
+    ...(method === 'get' || method === 'head' ? [] : MUTATION_CODES),
+    ...(method === 'post' || method === 'patch' || method === 'put' ? BODY_CODES : []),
+    ...AUTH_CODES[meta.auth ?? 'none'],
+    ...(meta.control ? CONTROL_CODES : []),
+    ...(meta.errors ?? []),
+  ]);
+  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => codes.has(code) && ERROR_CODES[code].status !== 402);
 }
 
 /**
- * Statuses every operation may answer: a bad query or body (400), no or a bad credential (401),
- * not allowed (403), an id or organization the caller cannot see (404), the state of what it
- * names (409), throttled (429), headers too large (431), a fault (500), the database unreachable
- * (503). With a JSON body,
- * also too large (413) and not declared JSON (415).
+ * The error responses of an operation that answers `codes`: one per status, each the Error body
+ * (or `schema`) with `error.code` narrowed to that status's codes, so a generated client knows
+ * exactly which codes to expect. `notes` say more about a status than its codes do.
  */
-const EVERY_OPERATION_ERRORS = [400, 401, 403, 404, 409, 429, 431, 500, 503] as const;
-const BODY_ERRORS = [413, 415] as const;
+function errorResponses(
+  codes: readonly ErrorCode[],
+  notes: Readonly<Record<number, string>> = {},
+  schema: Record<string, string> = ERROR_REF,
+): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const note = notes[status];
+    responses[String(status)] = {
+      description: note ? `${list.join(', ')}: ${note}` : `One of: ${list.join(', ')}`,
+      content: {
+        'application/json': {
+          schema: {
+            allOf: [
+              schema,
+              {
+                type: 'object',
+                required: ['error'],
+                properties: { error: { type: 'object', required: ['code'], properties: { code: { enum: list } } } },
+              },
+            ],
+          },
+        },
+      },
+      ...(status === 503 || status === 429
+        ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } }
+        : {}),
+    };
+  }
+  return responses;
+}
+
+/** A mutation under the subscription rule (trpc/subscription-gate.ts). */
+const SUBSCRIPTION_REFUSAL_RESPONSE = {
+  description:
+    "subscription_inactive (the organization's subscription is inactive, cancelled or expired: `status`) or subscription_limit_exceeded (over its seats or a monthly usage limit, or no free seat for a new member: `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`); the message says what to do, `upgradeUrl` where (docs/api.md, Subscription limits)",
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/SubscriptionRefusal' } } },
+};
 
 /**
  * `/v1/platform/engine/*` (modules/platform/engine-proxy.ts): one GET per allowlisted engine
@@ -98,13 +165,27 @@ function enginePaths(): Record<string, unknown> {
         parameters: params.map((p) => ({ name: p.name, in: 'path', required: true, schema: ENGINE_PARAM_SCHEMAS[p.kind] })),
         responses: {
           '200': { description: "The engine's answer (Authentik lists: { pagination, results })", content: { 'application/json': {} } },
-          '400': errorResponse('validation_failed: query string too long', ENGINE_ERROR_REF),
-          '401': errorResponse('unauthenticated: no valid session', ENGINE_ERROR_REF),
-          '403': errorResponse('forbidden: not a platform admin (the same answer for every path)', ENGINE_ERROR_REF),
-          '404': errorResponse('not_found: not allowlisted, or the engine has no such record', ENGINE_ERROR_REF),
-          '502': errorResponse('engine_unreachable or engine_bad_response', ENGINE_ERROR_REF),
-          '503': errorResponse('service_unavailable: ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN are not set', ENGINE_ERROR_REF),
-          '504': errorResponse('engine_timeout: no answer within ENGINE_ADMIN_TIMEOUT_MS', ENGINE_ERROR_REF),
+          ...errorResponses(
+            [
+              ...EVERY_OPERATION_CODES,
+              'unauthenticated',
+              'forbidden',
+              'not_found',
+              // The engine's own 4xx, relayed under our code for its status (engine-client.ts).
+              ...ENGINE_RELAYED_CODES,
+              'engine_unreachable',
+              'engine_bad_response',
+              'engine_timeout',
+            ],
+            {
+              400: 'the query string is too long, or the engine refused the request',
+              403: 'not a platform admin (the same answer for every path)',
+              404: 'not allowlisted, or the engine has no such record',
+              503: 'ENGINE_ADMIN_API_URL and ENGINE_ADMIN_TOKEN are not set',
+              504: 'no answer within ENGINE_ADMIN_TIMEOUT_MS',
+            },
+            ENGINE_ERROR_REF,
+          ),
         },
       },
     };
@@ -133,12 +214,16 @@ function exportPaths(): Record<string, unknown> {
             description: 'The export, as an attachment (Content-Disposition)',
             content: { 'application/json': {}, 'text/csv': {} },
           },
-          '400': errorResponse('validation_failed: not an export id, or format is not json or csv'),
-          '401': errorResponse('unauthenticated or invalid_secret_key'),
-          '403': errorResponse('forbidden: needs exports.create (and, for a person, org_admin)'),
-          '404': errorResponse('not_found: no such export in an organization the caller can see'),
-          '409': errorResponse('export_not_ready (pending or running) or export_failed'),
-          '503': errorResponse('service_unavailable: too many downloads streaming on this server; Retry-After'),
+          ...errorResponses(
+            [...EVERY_OPERATION_CODES, 'malformed_request', ...AUTH_CODES.sessionOrApiKey, ...CONTROL_CODES, 'export_not_ready', 'export_failed'],
+            {
+              400: 'not an export id, a path that does not decode, or format is not json or csv',
+              403: 'needs exports.create (and, for a person, org_admin)',
+              404: 'no such export in an organization the caller can see',
+              409: 'the export is pending or running, or failed',
+              503: 'too many downloads streaming on this server; Retry-After',
+            },
+          ),
         },
       },
     },
@@ -182,7 +267,10 @@ const EXPRESS_PATHS = {
       operationId: 'openapi-document',
       summary: 'This OpenAPI 3.1 document',
       tags: ['meta'],
-      responses: { '200': { description: 'The OpenAPI document', content: { 'application/json': {} } } },
+      responses: {
+        '200': { description: 'The OpenAPI document', content: { 'application/json': {} } },
+        ...errorResponses(['rate_limited', 'header_too_large', 'internal']),
+      },
     },
   },
 };
@@ -213,29 +301,9 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
     defs: { SubscriptionRefusal: ZSubscriptionRefusal },
   }) as unknown as { paths: Record<string, PathItem> };
 
-  const authByOperation = new Map<string, AuthKind>();
-  const statusByOperation = new Map<string, number>();
-  /** Mutations under the subscription rule (trpc/subscription-gate.ts): they may answer 402. */
-  const subscriptionRuled = new Set<string>();
-  /** Operations that create only sometimes: 201 when they did, else 200 (meta `created`). */
-  const sometimesCreated = new Map<string, string>();
-  /** Error statuses particular to an operation (meta `errorStatuses`). */
-  const particularErrors = new Map<string, Readonly<Record<number, string>>>();
+  const metaByOperation = new Map<string, Meta>();
   for (const [path, procedure] of Object.entries(appRouter._def.procedures)) {
-    const meta = (procedure as unknown as { _def: { meta?: Meta } })._def.meta;
-    authByOperation.set(path.replace(/\./g, '-'), meta?.auth ?? 'none');
-    if (meta?.successStatus) {
-      statusByOperation.set(path.replace(/\./g, '-'), meta.successStatus);
-    }
-    if (meta?.created) {
-      sometimesCreated.set(path.replace(/\./g, '-'), meta.created.otherwise);
-    }
-    if (meta?.errorStatuses) {
-      particularErrors.set(path.replace(/\./g, '-'), meta.errorStatuses);
-    }
-    if (meta?.subscription) {
-      subscriptionRuled.add(path.replace(/\./g, '-'));
-    }
+    metaByOperation.set(path.replace(/\./g, '-'), (procedure as unknown as { _def: { meta?: Meta } })._def.meta ?? {});
   }
   const components = (doc as unknown as { components?: { schemas?: Record<string, unknown> } }).components ?? {};
   const schemas = components.schemas ?? {};
@@ -252,79 +320,35 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
   (doc as unknown as { components: unknown }).components = components;
   for (const item of Object.values(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      for (const [status, description] of Object.entries(particularErrors.get(operation.operationId ?? '') ?? {})) {
-        operation.responses = { ...operation.responses, [status]: errorResponse(description) };
-      }
-      documentErrors(operation, method);
-      // trpc-to-openapi documents every success as 200; creates answer their own status.
-      const status = operation.operationId ? statusByOperation.get(operation.operationId) : undefined;
-      if (status && operation.responses?.['200']) {
-        const { '200': ok, ...rest } = operation.responses;
-        const otherwise = operation.operationId ? sometimesCreated.get(operation.operationId) : undefined;
-        const changed = otherwise ? { '200': { ...(ok as object), description: otherwise } } : {};
-        operation.responses = { [String(status)]: ok, ...changed, ...rest };
-      }
-      if (operation.operationId && subscriptionRuled.has(operation.operationId)) {
-        operation.responses = {
-          ...operation.responses,
-          '402': {
-            description:
-              "subscription_inactive (the organization's subscription is inactive, cancelled or expired: `status`) or subscription_limit_exceeded (over its seats or a monthly usage limit, or no free seat for a new member: `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`); the message says what to do, `upgradeUrl` where (docs/api.md, Subscription limits)",
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/SubscriptionRefusal' } } },
-          },
-        };
-      }
-      const auth = operation.operationId ? authByOperation.get(operation.operationId) : undefined;
-      if (auth === undefined) {
-        // Plain Express routes state their own security (public when they do not).
+      const meta = operation.operationId ? metaByOperation.get(operation.operationId) : undefined;
+      if (meta === undefined) {
+        // Plain Express routes state their own errors and security (public when they do not).
         operation.security ??= [];
-      } else if (auth === 'none') {
-        operation.security = [];
-      } else {
-        operation.security = SECURITY[auth];
+        continue;
       }
+      const { '200': ok, ...generated } = operation.responses ?? {};
+      // trpc-to-openapi's error responses (`{ message, code }` with tRPC's codes) describe no
+      // answer svc sends: the operation's own codes replace them.
+      const successes = Object.fromEntries(Object.entries(generated).filter(([status]) => Number(status) < 400));
+      const status = meta.successStatus;
+      // trpc-to-openapi documents every success as 200; creates answer their own status, and a
+      // route that creates only sometimes answers 200 otherwise.
+      const success =
+        status === undefined
+          ? { '200': ok }
+          : { [String(status)]: ok, ...(meta.created ? { '200': { ...(ok as object), description: meta.created.otherwise } } : {}) };
+      operation.responses = {
+        ...success,
+        ...successes,
+        ...errorResponses(errorCodesOf(method, meta)),
+        ...(meta.subscription ? { '402': SUBSCRIPTION_REFUSAL_RESPONSE } : {}),
+      };
+      operation.security = meta.auth === undefined || meta.auth === 'none' ? [] : SECURITY[meta.auth];
     }
   }
   (doc as unknown as { tags: typeof TAGS }).tags = TAGS;
   documentAgentContextRepresentations(doc.paths['/setup/agent-context']?.get);
-  // Its responses were replaced whole: the statuses every operation may answer again.
-  documentErrors(doc.paths['/setup/agent-context']?.get as Operation, 'get');
   return doc as unknown as Record<string, unknown>;
-}
-
-/**
- * Points every error response of an operation at the Error schema, with the error table's codes
- * for its status in the description, and adds the statuses any operation may answer (429, 503).
- * A 402 keeps its SubscriptionRefusal schema.
- */
-function documentErrors(operation: Operation, method: string): void {
-  operation.responses ??= {};
-  const responses = operation.responses;
-  const statuses: readonly number[] =
-    method === 'post' || method === 'patch' || method === 'put' ? [...EVERY_OPERATION_ERRORS, ...BODY_ERRORS] : EVERY_OPERATION_ERRORS;
-  for (const status of statuses) {
-    responses[String(status)] ??= { description: '' };
-  }
-  for (const [status, response] of Object.entries(responses)) {
-    const n = Number(status);
-    if (!(n >= 400) || n === 402) {
-      continue;
-    }
-    const codes = codesOf(n);
-    const given = (response as { description?: string }).description ?? '';
-    // trpc-to-openapi's generic wording ("Invalid input data") gives way to the codes.
-    const own = /^(Invalid input data|Authorization not provided|Insufficient access|Not found|Internal server error)$/.test(given)
-      ? ''
-      : given;
-    // A schema of ours (EngineError) stays; trpc-to-openapi's `error.*` ones give way to Error.
-    const schema = (response as { content?: Record<string, { schema?: { $ref?: string } }> }).content?.['application/json']?.schema;
-    const ours = schema?.$ref !== undefined && !schema.$ref.startsWith('#/components/schemas/error.');
-    responses[status] = {
-      description: own || (codes.length > 0 ? `One of: ${codes.join(', ')}` : 'An error'),
-      content: { 'application/json': { schema: ours ? schema : ERROR_REF } },
-      ...(n === 503 || n === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
-    };
-  }
 }
 
 /**
@@ -337,14 +361,10 @@ function documentAgentContextRepresentations(operation: Operation | undefined): 
     throw new Error('the OpenAPI document lost GET /setup/agent-context');
   }
   ok.content['text/markdown'] = { schema: { type: 'string', description: 'format=markdown: the same context as one Markdown document' } };
+  const { '200': _, ...rest } = operation.responses;
   operation.responses = {
     '200': ok,
     '304': { description: 'Not modified: If-None-Match named the current ETag', headers: ok.headers },
-    '400': errorResponse(
-      'invalid_publishable_key, unsupported_framework (not one of the nine), unsupported_format (neither json nor markdown) or validation_failed',
-    ),
-    '403': errorResponse('keyless_disabled: keyless=1 on an installation without keyless development'),
-    '404': errorResponse('application_not_found: no application has this publishable key'),
-    '409': errorResponse('application_disabled'),
+    ...rest,
   };
 }

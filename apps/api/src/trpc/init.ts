@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorCode } from '@svc/contracts/errors';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
@@ -19,10 +20,18 @@ export type Meta = OpenApiMeta & {
    */
   created?: { when: (answer: never) => boolean; otherwise: string };
   /**
-   * Error statuses this route answers beyond those every route may (http/openapi.ts
-   * EVERY_OPERATION_ERRORS), for the OpenAPI document: status -> what it means.
+   * Error codes particular to this route, beyond those its method and `auth` bring (every route:
+   * validation_failed, rate_limited, ...; a session route: unauthenticated, ...: http/openapi.ts
+   * `errorCodesOf`). The OpenAPI document lists exactly these per operation, and the API test
+   * suite fails on an answer with a code the operation does not list (test/support/openapi-answers.ts).
    */
-  errorStatuses?: Readonly<Record<number, string>>;
+  errors?: readonly ErrorCode[];
+  /**
+   * The control-plane ladder (trpc/procedures.ts): the caller is a session or a tenant API key,
+   * and the route resolves an organization and the caller's permission in it, so it may answer
+   * invalid_secret_key, not_found and forbidden whatever its `auth`.
+   */
+  control?: true;
   /**
    * The route is a project, user, webhook or usage route under the subscription rule: its
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).

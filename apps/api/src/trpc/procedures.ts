@@ -34,7 +34,7 @@ export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(as
  * `Authorization: Bearer sk_live_...`; anonymous gets 401. What the caller may do in which
  * organization is decided per procedure by `authorize` (modules/access).
  */
-const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
+const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', control: true }).use(async ({ ctx, next }) => {
   const principal = await principalOf(ctx.services, ctx.req);
   if (!principal) {
     throw new AppError('unauthenticated', NO_SESSION_MESSAGE);

@@ -44,6 +44,7 @@ export const apiKeysRouter = router({
     .mutation(({ ctx, input }) => createApiKey(ctx.services.db, ctx.principal, ctx.request, input)),
   rotate: userControlProcedure
     .meta({
+      errors: ['conflict'],
       openapi: {
         method: 'POST',
         path: '/api-keys/{id}/rotate',

@@ -29,6 +29,7 @@ export const applicationsRouter = router({
     .query(({ ctx, input }) => listApplicationsOf(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
+      errors: ['conflict'],
       openapi: { method: 'POST', path: '/applications', tags, summary: 'Create an application; its secret key is shown once' },
       successStatus: 201,
       subscription: {},

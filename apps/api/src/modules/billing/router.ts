@@ -41,6 +41,7 @@ export const billingRouter = router({
       .query(({ ctx, input }) => listProviders(ctx.services.db, ctx.services.config.billing, ctx.principal, input)),
     create: controlProcedure
       .meta({
+        errors: ['billing_provider_exists'],
         openapi: { method: 'POST', path: '/tenants/{id}/billing/providers', tags, summary: 'Create a billing provider record' },
         successStatus: 201,
       })
@@ -49,6 +50,7 @@ export const billingRouter = router({
       .mutation(({ ctx, input }) => createProvider(ctx.services.db, ctx.services.config.billing, ctx.principal, ctx.request, input)),
     connect: controlProcedure
       .meta({
+        errors: ['billing_mode_mismatch'],
         openapi: {
           method: 'POST',
           path: '/billing/connect/{provider}',
@@ -92,6 +94,7 @@ export const billingRouter = router({
       .query(({ ctx, input }) => listSyncLogs(ctx.services.db, ctx.principal, input)),
     retry: controlProcedureWithQuerySlug
       .meta({
+        errors: ['billing_sync_log_not_retryable'],
         openapi: {
           method: 'POST',
           path: '/billing/sync-logs/{id}/retry',

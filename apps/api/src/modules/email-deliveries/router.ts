@@ -24,6 +24,7 @@ export const emailDeliveriesRouter = router({
     .query(({ ctx, input }) => listEmailDeliveries(ctx.services.db, ctx.principal, input)),
   process: controlProcedure
     .meta({
+      errors: ['email_delivery_disabled'],
       openapi: {
         method: 'POST',
         path: '/email-deliveries/process',

@@ -21,6 +21,7 @@ export const invitationsRouter = router({
     .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
+      errors: ['invitation_already_pending', 'platform_workspace_managed', 'unknown_role'],
       openapi: {
         method: 'POST',
         path: '/invitations',
@@ -47,6 +48,7 @@ export const invitationsRouter = router({
     ),
   revoke: controlProcedureWithQuerySlug
     .meta({
+      errors: ['invitation_already_accepted', 'invitation_not_found', 'invitation_revoked'],
       openapi: { method: 'POST', path: '/invitations/{id}/revoke', tags: ['invitations'], summary: 'Revoke a pending invitation' },
     })
     .input(ZRevokeInvitationRequest)
@@ -54,6 +56,14 @@ export const invitationsRouter = router({
     .mutation(({ ctx, input }) => revokeInvitation(ctx.services.db, ctx.principal, ctx.request, input)),
   accept: userControlProcedure
     .meta({
+      errors: [
+        'already_member',
+        'invitation_already_accepted',
+        'invitation_email_mismatch',
+        'invitation_expired',
+        'invitation_not_found',
+        'invitation_revoked',
+      ],
       openapi: {
         method: 'POST',
         path: '/invitations/accept',

@@ -15,7 +15,7 @@ export type EngineAnswer =
   | { ok: false; code: ErrorCode; message: string; engineBody?: unknown; cause?: unknown };
 
 /** Engine error statuses relayed as the same status, under our code for it. */
-const RELAYED_ERRORS: Partial<Record<number, ErrorCode>> = {
+const RELAYED_ERRORS: Readonly<Record<number, ErrorCode>> = {
   400: 'validation_failed',
   404: 'not_found',
   405: 'method_not_allowed',
@@ -24,6 +24,9 @@ const RELAYED_ERRORS: Partial<Record<number, ErrorCode>> = {
   415: 'unsupported_media_type',
   429: 'rate_limited',
 };
+
+/** The codes an engine error answers under (the OpenAPI document lists them for the proxy). */
+export const ENGINE_RELAYED_CODES: readonly ErrorCode[] = [...new Set(Object.values(RELAYED_ERRORS))];
 
 const JSON_TYPE = /^application\/(?:[a-z0-9.+-]*\+)?json(?:\s*;|$)/i;
 

@@ -13,6 +13,7 @@ export const rolesRouter = router({
     .query(({ ctx, input }) => listRoles(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
+      errors: ['role_key_taken'],
       openapi: { method: 'POST', path: '/roles', tags: ['roles'], summary: 'Create a custom role from the permission catalog' },
       successStatus: 201,
     })
@@ -21,6 +22,7 @@ export const rolesRouter = router({
     .mutation(({ ctx, input }) => createRole(ctx.services.db, ctx.principal, ctx.request, input)),
   update: controlProcedure
     .meta({
+      errors: ['system_role_immutable'],
       openapi: { method: 'PATCH', path: '/roles/{id}', tags: ['roles'], summary: 'Rename a custom role or replace its permissions' },
     })
     .input(ZUpdateRoleRequest)

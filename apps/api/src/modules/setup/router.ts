@@ -23,6 +23,7 @@ export const setupRouter = router({
         }),
       },
       answer: answerAgentContext,
+      errors: ['unsupported_framework', 'unsupported_format'],
     })
     .input(ZAgentContextRequest)
     .output(ZAgentContextResponse)

@@ -25,6 +25,7 @@ export const subscriptionsRouter = router({
       .query(({ ctx, input }) => listPlans(ctx.services.db, input)),
     create: platformProcedure
       .meta({
+        errors: ['plan_key_taken'],
         openapi: {
           method: 'POST',
           path: '/subscription-plans',
@@ -39,6 +40,7 @@ export const subscriptionsRouter = router({
       .mutation(({ ctx, input }) => createPlan(ctx.services.db, ctx.principal, ctx.request, input)),
     update: platformProcedure
       .meta({
+        errors: ['default_plan_required', 'plan_key_taken', 'plan_not_found'],
         openapi: {
           method: 'PATCH',
           path: '/subscription-plans/{id}',
@@ -67,6 +69,7 @@ export const subscriptionsRouter = router({
     .query(({ ctx, input }) => getSubscription(ctx.services.db, ctx.principal, input, ctx.services.config.subscriptionUpgradeUrl)),
   update: platformProcedureWithQuerySlug
     .meta({
+      errors: ['plan_not_found'],
       openapi: {
         method: 'PATCH',
         path: '/subscription',

@@ -47,6 +47,7 @@ export const tenantsRouter = router({
     .query(({ ctx, input }) => listTenants(ctx.services.db, ctx.principal, input)),
   create: userControlProcedure
     .meta({
+      errors: ['conflict'],
       successStatus: 201,
       openapi: {
         method: 'POST',
@@ -64,12 +65,16 @@ export const tenantsRouter = router({
     .output(ZTenant)
     .query(({ ctx, input }) => getTenant(ctx.services.db, ctx.principal, input)),
   update: controlProcedure
-    .meta({ openapi: { method: 'PATCH', path: '/tenants/{id}', tags: ['tenants'], summary: 'Rename an organization or change its slug' } })
+    .meta({
+      errors: ['conflict'],
+      openapi: { method: 'PATCH', path: '/tenants/{id}', tags: ['tenants'], summary: 'Rename an organization or change its slug' },
+    })
     .input(ZUpdateTenantRequest)
     .output(ZTenant)
     .mutation(({ ctx, input }) => updateTenant(ctx.services.db, ctx.principal, ctx.request, input)),
   delete: userControlProcedure
     .meta({
+      errors: ['conflict'],
       openapi: { method: 'DELETE', path: '/tenants/{id}', tags: ['tenants'], summary: 'Delete an organization and everything it owns' },
     })
     .input(ZDeleteTenantRequest)

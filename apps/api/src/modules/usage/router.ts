@@ -37,6 +37,7 @@ export const usageRouter = router({
   events: router({
     create: usageWriterProcedure
       .meta({
+        errors: ['application_disabled', 'forbidden', 'idempotency_key_reused', 'not_found'],
         openapi: {
           method: 'POST',
           path: '/usage/events',
@@ -70,6 +71,7 @@ export const usageRouter = router({
   metering: router({
     create: usageWriterProcedure
       .meta({
+        errors: ['forbidden', 'not_found'],
         openapi: {
           method: 'POST',
           path: '/usage-events',

@@ -19,6 +19,15 @@ export const usersRouter = router({
     .query(({ ctx, input }) => listUsers(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
+      // engine_*: a new person is created in the engine first (engine-users.ts).
+      errors: [
+        'already_member',
+        'platform_workspace_managed',
+        'unknown_role',
+        'engine_unreachable',
+        'engine_bad_response',
+        'engine_timeout',
+      ],
       openapi: {
         method: 'POST',
         path: '/users',
@@ -35,6 +44,14 @@ export const usersRouter = router({
     ),
   update: controlProcedure
     .meta({
+      errors: [
+        'last_org_admin',
+        'membership_pending',
+        'platform_admin_protected',
+        'platform_workspace_managed',
+        'unknown_role',
+        'user_profile_forbidden',
+      ],
       openapi: {
         method: 'PATCH',
         path: '/users/{id}',
@@ -48,6 +65,7 @@ export const usersRouter = router({
     .mutation(({ ctx, input }) => updateUser(ctx.services.db, ctx.principal, ctx.request, input)),
   remove: controlProcedure
     .meta({
+      errors: ['last_org_admin', 'platform_admin_protected', 'platform_workspace_managed'],
       openapi: {
         method: 'DELETE',
         path: '/users/{id}',

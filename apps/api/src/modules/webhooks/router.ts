@@ -83,6 +83,7 @@ export const webhooksRouter = router({
       .query(({ ctx, input }) => listEndpoints(ctx.services.db, ctx.principal, input)),
     create: controlProcedure
       .meta({
+        errors: ['unknown_event_type', 'webhook_url_invalid', 'webhook_url_not_allowed'],
         openapi: {
           method: 'POST',
           path: '/webhook-endpoints',
@@ -102,6 +103,7 @@ export const webhooksRouter = router({
       .query(({ ctx, input }) => getEndpoint(ctx.services.db, ctx.principal, input)),
     update: controlProcedure
       .meta({
+        errors: ['unknown_event_type', 'webhook_url_invalid', 'webhook_url_not_allowed'],
         openapi: {
           method: 'PATCH',
           path: '/webhook-endpoints/{id}',
@@ -136,6 +138,7 @@ export const webhooksRouter = router({
       .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
     test: controlProcedureWithQuerySlug
       .meta({
+        errors: ['webhook_endpoint_disabled'],
         openapi: {
           method: 'POST',
           path: '/webhook-endpoints/{id}/test',
@@ -150,6 +153,7 @@ export const webhooksRouter = router({
       .mutation(({ ctx, input }) => sendTestEvent(ctx.services.db, ctx.principal, ctx.request, input)),
     replay: controlProcedureWithQuerySlug
       .meta({
+        errors: ['webhook_endpoint_disabled', 'webhook_event_type_not_subscribed', 'webhook_replay_too_large'],
         openapi: {
           method: 'POST',
           path: '/webhook-endpoints/{id}/replay',
@@ -169,6 +173,7 @@ export const webhooksRouter = router({
   delivery: router({
     list: controlProcedure
       .meta({
+        errors: ['unknown_event_type'],
         openapi: {
           method: 'GET',
           path: '/webhook-deliveries',
@@ -186,6 +191,7 @@ export const webhooksRouter = router({
       .query(({ ctx, input }) => getDelivery(ctx.services.db, ctx.principal, input)),
     retry: controlProcedureWithQuerySlug
       .meta({
+        errors: ['webhook_delivery_not_retryable', 'webhook_endpoint_disabled'],
         openapi: {
           method: 'POST',
           path: '/webhook-deliveries/{id}/retry',
@@ -215,9 +221,7 @@ export const eventsRouter = router({
         description:
           'Needs webhooks.read and, per event type, the read permission of what it is about. Filters: types (comma-separated), from (inclusive) and to (exclusive), ISO 8601. limit 1-500 (default 100). Each event has the id (webhook-id), type, createdAt (the payload timestamp) and data its webhooks carry. Keep nextCursor and ask again: no event is skipped however transactions interleave. A cursor only continues the feed (organization and filters) it came from (else 400 invalid_cursor); one before the retention window (EVENTS_RETENTION_DAYS) answers 410 cursor_expired.',
       },
-      errorStatuses: {
-        410: 'cursor_expired: the cursor is older than the retention window (EVENTS_RETENTION_DAYS); start again from a time range',
-      },
+      errors: ['unknown_event_type', 'invalid_cursor', 'cursor_expired'],
     })
     .input(ZListFeedEventsRequest)
     .output(ZFeedEventPage)
