@@ -177,7 +177,8 @@ function schemaValidator(doc: Json): (schema: Json, body: unknown) => string | n
   };
 }
 
-describe('a client generated from the served OpenAPI document (openapi-typescript + openapi-fetch)', () => {
+// Generating and typechecking a client takes seconds of CPU; on a busy machine, tens of them.
+describe('a client generated from the served OpenAPI document (openapi-typescript + openapi-fetch)', { timeout: 120_000 }, () => {
   it('typechecks against the types and gets, at run time, only answers the document describes', async () => {
     const doc = JSON.parse(served) as Json;
 
