@@ -146,10 +146,11 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     // And a webhook endpoint: the same explanation.
     await user.getByTestId('nav-webhooks').click();
     await user.getByTestId('webhooks-empty').waitFor({ state: 'visible' });
+    await user.getByTestId('webhook-create-open').click();
     await user.getByTestId('webhook-create-url').fill('https://hooks.example.com/svc');
     await user.getByTestId('webhook-create-type-user.created').check();
     await user.getByTestId('webhook-create-submit').click();
-    const hookPanel = user.getByTestId('webhook-create-panel').getByTestId('error-panel');
+    const hookPanel = user.getByTestId('webhook-create').getByTestId('error-panel');
     await hookPanel.waitFor({ state: 'visible' });
     expect(await hookPanel.getByTestId('error-code').textContent()).toBe('subscription_inactive');
     await hookPanel.getByTestId('error-subscription').waitFor({ state: 'visible' });

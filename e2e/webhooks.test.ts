@@ -106,8 +106,9 @@ describeInChromium('e2e: webhooks in the console', () => {
     return page;
   }
 
-  /** Creates an endpoint for receiver path `name` in the form; returns its id and the secret shown. */
+  /** Creates an endpoint for receiver path `name` in the create dialog; returns its id and the secret shown. */
   async function createEndpoint(page: Page, name: string, description: string): Promise<{ id: string; secret: string }> {
+    await page.getByTestId('webhook-create-open').click();
     await page.getByTestId('webhook-create-url').fill(receiver.url(name));
     await page.getByTestId('webhook-create-description').fill(description);
     await page.getByTestId('webhook-create-type-user.created').check();
@@ -116,21 +117,32 @@ describeInChromium('e2e: webhooks in the console', () => {
     await revealed.waitFor({ state: 'visible' });
     const secret = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const id = (await revealed.getAttribute('data-endpoint-id')) ?? '';
+    const id = (await page.getByTestId('webhook-secret-endpoint').getAttribute('data-endpoint-id')) ?? '';
     expect(id).toMatch(/^wh_[0-9A-Za-z]{20}$/);
     receiver.addEndpoint(name, secret);
     await page.getByTestId('webhook-secret-dismiss').click();
+    await revealed.waitFor({ state: 'detached' });
     return { id, secret };
   }
 
   const rowOf = (page: Page, id: string) => page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"]`);
+
+  /** Opens the row's "⋯" menu and picks the item `testId` (the menu is portalled: found on the page). */
+  async function pick(page: Page, id: string, testId: string): Promise<void> {
+    await rowOf(page, id).getByTestId('webhook-actions').click();
+    await page.getByTestId('webhook-actions-menu').getByTestId(testId).click();
+  }
+
+  /** The toast of a test event sent to the endpoint named `name`, with its "Open delivery" button. */
+  const testToast = (page: Page, name: string) => page.locator('[data-sonner-toast]', { hasText: `Test event queued for ${name}` });
 
   it('create (secret once), send a test, see it delivered with its attempt; a failed delivery is retried from the console', async () => {
     const page = await freshPage();
     await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
     await page.getByTestId('webhooks-empty').waitFor({ state: 'visible' });
 
-    // The form checks the contracts schema before anything is sent.
+    // The form (a dialog from the header's button) checks the contracts schema before anything is sent.
+    await page.getByTestId('webhook-create-open').click();
     await page.getByTestId('webhook-create-submit').click();
     await page.getByTestId('webhook-create-url-error').waitFor({ state: 'visible' });
     await page.getByTestId('webhook-create-event-types-error').waitFor({ state: 'visible' });
@@ -138,7 +150,7 @@ describeInChromium('e2e: webhooks in the console', () => {
     await page.getByTestId('webhook-create-url').fill('http://169.254.169.254/latest');
     await page.getByTestId('webhook-create-type-user.created').check();
     await page.getByTestId('webhook-create-submit').click();
-    const refused = page.getByTestId('webhook-create-panel').getByTestId('error-code');
+    const refused = page.getByTestId('webhook-create').getByTestId('error-code');
     await refused.waitFor({ state: 'visible' });
     expect(await refused.textContent()).toBe('webhook_url_not_allowed');
     await page.getByTestId('webhook-create-type-user.created').uncheck();
@@ -152,7 +164,7 @@ describeInChromium('e2e: webhooks in the console', () => {
     await page.getByTestId('webhook-secret-revealed').waitFor({ state: 'visible' });
     const secret = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const goodId = (await page.getByTestId('webhook-secret-revealed').getAttribute('data-endpoint-id')) ?? '';
+    const goodId = (await page.getByTestId('webhook-secret-endpoint').getAttribute('data-endpoint-id')) ?? '';
     receiver.addEndpoint('good', secret);
     const good = rowOf(page, goodId);
     await good.waitFor({ state: 'visible' });
@@ -161,6 +173,9 @@ describeInChromium('e2e: webhooks in the console', () => {
     expect(await good.getByTestId('webhook-status').textContent()).toBe('enabled');
     await page.evaluate(() => window.scrollTo(0, 0));
     await saveScreenshot(page, 'webhooks-secret-shown');
+    // Only its own button closes it: Escape leaves the secret on screen.
+    await page.keyboard.press('Escape');
+    expect(await page.getByTestId('webhook-secret-revealed').isVisible()).toBe(true);
 
     // After a reload the secret is gone for good.
     await page.reload();
@@ -168,9 +183,9 @@ describeInChromium('e2e: webhooks in the console', () => {
     expect(await page.getByTestId('webhook-secret-revealed').count()).toBe(0);
     expect(await page.content()).not.toContain(secret);
 
-    // Send a test event; follow the link to its delivery.
-    await good.getByTestId('webhook-test').click();
-    await good.getByTestId('webhook-test-delivery').click();
+    // Send a test event; follow the toast to its delivery.
+    await pick(page, goodId, 'webhook-test');
+    await testToast(page, 'Good receiver').getByRole('button', { name: 'Open delivery' }).click();
     await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
     const detail = page.getByTestId('delivery-detail');
     await detail.getByTestId('delivery-detail-status').filter({ hasText: 'succeeded' }).waitFor();
@@ -194,9 +209,10 @@ describeInChromium('e2e: webhooks in the console', () => {
     failing.add('flaky');
     const flaky = await createEndpoint(page, 'flaky', 'Flaky receiver');
     const flakyRow = rowOf(page, flaky.id);
-    await flakyRow.getByTestId('webhook-test').click();
-    await flakyRow.getByTestId('webhook-test-delivery').waitFor();
-    await flakyRow.getByTestId('webhook-deliveries').click();
+    await flakyRow.waitFor();
+    await pick(page, flaky.id, 'webhook-test');
+    await testToast(page, 'Flaky receiver').waitFor();
+    await pick(page, flaky.id, 'webhook-deliveries');
     await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
     expect(await page.getByTestId('deliveries-filter-endpoint').inputValue()).toBe(flaky.id);
     const failed = page.locator('[data-testid="delivery-row"][data-status="failed"]');
@@ -237,50 +253,60 @@ describeInChromium('e2e: webhooks in the console', () => {
     const row = rowOf(page, id);
 
     // Edit: description and event types.
-    await row.getByTestId('webhook-edit').click();
+    await pick(page, id, 'webhook-edit');
     const edit = page.getByTestId('webhook-edit-form');
     await edit.waitFor();
     await edit.getByTestId('webhook-edit-description').fill('Renamed receiver');
     await edit.getByTestId('webhook-edit-type-api_key.created').check();
     await edit.getByTestId('webhook-edit-submit').click();
+    await edit.waitFor({ state: 'detached' });
     await row.getByTestId('webhook-description').filter({ hasText: 'Renamed receiver' }).waitFor();
     expect(await row.getByTestId('webhook-event-types').textContent()).toBe('api_key.createduser.created');
 
     // Disable (confirmed): no test can be sent; enable again.
-    await row.getByTestId('webhook-disable').click();
-    const dialog = row.getByTestId('webhook-disable-dialog');
+    await pick(page, id, 'webhook-disable');
+    const dialog = page.getByTestId('webhook-disable-dialog');
     await dialog.waitFor({ state: 'visible' });
-    await dialog.getByTestId('confirm').click();
+    expect(await dialog.getByRole('heading').textContent()).toBe('Disable the endpoint Renamed receiver?');
+    await dialog.getByTestId('webhook-disable-dialog-confirm').click();
     await page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"][data-enabled="false"]`).waitFor();
-    expect(await row.getByTestId('webhook-disabled-reason').textContent()).toBe('by an admin');
-    expect(await row.getByTestId('webhook-test').isDisabled()).toBe(true);
+    expect(await row.getByTestId('webhook-status').getAttribute('data-reason')).toBe('by an admin');
+    await row.getByTestId('webhook-actions').click();
+    const menu = page.getByTestId('webhook-actions-menu');
+    expect(await menu.getByTestId('webhook-test').getAttribute('aria-disabled')).toBe('true');
+    expect(await menu.getByTestId('webhook-replay').getAttribute('aria-disabled')).toBe('true');
     await saveScreenshot(page, 'webhooks-disabled');
-    await row.getByTestId('webhook-enable').click();
+    await menu.getByTestId('webhook-enable').click();
     await page.locator(`[data-testid="webhook-row"][data-endpoint-id="${id}"][data-enabled="true"]`).waitFor();
 
     // Rotate (confirmed): a new secret, shown once; deliveries carry both signatures for now.
-    await row.getByTestId('webhook-rotate').click();
-    await row.getByTestId('webhook-rotate-dialog').getByTestId('confirm').click();
+    await pick(page, id, 'webhook-rotate');
+    await page.getByTestId('webhook-rotate-dialog-confirm').click();
     await page.getByTestId('webhook-secret-revealed').waitFor({ state: 'visible' });
     const second = (await page.getByTestId('webhook-secret-value').textContent()) ?? '';
     expect(second).toMatch(/^whsec_/);
     expect(second).not.toBe(first);
-    await row.getByTestId('webhook-grace').waitFor();
+    await row.locator('[data-testid="webhook-secret-rotated"][data-grace="true"]').waitFor();
     await page.evaluate(() => window.scrollTo(0, 0));
     await saveScreenshot(page, 'webhooks-rotated');
+    await page.getByTestId('webhook-secret-dismiss').click();
     // A receiver still holding the old secret verifies the next delivery, and so does one with the new.
-    await row.getByTestId('webhook-test').click();
-    await row.getByTestId('webhook-test-delivery').waitFor();
+    await pick(page, id, 'webhook-test');
+    await testToast(page, 'Renamed receiver').waitFor();
     await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'managed').length, { timeout: 15_000 }).toBe(1);
     expect(receiver.requests.find((r) => r.endpoint === 'managed')?.verified).toBe(true);
     receiver.addEndpoint('managed', second);
-    await row.getByTestId('webhook-test').click();
+    await pick(page, id, 'webhook-test');
     await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'managed').length, { timeout: 15_000 }).toBe(2);
     expect(receiver.requests.filter((r) => r.endpoint === 'managed').every((r) => r.verified)).toBe(true);
 
-    // Delete (confirmed).
-    await row.getByTestId('webhook-delete').click();
-    await row.getByTestId('webhook-delete-dialog').getByTestId('confirm').click();
+    // Delete, confirmed by typing the endpoint's description: the button waits for it.
+    await pick(page, id, 'webhook-delete');
+    const remove = page.getByTestId('webhook-delete-dialog');
+    await remove.waitFor({ state: 'visible' });
+    expect(await remove.getByTestId('webhook-delete-dialog-confirm').isDisabled()).toBe(true);
+    await remove.getByTestId('webhook-delete-dialog-input').fill('Renamed receiver');
+    await remove.getByTestId('webhook-delete-dialog-confirm').click();
     await row.waitFor({ state: 'detached' });
     expect(pageErrors).toEqual([]);
   });
@@ -314,17 +340,18 @@ describeInChromium('e2e: webhooks in the console', () => {
     };
 
     // The range form: nothing is sent before the dialog is confirmed.
-    await row.getByTestId('webhook-replay').click();
+    await row.waitFor();
+    await pick(page, id, 'webhook-replay');
     const form = page.getByTestId('webhook-replay-form');
     await form.getByTestId('webhook-replay-from').fill(local(now - 2 * hour));
     await form.getByTestId('webhook-replay-to').fill(local(now - hour));
-    await form.getByTestId('webhook-replay-review').click();
-    const dialog = form.getByTestId('webhook-replay-dialog');
+    await page.getByTestId('webhook-replay-submit').click();
+    const dialog = page.getByTestId('webhook-replay-dialog');
     await dialog.waitFor({ state: 'visible' });
     expect(await dialog.textContent()).toContain(receiver.url('replayed'));
     await saveScreenshot(page, 'webhook-replay-confirm');
     expect(receiver.requests.filter((r) => r.endpoint === 'replayed')).toEqual([]);
-    await dialog.getByTestId('confirm').click();
+    await dialog.getByTestId('webhook-replay-dialog-confirm').click();
     const queued = form.getByTestId('webhook-replay-queued');
     await queued.waitFor();
     expect(await queued.getAttribute('data-count')).toBe('2');

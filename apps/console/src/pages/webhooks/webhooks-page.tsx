@@ -1,30 +1,143 @@
 import type { TWebhookEndpoint, TWebhookEndpointWithSecret } from '@svc/contracts/webhooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
-import { focusField } from '../../components/empty-state.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Link, useNavigate } from 'react-router';
+import { toast } from 'sonner';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Dialog } from '../../components/dialog.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
+import { When } from '../../components/when.tsx';
+import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-import { URL_FIELD_ID, WebhookEndpointForm } from './webhook-endpoint-form.tsx';
-import { WebhookReplayForm } from './webhook-replay-form.tsx';
+import { WebhookEndpointDialog } from './webhook-endpoint-form.tsx';
+import { WebhookReplayDialog } from './webhook-replay-form.tsx';
 
 const PAGE_SIZE = 50;
 
-/** A signing secret the api has just returned: on screen until dismissed or the page is left. */
+/** A signing secret the api has just returned: in its dialog until dismissed, never fetched again. */
 type Revealed = { title: string; endpointId: string; secret: string };
 
-/** Webhook endpoints of the active organization: create (secret once), edit, enable/disable, rotate, test, delete. */
+/** What the row menus ask the page to open: the edit or replay dialog of one endpoint, or a secret. */
+type RowHandlers = {
+  onEdit: (endpoint: TWebhookEndpoint) => void;
+  onReplay: (endpoint: TWebhookEndpoint) => void;
+  onRotated: (rotated: TWebhookEndpointWithSecret) => Promise<void>;
+};
+
+/** An endpoint's name in confirmations: its description, or its URL when it has none. */
+const nameOf = (endpoint: TWebhookEndpoint) => endpoint.description || endpoint.url;
+
+/**
+ * The list's columns: the endpoint (description over its URL, an Identifier), its event types as
+ * chips, status, when its secret last changed, and the row's menu.
+ */
+function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) {
+  const column = columnHelper<TWebhookEndpoint>();
+  return column.columns([
+    column.accessor('url', {
+      header: 'Endpoint',
+      sortFn: 'text',
+      cell: (info) => {
+        const endpoint = info.row.original;
+        return (
+          <div className="stack">
+            {endpoint.description && (
+              <span data-testid="webhook-description" title={endpoint.description}>
+                {endpoint.description}
+              </span>
+            )}
+            <Identifier value={endpoint.url} label="endpoint URL" tail={16} testId="webhook-url" />
+          </div>
+        );
+      },
+    }),
+    column.accessor('id', {
+      header: 'ID',
+      enableSorting: false,
+      meta: { width: '9.5rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="endpoint id" testId="webhook-id" />,
+    }),
+    column.accessor((endpoint) => endpoint.eventTypes.join(' '), {
+      id: 'eventTypes',
+      header: 'Event types',
+      enableSorting: false,
+      meta: { width: '14rem' },
+      cell: (info) => (
+        <span className="chips" data-testid="webhook-event-types" title={info.row.original.eventTypes.join(', ')}>
+          {info.row.original.eventTypes.map((type) => (
+            <code key={type}>{type}</code>
+          ))}
+        </span>
+      ),
+    }),
+    column.accessor((endpoint) => (endpoint.enabled ? 'enabled' : 'disabled'), {
+      id: 'status',
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => {
+        const endpoint = info.row.original;
+        if (endpoint.enabled) {
+          return (
+            <span className="pill pill--on" data-testid="webhook-status">
+              enabled
+            </span>
+          );
+        }
+        const reason = endpoint.disabledReason === 'gone' ? 'the receiver answered 410 Gone' : 'by an admin';
+        return (
+          <span className="pill pill--off" data-testid="webhook-status" title={`Disabled ${reason}`} data-reason={reason}>
+            disabled
+          </span>
+        );
+      },
+    }),
+    column.accessor((endpoint) => endpoint.secretRotatedAt ?? '', {
+      id: 'secret',
+      header: 'Secret rotated',
+      sortFn: 'text',
+      meta: { width: '8.5rem' },
+      cell: (info) => {
+        const endpoint = info.row.original;
+        return (
+          <span
+            data-testid="webhook-secret-rotated"
+            data-grace={endpoint.previousSecretExpiresAt ? 'true' : undefined}
+            title={
+              endpoint.previousSecretExpiresAt
+                ? `The old secret also signs until ${new Date(endpoint.previousSecretExpiresAt).toLocaleString()}`
+                : undefined
+            }
+          >
+            <When at={endpoint.secretRotatedAt} empty="never" format="relative" />
+          </span>
+        );
+      },
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => <EndpointActions endpoint={info.row.original} organizationSlug={organizationSlug()} {...handlers} />,
+    }),
+  ]);
+}
+
+/** Webhook endpoints of the active organization: create (secret once), edit, enable/disable, rotate, test, replay, delete. */
 export function WebhooksPage() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<TWebhookEndpoint | null>(null);
+  const [replaying, setReplaying] = useState<TWebhookEndpoint | null>(null);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const organizationSlug = active.organization?.slug;
   const endpoints = useQuery({
@@ -34,13 +147,24 @@ export function WebhooksPage() {
     ),
     placeholderData: keepPreviousData,
   });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.pathKey() });
   const create = useMutation(trpc.webhooks.endpoint.create.mutationOptions());
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.endpoint.pathKey() });
+  const update = useMutation(trpc.webhooks.endpoint.update.mutationOptions({ onSuccess: refresh }));
   const reveal = async (title: string, shown: TWebhookEndpointWithSecret) => {
     setRevealed({ title, endpointId: shown.endpoint.id, secret: shown.secret });
     pager.reset();
     await refresh();
   };
+  // One definition for the page's lifetime: the handlers only read state setters and the query client.
+  const [slugRef] = useState(() => ({ current: '' }));
+  slugRef.current = organizationSlug ?? '';
+  const [columns] = useState(() =>
+    endpointColumns(() => slugRef.current, {
+      onEdit: setEditing,
+      onReplay: setReplaying,
+      onRotated: (rotated) => reveal(`New signing secret for ${nameOf(rotated.endpoint)}`, rotated),
+    }),
+  );
 
   return (
     <div data-testid="page-webhooks">
@@ -48,11 +172,94 @@ export function WebhooksPage() {
         title="Webhooks"
         description={`Endpoints that receive signed events from ${active.organization ? active.organization.name : 'this workspace'}.`}
         actions={
-          <Link className="button" to="/webhook-deliveries" data-testid="webhooks-deliveries-link">
-            Deliveries
-          </Link>
+          <>
+            <Link className="button" to="/webhook-deliveries" data-testid="webhooks-deliveries-link">
+              Deliveries
+            </Link>
+            {organizationSlug !== undefined && (
+              <WebhookEndpointDialog
+                mode="create"
+                open={creating}
+                onOpenChange={(next) => {
+                  if (!next) {
+                    create.reset();
+                  }
+                  setCreating(next);
+                }}
+                trigger={
+                  <button type="button" className="button button--primary" data-testid="webhook-create-open">
+                    Add endpoint
+                  </button>
+                }
+                pending={create.isPending}
+                error={create.error}
+                onSubmit={async (values) => {
+                  const created = await create.mutateAsync({ organization_slug: organizationSlug, ...values }).catch(() => undefined);
+                  if (!created) {
+                    return false;
+                  }
+                  await reveal('Endpoint created', created);
+                  return true;
+                }}
+              />
+            )}
+          </>
         }
       />
+      {editing && organizationSlug !== undefined && (
+        <WebhookEndpointDialog
+          key={editing.id}
+          mode="edit"
+          open
+          onOpenChange={(next) => {
+            if (!next) {
+              update.reset();
+              setEditing(null);
+            }
+          }}
+          defaultValues={{ url: editing.url, eventTypes: editing.eventTypes, description: editing.description ?? '' }}
+          pending={update.isPending}
+          error={update.error}
+          onSubmit={async (values) => {
+            const saved = await update
+              .mutateAsync({ id: editing.id, organization_slug: organizationSlug, ...values })
+              .catch(() => undefined);
+            return saved !== undefined;
+          }}
+        />
+      )}
+      {replaying && organizationSlug !== undefined && (
+        <WebhookReplayDialog
+          key={replaying.id}
+          endpoint={replaying}
+          organizationSlug={organizationSlug}
+          onClose={() => setReplaying(null)}
+        />
+      )}
+      <Dialog
+        open={revealed !== null}
+        onOpenChange={(open) => !open && setRevealed(null)}
+        title={revealed?.title ?? ''}
+        description={
+          <>
+            Verify every delivery with it (Standard Webhooks: the <code>webhook-signature</code> header). This is the only time svc shows
+            it.
+          </>
+        }
+        dismissible={false}
+        testId="webhook-secret-revealed"
+        footer={
+          <button type="button" className="button button--primary" onClick={() => setRevealed(null)} data-testid="webhook-secret-dismiss">
+            I have stored it
+          </button>
+        }
+      >
+        {revealed && (
+          <div data-endpoint-id={revealed.endpointId} data-testid="webhook-secret-endpoint">
+            <SecretOnce label="Signing secret" value={revealed.secret} testId="webhook-secret" storedAs="it encrypted" />
+          </div>
+        )}
+      </Dialog>
       <ListPage
         testId="webhooks"
         noun="endpoints"
@@ -62,267 +269,115 @@ export function WebhooksPage() {
         pager={pager}
         empty={{
           title: 'No endpoints yet.',
-          next: 'Add one above: svc POSTs each event you tick to it, signed.',
-          action: { label: 'Add an endpoint', onClick: focusField(URL_FIELD_ID) },
+          next: 'Add one: svc POSTs each event you tick to it, signed.',
+          action: { label: 'Add endpoint', onClick: () => setCreating(true) },
         }}
-        above={(organization) => (
-          <>
-            {revealed && (
-              <section className="panel" data-testid="webhook-secret-revealed" data-endpoint-id={revealed.endpointId}>
-                <h2 className="panel__title">{revealed.title}</h2>
-                <p className="muted">
-                  Verify every delivery with it (Standard Webhooks: the <code>webhook-signature</code> header). It is not shown again.
-                </p>
-                <SecretOnce label="Signing secret" value={revealed.secret} testId="webhook-secret" storedAs="it encrypted" />
-                <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="webhook-secret-dismiss">
-                  I have stored it
-                </button>
-              </section>
-            )}
-            <section className="panel" data-testid="webhook-create-panel">
-              <h2 className="panel__title">New endpoint</h2>
-              <p className="muted">
-                svc POSTs each event you tick to this URL, signed with the endpoint's secret, and retries failures for about a day.
-              </p>
-              <WebhookEndpointForm
-                mode="create"
-                pending={create.isPending}
-                onSubmit={async (values) => {
-                  const created = await create.mutateAsync({ organization_slug: organization.slug, ...values }).catch(() => undefined);
-                  if (!created) {
-                    return false;
-                  }
-                  await reveal('Endpoint created', created);
-                  return true;
-                }}
-              />
-              {create.isError && <ErrorPanel error={create.error} title="Could not create the endpoint" />}
-            </section>
-          </>
-        )}
-        columns={['Endpoint', 'Event types', 'Status', 'Secret', 'Actions']}
         rowKey={(endpoint) => endpoint.id}
-        row={(endpoint, organization) => (
-          <EndpointRow
-            endpoint={endpoint}
-            organizationSlug={organization.slug}
-            onRotated={(rotated) => reveal(`New signing secret for ${rotated.endpoint.url}`, rotated)}
-          />
-        )}
+        table={{
+          columns,
+          rowAttributes: (endpoint) => ({
+            'data-testid': 'webhook-row',
+            'data-endpoint-id': endpoint.id,
+            'data-enabled': String(endpoint.enabled),
+          }),
+          minWidth: '62rem',
+        }}
       />
     </div>
   );
 }
 
-function StatusPill({ endpoint }: { endpoint: TWebhookEndpoint }) {
-  if (endpoint.enabled) {
-    return (
-      <span className="pill pill--on" data-testid="webhook-status">
-        enabled
-      </span>
-    );
-  }
-  return (
-    <>
-      <span className="pill pill--off" data-testid="webhook-status">
-        disabled
-      </span>
-      <div className="muted" data-testid="webhook-disabled-reason">
-        {endpoint.disabledReason === 'gone' ? 'the receiver answered 410 Gone' : 'by an admin'}
-      </div>
-    </>
-  );
-}
-
-function EndpointRow({
+/**
+ * The row's "⋯" menu: Send test event, Edit…, Replay…, View deliveries, Rotate secret…,
+ * Disable…/Enable, then (separated) Delete endpoint…, confirmed by typing its description or URL.
+ */
+function EndpointActions({
   endpoint,
   organizationSlug,
+  onEdit,
+  onReplay,
   onRotated,
-}: {
-  endpoint: TWebhookEndpoint;
-  organizationSlug: string;
-  onRotated: (rotated: TWebhookEndpointWithSecret) => Promise<void>;
-}) {
+}: { endpoint: TWebhookEndpoint; organizationSlug: string } & RowHandlers) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [editing, setEditing] = useState(false);
-  const [replaying, setReplaying] = useState(false);
+  const navigate = useNavigate();
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.pathKey() });
   const update = useMutation(trpc.webhooks.endpoint.update.mutationOptions({ onSuccess: refresh }));
   const remove = useMutation(trpc.webhooks.endpoint.delete.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.webhooks.endpoint.rotateSecret.mutationOptions());
   const test = useMutation(trpc.webhooks.endpoint.test.mutationOptions({ onSuccess: refresh }));
   const ref = { id: endpoint.id, organization_slug: organizationSlug };
-  const failed = update.isError
-    ? { error: update.error, title: 'Could not save the endpoint' }
-    : remove.isError
-      ? { error: remove.error, title: 'Could not delete the endpoint' }
-      : rotate.isError
-        ? { error: rotate.error, title: 'Could not rotate the secret' }
-        : test.isError
-          ? { error: test.error, title: 'Could not send the test event' }
-          : undefined;
+  const name = nameOf(endpoint);
+  const deliveries = `/webhook-deliveries?endpoint_id=${endpoint.id}`;
+
+  const sendTest = () => {
+    test.mutate(ref, {
+      onSuccess: (queued) =>
+        toast.success(`Test event queued for ${name}`, {
+          duration: 15_000,
+          action: { label: 'Open delivery', onClick: () => navigate(`${deliveries}&delivery=${queued.delivery.id}`) },
+        }),
+      onError: (error) => toast.error(`Could not send the test event: ${parseError(error).message}`),
+    });
+  };
 
   return (
-    <>
-      <tr data-testid="webhook-row" data-endpoint-id={endpoint.id} data-enabled={String(endpoint.enabled)}>
-        <td>
-          <code data-testid="webhook-url" style={{ wordBreak: 'break-all' }}>
-            {endpoint.url}
-          </code>
-          {endpoint.description && (
-            <div className="muted" data-testid="webhook-description">
-              {endpoint.description}
-            </div>
-          )}
-          <div className="muted">
-            <code>{endpoint.id}</code>
-          </div>
-        </td>
-        <td data-testid="webhook-event-types">
-          {endpoint.eventTypes.map((type) => (
-            <code key={type} style={{ marginRight: 4, display: 'inline-block' }}>
-              {type}
-            </code>
-          ))}
-        </td>
-        <td>
-          <StatusPill endpoint={endpoint} />
-        </td>
-        <td>
-          {endpoint.secretRotatedAt ? (
-            <span title={endpoint.secretRotatedAt}>rotated {new Date(endpoint.secretRotatedAt).toLocaleDateString()}</span>
-          ) : (
-            <span className="muted">since creation</span>
-          )}
-          {endpoint.previousSecretExpiresAt && (
-            <div className="muted" data-testid="webhook-grace">
-              old secret also signs until {new Date(endpoint.previousSecretExpiresAt).toLocaleString()}
-            </div>
-          )}
-        </td>
-        <td>
-          <div style={{ display: 'flex', gap: 8, flexWrap: 'wrap' }}>
-            <button type="button" className="button" onClick={() => setEditing((v) => !v)} data-testid="webhook-edit">
-              Edit
-            </button>
-            <button
-              type="button"
-              className="button"
-              disabled={test.isPending || !endpoint.enabled}
-              title={endpoint.enabled ? undefined : 'Enable the endpoint to send a test'}
-              onClick={() => test.mutate(ref)}
-              data-testid="webhook-test"
-            >
-              {test.isPending ? 'Sending…' : 'Send test'}
-            </button>
-            {endpoint.enabled ? (
-              <ConfirmButton
-                question={`Disable the endpoint ${endpoint.url}?`}
-                consequence="No new events are delivered to it until you enable it again; deliveries already queued fail."
-                confirmLabel="Disable"
-                disabled={update.isPending}
-                onConfirm={() => update.mutateAsync({ ...ref, enabled: false }).catch(() => undefined)}
-                testId="webhook-disable"
-              >
-                Disable
-              </ConfirmButton>
-            ) : (
-              <button
-                type="button"
-                className="button"
-                disabled={update.isPending}
-                onClick={() => update.mutate({ ...ref, enabled: true })}
-                data-testid="webhook-enable"
-              >
-                Enable
-              </button>
-            )}
-            <ConfirmButton
-              question={`Rotate the signing secret of ${endpoint.url}?`}
-              consequence="A new secret is shown once. During the grace period deliveries carry signatures made with both secrets, so switch your receiver to the new one before it ends."
-              confirmLabel="Rotate"
-              disabled={rotate.isPending}
-              onConfirm={async () => {
-                const rotated = await rotate.mutateAsync(ref).catch(() => undefined);
-                if (rotated) {
-                  await onRotated(rotated);
-                }
-              }}
-              testId="webhook-rotate"
-            >
-              Rotate secret
-            </ConfirmButton>
-            <ConfirmButton
-              question={`Delete the endpoint ${endpoint.url}?`}
-              consequence="Its deliveries and their history are deleted with it. This cannot be undone."
-              confirmLabel="Delete"
-              disabled={remove.isPending}
-              onConfirm={() => remove.mutateAsync(ref).catch(() => undefined)}
-              testId="webhook-delete"
-            >
-              Delete
-            </ConfirmButton>
-            <button
-              type="button"
-              className="button"
-              disabled={!endpoint.enabled}
-              title={endpoint.enabled ? undefined : 'Enable the endpoint to replay events to it'}
-              onClick={() => setReplaying((v) => !v)}
-              data-testid="webhook-replay"
-            >
-              Replay events
-            </button>
-            <Link className="button" to={`/webhook-deliveries?endpoint_id=${endpoint.id}`} data-testid="webhook-deliveries">
-              Deliveries
-            </Link>
-          </div>
-          {test.data && (
-            <p className="muted" data-testid="webhook-test-queued">
-              Test event queued:{' '}
-              <Link
-                to={`/webhook-deliveries?endpoint_id=${endpoint.id}&delivery=${test.data.delivery.id}`}
-                data-testid="webhook-test-delivery"
-              >
-                {test.data.delivery.id}
-              </Link>
-            </p>
-          )}
-        </td>
-      </tr>
-      {editing && (
-        <tr data-testid="webhook-edit-row">
-          <td colSpan={5}>
-            <WebhookEndpointForm
-              mode="edit"
-              pending={update.isPending}
-              defaultValues={{ url: endpoint.url, eventTypes: endpoint.eventTypes, description: endpoint.description ?? '' }}
-              onCancel={() => setEditing(false)}
-              onSubmit={async (values) => {
-                const saved = await update.mutateAsync({ ...ref, ...values }).catch(() => undefined);
-                if (saved) {
-                  setEditing(false);
-                }
-                return saved !== undefined;
-              }}
-            />
-          </td>
-        </tr>
-      )}
-      {replaying && (
-        <tr data-testid="webhook-replay-row">
-          <td colSpan={5}>
-            <WebhookReplayForm endpoint={endpoint} organizationSlug={organizationSlug} onClose={() => setReplaying(false)} />
-          </td>
-        </tr>
-      )}
-      {failed && (
-        <tr>
-          <td colSpan={5}>
-            <ErrorPanel error={failed.error} title={failed.title} />
-          </td>
-        </tr>
-      )}
-    </>
+    <RowActions
+      name={name}
+      testId="webhook-actions"
+      actions={[
+        { label: 'Send test event', testId: 'webhook-test', disabled: !endpoint.enabled || test.isPending, onSelect: sendTest },
+        { label: 'Edit…', testId: 'webhook-edit', onSelect: () => onEdit(endpoint) },
+        { label: 'Replay…', testId: 'webhook-replay', disabled: !endpoint.enabled, onSelect: () => onReplay(endpoint) },
+        { label: 'View deliveries', testId: 'webhook-deliveries', onSelect: () => navigate(deliveries) },
+        {
+          label: 'Rotate secret…',
+          testId: 'webhook-rotate',
+          confirm: {
+            title: `Rotate the signing secret of ${name}?`,
+            consequence:
+              'A new secret is shown once. During the grace period deliveries carry signatures made with both secrets, so switch your receiver to the new one before it ends.',
+            confirmLabel: 'Rotate secret',
+            tone: 'primary',
+            testId: 'webhook-rotate-dialog',
+            onConfirm: async () => onRotated(await rotate.mutateAsync(ref)),
+          },
+        },
+        endpoint.enabled
+          ? {
+              label: 'Disable…',
+              testId: 'webhook-disable',
+              confirm: {
+                title: `Disable the endpoint ${name}?`,
+                consequence: 'No new events are delivered to it until you enable it again; deliveries already queued fail.',
+                confirmLabel: 'Disable endpoint',
+                testId: 'webhook-disable-dialog',
+                onConfirm: () => update.mutateAsync({ ...ref, enabled: false }),
+              },
+            }
+          : {
+              label: 'Enable',
+              testId: 'webhook-enable',
+              onSelect: () =>
+                update.mutate(
+                  { ...ref, enabled: true },
+                  { onError: (error) => toast.error(`Could not enable the endpoint: ${parseError(error).message}`) },
+                ),
+            },
+        {
+          label: 'Delete endpoint…',
+          testId: 'webhook-delete',
+          destructive: true,
+          confirm: {
+            title: `Delete the endpoint ${name}?`,
+            consequence: 'Its deliveries and their history are deleted with it. This cannot be undone.',
+            confirmLabel: 'Delete endpoint',
+            typeToConfirm: name,
+            testId: 'webhook-delete-dialog',
+            onConfirm: () => remove.mutateAsync(ref),
+          },
+        },
+      ]}
+    />
   );
 }
