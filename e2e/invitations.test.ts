@@ -150,7 +150,7 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     await admin.goto('/auth/console/members');
     const member = admin.locator('[data-testid="member-row"]').filter({ hasText: DEMO_USER.email });
     await member.waitFor({ state: 'visible' });
-    expect(await member.getByTestId('member-role').textContent()).toBe('support');
+    expect(await member.getByTestId('member-role').getAttribute('data-role-key')).toBe('support');
     await saveScreenshot(admin, 'invitations-members-after-accept');
     await admin.goto('/auth/console/invitations');
     await admin.getByTestId('invitations-filter-status').selectOption('accepted');

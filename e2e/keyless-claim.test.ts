@@ -135,7 +135,8 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     await page.goto('/auth/console/members');
     const member = page.getByTestId('member-row').filter({ hasText: 'social@svc.local' });
     await member.waitFor({ state: 'visible' });
-    expect(await member.getByTestId('member-role').textContent()).toBe('org_member');
+    expect(await member.getByTestId('member-role').getAttribute('data-role-key')).toBe('org_member');
+    expect(await member.getByTestId('member-role').textContent()).toBe('Organization member');
 
     // Keyless mode goes on with a fresh application.
     const next = await keylessConfig();

@@ -99,7 +99,8 @@ describeInChromium('e2e: organization settings and members', () => {
     const rows = page.getByTestId('member-row');
     expect(await rows.count()).toBe(1);
     expect(await rows.first().getByTestId('member-email').textContent()).toBe(DEMO_USER.email);
-    expect(await rows.first().getByTestId('member-role').textContent()).toBe('org_admin');
+    expect(await rows.first().getByTestId('member-role').getAttribute('data-role-key')).toBe('org_admin');
+    expect(await rows.first().getByTestId('member-role').textContent()).toBe('Organization admin');
     // One page: nothing to page through, so no pager.
     expect(await page.getByTestId('members-pager').count()).toBe(0);
     await saveScreenshot(page, 'tenants-members');

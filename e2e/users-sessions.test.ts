@@ -57,9 +57,18 @@ describeInChromium('e2e: users and sessions', () => {
     return page;
   }
 
-  async function confirm(row: Locator, testId: string): Promise<void> {
-    await row.getByTestId(testId).click();
-    await row.getByTestId(`${testId}-dialog`).getByTestId('confirm').click();
+  /** Picks `testId` in the row's "⋯" menu and confirms it (typing `typed` first when asked to). */
+  async function confirm(row: Locator, actionsTestId: string, testId: string, typed?: string): Promise<void> {
+    const page = row.page();
+    await row.getByTestId(actionsTestId).click();
+    await page.getByTestId(testId).click();
+    const dialog = page.getByTestId(`${testId}-dialog`);
+    await dialog.waitFor({ state: 'visible' });
+    if (typed !== undefined) {
+      await dialog.getByTestId(`${testId}-dialog-input`).fill(typed);
+    }
+    await dialog.getByTestId(`${testId}-dialog-confirm`).click();
+    await dialog.waitFor({ state: 'detached' });
   }
 
   /** The member's console asks the api for data; with the session gone it lands on hosted sign-in. */
@@ -80,11 +89,13 @@ describeInChromium('e2e: users and sessions', () => {
     const admin = await newBrowserPage();
     await signInAt(admin, server.url, '/auth/console/users', DEMO_USER);
     await admin.getByTestId('users-table').waitFor({ state: 'visible' });
-    expect(await admin.locator(`[data-testid="user-row"][data-email="${DEMO_USER.email}"] [data-testid="user-role"]`).inputValue()).toBe(
-      'org_admin',
-    );
+    const selfRole = admin.locator(`[data-testid="user-row"][data-email="${DEMO_USER.email}"] [data-testid="user-role"]`);
+    // Roles by name, the key beside it for tools.
+    expect(await selfRole.textContent()).toBe('Organization admin');
+    expect(await selfRole.getAttribute('data-role-key')).toBe('org_admin');
 
     // A malformed email is refused by the form, before any request.
+    await admin.getByTestId('users-create-open').click();
     await admin.getByTestId('users-create-email').fill('not-an-email');
     await admin.getByTestId('users-create-submit').click();
     await admin.getByTestId('users-create-email-error').waitFor({ state: 'visible' });
@@ -92,27 +103,43 @@ describeInChromium('e2e: users and sessions', () => {
     await admin.getByTestId('users-create-email').fill(MEMBER.email);
     await admin.getByTestId('users-create-name').fill(MEMBER.name);
     await admin.getByTestId('users-create-submit').click();
-    await admin.getByTestId('users-created').waitFor({ state: 'visible' });
+    await admin.getByTestId('users-create').waitFor({ state: 'detached' });
     const userRow = admin.locator(`[data-testid="user-row"][data-email="${MEMBER.email}"]`);
     await userRow.waitFor({ state: 'visible' });
     // Invited: the admin sees what they typed, nothing of the person, until the person accepts.
     expect(await userRow.getByTestId('user-status').textContent()).toBe('invited');
-    expect(await userRow.getByTestId('user-role').inputValue()).toBe('org_member');
-    expect(await userRow.getByTestId('user-suspend').count()).toBe(0);
+    expect(await userRow.getByTestId('user-role').getAttribute('data-role-key')).toBe('org_member');
+    // An invitation can only be withdrawn: no role change, no suspension.
+    await userRow.getByTestId('user-actions').click();
+    await admin.getByTestId('user-remove').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('user-suspend').count()).toBe(0);
+    expect(await admin.getByTestId('user-change-role').count()).toBe(0);
+    await admin.keyboard.press('Escape');
+    await admin.getByTestId('user-actions-menu').waitFor({ state: 'detached' });
 
     // Adding them twice: the error panel shows the api's code.
+    await admin.getByTestId('users-create-open').click();
     await admin.getByTestId('users-create-email').fill(MEMBER.email);
     await admin.getByTestId('users-create-submit').click();
     const createPanel = admin.getByTestId('users-create').getByTestId('error-panel');
     await createPanel.waitFor({ state: 'visible' });
     expect(await createPanel.getByTestId('error-code').textContent()).toBe('already_member');
+    await admin.getByTestId('users-create-cancel').click();
+    await admin.getByTestId('users-create').waitFor({ state: 'detached' });
 
-    // The last admin cannot step down: the row shows why, with the code.
+    // The last admin cannot step down: the dialog shows why, with the code, and the role stays.
     const selfRow = admin.locator(`[data-testid="user-row"][data-email="${DEMO_USER.email}"]`);
-    await selfRow.getByTestId('user-role').selectOption('org_member');
-    await selfRow.getByTestId('user-role-save').click();
-    await selfRow.getByTestId('error-code').filter({ hasText: 'last_org_admin' }).waitFor();
-    expect(await selfRow.getByTestId('user-role').inputValue()).toBe('org_admin');
+    await selfRow.getByTestId('user-actions').click();
+    await admin.getByTestId('user-change-role').click();
+    const roleDialog = admin.getByTestId('user-role-dialog');
+    await roleDialog.getByTestId('user-role-select').click();
+    await admin.getByTestId('user-role-select-option-org_member').click();
+    expect(await roleDialog.getByTestId('user-role-select').textContent()).toContain('Organization member');
+    await roleDialog.getByTestId('user-role-dialog-submit').click();
+    await roleDialog.getByTestId('error-code').filter({ hasText: 'last_org_admin' }).waitFor();
+    await roleDialog.getByTestId('user-role-dialog-cancel').click();
+    await roleDialog.waitFor({ state: 'detached' });
+    expect(await selfRole.getAttribute('data-role-key')).toBe('org_admin');
     await saveScreenshot(admin, 'users-sessions-users');
 
     // The member signs in in another browser: a workspace of their own, and the admin's
@@ -141,7 +168,7 @@ describeInChromium('e2e: users and sessions', () => {
     ).toBe(1);
     await saveScreenshot(admin, 'users-sessions-sessions');
 
-    await confirm(sessionRow, 'session-revoke');
+    await confirm(sessionRow, 'session-actions', 'session-revoke');
     await sessionRow.waitFor({ state: 'detached' });
     await expectSignedOut(member);
 
@@ -157,7 +184,7 @@ describeInChromium('e2e: users and sessions', () => {
     await userRow.waitFor({ state: 'visible' });
     await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
     expect(await userRow.getByTestId('user-name').textContent()).toBe(MEMBER.name);
-    await confirm(userRow, 'user-suspend');
+    await confirm(userRow, 'user-actions', 'user-suspend');
     await userRow.getByTestId('user-status').filter({ hasText: 'suspended' }).waitFor();
     await again.reload();
     await again.getByTestId('workspace-name').waitFor();
@@ -165,14 +192,14 @@ describeInChromium('e2e: users and sessions', () => {
     expect(await again.getByTestId('workspace-select').count()).toBe(0);
     await saveScreenshot(admin, 'users-sessions-users-suspended');
 
-    await confirm(userRow, 'user-reactivate');
+    await confirm(userRow, 'user-actions', 'user-reactivate');
     await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
 
     // Removed from the organization: the row goes, and the member's console no longer offers it.
     const third = await newBrowserPage();
     await signInAt(third, server.url, '/auth/console', MEMBER);
     await openWorkspace(third, slug, workspace);
-    await confirm(userRow, 'user-remove');
+    await confirm(userRow, 'user-actions', 'user-remove', MEMBER.email);
     await userRow.waitFor({ state: 'detached' });
     await third.reload();
     await third.getByTestId('workspace-name').waitFor();

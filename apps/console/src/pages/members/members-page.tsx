@@ -1,13 +1,54 @@
 import type { TTenantMember } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
+import { columnHelper } from '../../components/data-table.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
+import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+
+/** The columns: name and email share the width; the role by its name (its key in `data-role-key`). */
+function memberColumns(nameOf: () => (key: string) => string) {
+  const column = columnHelper<TTenantMember>();
+  return column.columns([
+    column.accessor('name', {
+      header: 'Name',
+      sortFn: 'text',
+      cell: (info) => <span data-testid="member-name">{info.getValue() || <span className="muted">(no name)</span>}</span>,
+    }),
+    column.accessor('email', {
+      header: 'Email',
+      sortFn: 'text',
+      cell: (info) => (
+        <span data-testid="member-email" title={info.getValue()}>
+          {info.getValue()}
+        </span>
+      ),
+    }),
+    column.accessor('roleKey', {
+      header: 'Role',
+      enableSorting: false,
+      meta: { width: '11rem' },
+      cell: (info) => (
+        <span data-testid="member-role" data-role-key={info.getValue()} title={info.getValue()}>
+          {nameOf()(info.getValue())}
+        </span>
+      ),
+    }),
+    column.accessor('joinedAt', {
+      header: 'Joined',
+      sortFn: 'text',
+      meta: { width: '8rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+  ]);
+}
 
 /** The members of the active organization with their roles, newest first, a page at a time. */
 export function MembersPage() {
@@ -24,12 +65,17 @@ export function MembersPage() {
     // Keep the current page on screen while the next one loads.
     placeholderData: keepPreviousData,
   });
+  const roles = useRoleOptions(active.organization?.slug);
+  // Columns are made once; the role cells read the latest names through this.
+  const [latest] = useState(() => ({ nameOf: roles.nameOf }));
+  latest.nameOf = roles.nameOf;
+  const [columns] = useState(() => memberColumns(() => latest.nameOf));
 
   return (
     <div data-testid="page-members">
       <PageHeader
         title="Members"
-        description={`People who belong to ${active.organization ? active.organization.name : 'this workspace'}, and the role each holds.`}
+        description={`People who belong to ${active.organization ? active.organization.name : 'this workspace'}, and the role each holds. Change roles and memberships on the Users page.`}
       />
       <ListPage
         testId="members"
@@ -42,27 +88,13 @@ export function MembersPage() {
           next: 'Invite people on the Invitations page: they appear here once they accept.',
           action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
         }}
-        columns={['Name', 'Email', 'Role', 'Joined']}
         rowKey={(member) => member.userId}
-        row={(member) => <MemberRow member={member} />}
+        table={{
+          columns,
+          rowAttributes: (member) => ({ 'data-testid': 'member-row', 'data-user-id': member.userId }),
+          minWidth: '40rem',
+        }}
       />
     </div>
-  );
-}
-
-function MemberRow({ member }: { member: TTenantMember }) {
-  return (
-    <tr data-testid="member-row" data-user-id={member.userId}>
-      <td data-testid="member-name">{member.name || <span className="muted">(no name)</span>}</td>
-      <td data-testid="member-email">{member.email}</td>
-      <td>
-        <code data-testid="member-role">{member.roleKey}</code>
-      </td>
-      <td>
-        <time dateTime={member.joinedAt} title={member.joinedAt}>
-          {new Date(member.joinedAt).toLocaleDateString()}
-        </time>
-      </td>
-    </tr>
   );
 }

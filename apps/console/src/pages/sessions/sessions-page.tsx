@@ -1,12 +1,14 @@
 import type { TSession } from '@svc/contracts/sessions';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -15,6 +17,124 @@ const STATES = [
   { value: 'active', label: 'Active sessions' },
   { value: 'all', label: 'All, with revoked and expired' },
 ] as const;
+
+/**
+ * The list's columns: the person and the device take what the sized columns leave, each line cut
+ * with an ellipsis (the whole user agent on hover); the IP address is an Identifier; times relative.
+ */
+function sessionColumns(slug: () => string) {
+  const column = columnHelper<TSession>();
+  return column.columns([
+    column.accessor((session) => session.user.email, {
+      id: 'user',
+      header: 'User',
+      sortFn: 'text',
+      cell: (info) => {
+        const { user } = info.row.original;
+        return (
+          <div title={user.name ? `${user.name} (${user.email})` : user.email}>
+            <div data-testid="session-user">{user.name || user.email}</div>
+            {user.name && <div className="muted">{user.email}</div>}
+          </div>
+        );
+      },
+    }),
+    column.accessor('device', {
+      header: 'Device',
+      sortFn: 'text',
+      cell: (info) => {
+        const session = info.row.original;
+        return (
+          <div title={session.userAgent ?? undefined}>
+            <div data-testid="session-device">{session.device}</div>
+            {session.userAgent && (
+              <div className="muted" data-testid="session-user-agent">
+                {session.userAgent}
+              </div>
+            )}
+          </div>
+        );
+      },
+    }),
+    column.accessor('ipAddress', {
+      header: 'IP address',
+      enableSorting: false,
+      meta: { width: '9rem' },
+      cell: (info) => {
+        const ip = info.getValue();
+        return ip ? <Identifier value={ip} label="IP address" tail={4} testId="session-ip" /> : <span className="muted">—</span>;
+      },
+    }),
+    column.accessor((session) => session.applications.map((app) => app.name).join(', '), {
+      id: 'applications',
+      header: 'Applications',
+      enableSorting: false,
+      meta: { width: '10rem' },
+      cell: (info) => {
+        const apps = info.row.original.applications;
+        if (apps.length === 0) {
+          return <span className="muted">—</span>;
+        }
+        return (
+          <div
+            data-testid="session-applications"
+            title={apps.map((app) => `${app.name} (${app.id})${app.endedAt ? ', ended' : ''}`).join('\n')}
+          >
+            {apps.map((app) => (
+              <div key={app.id} data-testid="session-application" data-application-id={app.id}>
+                {app.name}
+                {app.endedAt && (
+                  <span className="muted" data-testid="session-application-ended">
+                    {' '}
+                    (ended <When at={app.endedAt} empty="—" format="relative" />)
+                  </span>
+                )}
+              </div>
+            ))}
+          </div>
+        );
+      },
+    }),
+    column.accessor('createdAt', {
+      header: 'Signed in',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor('lastSeenAt', {
+      header: 'Last seen',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '8.5rem' },
+      cell: (info) => {
+        const session = info.row.original;
+        return (
+          <>
+            <span className={`pill ${session.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-status">
+              {session.status}
+            </span>{' '}
+            {session.current && (
+              <span className="badge" data-testid="session-current">
+                This browser
+              </span>
+            )}
+          </>
+        );
+      },
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => <SessionActions session={info.row.original} slug={slug()} />,
+    }),
+  ]);
+}
 
 /** Where the active organization's members are signed in; revoking one signs that browser out. */
 export function SessionsPage() {
@@ -30,6 +150,10 @@ export function SessionsPage() {
     ),
     placeholderData: keepPreviousData,
   });
+  // Columns are made once; the row menus read the current organization through this.
+  const [latest] = useState(() => ({ slug: '' }));
+  latest.slug = slug ?? '';
+  const [columns] = useState(() => sessionColumns(() => latest.slug));
 
   return (
     <div data-testid="page-sessions">
@@ -68,23 +192,24 @@ export function SessionsPage() {
             />
           </form>
         )}
-        columns={['User', 'Device', 'IP address', 'Applications', 'Signed in', 'Last seen', 'Status', 'Actions']}
         rowKey={(session) => session.id}
-        row={(session, organization) => <SessionRow session={session} slug={organization.slug} />}
+        table={{
+          columns,
+          rowAttributes: (session) => ({
+            'data-testid': 'session-row',
+            'data-session-id': session.id,
+            'data-email': session.user.email,
+            'data-status': session.status,
+          }),
+          minWidth: '62rem',
+        }}
       />
     </div>
   );
 }
 
-function When({ iso }: { iso: string }) {
-  return (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleString()}
-    </time>
-  );
-}
-
-function SessionRow({ session, slug }: { session: TSession; slug: string }) {
+/** The row's "⋯" menu: Revoke session…, confirmed; only for active sessions. */
+function SessionActions({ session, slug }: { session: TSession; slug: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const revoke = useMutation(
@@ -92,81 +217,30 @@ function SessionRow({ session, slug }: { session: TSession; slug: string }) {
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
     }),
   );
+  if (session.status !== 'active') {
+    return null;
+  }
   const who = session.user.name ? `${session.user.name} (${session.user.email})` : session.user.email;
-
   return (
-    <tr data-testid="session-row" data-session-id={session.id} data-email={session.user.email}>
-      <td>
-        <div data-testid="session-user">{session.user.name || session.user.email}</div>
-        {session.user.name && <div className="muted">{session.user.email}</div>}
-      </td>
-      <td>
-        <div data-testid="session-device">{session.device}</div>
-        {session.userAgent && (
-          <div className="muted" title={session.userAgent}>
-            {session.userAgent.length > 60 ? `${session.userAgent.slice(0, 60)}…` : session.userAgent}
-          </div>
-        )}
-      </td>
-      <td>
-        <code data-testid="session-ip" style={{ whiteSpace: 'nowrap' }}>
-          {session.ipAddress ?? '—'}
-        </code>
-      </td>
-      <td data-testid="session-applications">
-        {session.applications.length === 0 ? (
-          <span className="muted">—</span>
-        ) : (
-          <ul className="plain-list">
-            {session.applications.map((app) => (
-              <li key={app.id} data-testid="session-application" data-application-id={app.id}>
-                <span title={app.id}>{app.name}</span> <code className="muted">{app.id}</code>
-                {app.endedAt && (
-                  <span className="muted" data-testid="session-application-ended">
-                    {' '}
-                    (ended <When iso={app.endedAt} />)
-                  </span>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-      </td>
-      <td>
-        <When iso={session.createdAt} />
-      </td>
-      <td>
-        <When iso={session.lastSeenAt} />
-      </td>
-      <td>
-        <span className={`pill ${session.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-status">
-          {session.status}
-        </span>{' '}
-        {session.current && (
-          <span className="badge" data-testid="session-current">
-            This browser
-          </span>
-        )}
-      </td>
-      <td>
-        {session.status === 'active' && (
-          <ConfirmButton
-            question={`Revoke ${session.current ? 'your own session' : `the session of ${who}`} (${session.device})?`}
-            consequence={
-              session.current
-                ? 'This browser is signed out at once.'
-                : 'That browser is signed out at once: its next request is refused on every server.'
-            }
-            confirmLabel="Revoke"
-            disabled={revoke.isPending}
-            onConfirm={() => revoke.mutateAsync({ id: session.id, organization_slug: slug }).catch(() => undefined)}
-            testId="session-revoke"
-          >
-            Revoke
-          </ConfirmButton>
-        )}
-        {revoke.isError && <ErrorPanel error={revoke.error} title="Could not revoke the session" />}
-      </td>
-    </tr>
+    <RowActions
+      name={`${who}, ${session.device}`}
+      testId="session-actions"
+      actions={[
+        {
+          label: 'Revoke session…',
+          testId: 'session-revoke',
+          destructive: true,
+          confirm: {
+            title: `Revoke ${session.current ? 'your own session' : `the session of ${who}`} (${session.device})?`,
+            consequence: session.current
+              ? 'This browser is signed out at once.'
+              : 'That browser is signed out at once: its next request is refused on every server.',
+            confirmLabel: 'Revoke session',
+            testId: 'session-revoke-dialog',
+            onConfirm: () => revoke.mutateAsync({ id: session.id, organization_slug: slug }),
+          },
+        },
+      ]}
+    />
   );
 }

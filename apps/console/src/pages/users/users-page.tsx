@@ -1,33 +1,96 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { type TMembershipStatus, type TUser, ZCreateUserRequest } from '@svc/contracts/users';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
-import { focusField } from '../../components/empty-state.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { type BaseSyntheticEvent, useState } from 'react';
+import { Controller, useForm } from 'react-hook-form';
+import { columnHelper } from '../../components/data-table.tsx';
+import { FormDialog } from '../../components/dialog.tsx';
+import { Field } from '../../components/field.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
+import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
-const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
 const STATUSES: { value: TMembershipStatus; label: string }[] = [
   { value: 'invited', label: 'Invited' },
   { value: 'active', label: 'Active' },
   { value: 'suspended', label: 'Suspended' },
 ];
-/** The add form's email field: the empty list's button takes the admin here. */
-const EMAIL_FIELD_ID = 'users-create-email';
+
+/** What a row needs besides its user: the organization, role names, and the page's dialogs. */
+type RowContext = { slug: string; nameOf: (key: string) => string; changeRole: (user: TUser) => void };
+
+/** "Mia Member (mia@…)" or the email alone: how the menus and dialogs name the person. */
+function personLabel(user: TUser): string {
+  return user.name ? `${user.name} (${user.email})` : user.email;
+}
+
+function userColumns(context: () => RowContext) {
+  const column = columnHelper<TUser>();
+  return column.columns([
+    column.accessor('email', {
+      header: 'User',
+      sortFn: 'text',
+      cell: (info) => {
+        const user = info.row.original;
+        return (
+          <div title={personLabel(user)}>
+            <div data-testid="user-name">{user.name || <span className="muted">(no name)</span>}</div>
+            <div className="muted" data-testid="user-email">
+              {user.email}
+              {user.status !== 'invited' && !user.emailVerified && ' · email not verified'}
+            </div>
+          </div>
+        );
+      },
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => (
+        <span className={`pill ${info.getValue() === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="user-status">
+          {info.getValue()}
+        </span>
+      ),
+    }),
+    column.accessor('roleKey', {
+      header: 'Role',
+      enableSorting: false,
+      meta: { width: '11rem' },
+      cell: (info) => (
+        <span data-testid="user-role" data-role-key={info.getValue()} title={info.getValue()}>
+          {context().nameOf(info.getValue())}
+        </span>
+      ),
+    }),
+    column.accessor('lastSignInAt', {
+      header: 'Last sign-in',
+      sortFn: 'text',
+      meta: { width: '8.5rem' },
+      cell: (info) => <When at={info.getValue()} empty={info.row.original.status === 'invited' ? '—' : 'never'} format="relative" />,
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => <UserActions user={info.row.original} context={context()} />,
+    }),
+  ]);
+}
 
 /**
  * The active organization's users: who they are, their membership's status and role here; add a
  * person (an invitation they accept when signed in), change a role, suspend the membership (they
- * lose this organization at once, and keep every other) or reactivate it. A person's name is
- * their own: it is not edited here.
+ * lose this organization at once, and keep every other) or reactivate it, remove it. A person's
+ * name is their own: it is not edited here.
  */
 export function UsersPage() {
   const trpc = useTRPC();
@@ -35,6 +98,8 @@ export function UsersPage() {
   const pager = usePager();
   const [status, setStatus] = useState<TMembershipStatus | ''>('');
   const [emailPrefix, setEmailPrefix] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [changing, setChanging] = useState<TUser | null>(null);
   const slug = active.organization?.slug;
   const users = useQuery({
     ...trpc.users.list.queryOptions(
@@ -49,8 +114,12 @@ export function UsersPage() {
     ),
     placeholderData: keepPreviousData,
   });
-  const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
-  const roleKeys = roles.data ? roles.data.data.map((r) => r.key) : SYSTEM_ROLE_KEYS;
+  const roles = useRoleOptions(slug);
+  // Columns are made once; the cells read the latest organization and role names through this.
+  const context: RowContext = { slug: slug ?? '', nameOf: roles.nameOf, changeRole: setChanging };
+  const [latest] = useState(() => ({ current: context }));
+  latest.current = context;
+  const [columns] = useState(() => userColumns(() => latest.current));
   const filtered = status !== '' || emailPrefix.trim() !== '';
   const clearFilters = () => {
     setStatus('');
@@ -63,7 +132,11 @@ export function UsersPage() {
       <PageHeader
         title="Users"
         description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their membership's status and role. Suspending a membership cuts their access to this organization at once.`}
+        actions={
+          slug && <CreateUserDialog slug={slug} roles={roles.options} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />
+        }
       />
+      {slug && changing && <ChangeRoleDialog slug={slug} user={changing} roles={roles.options} onClose={() => setChanging(null)} />}
       <ListPage
         testId="users"
         noun="users"
@@ -73,32 +146,37 @@ export function UsersPage() {
         filtered={filtered ? { title: 'No users match.', clear: clearFilters } : undefined}
         empty={{
           title: 'No users yet.',
-          next: 'Add a user above: they join once they accept.',
-          action: { label: 'Add a user', onClick: focusField(EMAIL_FIELD_ID) },
+          next: 'Add a user: they join once they accept.',
+          action: { label: 'Add user', onClick: () => setCreating(true) },
         }}
-        above={(organization) => (
-          <>
-            <CreateUserForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />
-            <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
-              <StatusFilter testId="users-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
-              <label className="form-field">
-                <span>Email starts with</span>
-                <input
-                  data-testid="users-filter-email"
-                  value={emailPrefix}
-                  maxLength={254}
-                  onChange={(e) => {
-                    setEmailPrefix(e.target.value);
-                    pager.reset();
-                  }}
-                />
-              </label>
-            </form>
-          </>
+        above={() => (
+          <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
+            <StatusFilter testId="users-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+            <label className="form-field">
+              <span>Email starts with</span>
+              <input
+                data-testid="users-filter-email"
+                value={emailPrefix}
+                maxLength={254}
+                onChange={(e) => {
+                  setEmailPrefix(e.target.value);
+                  pager.reset();
+                }}
+              />
+            </label>
+          </form>
         )}
-        columns={['User', 'Status', 'Role', 'Last sign-in', 'Actions']}
         rowKey={(user) => user.id}
-        row={(user, organization) => <UserRow user={user} slug={organization.slug} roleKeys={roleKeys} />}
+        table={{
+          columns,
+          rowAttributes: (user) => ({
+            'data-testid': 'user-row',
+            'data-user-id': user.id,
+            'data-email': user.email,
+            'data-status': user.status,
+          }),
+          minWidth: '48rem',
+        }}
       />
     </div>
   );
@@ -116,178 +194,215 @@ function useInvalidateUsers() {
     ]);
 }
 
-function CreateUserForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys: string[]; onCreated: () => void }) {
+type CreateUserDialogProps = {
+  slug: string;
+  roles: SelectOption<string>[];
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onCreated: () => void;
+};
+
+/** "Add user" (the header's primary button): email, name, role; the person is invited. */
+function CreateUserDialog({ slug, roles, open, onOpenChange, onCreated }: CreateUserDialogProps) {
   const trpc = useTRPC();
   const invalidate = useInvalidateUsers();
-  const form = useForm({
-    resolver: zodResolver(ZCreateUserRequest),
-    defaultValues: { organization_slug: slug, email: '', name: undefined, roleKey: 'org_member' },
-  });
+  const empty = { organization_slug: slug, email: '', name: undefined, roleKey: 'org_member' };
+  const form = useForm({ resolver: zodResolver(ZCreateUserRequest), defaultValues: empty });
   const errors = form.formState.errors;
-  const create = useMutation(
-    trpc.users.create.mutationOptions({
-      onSuccess: async () => {
-        form.reset({ organization_slug: slug, email: '', name: undefined, roleKey: 'org_member' });
-        onCreated();
-        await invalidate();
-      },
-    }),
-  );
-  const submit = form.handleSubmit((values) => create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined));
+  const create = useMutation(trpc.users.create.mutationOptions());
+  const close = (next: boolean) => {
+    if (!next) {
+      form.reset(empty);
+      create.reset();
+    }
+    onOpenChange(next);
+  };
+  const submit = form.handleSubmit(async (values) => {
+    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    if (created) {
+      close(false);
+      onCreated();
+      await invalidate();
+    }
+  });
 
   return (
-    <section className="panel" data-testid="users-create">
-      <h2 className="panel__title">Add a user</h2>
-      <p className="muted">
-        The person is invited: they join this organization once they sign in with this email and accept (an account is created in the
-        identity engine when svc manages it). Until then you see only what you typed here.
-      </p>
-      <form className="form-row" onSubmit={submit} noValidate data-testid="users-create-form">
-        <label className="form-field">
-          <span>Email</span>
-          <input id={EMAIL_FIELD_ID} type="email" autoComplete="off" data-testid="users-create-email" {...form.register('email')} />
-          {errors.email && (
-            <span className="form-field__error" data-testid="users-create-email-error">
-              {errors.email.message}
-            </span>
-          )}
-        </label>
-        <label className="form-field">
-          <span>Name (optional)</span>
-          <input
-            autoComplete="off"
-            data-testid="users-create-name"
-            {...form.register('name', { setValueAs: (v: string) => (v.trim() === '' ? undefined : v) })}
-          />
-          {errors.name && (
-            <span className="form-field__error" data-testid="users-create-name-error">
-              {errors.name.message}
-            </span>
-          )}
-        </label>
-        <label className="form-field">
-          <span>Role</span>
-          <select data-testid="users-create-role" {...form.register('roleKey')}>
-            {roleKeys.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="users-create-submit">
-          {create.isPending ? 'Adding…' : 'Add user'}
+    <FormDialog
+      open={open}
+      onOpenChange={close}
+      trigger={
+        <button type="button" className="button button--primary" data-testid="users-create-open">
+          Add user
         </button>
-      </form>
-      {create.isSuccess && (
-        <p className="muted" data-testid="users-created">
-          Invited {create.data.email}: they join once they accept.
-        </p>
-      )}
-      {create.isError && <ErrorPanel error={create.error} title="Could not add the user" />}
-    </section>
+      }
+      title="Add user"
+      description="The person is invited: they join this organization once they sign in with this email and accept (an account is created in the identity engine when svc manages it). Until then you see only what you type here."
+      onSubmit={submit}
+      submitLabel="Add user"
+      pending={create.isPending}
+      pendingLabel="Adding…"
+      error={create.error}
+      errorTitle="Could not add the user"
+      testId="users-create"
+    >
+      <div className="form-grid">
+        <Field label="Email" error={errors.email?.message} testId="users-create-email">
+          {(control) => <input {...control} type="email" autoComplete="off" data-testid="users-create-email" {...form.register('email')} />}
+        </Field>
+        <Field label="Name (optional)" error={errors.name?.message} testId="users-create-name">
+          {(control) => (
+            <input
+              {...control}
+              autoComplete="off"
+              data-testid="users-create-name"
+              {...form.register('name', { setValueAs: (v: string) => (v.trim() === '' ? undefined : v) })}
+            />
+          )}
+        </Field>
+        <Field label="Role" error={errors.roleKey?.message}>
+          {(control) => (
+            <Controller
+              control={form.control}
+              name="roleKey"
+              render={({ field }) => (
+                <Select {...control} value={field.value} options={roles} onValueChange={field.onChange} testId="users-create-role" />
+              )}
+            />
+          )}
+        </Field>
+      </div>
+    </FormDialog>
   );
 }
 
-function UserRow({ user, slug, roleKeys }: { user: TUser; slug: string; roleKeys: string[] }) {
+/** "Change role…" from a row's menu: the organization's roles by name; a refusal stays in the dialog. */
+function ChangeRoleDialog({
+  slug,
+  user,
+  roles,
+  onClose,
+}: {
+  slug: string;
+  user: TUser;
+  roles: SelectOption<string>[];
+  onClose: () => void;
+}) {
   const trpc = useTRPC();
   const invalidate = useInvalidateUsers();
   const [roleKey, setRoleKey] = useState(user.roleKey);
-  const update = useMutation(
-    trpc.users.update.mutationOptions({
-      onSuccess: invalidate,
-      // A refused role change: show the role the user still holds, beside the reason.
-      onError: () => setRoleKey(user.roleKey),
-    }),
-  );
-  const remove = useMutation(trpc.users.remove.mutationOptions({ onSuccess: invalidate }));
-  const options = roleKeys.includes(user.roleKey) ? roleKeys : [user.roleKey, ...roleKeys];
-  const label = user.name ? `${user.name} (${user.email})` : user.email;
-
+  const update = useMutation(trpc.users.update.mutationOptions());
+  const options = roles.some((role) => role.value === user.roleKey) ? roles : [{ value: user.roleKey, label: user.roleKey }, ...roles];
+  const submit = async (event?: BaseSyntheticEvent) => {
+    event?.preventDefault();
+    if (roleKey === user.roleKey) {
+      onClose();
+      return;
+    }
+    const updated = await update.mutateAsync({ id: user.id, organization_slug: slug, roleKey }).catch(() => undefined);
+    if (updated) {
+      onClose();
+      await invalidate();
+    }
+  };
   return (
-    <tr data-testid="user-row" data-user-id={user.id} data-email={user.email}>
-      <td>
-        <div data-testid="user-name">{user.name || <span className="muted">(no name)</span>}</div>
-        <div className="muted" data-testid="user-email">
-          {user.email}
-          {user.status !== 'invited' && !user.emailVerified && ' · email not verified'}
-        </div>
-      </td>
-      <td>
-        <span className={`pill ${user.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="user-status">
-          {user.status}
-        </span>
-      </td>
-      <td>
-        <form
-          className="form-row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            update.mutateAsync({ id: user.id, organization_slug: slug, roleKey }).catch(() => undefined);
-          }}
-        >
-          <select aria-label={`Role of ${user.email}`} data-testid="user-role" value={roleKey} onChange={(e) => setRoleKey(e.target.value)}>
-            {options.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-          <button type="submit" className="button" disabled={update.isPending || roleKey === user.roleKey} data-testid="user-role-save">
-            Save role
-          </button>
-        </form>
-      </td>
-      <td>
-        {user.lastSignInAt ? (
-          <time dateTime={user.lastSignInAt} title={user.lastSignInAt}>
-            {new Date(user.lastSignInAt).toLocaleString()}
-          </time>
-        ) : (
-          <span className="muted">{user.status === 'invited' ? '—' : 'never'}</span>
-        )}
-      </td>
-      <td>
-        {user.status === 'invited' ? null : user.status === 'active' ? (
-          <ConfirmButton
-            question={`Suspend ${label} in this organization?`}
-            consequence="They lose access to this organization at once, until reactivated. Their account and their other organizations stay."
-            confirmLabel="Suspend"
-            disabled={update.isPending}
-            onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'suspended' }).catch(() => undefined)}
-            testId="user-suspend"
-          >
-            Suspend
-          </ConfirmButton>
-        ) : (
-          <ConfirmButton
-            question={`Reactivate ${label} in this organization?`}
-            consequence="They can act in this organization again."
-            confirmLabel="Reactivate"
-            disabled={update.isPending}
-            onConfirm={() => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'active' }).catch(() => undefined)}
-            testId="user-reactivate"
-          >
-            Reactivate
-          </ConfirmButton>
-        )}
-        <ConfirmButton
-          question={user.status === 'invited' ? `Withdraw the invitation of ${label}?` : `Remove ${label} from this organization?`}
-          consequence={
-            user.status === 'invited'
-              ? 'They can no longer accept it.'
-              : 'They lose access to this organization at once. Their account and their other organizations stay.'
-          }
-          confirmLabel={user.status === 'invited' ? 'Withdraw' : 'Remove'}
-          disabled={remove.isPending}
-          onConfirm={() => remove.mutateAsync({ id: user.id, organization_slug: slug }).catch(() => undefined)}
-          testId="user-remove"
-        >
-          {user.status === 'invited' ? 'Withdraw' : 'Remove'}
-        </ConfirmButton>
-        {update.isError && <ErrorPanel error={update.error} title="Could not update the user" />}
-        {remove.isError && <ErrorPanel error={remove.error} title="Could not remove the user" />}
-      </td>
-    </tr>
+    <FormDialog
+      open
+      onOpenChange={(next) => !next && onClose()}
+      title={`Change the role of ${personLabel(user)}`}
+      description="What they may do in this organization changes at once. An organization keeps at least one admin."
+      onSubmit={submit}
+      submitLabel="Save role"
+      pending={update.isPending}
+      error={update.error}
+      errorTitle="Could not change the role"
+      testId="user-role-dialog"
+    >
+      <Field label="Role">
+        {(control) => <Select {...control} value={roleKey} options={options} onValueChange={setRoleKey} testId="user-role-select" />}
+      </Field>
+    </FormDialog>
+  );
+}
+
+/**
+ * The row's "⋯" menu: Change role…, Suspend…/Reactivate…, then (separated) Remove from
+ * organization…, confirmed by typing the person's email. An invitation can only be withdrawn.
+ */
+function UserActions({ user, context }: { user: TUser; context: RowContext }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateUsers();
+  const update = useMutation(trpc.users.update.mutationOptions({ onSuccess: invalidate }));
+  const remove = useMutation(trpc.users.remove.mutationOptions({ onSuccess: invalidate }));
+  const label = personLabel(user);
+  const { slug } = context;
+  if (user.status === 'invited') {
+    return (
+      <RowActions
+        name={user.email}
+        testId="user-actions"
+        actions={[
+          {
+            label: 'Withdraw invitation…',
+            testId: 'user-remove',
+            destructive: true,
+            confirm: {
+              title: `Withdraw the invitation of ${label}?`,
+              consequence: 'They can no longer accept it.',
+              confirmLabel: 'Withdraw',
+              testId: 'user-remove-dialog',
+              onConfirm: () => remove.mutateAsync({ id: user.id, organization_slug: slug }),
+            },
+          },
+        ]}
+      />
+    );
+  }
+  const suspended = user.status === 'suspended';
+  return (
+    <RowActions
+      name={user.email}
+      testId="user-actions"
+      actions={[
+        { label: 'Change role…', testId: 'user-change-role', onSelect: () => context.changeRole(user) },
+        suspended
+          ? {
+              label: 'Reactivate…',
+              testId: 'user-reactivate',
+              confirm: {
+                title: `Reactivate ${label} in this organization?`,
+                consequence: 'They can act in this organization again.',
+                confirmLabel: 'Reactivate',
+                tone: 'primary',
+                testId: 'user-reactivate-dialog',
+                onConfirm: () => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'active' }),
+              },
+            }
+          : {
+              label: 'Suspend…',
+              testId: 'user-suspend',
+              confirm: {
+                title: `Suspend ${label} in this organization?`,
+                consequence:
+                  'They lose access to this organization at once, until reactivated. Their account and their other organizations stay.',
+                confirmLabel: 'Suspend',
+                testId: 'user-suspend-dialog',
+                onConfirm: () => update.mutateAsync({ id: user.id, organization_slug: slug, status: 'suspended' }),
+              },
+            },
+        {
+          label: 'Remove from organization…',
+          testId: 'user-remove',
+          destructive: true,
+          confirm: {
+            title: `Remove ${label} from this organization?`,
+            consequence: 'They lose access to this organization at once. Their account and their other organizations stay.',
+            confirmLabel: 'Remove',
+            typeToConfirm: user.email,
+            testId: 'user-remove-dialog',
+            onConfirm: () => remove.mutateAsync({ id: user.id, organization_slug: slug }),
+          },
+        },
+      ]}
+    />
   );
 }
