@@ -1,8 +1,6 @@
 import type { TTenantListItem } from '@svc/contracts/tenants';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { useNavigate } from 'react-router';
-import { toast } from 'sonner';
 import { columnHelper } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
@@ -11,32 +9,12 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
-import { parseError } from '../../lib/errors.ts';
-import { useActiveOrganization } from '../../lib/organization.ts';
+import { useActiveOrganization, useOpenOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
 /** Typing pauses this long before the list is asked again. */
 const SEARCH_DELAY_MS = 250;
-
-/**
- * Makes `slug` the session's active workspace (a platform admin may pick any organization) and
- * refetches everything, since every page reads the active workspace; then shows its Overview.
- */
-export function useOpenOrganization() {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  const switchWorkspace = useMutation(trpc.me.switchWorkspace.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }));
-  return async (slug: string) => {
-    try {
-      await switchWorkspace.mutateAsync({ organization_slug: slug });
-      await navigate('/');
-    } catch (error) {
-      toast.error(`Could not open the organization: ${parseError(error).message}`);
-    }
-  };
-}
 
 function organizationColumns(open: (slug: string) => Promise<void>) {
   const column = columnHelper<TTenantListItem>();
