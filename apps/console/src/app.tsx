@@ -81,6 +81,10 @@ const router = createBrowserRouter(
             { path: 'audit-log', element: page(async () => (await import('./pages/audit-log/audit-log-page.tsx')).AuditLogPage) },
             { path: 'exports', element: page(async () => (await import('./pages/exports/exports-page.tsx')).ExportsPage) },
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
+            {
+              path: 'organizations',
+              element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),
+            },
             { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },
             { path: '*', element: page(async () => (await import('./pages/not-found/not-found-page.tsx')).NotFoundPage) },
           ],

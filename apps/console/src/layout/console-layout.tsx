@@ -3,6 +3,7 @@ import { Suspense } from 'react';
 import { Link, NavLink, Outlet, useNavigation } from 'react-router';
 import { Skeleton } from '../components/skeleton.tsx';
 import { useTRPC } from '../trpc.ts';
+import { CommandPalette } from './command-palette.tsx';
 import { visibleNavItems } from './nav-items.ts';
 import { PendingMemberships } from './pending-memberships.tsx';
 import { SessionBar } from './session-bar.tsx';
@@ -23,6 +24,7 @@ export function ConsoleLayout() {
           <span className="brand__name">svc console</span>
         </Link>
         <div className="shell__header-links">
+          <CommandPalette />
           <a href="/docs">API docs</a>
           <SessionBar />
         </div>

@@ -18,6 +18,7 @@ export const NAV_ITEMS = [
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'exports', label: 'Exports', path: '/exports' },
   { id: 'settings', label: 'Settings', path: '/settings' },
+  { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
 ] as const;
 
