@@ -81,6 +81,9 @@ describeInChromium('e2e: console exports', () => {
     expect(await row.getByTestId('export-status').textContent()).toBe('completed');
     expect(await row.getByTestId('export-contents').textContent()).toContain('3 usage events');
     expect(await row.getByTestId('export-contents').textContent()).toContain('1 member');
+    // Every section the file holds is listed, those added since the page was written included.
+    expect(await row.getByTestId('export-contents').textContent()).toMatch(/\d+ invitations?\b/);
+    expect(await row.getByTestId('export-contents').textContent()).toMatch(/\d+ sessions?\b/);
     const exportId = (await row.getAttribute('data-export-id')) ?? '';
     expect(exportId).toMatch(/^exp_[0-9A-Za-z]{20}$/);
     await saveScreenshot(page, 'console-exports');

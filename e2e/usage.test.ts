@@ -101,21 +101,45 @@ describeInChromium('e2e: console usage', () => {
     expect(refused.status).toBe(402);
     expect(refused.json.error.code).toBe('subscription_limit_exceeded');
 
+    // One event sent with a secret key: the list names the key, its id on the line under.
+    const ingest = await api(page, 'POST', `/v1/tenants/${org.id}/api-keys`, { name: 'Usage ingest', scopes: ['usage.write'] });
+    expect(ingest.status).toBe(201);
+    const byKey = await fetch(`${server.url}/v1/usage/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingest.json.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        events: [{ idempotencyKey: 'e2e-key', eventType: 'exports', occurredAt: new Date(hour - 1_800_000).toISOString() }],
+      }),
+    });
+    expect(byKey.status, await byKey.clone().text()).toBe(200);
+
     await page.reload();
     const chart = page.getByTestId('usage-chart');
     await chart.waitFor({ state: 'visible' });
     expect(await chart.getAttribute('data-bucket')).toBe('hour');
     expect(Number(await chart.getAttribute('data-buckets'))).toBe(7 * 24);
     const series = page.getByTestId('usage-series');
-    expect(await series.count()).toBe(2);
+    expect(await series.count()).toBe(3);
     expect(await page.locator('[data-testid="usage-series"][data-event-type="api_call"]').getAttribute('data-total')).toBe(
       String(total('api_call') + 2),
     );
     expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe(
       String(total('tokens')),
     );
-    // One dot per non-empty hour.
-    expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"] circle').count()).toBe(12);
+    // A chart per type, each named, with one row per non-empty hour in its text table.
+    const tokens = page.locator('[data-testid="usage-series"][data-event-type="tokens"]');
+    expect(await tokens.locator('[data-testid="usage-point"]').count()).toBe(12);
+    expect(await tokens.locator('[role="img"]').getAttribute('aria-label')).toContain(
+      `${total('tokens').toLocaleString('en-US')} units in the last 7 days`,
+    );
+    // Day ticks on a 7-day range: "Nov 20", never with an hour.
+    const tickValues = tokens.locator('.recharts-cartesian-axis-tick-value');
+    await tickValues.first().waitFor({ state: 'visible' });
+    const ticks = (await tickValues.allTextContents()).filter((tick) => !/^[\d.,]+[KM]?$/.test(tick));
+    expect(ticks.length).toBeGreaterThan(2);
+    for (const tick of ticks) {
+      expect(tick).toMatch(/^[A-Z][a-z]{2} \d{1,2}$/);
+    }
 
     const banner = page.getByTestId('usage-limit-reached');
     await banner.waitFor({ state: 'visible' });
@@ -136,16 +160,21 @@ describeInChromium('e2e: console usage', () => {
     expect(await exportsRow.getByTestId('usage-threshold').first().textContent()).toBe('50% at 5');
     expect(await page.getByTestId('usage-seats-value').textContent()).toBe('1 / 5');
     expect(await page.getByTestId('usage-event-row').count()).toBe(20);
+    const sender = page.locator(`[data-testid="usage-event-sender"][data-source-id="${ingest.json.apiKey.id}"]`);
+    await sender.locator('.usage-sender__name', { hasText: 'Usage ingest' }).waitFor({ state: 'visible' });
+    expect(await sender.locator('[data-identifier]').getAttribute('data-identifier')).not.toBeNull();
     await saveScreenshot(page, 'console-usage');
 
     // Events instead of quantity, daily buckets over 30 days.
-    await page.getByTestId('usage-metric').selectOption('events');
-    await page.getByTestId('usage-range').selectOption('30d');
+    await page.getByTestId('usage-metric').click();
+    await page.getByTestId('usage-metric-option-events').click();
+    await page.getByTestId('usage-range').click();
+    await page.getByTestId('usage-range-option-30d').click();
     await page.locator('[data-testid="usage-chart"][data-bucket="day"]').waitFor({ state: 'visible' });
     expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe('12');
     await page.getByTestId('usage-events-pager-next').click();
-    // 37 events (36 and the metered fill): 17 on the second page.
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="usage-event-row"]').length === 17);
+    // 38 events (36, the metered fill and the key's): 18 on the second page.
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="usage-event-row"]').length === 18);
     await saveScreenshot(page, 'console-usage-daily');
 
     expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);

@@ -16,14 +16,18 @@ const POLL_MS = 1_000;
 const ZExportForm = ZCreateExportRequest.pick({ format: true });
 
 /** The counts worth a glance, in the export's own words: [key, one, many]. */
-const SUMMARY: [key: string, one: string, many: string][] = [
-  ['members', 'member', 'members'],
-  ['applications', 'application', 'applications'],
-  ['apiKeys', 'API key', 'API keys'],
-  ['webhookEndpoints', 'webhook endpoint', 'webhook endpoints'],
-  ['auditLogs', 'audit entry', 'audit entries'],
-  ['usageEvents', 'usage event', 'usage events'],
-];
+/**
+ * A section key of the export (`usageEvents`, `apiKeys`; the server's EXPORT_SECTIONS are the one
+ * list, and `counts` holds every one of them) in words: "3 usage events", "1 API key".
+ */
+function sectionCount(key: string, n: number): string {
+  const plural = key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .replace(/\bapi\b/g, 'API');
+  const words = n === 1 ? plural.replace(/ies$/, 'y').replace(/s$/, '') : plural;
+  return `${n.toLocaleString()} ${words}`;
+}
 
 const when = (iso: string | null) =>
   iso ? (
@@ -114,10 +118,7 @@ export function ExportsPage() {
 
 function ExportRow({ item }: { item: TExport }) {
   const other = item.format === 'json' ? 'csv' : 'json';
-  const summary = SUMMARY.flatMap(([key, one, many]) => {
-    const n = item.counts[key] ?? 0;
-    return n > 0 ? [`${n.toLocaleString()} ${n === 1 ? one : many}`] : [];
-  });
+  const summary = Object.entries(item.counts).map(([key, n]) => sectionCount(key, n));
   return (
     <tr data-testid="export-row" data-export-id={item.id} data-status={item.status}>
       <td>

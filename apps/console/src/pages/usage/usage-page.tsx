@@ -1,29 +1,36 @@
-import type { TUsageCounters, TUsageSummary } from '@svc/contracts/usage';
+import type { TUsageCounters, TUsageEvent } from '@svc/contracts/usage';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
+import { columnHelper } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
+import { type Metric, UsageCharts } from './usage-charts.tsx';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** The chart's ranges: whole hours (the summary's rule), ending at the next hour boundary. */
 const RANGES = {
-  '24h': { label: 'Last 24 hours', bucket: 'hour', span: DAY },
-  '7d': { label: 'Last 7 days', bucket: 'hour', span: 7 * DAY },
-  '30d': { label: 'Last 30 days', bucket: 'day', span: 30 * DAY },
-  month: { label: 'This month', bucket: 'day', span: 0 },
+  '24h': { label: 'Last 24 hours', during: 'in the last 24 hours', bucket: 'hour', span: DAY },
+  '7d': { label: 'Last 7 days', during: 'in the last 7 days', bucket: 'hour', span: 7 * DAY },
+  '30d': { label: 'Last 30 days', during: 'in the last 30 days', bucket: 'day', span: 30 * DAY },
+  month: { label: 'This month', during: 'this month', bucket: 'day', span: 0 },
 } as const;
 type RangeKey = keyof typeof RANGES;
-type Metric = 'quantity' | 'events';
-
-/** A colour per series, distinguishable on white and in greyscale screenshots. */
-const PALETTE = ['#4263eb', '#e8590c', '#2f9e44', '#ae3ec9', '#1098ad', '#f08c00', '#c2255c', '#5c940d'];
+const RANGE_OPTIONS = Object.entries(RANGES).map(([value, r]) => ({ value: value as RangeKey, label: r.label }));
+const METRIC_OPTIONS = [
+  { value: 'quantity', label: 'Quantity' },
+  { value: 'events', label: 'Events' },
+] as const satisfies readonly SelectOption<Metric>[];
 
 function rangeOf(key: RangeKey, now: number): { from: string; to: string; bucket: 'hour' | 'day' } {
   const range = RANGES[key];
@@ -42,8 +49,8 @@ function rangeOf(key: RangeKey, now: number): { from: string; to: string; bucket
 const number = (n: number) => n.toLocaleString('en-US');
 
 /**
- * Usage of the active organization: events over time per event type (a plain SVG chart of the
- * summary, GET /v1/tenants/{id}/usage/summary), this month's counters against the plan's limits
+ * Usage of the active organization: events over time per event type (a small chart per type of
+ * the summary, GET /v1/tenants/{id}/usage/summary), this month's counters against the plan's limits
  * and seats (GET /v1/usage), and the latest events. A type at its limit is called out: POST
  * /v1/usage-events answers 402 subscription_limit_exceeded for it until the month ends.
  */
@@ -82,37 +89,20 @@ export function UsagePage() {
           <h2 className="panel__title" style={{ margin: 0 }}>
             Events over time
           </h2>
-          <div className="form-row" style={{ margin: 0 }}>
-            <label className="form-field">
-              <span>Range</span>
-              <select data-testid="usage-range" value={rangeKey} onChange={(e) => setRangeKey(e.target.value as RangeKey)}>
-                {Object.entries(RANGES).map(([key, r]) => (
-                  <option key={key} value={key}>
-                    {r.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label className="form-field">
-              <span>Show</span>
-              <select data-testid="usage-metric" value={metric} onChange={(e) => setMetric(e.target.value as Metric)}>
-                <option value="quantity">Quantity</option>
-                <option value="events">Events</option>
-              </select>
-            </label>
+          <div className="usage-toolbar">
+            <Select aria-label="Range" testId="usage-range" value={rangeKey} onValueChange={setRangeKey} options={RANGE_OPTIONS} />
+            <Select aria-label="Show" testId="usage-metric" value={metric} onValueChange={setMetric} options={METRIC_OPTIONS} />
           </div>
         </div>
         {summary.isError && (
           <ErrorPanel error={summary.error} title="Could not load the usage summary" onRetry={() => void summary.refetch()} />
         )}
-        {summary.isPending && !summary.isError && (
-          <p className="loading" data-testid="usage-chart-loading">
-            Loading usage…
-          </p>
+        {summary.isPending && !summary.isError && <Skeleton label="Loading usage…" testId="usage-chart-loading" />}
+        {summary.data && (
+          <UsageCharts summary={summary.data} metric={metric} busy={summary.isPlaceholderData} during={RANGES[rangeKey].during} />
         )}
-        {summary.data && <UsageChart summary={summary.data} metric={metric} busy={summary.isPlaceholderData} />}
       </section>
-      {organization && <RecentEvents organizationId={organization.id} />}
+      {organization && <RecentEvents organization={organization} />}
     </div>
   );
 }
@@ -183,22 +173,30 @@ function Counters({ counters }: { counters: TUsageCounters }) {
                         <span className="muted">—</span>
                       ) : (
                         <div style={{ display: 'flex', alignItems: 'center', gap: 8 }}>
-                          <svg width="120" height="10" role="img" aria-label={`${Math.round(share * 100)}% of the limit`}>
-                            <rect width="120" height="10" rx="5" fill="#e9ecef" />
-                            <rect
-                              width={120 * share}
-                              height="10"
-                              rx="5"
-                              fill={u.reached ? '#e03131' : share >= 0.8 ? '#f08c00' : '#2f9e44'}
-                            />
+                          <svg
+                            className="usage-bar"
+                            data-level={u.reached ? 'reached' : share >= 0.8 ? 'high' : 'ok'}
+                            width="120"
+                            height="10"
+                            role="img"
+                            aria-label={`${Math.round(share * 100)}% of the limit`}
+                          >
+                            <rect className="usage-bar__track" width="120" height="10" rx="5" />
+                            <rect className="usage-bar__fill" width={120 * share} height="10" rx="5" />
                             {u.thresholds
                               .filter((t) => t.threshold < 100)
                               .map((t) => (
-                                <rect key={t.threshold} x={(120 * t.threshold) / 100 - 0.5} width="1" height="10" fill="#495057" />
+                                <rect
+                                  key={t.threshold}
+                                  className="usage-bar__mark"
+                                  x={(120 * t.threshold) / 100 - 0.5}
+                                  width="1"
+                                  height="10"
+                                />
                               ))}
                           </svg>
                           {u.reached ? (
-                            <span className="pill pill--off" style={{ color: '#e03131' }} data-testid="usage-counter-reached">
+                            <span className="pill pill--danger" data-testid="usage-counter-reached">
                               limit reached
                             </span>
                           ) : (
@@ -253,114 +251,92 @@ function Thresholds({ thresholds }: { thresholds: TUsageCounters['usage'][number
   );
 }
 
-const CHART = { width: 880, height: 260, left: 56, right: 16, top: 12, bottom: 36 };
-
-/** One line per event type over every bucket of the range (empty buckets are 0), in plain SVG. */
-function UsageChart({ summary, metric, busy }: { summary: TUsageSummary; metric: Metric; busy: boolean }) {
-  const step = summary.bucket === 'hour' ? HOUR : DAY;
-  const buckets = useMemo(() => {
-    const out: number[] = [];
-    const from = Date.parse(summary.from);
-    const first = summary.bucket === 'day' ? Math.floor(from / DAY) * DAY : from;
-    for (let t = first; t < Date.parse(summary.to); t += step) {
-      out.push(t);
+/** A sender of usage events by id: the names of the organization's API keys and applications. */
+function useSenderNames(organization: { id: string; slug: string }): Map<string, string> {
+  const trpc = useTRPC();
+  const keys = useQuery(trpc.apiKeys.list.queryOptions({ id: organization.id, limit: 200 }));
+  const applications = useQuery(trpc.applications.list.queryOptions({ organization_slug: organization.slug, limit: 200 }));
+  return useMemo(() => {
+    const names = new Map<string, string>();
+    for (const key of keys.data?.data ?? []) {
+      names.set(key.id, key.name);
     }
-    return out;
-  }, [summary.from, summary.to, summary.bucket, step]);
-  const series = summary.data.map((s, i) => {
-    const byStart = new Map(s.points.map((p) => [Date.parse(p.start), p[metric]]));
-    return {
-      eventType: s.eventType,
-      total: s[metric],
-      color: PALETTE[i % PALETTE.length] as string,
-      values: buckets.map((b) => byStart.get(b) ?? 0),
-    };
-  });
-  if (series.length === 0) {
-    return (
-      <p className="muted" data-testid="usage-chart-empty">
-        No usage in this range.
-      </p>
-    );
+    for (const application of applications.data?.data ?? []) {
+      names.set(application.id, application.name);
+    }
+    return names;
+  }, [keys.data, applications.data]);
+}
+
+const SENDER_KIND: Record<string, string> = { key: 'API key', app: 'application', usr: 'user' };
+
+/** Who sent an event: the key's or application's name, its id under it (whole on hover, copyable). */
+function Sender({ id, names }: { id: string | null; names: Map<string, string> }) {
+  if (id === null) {
+    return <span className="muted">—</span>;
   }
-  const max = Math.max(1, ...series.flatMap((s) => s.values));
-  const plotW = CHART.width - CHART.left - CHART.right;
-  const plotH = CHART.height - CHART.top - CHART.bottom;
-  const x = (i: number) => CHART.left + (buckets.length <= 1 ? plotW / 2 : (i / (buckets.length - 1)) * plotW);
-  const y = (v: number) => CHART.top + plotH - (v / max) * plotH;
-  const ticks = [0, max / 2, max];
-  const labelEvery = Math.max(1, Math.ceil(buckets.length / 8));
-  const label = (t: number) =>
-    summary.bucket === 'hour'
-      ? new Date(t).toLocaleString('en-US', { month: 'short', day: 'numeric', hour: '2-digit', timeZone: 'UTC' })
-      : new Date(t).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  const kind = SENDER_KIND[id.split('_')[0] ?? ''] ?? 'sender';
+  const name = names.get(id);
   return (
-    <div aria-busy={busy} data-testid="usage-chart" data-bucket={summary.bucket} data-buckets={buckets.length}>
-      <svg
-        viewBox={`0 0 ${CHART.width} ${CHART.height}`}
-        width="100%"
-        role="img"
-        aria-label={`${metric} per ${summary.bucket} and event type, ${summary.from} to ${summary.to} (UTC)`}
-        style={{ maxWidth: CHART.width, display: 'block' }}
-      >
-        {ticks.map((t) => (
-          <g key={t}>
-            <line x1={CHART.left} x2={CHART.width - CHART.right} y1={y(t)} y2={y(t)} stroke="#e9ecef" />
-            <text x={CHART.left - 8} y={y(t) + 4} textAnchor="end" fontSize="11" fill="#868e96">
-              {number(Math.round(t))}
-            </text>
-          </g>
-        ))}
-        {buckets.map((b, i) =>
-          i % labelEvery === 0 ? (
-            <text key={b} x={x(i)} y={CHART.height - 12} textAnchor="middle" fontSize="11" fill="#868e96">
-              {label(b)}
-            </text>
-          ) : null,
-        )}
-        {series.map((s) => (
-          <g key={s.eventType} data-testid="usage-series" data-event-type={s.eventType} data-total={s.total}>
-            <polyline
-              fill="none"
-              stroke={s.color}
-              strokeWidth="2"
-              strokeLinejoin="round"
-              points={s.values.map((v, i) => `${x(i)},${y(v)}`).join(' ')}
-            />
-            {s.values.map((v, i) =>
-              v > 0 ? (
-                <circle key={buckets[i]} cx={x(i)} cy={y(v)} r="3" fill={s.color}>
-                  <title>{`${s.eventType}: ${number(v)} (${label(buckets[i] as number)} UTC)`}</title>
-                </circle>
-              ) : null,
-            )}
-          </g>
-        ))}
-      </svg>
-      <ul
-        style={{ display: 'flex', flexWrap: 'wrap', gap: 16, listStyle: 'none', padding: 0, margin: '8px 0 0' }}
-        data-testid="usage-legend"
-      >
-        {series.map((s) => (
-          <li key={s.eventType} style={{ display: 'flex', alignItems: 'center', gap: 6 }}>
-            <span style={{ width: 12, height: 12, borderRadius: 3, background: s.color, display: 'inline-block' }} />
-            <code>{s.eventType}</code>
-            <span className="muted" data-testid="usage-legend-total">
-              {number(s.total)} {metric === 'quantity' ? 'units' : 'events'}
-            </span>
-          </li>
-        ))}
-      </ul>
-    </div>
+    <span className="usage-sender" data-testid="usage-event-sender" data-source-id={id}>
+      {name !== undefined && (
+        <span className="usage-sender__name" title={`${kind} ${name}`}>
+          {name}
+        </span>
+      )}
+      <Identifier value={id} label={`${kind} id`} />
+    </span>
   );
 }
 
-function RecentEvents({ organizationId }: { organizationId: string }) {
+function usageEventColumns(names: Map<string, string>) {
+  const column = columnHelper<TUsageEvent>();
+  return column.columns([
+    column.accessor('occurredAt', {
+      header: 'Occurred',
+      sortFn: 'text',
+      meta: { width: '10rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor('eventType', {
+      header: 'Event type',
+      sortFn: 'text',
+      cell: (info) => <Identifier value={info.getValue()} label="event type" copy={false} tail={10} />,
+    }),
+    column.accessor('quantity', {
+      header: 'Quantity',
+      meta: { width: '6.5rem', align: 'end' },
+      cell: (info) => number(info.getValue()),
+    }),
+    column.accessor('idempotencyKey', {
+      header: 'Idempotency key',
+      enableSorting: false,
+      meta: { width: '11rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="idempotency key" />,
+    }),
+    column.accessor('channel', {
+      header: 'Route',
+      sortFn: 'text',
+      meta: { width: '12rem' },
+      cell: (info) => <code className="usage-route">{info.getValue() === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</code>,
+    }),
+    column.accessor('sourceId', {
+      header: 'Sent by',
+      enableSorting: false,
+      meta: { width: '13rem' },
+      cell: (info) => <Sender id={info.getValue()} names={names} />,
+    }),
+  ]);
+}
+
+function RecentEvents({ organization }: { organization: { id: string; slug: string } }) {
   const trpc = useTRPC();
   const pager = usePager();
   const navigate = useNavigate();
+  const names = useSenderNames(organization);
+  const columns = useMemo(() => usageEventColumns(names), [names]);
   const events = useQuery({
-    ...trpc.usage.events.list.queryOptions({ id: organizationId, limit: 20, cursor: pager.cursor }),
+    ...trpc.usage.events.list.queryOptions({ id: organization.id, limit: 20, cursor: pager.cursor }),
     placeholderData: keepPreviousData,
   });
   return (
@@ -379,24 +355,12 @@ function RecentEvents({ organizationId }: { organizationId: string }) {
         ),
         action: { label: 'Create an API key', onClick: () => void navigate('/api-keys') },
       }}
-      columns={['Occurred (UTC)', 'Event type', 'Quantity', 'Idempotency key', 'Route', 'Sent by']}
       rowKey={(e) => e.id}
-      row={(e) => (
-        <tr data-testid="usage-event-row" data-event-id={e.id}>
-          <td>
-            <time dateTime={e.occurredAt}>{e.occurredAt.replace('T', ' ').slice(0, 19)}</time>
-          </td>
-          <td>
-            <code>{e.eventType}</code>
-          </td>
-          <td>{number(e.quantity)}</td>
-          <td>
-            <code>{e.idempotencyKey}</code>
-          </td>
-          <td>{e.channel === 'metering' ? '/v1/usage-events' : '/v1/usage/events'}</td>
-          <td>{e.sourceId ? <code>{e.sourceId}</code> : <span className="muted">—</span>}</td>
-        </tr>
-      )}
+      table={{
+        columns,
+        rowAttributes: (e) => ({ 'data-testid': 'usage-event-row', 'data-event-id': e.id }),
+        minWidth: '66rem',
+      }}
     />
   );
 }
