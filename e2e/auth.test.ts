@@ -61,8 +61,21 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     const page = await freshPage();
     await page.goto('/auth/console/members');
     await page.waitForURL(signInUrl('/auth/console/members'));
-    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in');
+    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in to svc');
     await saveScreenshot(page, 'auth-signin');
+    // The console's look, from the keyboard: the email field's label, and a visible focus ring.
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      const style = getComputedStyle(el);
+      return {
+        id: el.id,
+        label: (el as HTMLInputElement).labels?.[0]?.textContent,
+        outline: `${style.outlineStyle} ${style.outlineWidth}`,
+      };
+    });
+    expect(focused).toEqual({ id: 'email', label: 'Email', outline: 'solid 2px' });
+    await saveScreenshot(page, 'auth-signin-focus');
 
     await page.locator('#email').fill(DEMO_USER.email);
     await page.getByTestId('continue-email').click();
@@ -106,7 +119,13 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     const email = `new-${Date.now()}@example.com`;
     const name = 'New Person';
     await page.goto('/signup');
-    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Create your account');
+    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign up for svc');
+    // Dark mode: the same card in the dark tokens.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(24, 28, 34)');
+    await saveScreenshot(page, 'auth-signup-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(255, 255, 255)');
     await page.locator('#email').fill(email);
     await page.getByTestId('continue-email').click();
 

@@ -93,6 +93,9 @@ async function verifyJwt(token: string, jwksUrl: string): Promise<{ header: Reco
   return { header, payload: JSON.parse(Buffer.from(p, 'base64url').toString()) };
 }
 
+/** The SPA's logo: https, on a loopback port where nothing listens. */
+const LOGO_URL = 'https://127.0.0.1:9/loopback-spa.svg';
+
 type SpaUser = {
   profile: Record<string, unknown>;
   access_token: string;
@@ -127,6 +130,8 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
     const spaOrigin = `http://127.0.0.1:${spaPort}`;
     const app = await seedApplication(database.db, {
       name: 'Loopback SPA',
+      // On loopback, where nothing answers: the page may fetch it (CSP), the test needs no network.
+      logoUrl: LOGO_URL,
       clientType: 'public',
       redirectUrls: [`${spaOrigin}/callback`],
       postLogoutRedirectUrls: [`${spaOrigin}/`],
@@ -174,10 +179,25 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
 
   it('signinRedirect -> svc sign-in -> engine -> signinCallback; refresh and userinfo by CORS; a foreign origin gets nothing', async () => {
     const page = await open(`${spa.origin}/`);
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) {
+        refused.push(message.text());
+      }
+    });
+    const logoRequested = page.waitForRequest(LOGO_URL);
     await page.locator('#login').click();
-    // svc's hosted sign-in, branded with the application, on the authorization's interaction.
+    // svc's hosted sign-in, branded with the application (its name and logo), on the authorization's interaction.
     await page.waitForURL((url) => url.origin === server.url && url.pathname.startsWith('/oidc/interaction/'));
-    expect(await page.getByTestId('hosted-heading').textContent()).toContain('Loopback SPA');
+    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in to Loopback SPA');
+    const logo = page.getByTestId('application-logo');
+    expect(await logo.getAttribute('alt')).toBe('Loopback SPA logo');
+    expect(await logo.getAttribute('referrerpolicy')).toBe('no-referrer');
+    expect(await logo.boundingBox()).toMatchObject({ width: 48, height: 48 });
+    // The page's CSP lets the https logo load (the browser asked for it) and refused nothing.
+    expect((await logoRequested).url()).toBe(LOGO_URL);
+    expect(refused).toEqual([]);
+    await saveScreenshot(page, 'oidc-spa-hosted-sign-in');
     await passwordSignIn(page, server.url, DEMO_USER);
     await page.waitForURL((url) => url.origin === spa.origin && url.pathname === '/callback');
     await page.waitForSelector('body[data-state]');

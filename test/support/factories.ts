@@ -9,6 +9,7 @@ export async function seedApplication(
   opts: {
     org?: string;
     name?: string;
+    logoUrl?: string | null;
     status?: 'active' | 'disabled';
     redirectUrls?: string[];
     allowedOrigins?: string[];
@@ -22,6 +23,7 @@ export async function seedApplication(
   return createApplication(db, {
     organizationSlug: opts.org ?? `org-${counter}-${Math.random().toString(36).slice(2, 8)}`,
     name: opts.name ?? `App ${counter}`,
+    logoUrl: opts.logoUrl,
     status: opts.status,
     redirectUrls: opts.redirectUrls,
     allowedOrigins: opts.allowedOrigins,

@@ -78,7 +78,8 @@ export async function browseToRedirect(
       current = new URL(submitted.headers.get('location') as string, current).href;
       continue;
     }
-    throw new Error(`stuck at ${current} (${res.status}): ${html.slice(0, 300)}`);
+    // The page's words, not its stylesheet (every hosted page inlines one).
+    throw new Error(`stuck at ${current} (${res.status}): ${html.replace(/<style>[\s\S]*?<\/style>/g, '').slice(0, 500)}`);
   }
   throw new Error('too many hops');
 }

@@ -161,6 +161,57 @@ export const ZPostLogoutRedirectUrls = allowlist(checkAbsoluteUrl, 'post-logout 
   "Exact URLs (https; http only for localhost/127.0.0.1; no fragment or credentials) an OpenID Connect logout may return to (the client's post_logout_redirect_uris). Replaces the whole list; duplicates are removed.",
 );
 
+/** Longest logo URL accepted, as sent and as stored. */
+export const MAX_LOGO_URL_LENGTH = 2048;
+
+/**
+ * An application's logo, shown (an `<img>`) on the hosted sign-in pages of its authorization
+ * requests: an absolute https URL of at most 2,048 characters, without credentials. Plain http
+ * would let a network attacker swap the picture on a page that asks for a sign-in; `data:` and
+ * `javascript:` URLs are not images svc fetches, and credentials (`https://user@host`) would be
+ * shown to everyone who reads the page. Returns the WHATWG-serialized form it is stored in. The
+ * service answers 400 `logo_url_invalid` with the message; the console shows it by the field.
+ */
+export function checkLogoUrl(raw: string): Checked {
+  const value = raw.trim();
+  const example = 'use an absolute https URL such as https://cdn.example.com/logo.png';
+  if (value.length === 0) {
+    return { error: `the logo URL is empty: ${example}, or null for no logo` };
+  }
+  if (value.length > MAX_LOGO_URL_LENGTH) {
+    return { error: `the logo URL is longer than ${MAX_LOGO_URL_LENGTH} characters` };
+  }
+  if (UNSAFE_CHARACTERS.test(value)) {
+    return { error: 'the logo URL may not contain spaces, control characters or backslashes' };
+  }
+  if (!/^https:\/\//i.test(value)) {
+    return { error: `the logo URL must be https (http, data:, javascript: and relative URLs are refused): ${example}` };
+  }
+  const url = parseAbsolute(value);
+  if (!url || url.hostname === '') {
+    return { error: `the logo URL is not a valid URL: ${example}` };
+  }
+  if (url.username || url.password) {
+    return { error: 'the logo URL may not carry credentials (https://user@host)' };
+  }
+  if (url.href.length > MAX_LOGO_URL_LENGTH) {
+    return { error: `the logo URL is longer than ${MAX_LOGO_URL_LENGTH} characters once encoded` };
+  }
+  return { value: url.href };
+}
+
+/**
+ * The logo URL in request bodies: a string, or null for none. Its rules (checkLogoUrl) are checked
+ * by the service, which answers 400 `logo_url_invalid` naming the problem (not a generic
+ * validation error), whatever the string.
+ */
+export const ZLogoUrl = z
+  .string()
+  .nullable()
+  .describe(
+    `URL of the application's logo, shown on hosted sign-in: https only, at most ${MAX_LOGO_URL_LENGTH} characters, no credentials; null for none. Anything else is 400 logo_url_invalid.`,
+  );
+
 /** The back-channel logout URL: one absolute URL, or null for none. */
 export const ZBackchannelLogoutUrl = z
   .string()
@@ -209,6 +260,7 @@ export const ZApplication = z
     id: z.string(),
     slug: z.string(),
     name: z.string(),
+    logoUrl: z.string().nullable().describe('https URL of the logo shown on hosted sign-in; null for none'),
     status: ZApplicationStatus,
     publishableKey: z.string().describe('pk_live_...: public, identifies the application to browsers'),
     secretKeyPrefix: z.string().describe('leading characters of the secret key, to tell keys apart; never the secret'),
@@ -242,6 +294,7 @@ export const ZCreateApplicationRequest = z.object({
   organization_slug: organizationSlug,
   name: ZName,
   slug: ZSlug.optional().describe('unique in the organization; default: from the name (suffixed -2, -3, ... when taken)'),
+  logoUrl: ZLogoUrl.optional(),
   redirectUrls: ZRedirectUrls.optional(),
   allowedOrigins: ZAllowedOrigins.optional(),
   postLogoutRedirectUrls: ZPostLogoutRedirectUrls.optional(),
@@ -267,6 +320,7 @@ export type TApplicationRef = z.infer<typeof ZApplicationRef>;
 
 const UPDATABLE = [
   'name',
+  'logoUrl',
   'redirectUrls',
   'allowedOrigins',
   'postLogoutRedirectUrls',
@@ -278,6 +332,7 @@ const UPDATABLE = [
 
 export const ZUpdateApplicationRequest = ZApplicationRef.extend({
   name: ZName.optional(),
+  logoUrl: ZLogoUrl.optional(),
   redirectUrls: ZRedirectUrls.optional(),
   allowedOrigins: ZAllowedOrigins.optional(),
   postLogoutRedirectUrls: ZPostLogoutRedirectUrls.optional(),
@@ -326,7 +381,23 @@ function linesOf(check: (raw: string) => Checked, what: string) {
     });
 }
 
-/** The console's create form: a name, and a slug when the one derived from the name will not do. */
+/** A form's logo URL field: empty for none (null), else checkLogoUrl's rules and message. */
+const logoUrlField = z
+  .string()
+  .trim()
+  .transform((v, ctx) => {
+    if (v === '') {
+      return null;
+    }
+    const checked = checkLogoUrl(v);
+    if ('error' in checked) {
+      ctx.addIssue({ code: 'custom', message: checked.error });
+      return z.NEVER;
+    }
+    return checked.value;
+  });
+
+/** The console's create form: a name, a slug when the one derived from the name will not do, a logo. */
 export const ZCreateApplicationForm = z.object({
   name: ZName,
   slug: z
@@ -334,11 +405,13 @@ export const ZCreateApplicationForm = z.object({
     .trim()
     .transform((v) => (v === '' ? undefined : v))
     .pipe(ZSlug.optional()),
+  logoUrl: logoUrlField,
 });
 
 /** The console's settings form; its output is the PATCH body's fields. */
 export const ZApplicationSettingsForm = z.object({
   name: ZName,
+  logoUrl: logoUrlField,
   redirectUrls: linesOf(checkRedirectUrl, 'redirect URLs'),
   allowedOrigins: linesOf(checkAllowedOrigin, 'origins'),
   postLogoutRedirectUrls: linesOf(checkAbsoluteUrl, 'post-logout redirect URLs'),

@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   /** Users: the membership is still invited: only the person accepts it (remove it to withdraw the invitation). */
   membership_pending: { status: 409, trpc: 'CONFLICT' },
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
+  /** Applications: the logo URL is not https, not a valid absolute URL, carries credentials or is longer than 2,048 characters. */
+  logo_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },
   /** Webhooks: the URL is not http(s), has credentials, or is not a valid absolute URL. */
   webhook_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },
   /** Webhooks: the URL's host is or resolves to a private, loopback, link-local or metadata address. */

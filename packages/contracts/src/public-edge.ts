@@ -13,6 +13,7 @@ export const ZPublicApplication = z
     id: z.string(),
     slug: z.string(),
     name: z.string(),
+    logoUrl: z.string().nullable().describe("https URL of the application's logo, as hosted sign-in shows it; null for none"),
     publishableKey: z.string().describe('pk_live_...'),
     status: z.enum(['active', 'disabled']),
   })
@@ -76,6 +77,7 @@ export const ZBackendApplicationResponse = z
       id: z.string(),
       slug: z.string(),
       name: z.string(),
+      logoUrl: z.string().nullable().describe("https URL of the application's logo; null for none"),
       status: z.enum(['active', 'disabled']),
       secretKeyPrefix: z.string().describe('leading characters of the secret key; never the secret'),
     }),

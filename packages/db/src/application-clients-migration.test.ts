@@ -45,6 +45,8 @@ describe('migrating applications to OpenID Connect client settings', () => {
         backchannel_logout_url: null,
         client_type: 'confidential',
         sign_in_audience: 'anyone',
+        // A later migration's column (0023): no logo.
+        logo_url: null,
       })),
     );
     // What the client registry reads.

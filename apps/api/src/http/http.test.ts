@@ -1,6 +1,8 @@
 import net from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedApplication } from '../../../../test/support/factories.ts';
+import { cspSources, expectHostedPage } from '../../../../test/support/hosted-page.ts';
 import { startTestServer } from '../../../../test/support/server.ts';
 import { roomInWindow } from '../../../../test/support/window.ts';
 
@@ -205,6 +207,59 @@ describe('OpenAPI document and docs', () => {
     expect(await landing.text()).toContain('<h1>svc</h1>');
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
+  });
+});
+
+describe('hosted pages', () => {
+  it("share the console's look: one card and one <h1>, lang, favicon, tokens with a dark scheme, a focus ring, labelled inputs", async () => {
+    const pages: [string, number, string][] = [
+      ['/', 200, 'svc'],
+      ['/signin', 200, 'Sign in to svc'],
+      ['/sign-in', 200, 'Sign in to svc'],
+      ['/signup', 200, 'Sign up for svc'],
+      ['/auth/logout', 200, 'Sign out?'],
+      ['/oidc/interaction/unknown', 400, 'This sign-in request has expired'],
+      ['/invitations/accept', 400, 'No invitation here'],
+    ];
+    for (const [path, status, heading] of pages) {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.status, path).toBe(status);
+      expect(expectHostedPage(await res.text(), path), path).toContain(heading);
+      // Nothing from elsewhere on pages that show no application's logo; never a script from elsewhere.
+      expect(cspSources(res, 'img-src'), path).toEqual(["'self'", 'data:']);
+      expect(cspSources(res, 'script-src'), path).toEqual(["'self'"]);
+    }
+  });
+
+  it('/signin with a publishable key names the application and shows its logo, escaped; only that page lets https images load', async () => {
+    const name = '<script>alert("x")</script> & Co';
+    const branded = await seedApplication(server.services.db, { name, logoUrl: 'https://cdn.example.com/logo.svg?v=1&size=48' });
+    for (const intent of ['signin', 'signup'] as const) {
+      const res = await fetch(`${server.url}/${intent}?publishable_key=${branded.publishableKey}`);
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      const heading = expectHostedPage(html, intent);
+      const escaped = '&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; Co';
+      expect(heading).toBe(intent === 'signin' ? `Sign in to ${escaped}` : `Sign up for ${escaped}`);
+      expect(html).not.toContain('<script');
+      expect(html).toContain(
+        `<img class="brand__logo" src="https://cdn.example.com/logo.svg?v=1&#38;size=48" alt="${escaped} logo" width="48" height="48" referrerpolicy="no-referrer" data-testid="application-logo">`,
+      );
+      expect(cspSources(res, 'img-src')).toEqual(["'self'", 'data:', 'https:']);
+      expect(cspSources(res, 'script-src')).toEqual(["'self'"]);
+    }
+    // An application without a logo: its name and initial, and the page loads nothing from elsewhere.
+    const plain = await seedApplication(server.services.db, { name: 'plain app' });
+    const res = await fetch(`${server.url}/signin?publishable_key=${plain.publishableKey}`);
+    const html = await res.text();
+    expect(expectHostedPage(html, 'no logo')).toBe('Sign in to plain app');
+    expect(html).toContain('<span class="brand__initial" aria-hidden="true">P</span>');
+    expect(html).not.toContain('data-testid="application-logo"');
+    expect(cspSources(res, 'img-src')).toEqual(["'self'", 'data:']);
+    // The API and the console keep their own policy.
+    for (const path of ['/v1/config', '/auth/console/']) {
+      expect(cspSources(await fetch(`${server.url}${path}`), 'img-src'), path).toEqual(["'self'", 'data:']);
+    }
   });
 });
 

@@ -41,3 +41,20 @@ export function allowFormRedirectTo(res: ServerResponse, destination: string): v
     csp.replace(/(^|;)\s*form-action([^;]*)/, (directive) => `${directive} ${origin}`),
   );
 }
+
+/**
+ * Widens the img-src of the Content-Security-Policy already set on `res` (see edge.ts) to https
+ * images, for one hosted page that shows an application's logo (an https URL wherever it is
+ * hosted). Nothing else changes: scripts stay same-origin, and every other response keeps
+ * img-src 'self' data:.
+ */
+export function allowHttpsImages(res: ServerResponse): void {
+  const csp = res.getHeader('Content-Security-Policy');
+  if (typeof csp !== 'string') {
+    return;
+  }
+  res.setHeader(
+    'Content-Security-Policy',
+    csp.replace(/(^|;)\s*img-src([^;]*)/, (directive) => (/\shttps:(\s|$)/.test(directive) ? directive : `${directive} https:`)),
+  );
+}

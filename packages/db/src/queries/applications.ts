@@ -211,6 +211,7 @@ export async function updateApplicationSettings(
     tenantId: string;
     id: string;
     name?: string;
+    logoUrl?: string | null;
     redirectUrls?: string[];
     allowedOrigins?: string[];
     postLogoutRedirectUrls?: string[];
@@ -224,6 +225,7 @@ export async function updateApplicationSettings(
     .update(applications)
     .set({
       name: opts.name,
+      logoUrl: opts.logoUrl,
       redirectUrls: opts.redirectUrls,
       allowedOrigins: opts.allowedOrigins,
       postLogoutRedirectUrls: opts.postLogoutRedirectUrls,
@@ -254,6 +256,7 @@ export const applicationsExportSection: ExportSection = {
     exportField.text('id', 't.id'),
     exportField.text('slug', 't.slug'),
     exportField.text('name', 't.name'),
+    exportField.text('logoUrl', 't.logo_url'),
     exportField.text('status', 't.status'),
     // Public by design: it identifies the application to browsers (never the secret key).
     exportField.text('publishableKey', 't.publishable_key'),

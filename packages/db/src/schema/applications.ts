@@ -20,6 +20,12 @@ export const applications = pgTable(
     /** Unique within the tenant. */
     slug: text('slug').notNull(),
     name: text('name').notNull(),
+    /**
+     * https URL of the application's logo, shown on the hosted sign-in of its authorization
+     * requests; null: none. Checked by checkLogoUrl (contracts) before it is stored; the check
+     * constraint keeps anything but https out even so, since the page puts it in an <img>.
+     */
+    logoUrl: text('logo_url'),
     status: text('status', { enum: ['active', 'disabled'] })
       .notNull()
       .default('active'),
@@ -60,5 +66,6 @@ export const applications = pgTable(
     uniqueIndex('applications_single_keyless_key').on(t.isKeyless).where(sql`${t.isKeyless}`),
     check('applications_client_type_check', sql`${t.clientType} in ('confidential', 'public')`),
     check('applications_sign_in_audience_check', sql`${t.signInAudience} in ('anyone', 'members')`),
+    check('applications_logo_url_check', sql`${t.logoUrl} is null or (${t.logoUrl} like 'https://%' and length(${t.logoUrl}) <= 2048)`),
   ],
 );

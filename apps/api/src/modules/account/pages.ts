@@ -11,9 +11,8 @@ const ACCOUNT_LINKS = [
 
 const RETURN_HERE = `return_to=${encodeURIComponent('/user')}`;
 
-const STYLE = `<style>main{max-width:560px}a{color:#3b5bdb}dl{display:grid;grid-template-columns:max-content 1fr;gap:.4rem 1.25rem;margin:0 0 1.25rem}
-dt{color:#5b6275}dd{margin:0;min-width:0;overflow-wrap:anywhere}h2{font-size:1rem;margin:1.5rem 0 .5rem}ul{margin:0;padding-left:1.2rem}
-li{margin:.25rem 0}.badge{display:inline-block;padding:1px 8px;border-radius:999px;background:#edf1ff;color:#3b5bdb;font-size:.85rem;font-weight:600}</style>`;
+/** Narrower than a table page, wider than sign-in; the rest is the hosted stylesheet's (dl, lists, badge). */
+const STYLE = '<style>main{max-width:560px}</style>';
 
 /**
  * /user: who is signed in, where, and the way to every account flow. Every value that came from

@@ -90,6 +90,7 @@ describe('POST /v1/applications', () => {
       id: expect.stringMatching(/^app_[0-9A-Za-z]{20}$/),
       slug: 'web-app',
       name: 'Web App',
+      logoUrl: null,
       status: 'active',
       publishableKey: expect.stringMatching(/^pk_live_[0-9A-Za-z]{24}$/),
       secretKeyPrefix: secretKey.slice(0, 12),
@@ -604,6 +605,100 @@ describe('OpenID Connect client settings', () => {
     const read = await call('GET', `/v1/applications/${foreign.id}`, { cookie: other.admin.cookie });
     expect(read.body).toMatchObject({ clientType: 'confidential', postLogoutRedirectUrls: [], backchannelLogoutUrl: null });
     expect(await auditOf(other.org.id, 'application.updated')).toHaveLength(0);
+  });
+});
+
+describe('logoUrl', () => {
+  const LOGO = 'https://cdn.example.com/brand/logo.svg';
+  const BAD = [
+    ['plain http', 'http://cdn.example.com/logo.png'],
+    ['javascript:', 'javascript:alert(1)'],
+    ['data:', 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4='],
+    ['a relative path', '/logo.png'],
+    ['a relative name', 'logo.png'],
+    ['scheme-relative', '//cdn.example.com/logo.png'],
+    ['https without slashes', 'https:cdn.example.com/logo.png'],
+    ['userinfo', 'https://user@cdn.example.com/logo.png'],
+    ['user and password', 'https://user:secret@cdn.example.com/logo.png'],
+    ['over 2,048 characters', `https://cdn.example.com/${'a'.repeat(2048 - 'https://cdn.example.com/'.length + 1)}`],
+    ['empty', ''],
+    ['no host', 'https://'],
+    ['a space', 'https://cdn.example.com/my logo.png'],
+    ['a backslash', 'https://cdn.example.com\\evil.example/logo.png'],
+  ] as const;
+
+  it.each(BAD)(
+    'refuses %s with 400 logo_url_invalid and a message, on create and on update, and stores nothing',
+    async (_what, logoUrl) => {
+      const { org, admin } = await adminOfNewOrg();
+      const created = await call('POST', '/v1/applications', {
+        cookie: admin.cookie,
+        body: { organization_slug: org.slug, name: 'Logo App', logoUrl },
+      });
+      expect(created.status, created.text).toBe(400);
+      expect(created.body.error.code).toBe('logo_url_invalid');
+      expect(created.body.error.message).toMatch(/logo URL/);
+      expect((await call('GET', `/v1/applications?organization_slug=${org.slug}`, { cookie: admin.cookie })).body.data).toEqual([]);
+
+      const { application } = await create(admin, org, { logoUrl: LOGO });
+      const updated = await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { logoUrl } });
+      expect(updated.status, updated.text).toBe(400);
+      expect(updated.body.error.code).toBe('logo_url_invalid');
+      expect(updated.body.error.message).toBe(created.body.error.message);
+      expect((await call('GET', `/v1/applications/${application.id}`, { cookie: admin.cookie })).body.logoUrl).toBe(LOGO);
+      expect(await auditOf(org.id, 'application.updated')).toHaveLength(0);
+    },
+  );
+
+  it('round-trips on create, read, list, client config and the backend view; an update replaces it, null clears it', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application, secretKey } = await create(admin, org, { logoUrl: LOGO });
+    const everywhere = async () => ({
+      read: (await call('GET', `/v1/applications/${application.id}`, { cookie: admin.cookie })).body.logoUrl,
+      list: (await call('GET', `/v1/applications?organization_slug=${org.slug}`, { cookie: admin.cookie })).body.data[0].logoUrl,
+      config: (await clientConfig(application.publishableKey)).body.application.logoUrl,
+      backend: (await backend(secretKey)).body.application.logoUrl,
+    });
+    expect(application.logoUrl).toBe(LOGO);
+    expect(await everywhere()).toEqual({ read: LOGO, list: LOGO, config: LOGO, backend: LOGO });
+    const [createdEntry] = await auditOf(org.id, 'application.created');
+    expect(createdEntry?.summary).toMatchObject({ logoUrl: LOGO });
+
+    // Stored as a URL parser writes it (scheme and host lower-case), at most 2,048 characters.
+    const longest = `https://cdn.example.com/${'b'.repeat(2048 - 'https://cdn.example.com/'.length)}`;
+    expect(longest).toHaveLength(2048);
+    for (const [sent, stored] of [
+      [' HTTPS://CDN.Example.com/Other.PNG?v=2&size=48 ', 'https://cdn.example.com/Other.PNG?v=2&size=48'],
+      [longest, longest],
+    ] as const) {
+      const changed = await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { logoUrl: sent } });
+      expect(changed.status, changed.text).toBe(200);
+      expect(changed.body.logoUrl).toBe(stored);
+      expect(await everywhere()).toEqual({ read: stored, list: stored, config: stored, backend: stored });
+    }
+    // Another field alone leaves it.
+    await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { name: 'Renamed' } });
+    expect((await everywhere()).read).toBe(longest);
+
+    const cleared = await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { logoUrl: null } });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body.logoUrl).toBeNull();
+    expect(await everywhere()).toEqual({ read: null, list: null, config: null, backend: null });
+    // The audit log records each change (long values shortened, as every audit summary is).
+    const updates = await auditOf(org.id, 'application.updated');
+    expect(updates.map((e) => (e.summary as { changes: Record<string, unknown> }).changes.logoUrl)).toEqual(
+      expect.arrayContaining(['https://cdn.example.com/Other.PNG?v=2&size=48', null]),
+    );
+  });
+
+  it('the database itself refuses anything but https, however it is written', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org);
+    for (const logoUrl of ['http://cdn.example.com/logo.png', 'javascript:alert(1)', `https://${'c'.repeat(2048)}`]) {
+      await expect(
+        server.services.db.update(applications).set({ logoUrl }).where(eq(applications.id, application.id)),
+      ).rejects.toMatchObject({ cause: { code: '23514' } });
+    }
   });
 });
 

@@ -13,13 +13,14 @@ export function claimPage(
       ? `<p data-testid="claim-no-workspace">You are not an org admin of any workspace. Create one in the console, then open the claim link again.</p>
 <a class="button" href="/auth/console/" data-testid="claim-console">Open the console</a>`
       : `<form method="post" action="${CLAIM_PATH}">
-<label>Workspace</label>
+<fieldset><legend>Workspace</legend>
 ${workspaces
   .map(
     (w, i) =>
-      `<div><input type="radio" id="ws-${i}" name="organization" value="${escapeHtml(w.id)}" data-testid="claim-workspace" data-slug="${escapeHtml(w.slug)}"${i === 0 ? ' checked' : ''} style="width:auto"> <label for="ws-${i}" style="display:inline;font-weight:400">${escapeHtml(w.name)} <span class="muted">(${escapeHtml(w.slug)})</span></label></div>`,
+      `<div class="choice"><input type="radio" id="ws-${i}" name="organization" value="${escapeHtml(w.id)}" data-testid="claim-workspace" data-slug="${escapeHtml(w.slug)}"${i === 0 ? ' checked' : ''}> <label for="ws-${i}">${escapeHtml(w.name)} <span class="muted">(${escapeHtml(w.slug)})</span></label></div>`,
   )
   .join('\n')}
+</fieldset>
 <label for="claim-name">Application name</label><input id="claim-name" name="name" maxlength="100" value="${name}" data-testid="claim-name">
 <button type="submit" data-testid="claim-confirm">Claim application</button></form>`;
   return hostedPage(

@@ -29,7 +29,7 @@ export const applicationsRouter = router({
     .query(({ ctx, input }) => listApplicationsOf(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
-      errors: ['conflict'],
+      errors: ['conflict', 'logo_url_invalid'],
       openapi: { method: 'POST', path: '/applications', tags, summary: 'Create an application; its secret key is shown once' },
       successStatus: 201,
       subscription: {},
@@ -44,6 +44,7 @@ export const applicationsRouter = router({
     .query(({ ctx, input }) => getApplication(ctx.services.db, ctx.principal, input)),
   update: controlProcedure
     .meta({
+      errors: ['logo_url_invalid'],
       openapi: {
         method: 'PATCH',
         path: '/applications/{id}',

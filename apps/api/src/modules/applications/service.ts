@@ -1,12 +1,13 @@
-import type {
-  TApplication,
-  TApplicationPage,
-  TApplicationRef,
-  TApplicationWithSecret,
-  TCreateApplicationRequest,
-  TListApplicationsRequest,
-  TSetApplicationStatusRequest,
-  TUpdateApplicationRequest,
+import {
+  checkLogoUrl,
+  type TApplication,
+  type TApplicationPage,
+  type TApplicationRef,
+  type TApplicationWithSecret,
+  type TCreateApplicationRequest,
+  type TListApplicationsRequest,
+  type TSetApplicationStatusRequest,
+  type TUpdateApplicationRequest,
 } from '@svc/contracts/applications';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
@@ -68,6 +69,7 @@ export async function createApplication(
     organizationSlug: string;
     organizationName?: string;
     name: string;
+    logoUrl?: string | null;
     status?: ApplicationRow['status'];
     redirectUrls?: string[];
     allowedOrigins?: string[];
@@ -88,6 +90,7 @@ export async function createApplication(
   if (name.length === 0 || name.length > 100) {
     throw new AppError('validation_failed', 'application name must be 1-100 characters');
   }
+  const logoUrl = logoUrlOf(input.logoUrl);
   return db.transaction(async (tx) => {
     const organization = await ensureOrganization(tx, {
       id: newId('organization'),
@@ -97,6 +100,7 @@ export async function createApplication(
     const created = await insertWithFreshKeys(tx, {
       tenantId: organization.id,
       name,
+      logoUrl,
       status: input.status,
       redirectUrls: input.redirectUrls,
       allowedOrigins: input.allowedOrigins,
@@ -120,6 +124,7 @@ async function insertWithFreshKeys(
     tenantId: string;
     name: string;
     slug?: string;
+    logoUrl?: string | null;
     status?: ApplicationRow['status'];
     redirectUrls?: string[];
     allowedOrigins?: string[];
@@ -142,6 +147,7 @@ async function insertWithFreshKeys(
       tenantId: input.tenantId,
       slug,
       name: input.name,
+      logoUrl: input.logoUrl ?? null,
       status: input.status ?? 'active',
       publishableKey,
       secretKeyHash: secret.secretKeyHash,
@@ -284,6 +290,7 @@ function toApplication(row: ApplicationRow): TApplication {
     id: row.id,
     slug: row.slug,
     name: row.name,
+    logoUrl: row.logoUrl,
     status: row.status,
     publishableKey: row.publishableKey,
     secretKeyPrefix: row.secretKeyPrefix,
@@ -297,6 +304,21 @@ function toApplication(row: ApplicationRow): TApplication {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+/**
+ * A logo URL from a request as it is stored (checkLogoUrl's form); null clears it, undefined
+ * leaves it. Anything checkLogoUrl refuses is 400 logo_url_invalid with its reason.
+ */
+function logoUrlOf(raw: string | null | undefined): string | null | undefined {
+  if (raw === undefined || raw === null) {
+    return raw;
+  }
+  const checked = checkLogoUrl(raw);
+  if ('error' in checked) {
+    throw new AppError('logo_url_invalid', checked.error);
+  }
+  return checked.value;
 }
 
 function oauthSettings(input: TCreateApplicationRequest['oauth']): ApplicationRow['oauth'] {
@@ -357,11 +379,13 @@ export async function createApplicationFor(
     organization: { slug: input.organization_slug },
     permission: 'applications.manage',
   });
+  const logoUrl = logoUrlOf(input.logoUrl);
   return db.transaction(async (tx) => {
     const created = await insertWithFreshKeys(tx, {
       tenantId: organization.id,
       name: input.name,
       slug: input.slug,
+      logoUrl,
       redirectUrls: input.redirectUrls,
       allowedOrigins: input.allowedOrigins,
       postLogoutRedirectUrls: input.postLogoutRedirectUrls,
@@ -378,6 +402,7 @@ export async function createApplicationFor(
       summary: {
         name: application.name,
         slug: application.slug,
+        logoUrl: application.logoUrl,
         publishableKey: application.publishableKey,
         redirectUrls: application.redirectUrls,
         allowedOrigins: application.allowedOrigins,
@@ -393,7 +418,7 @@ export async function createApplicationFor(
 }
 
 /**
- * Changes name, allowlists, OpenID Connect client settings or the production OAuth provider;
+ * Changes name, logo, allowlists, OpenID Connect client settings or the production OAuth provider;
  * lists are replaced whole. The change notification reaches every process's client registry.
  */
 export async function updateApplication(
@@ -405,6 +430,7 @@ export async function updateApplication(
   const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
   const changes = {
     name: input.name,
+    logoUrl: logoUrlOf(input.logoUrl),
     redirectUrls: input.redirectUrls,
     allowedOrigins: input.allowedOrigins,
     postLogoutRedirectUrls: input.postLogoutRedirectUrls,

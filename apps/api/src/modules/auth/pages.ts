@@ -1,23 +1,19 @@
-import { FAVICON_LINK } from '../../http/favicon.ts';
+import type { Response } from 'express';
+import { FAVICON_LINK, FAVICON_PATH } from '../../http/favicon.ts';
+import { HOSTED_STYLE } from '../../http/hosted-style.ts';
+import { allowHttpsImages } from '../../http/security-headers.ts';
 
 /** Escapes text for HTML element and attribute content. */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7fb;color:#1f2430}
-main{max-width:420px;margin:10vh auto;padding:32px;background:#fff;border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.06)}
-h1{font-size:1.5rem;margin:0 0 1rem}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
-input{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #c9cedb;border-radius:8px;font:inherit}
-button,.button{display:block;width:100%;box-sizing:border-box;margin-top:1rem;padding:.65rem;border:0;border-radius:8px;background:#3b5bdb;color:#fff;font:inherit;text-align:center;text-decoration:none;cursor:pointer}
-.button.secondary{background:#fff;color:#1f2430;border:1px solid #c9cedb}.muted{color:#5b6275;font-size:.9rem}
-main.wide{max-width:960px}h2{font-size:1.15rem;margin:1.5rem 0 .25rem}h3{font-size:1rem;margin:.75rem 0 .25rem}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #e3e6ee}
-th{white-space:nowrap;font-weight:600}td code,pre{word-break:break-all;white-space:pre-wrap}pre{background:#f6f7fb;padding:.75rem;border-radius:8px;margin:0}`;
-
-/** A minimal hosted page (no scripts: the CSP allows none inline); `wide` for tables of data. */
+/**
+ * A hosted page: one card in the console's look (http/hosted.css), no scripts (the CSP allows
+ * none inline); `wide` for tables of data. `body` holds the page's one <h1>.
+ */
 export function hostedPage(title: string, body: string, opts: { wide?: boolean } = {}): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${STYLE}</style></head><body><main${opts.wide ? ' class="wide"' : ''}>${body}</main></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${HOSTED_STYLE}</style></head><body><main${opts.wide ? ' class="wide"' : ''}>${body}</main></body></html>`;
 }
 
 export function messagePage(title: string, detail: string, linkHref: string): string {
@@ -28,12 +24,45 @@ export function messagePage(title: string, detail: string, linkHref: string): st
 }
 
 /**
+ * The application a hosted sign-in is for, as its page shows it: the application of the OpenID
+ * Connect authorization request, or of the publishable key that came along. Its name and logo
+ * URL are the application's own settings: escaped wherever they are written.
+ */
+export type ApplicationBrand = { name: string; logoUrl: string | null };
+
+/** The side of the page that says who the sign-in is for: the application's logo, else its initial; svc's mark without one. */
+function brandMark(application: ApplicationBrand | undefined): string {
+  if (!application) {
+    return `<div class="brand"><img class="brand__logo" src="${FAVICON_PATH}" alt="" width="48" height="48"></div>`;
+  }
+  if (application.logoUrl) {
+    // No referrer: the logo's host learns nothing of the sign-in (the interaction's URL).
+    return `<div class="brand"><img class="brand__logo" src="${escapeHtml(application.logoUrl)}" alt="${escapeHtml(`${application.name} logo`)}" width="48" height="48" referrerpolicy="no-referrer" data-testid="application-logo"></div>`;
+  }
+  const initial = Array.from(application.name.trim())[0]?.toUpperCase() ?? '';
+  return `<div class="brand"><span class="brand__initial" aria-hidden="true">${escapeHtml(initial)}</span></div>`;
+}
+
+/**
+ * Answers a hosted page branded for `application`. Only a page that shows the application's
+ * logo (an https URL: checkLogoUrl) lets its CSP load https images; scripts and everything else
+ * stay as edge.ts set them.
+ */
+export function sendBrandedPage(res: Response, application: ApplicationBrand | undefined, html: string): void {
+  if (application?.logoUrl) {
+    allowHttpsImages(res);
+  }
+  res.type('html').send(html);
+}
+
+/**
  * /signin and /signup: an email form (the engine's password flow, with the email as login_hint)
- * and a social button. Branded with the application's name when a publishable key came along.
+ * and a social button, saying which application the person signs in to (its name and logo), or
+ * svc when none asked.
  */
 export function signInPage(opts: {
   intent: 'signin' | 'signup';
-  appName?: string;
+  application?: ApplicationBrand;
   returnTo?: string;
   publishableKey?: string;
   socialProvider: string;
@@ -59,8 +88,8 @@ export function signInPage(opts: {
     social.set('prompt', 'login');
   }
   const switchQuery = carried.size > 0 ? `?${escapeHtml(carried.toString())}` : '';
-  const heading = opts.intent === 'signup' ? 'Create your account' : 'Sign in';
-  const to = opts.appName ? ` to ${escapeHtml(opts.appName)}` : '';
+  const to = opts.application?.name ?? 'svc';
+  const heading = opts.intent === 'signup' ? `Sign up for ${to}` : `Sign in to ${to}`;
   const provider = escapeHtml(opts.socialProvider.charAt(0).toUpperCase() + opts.socialProvider.slice(1));
   const other =
     opts.intent === 'signup'
@@ -68,11 +97,31 @@ export function signInPage(opts: {
       : `<p class="muted">New here? <a href="/signup${switchQuery}" data-testid="switch-intent">Create an account</a></p>`;
   return hostedPage(
     heading,
-    `<h1 data-testid="hosted-heading">${heading}${to}</h1>
+    `${brandMark(opts.application)}<h1 data-testid="hosted-heading">${escapeHtml(heading)}</h1>
 <form method="get" action="/auth/login">${hidden}
 <label for="email">Email</label><input id="email" name="login_hint" type="email" autocomplete="email" required>
 <button type="submit" data-testid="continue-email">Continue with email</button></form>
 <a class="button secondary" data-testid="continue-social" href="/auth/login?${escapeHtml(social.toString())}">Continue with ${provider}</a>
 ${other}<p class="muted">Your password is entered at the identity provider, never here.</p>`,
+  );
+}
+
+/** The hosted organization choice of an authorization request: one button per organization (no scripts). */
+export function organizationPage(
+  action: string,
+  application: ApplicationBrand,
+  memberships: { organization: { id: string; name: string; slug: string; kind: string } }[],
+): string {
+  const buttons = memberships
+    .filter((m) => m.organization.kind === 'tenant')
+    .map(
+      (m) =>
+        `<button type="submit" name="organization" value="${escapeHtml(m.organization.id)}" data-testid="pick-organization" data-slug="${escapeHtml(m.organization.slug)}">${escapeHtml(m.organization.name)}</button>`,
+    )
+    .join('');
+  const name = escapeHtml(application.name);
+  return hostedPage(
+    'Choose an organization',
+    `${brandMark(application)}<h1 data-testid="hosted-heading">Continue to ${name} as</h1><form method="post" action="${escapeHtml(action)}">${buttons}</form><p class="muted">${name} will act for the organization you choose.</p>`,
   );
 }

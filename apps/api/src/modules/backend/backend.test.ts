@@ -38,7 +38,7 @@ async function check(authorization?: string) {
 
 describe('GET /v1/backend/application', () => {
   it('answers the application for its secret key, identified only by the prefix', async () => {
-    const app = await seedApplication(server.services.db);
+    const app = await seedApplication(server.services.db, { logoUrl: 'https://cdn.example.com/logo.png' });
     const { status, text } = await check(`Bearer ${app.secretKey}`);
     expect(status).toBe(200);
     const body = ZBackendApplicationResponse.parse(JSON.parse(text));
@@ -47,6 +47,7 @@ describe('GET /v1/backend/application', () => {
       id: app.application.id,
       slug: app.application.slug,
       name: app.application.name,
+      logoUrl: 'https://cdn.example.com/logo.png',
       status: 'active',
       secretKeyPrefix: app.secretKey.slice(0, 12),
     });

@@ -9,6 +9,7 @@ export function describeBackendApplication({ application, organization }: Applic
       id: application.id,
       slug: application.slug,
       name: application.name,
+      logoUrl: application.logoUrl,
       status: application.status,
       secretKeyPrefix: application.secretKeyPrefix,
     },

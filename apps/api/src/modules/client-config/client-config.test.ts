@@ -24,7 +24,10 @@ async function get(path: string, headers: Record<string, string> = {}, base = se
 
 describe('GET /v1/client/config', () => {
   it('answers the public config by header, with exactly the SPEC 2.5 oauth block', async () => {
-    const app = await seedApplication(server.services.db, { redirectUrls: ['https://app.example.com/after'] });
+    const app = await seedApplication(server.services.db, {
+      redirectUrls: ['https://app.example.com/after'],
+      logoUrl: 'https://cdn.example.com/logo.svg',
+    });
     const { status, body } = await get('/v1/client/config', { 'x-svc-publishable-key': app.publishableKey });
     expect(status).toBe(200);
     ZClientConfigResponse.parse(body);
@@ -32,6 +35,7 @@ describe('GET /v1/client/config', () => {
       id: app.application.id,
       slug: app.application.slug,
       name: app.application.name,
+      logoUrl: 'https://cdn.example.com/logo.svg',
       publishableKey: app.publishableKey,
       status: 'active',
     });

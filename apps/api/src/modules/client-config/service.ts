@@ -52,6 +52,7 @@ function buildClientConfig(config: Config, secretBox: SecretBox, resolved: Resol
       id: application.id,
       slug: application.slug,
       name: application.name,
+      logoUrl: application.logoUrl,
       publishableKey: application.publishableKey,
       status: application.status,
     },

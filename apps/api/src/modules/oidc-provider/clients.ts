@@ -39,7 +39,8 @@ export function isLoopbackOrigin(origin: string): boolean {
 /**
  * The client metadata of an application: client_id = the application's id, redirect_uris = its
  * redirect URLs (exact; same-origin paths in that list are for svc's hosted pages and are not
- * redirect URIs), post_logout_redirect_uris and backchannel_logout_uri from its logout settings.
+ * redirect URIs), post_logout_redirect_uris and backchannel_logout_uri from its logout settings,
+ * client_name and logo_uri from its name and logo.
  *
  * A confidential application authenticates with its `sk_live_` secret key (client_secret_basic,
  * or client_secret_post as the request chooses): svc stores only the key's SHA-256, which is the
@@ -74,6 +75,8 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
   return {
     client_id: application.id,
     client_name: application.name,
+    // Shown on the hosted sign-in of the client's authorization requests (routes.ts).
+    ...(application.logoUrl ? { logo_uri: application.logoUrl } : {}),
     application_type: 'web',
     redirect_uris: redirectUris.length > 0 ? redirectUris : [opts.tryCallbackUrl],
     post_logout_redirect_uris: application.postLogoutRedirectUrls.filter(isRedirectUri),

@@ -4,6 +4,7 @@ import { generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
+import { cspSources, expectHostedPage } from '../../../../../test/support/hosted-page.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
@@ -216,8 +217,64 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     });
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain(`Sign in to ${appName}`);
+    expect(expectHostedPage(html, 'interaction')).toBe(`Sign in to ${appName}`);
     expect(html).toContain(`name="return_to" value="${escapeHtml(location.pathname)}"`);
+    // No logo: its initial, and nothing loads from elsewhere.
+    expect(html).not.toContain('data-testid="application-logo"');
+    expect(cspSources(page, 'img-src')).toEqual(["'self'", 'data:']);
+  });
+
+  /** The hosted page an authorization request of `clientId` leads to, as an anonymous browser sees it. */
+  async function interactionPage(clientId: string): Promise<{ res: Response; html: string }> {
+    const res = await fetch(
+      authorizationUrl({
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        scope: 'openid',
+        state: 's',
+        ...(await pkce()),
+      }),
+      { redirect: 'manual' },
+    );
+    expect(res.status).toBe(303);
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const page = await fetch(new URL(res.headers.get('location') as string, server.url), { headers: { cookie } });
+    expect(page.status).toBe(200);
+    return { res: page, html: await page.text() };
+  }
+
+  it("the sign-in of an application's request shows its name and logo, HTML-escaped; only that page lets https images load", async () => {
+    const name = '<script>alert(document.cookie)</script> "Shop" & Co';
+    const app = await seedApplication(database.db, {
+      name,
+      logoUrl: 'https://cdn.example.com/shop/logo.png?v=2&size=96',
+      redirectUrls: [REDIRECT],
+      clientType: 'public',
+    });
+    const { res, html } = await interactionPage(app.application.id);
+    const escaped = '&#60;script&#62;alert(document.cookie)&#60;/script&#62; &#34;Shop&#34; &#38; Co';
+    expect(expectHostedPage(html, 'interaction')).toBe(`Sign in to ${escaped}`);
+    expect(html).not.toContain('<script');
+    expect(html).toContain(
+      `<img class="brand__logo" src="https://cdn.example.com/shop/logo.png?v=2&#38;size=96" alt="${escaped} logo" width="48" height="48" referrerpolicy="no-referrer" data-testid="application-logo">`,
+    );
+    expect(cspSources(res, 'img-src')).toEqual(["'self'", 'data:', 'https:']);
+    expect(cspSources(res, 'script-src')).toEqual(["'self'"]);
+
+    // The logo changes with the application (the client registry follows the row), and goes with it.
+    await database.sql`update applications set logo_url = null where id = ${app.application.id}`;
+    const deadline = Date.now() + 5_000;
+    let after = await interactionPage(app.application.id);
+    while (after.html.includes('application-logo') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await interactionPage(app.application.id);
+    }
+    expect(after.html).not.toContain('application-logo');
+    expect(cspSources(after.res, 'img-src')).toEqual(["'self'", 'data:']);
   });
 
   it('a public client without PKCE is refused (back to its registered redirect URI with an error)', async () => {

@@ -4,7 +4,7 @@ import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
-import { escapeHtml, hostedPage, messagePage, signInPage } from '../auth/pages.ts';
+import { type ApplicationBrand, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
 import { selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
 import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './provider.ts';
@@ -54,7 +54,9 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
     const here = `${INTERACTION_PATH}/${details.uid}`;
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
-    const appName = client?.clientName ?? 'the application';
+    // Which application the person signs in to: the client of the request (clients.ts gives it
+    // the application's name and logo).
+    const application: ApplicationBrand = { name: client?.clientName ?? 'the application', logoUrl: client?.logoUri ?? null };
     // Both pages below are forms whose answer can end on the application: the sign-in hand-off
     // when the engine still has a session (engine, svc's callback, back here, on to the
     // redirect_uri), the organization choice always. The origin is that of the redirect_uri the
@@ -68,10 +70,12 @@ export function oidcProviderRouter(services: AppServices): Router {
     const now = Math.floor(Date.now() / 1000);
     if (details.prompt.name === 'login') {
       const signIn = (reauthenticate = false) =>
-        res.type('html').send(
+        sendBrandedPage(
+          res,
+          application,
           signInPage({
             intent: 'signin',
-            appName,
+            application,
             returnTo: here,
             socialProvider: services.config.engine.socialProvider,
             reauthenticate,
@@ -122,7 +126,7 @@ export function oidcProviderRouter(services: AppServices): Router {
       const pick =
         scopes.includes('organization') && details.params.organization === undefined && selectableOrganizations(current).length > 1;
       if (pick) {
-        res.type('html').send(organizationPage(here, appName, current.memberships));
+        sendBrandedPage(res, application, organizationPage(here, application, current.memberships));
         return;
       }
       // prompt=consent (how an application asks for offline_access): nothing to ask.
@@ -239,23 +243,4 @@ export function oidcProviderRouter(services: AppServices): Router {
     next();
   });
   return router;
-}
-
-/** The hosted organization choice: one button per organization (no scripts). */
-function organizationPage(
-  action: string,
-  appName: string,
-  memberships: { organization: { id: string; name: string; slug: string; kind: string } }[],
-): string {
-  const buttons = memberships
-    .filter((m) => m.organization.kind === 'tenant')
-    .map(
-      (m) =>
-        `<button type="submit" name="organization" value="${escapeHtml(m.organization.id)}" data-testid="pick-organization" data-slug="${escapeHtml(m.organization.slug)}">${escapeHtml(m.organization.name)}</button>`,
-    )
-    .join('');
-  return hostedPage(
-    'Choose an organization',
-    `<h1 data-testid="hosted-heading">Continue to ${escapeHtml(appName)} as</h1><form method="post" action="${escapeHtml(action)}">${buttons}</form><p class="muted">${escapeHtml(appName)} will act for the organization you choose.</p>`,
-  );
 }

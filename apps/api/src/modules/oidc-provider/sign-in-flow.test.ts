@@ -7,6 +7,7 @@ import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, 
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
+import { cspSources, expectHostedPage } from '../../../../../test/support/hosted-page.ts';
 import { browseToRedirect, PEOPLE, type Person } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
@@ -333,6 +334,37 @@ describe('svc OpenID Provider: signing in to an application', () => {
       body: new URLSearchParams({ organization: (await seedApplication(database.db)).organization.id }).toString(),
     });
     expect(forged.status).toBe(400);
+  });
+
+  it('the organization choice names the application and shows its logo, HTML-escaped; only there may https images load', async () => {
+    const jar = new CookieJar();
+    await signIn(jar, {}, { person: 'social' });
+    const seeded = await seedApplication(database.db, {
+      name: '<b>Team</b> & "App"',
+      logoUrl: 'https://cdn.example.com/team.svg?a=1&b=2',
+      clientType: 'public',
+      redirectUrls: [APP_REDIRECT],
+    });
+    await database.sql`
+      insert into memberships (tenant_id, user_id, role_key)
+      select ${seeded.organization.id}, id, 'org_member' from users where email = 'social@svc.local'
+      on conflict do nothing`;
+    const appConfig = await oidc.discovery(new URL(server.url), seeded.application.id, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const started = await start({ scope: 'openid organization' }, { config: appConfig, redirectUri: APP_REDIRECT });
+    const interaction = new URL((await jar.fetch(started.url.href)).headers.get('location') as string, server.url).href;
+    const picker = await jar.fetch(interaction);
+    const html = await picker.text();
+    expect(html).toContain('pick-organization');
+    const escaped = '&#60;b&#62;Team&#60;/b&#62; &#38; &#34;App&#34;';
+    expect(expectHostedPage(html, 'picker')).toBe(`Continue to ${escaped} as`);
+    expect(html).not.toContain('<b>');
+    expect(html).toContain(
+      `<img class="brand__logo" src="https://cdn.example.com/team.svg?a=1&#38;b=2" alt="${escaped} logo" width="48" height="48" referrerpolicy="no-referrer" data-testid="application-logo">`,
+    );
+    expect(cspSources(picker, 'img-src')).toEqual(["'self'", 'data:', 'https:']);
+    expect(cspSources(picker, 'script-src')).toEqual(["'self'"]);
   });
 
   /** The sources of the form-action directive of a page's Content-Security-Policy. */

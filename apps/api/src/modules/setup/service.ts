@@ -26,6 +26,8 @@ export type AgentContextInput = {
     id: string;
     slug: string;
     name: string;
+    /** https URL of its logo (checked when stored); null for none. */
+    logoUrl: string | null;
     publishableKey: string;
     status: 'active' | 'disabled';
     redirectUrls: string[];
@@ -210,6 +212,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
         id: app.id,
         slug: app.slug,
         name: app.name,
+        logoUrl: app.logoUrl,
         publishableKey: app.publishableKey,
         status: app.status,
       },

@@ -21,6 +21,7 @@ function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
       id: 'app_01',
       slug: 'shop',
       name: 'Shop',
+      logoUrl: null,
       publishableKey: PK,
       status: 'active',
       redirectUrls: [],
@@ -324,7 +325,7 @@ describe('endpoints, service and oauth', () => {
   it('exposes only the public application view', () => {
     const ctx = buildAgentContext(input());
     expect(ctx.project).toEqual({
-      application: { id: 'app_01', slug: 'shop', name: 'Shop', publishableKey: PK, status: 'active' },
+      application: { id: 'app_01', slug: 'shop', name: 'Shop', logoUrl: null, publishableKey: PK, status: 'active' },
       organization: { slug: 'acme', name: 'Acme' },
       keyless: false,
     });

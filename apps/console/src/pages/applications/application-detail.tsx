@@ -15,7 +15,7 @@ type Props = {
   onRotated: (rotated: TApplicationWithSecret) => void | Promise<void>;
 };
 
-/** One application: its keys, settings (name, allowlists, production provider), status and secret rotation. */
+/** One application: its keys, settings (name, logo, allowlists, production provider), status and secret rotation. */
 export function ApplicationDetail({ id, organizationSlug, onClose, onRotated }: Props) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -215,6 +215,7 @@ function Copyable({ value, testId }: { value: string; testId: string }) {
 function formValues(application: TApplication) {
   return {
     name: application.name,
+    logoUrl: application.logoUrl ?? '',
     redirectUrls: application.redirectUrls.join('\n'),
     allowedOrigins: application.allowedOrigins.join('\n'),
     postLogoutRedirectUrls: application.postLogoutRedirectUrls.join('\n'),
@@ -249,6 +250,7 @@ function SettingsForm({
         id: application.id,
         organization_slug: organizationSlug,
         name: values.name,
+        logoUrl: values.logoUrl,
         redirectUrls: values.redirectUrls,
         allowedOrigins: values.allowedOrigins,
         postLogoutRedirectUrls: values.postLogoutRedirectUrls,
@@ -273,6 +275,16 @@ function SettingsForm({
         {errors.name && (
           <span className="form-field__error" data-testid="application-settings-name-error">
             {errors.name.message}
+          </span>
+        )}
+      </label>
+      <label className="form-field">
+        <span>Logo URL</span>
+        <span className="muted">Shown on hosted sign-in to this application: an https URL, at most 2,048 characters. Empty: none.</span>
+        <input placeholder="https://cdn.example.com/logo.png" data-testid="application-logo-url" {...form.register('logoUrl')} />
+        {errors.logoUrl && (
+          <span className="form-field__error" data-testid="application-logo-url-error">
+            {errors.logoUrl.message}
           </span>
         )}
       </label>

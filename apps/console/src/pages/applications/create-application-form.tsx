@@ -14,16 +14,16 @@ type Props = {
   onCreated: (created: TApplicationWithSecret) => void | Promise<void>;
 };
 
-/** Name and optional slug; allowlists and the OAuth provider are edited on the application. */
+/** Name, optional slug and logo; allowlists and the OAuth provider are edited on the application. */
 export function CreateApplicationForm({ organizationSlug, onCreated }: Props) {
   const trpc = useTRPC();
-  const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: { name: '', slug: '' } });
+  const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: { name: '', slug: '', logoUrl: '' } });
   const errors = form.formState.errors;
   const create = useMutation(trpc.applications.create.mutationOptions());
   const submit = form.handleSubmit(async (values) => {
     const created = await create.mutateAsync({ organization_slug: organizationSlug, ...values }).catch(() => undefined);
     if (created) {
-      form.reset({ name: '', slug: '' });
+      form.reset({ name: '', slug: '', logoUrl: '' });
       await onCreated(created);
     }
   });
@@ -52,6 +52,15 @@ export function CreateApplicationForm({ organizationSlug, onCreated }: Props) {
             {errors.slug && (
               <span className="form-field__error" data-testid="application-slug-error">
                 {errors.slug.message}
+              </span>
+            )}
+          </label>
+          <label className="form-field">
+            <span>Logo URL (optional)</span>
+            <input placeholder="https://cdn.example.com/logo.png" data-testid="application-logo-url-input" {...form.register('logoUrl')} />
+            {errors.logoUrl && (
+              <span className="form-field__error" data-testid="application-logo-url-error">
+                {errors.logoUrl.message}
               </span>
             )}
           </label>

@@ -1,0 +1,2 @@
+ALTER TABLE "applications" ADD COLUMN "logo_url" text;--> statement-breakpoint
+ALTER TABLE "applications" ADD CONSTRAINT "applications_logo_url_check" CHECK ("applications"."logo_url" is null or ("applications"."logo_url" like 'https://%' and length("applications"."logo_url") <= 2048));
