@@ -215,7 +215,14 @@ function exportPaths(): Record<string, unknown> {
             content: { 'application/json': {}, 'text/csv': {} },
           },
           ...errorResponses(
-            [...EVERY_OPERATION_CODES, 'malformed_request', ...AUTH_CODES.sessionOrApiKey, ...CONTROL_CODES, 'export_not_ready', 'export_failed'],
+            [
+              ...EVERY_OPERATION_CODES,
+              'malformed_request',
+              ...AUTH_CODES.sessionOrApiKey,
+              ...CONTROL_CODES,
+              'export_not_ready',
+              'export_failed',
+            ],
             {
               400: 'not an export id, a path that does not decode, or format is not json or csv',
               403: 'needs exports.create (and, for a person, org_admin)',
