@@ -56,10 +56,13 @@ describeInChromium('e2e: applications in the console', () => {
 
     // Create: the form validates with the contracts schema before anything is sent.
     await page.getByTestId('application-slug-input').fill('Not A Slug');
+    await page.getByTestId('application-logo-url-input').fill('http://cdn.example.com/logo.png');
     await page.getByTestId('application-create').click();
     await page.getByTestId('application-name-error').waitFor({ state: 'visible' });
     await page.getByTestId('application-slug-error').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('application-logo-url-error').textContent()).toMatch(/must be https/);
     await page.getByTestId('application-slug-input').fill('');
+    await page.getByTestId('application-logo-url-input').fill('https://cdn.example.com/storefront.svg');
     await page.getByTestId('application-name-input').fill('Storefront');
     await page.getByTestId('application-create').click();
 
@@ -94,6 +97,14 @@ describeInChromium('e2e: applications in the console', () => {
     await revealed.waitFor({ state: 'hidden' });
     expect(await page.content()).not.toContain(firstSecret);
 
+    // The logo given at creation, in client config and the settings; a credential in it is refused by the field.
+    expect((await clientConfig(publishableKey)).body.application.logoUrl).toBe('https://cdn.example.com/storefront.svg');
+    expect(await page.getByTestId('application-logo-url').inputValue()).toBe('https://cdn.example.com/storefront.svg');
+    await page.getByTestId('application-logo-url').fill('https://user@cdn.example.com/logo.png');
+    await page.getByTestId('application-save').click();
+    expect(await page.getByTestId('application-logo-url-error').textContent()).toMatch(/credentials/);
+    await page.getByTestId('application-logo-url').fill('');
+
     // Edit: a bad redirect URL is refused in the form; good ones are saved normalized and deduplicated.
     await page.getByTestId('application-redirect-urls').fill('http://app.example.com/callback');
     await page.getByTestId('application-save').click();
@@ -111,6 +122,8 @@ describeInChromium('e2e: applications in the console', () => {
     );
     const config = await clientConfig(publishableKey);
     expect(config.body.oauth.production.provider).toBe('github');
+    // The emptied logo field removed the logo.
+    expect(config.body.application.logoUrl).toBeNull();
     const context = await api(`/v1/setup/agent-context?publishable_key=${publishableKey}&framework=react`, {});
     expect(context.body.javascriptOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
     await saveScreenshot(page, 'console-applications-settings');
