@@ -96,7 +96,8 @@ export function DataTable<TRow extends RowData>({
     getRowId: (row) => rowId(row),
   });
   return (
-    <div className="table-scroll">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll a table wider than a phone (axe scrollable-region-focusable)
+    <section className="table-scroll" tabIndex={0} aria-label={label ?? 'Table'}>
       <table
         className="data-table data-table--fixed"
         data-testid={testId}
@@ -163,6 +164,6 @@ export function DataTable<TRow extends RowData>({
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }

@@ -200,9 +200,11 @@ function ListStates<TRow extends RowData>({
             minWidth={body.table.minWidth}
             busy={query.isPlaceholderData}
             testId={`${testId}-table`}
+            label={noun}
           />
         ) : (
-          <div className="table-scroll">
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll a table wider than a phone (axe scrollable-region-focusable)
+          <section className="table-scroll" tabIndex={0} aria-label={noun}>
             <table className="data-table" data-testid={`${testId}-table`} aria-busy={query.isPlaceholderData}>
               <thead>
                 <tr>
@@ -223,7 +225,7 @@ function ListStates<TRow extends RowData>({
                 ))}
               </tbody>
             </table>
-          </div>
+          </section>
         ))}
       {query.data && <Pager pager={pager} nextCursor={query.data.nextCursor} busy={query.isPlaceholderData} testId={`${testId}-pager`} />}
     </>
