@@ -39,7 +39,7 @@ import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } fro
 import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
-import type { BenchContext } from './support.ts';
+import { type BenchContext, processCpuMs } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
@@ -531,6 +531,12 @@ type Measurement = {
   errors: number;
   timeouts: number;
   durationSeconds: number;
+  /**
+   * CPU (user + system) the target server process spent per request during the measured run, in
+   * microseconds: steadier than req/s on a machine shared with other work, and comparable across
+   * runs and commits (the load generator's own CPU is not in it).
+   */
+  serverCpuUs: number;
 };
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -541,7 +547,13 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[index] as number;
 }
 
-function cannon(url: string, load: Load, keys: string[] | undefined, seconds: number, record: boolean): Promise<Measurement> {
+function cannon(
+  url: string,
+  load: Load,
+  keys: string[] | undefined,
+  seconds: number,
+  record: boolean,
+): Promise<Omit<Measurement, 'serverCpuUs'>> {
   let index = 0;
   const requests = keys
     ? [
@@ -597,11 +609,13 @@ function cannon(url: string, load: Load, keys: string[] | undefined, seconds: nu
   });
 }
 
-async function measure(url: string, load: Load, keys: string[] | undefined): Promise<Measurement> {
+async function measure(running: Running, load: Load, keys: string[] | undefined): Promise<Measurement> {
   if (WARMUP > 0) {
-    await cannon(url, load, keys, WARMUP, false);
+    await cannon(running.url, load, keys, WARMUP, false);
   }
-  return cannon(url, load, keys, DURATION, true);
+  const cpuBefore = processCpuMs(running.child.pid);
+  const m = await cannon(running.url, load, keys, DURATION, true);
+  return { ...m, serverCpuUs: ((processCpuMs(running.child.pid) - cpuBefore) * 1000) / Math.max(1, m.requests) };
 }
 
 /** One request before the load: the route answers 200 with the expected body. */
@@ -640,7 +654,8 @@ function bestOf(rounds: Measurement[]): Measurement {
   const byRps = [...rounds].sort((a, b) => b.rps - a.rps)[0] as Measurement;
   const lowestP99 = Math.min(...rounds.map((r) => r.p99));
   const lowestP50 = Math.min(...rounds.map((r) => r.p50));
-  return { ...byRps, p99: lowestP99, p50: lowestP50 };
+  const lowestCpu = Math.min(...rounds.map((r) => r.serverCpuUs));
+  return { ...byRps, p99: lowestP99, p50: lowestP50, serverCpuUs: lowestCpu };
 }
 
 /**
@@ -670,11 +685,11 @@ async function compare(
             throw new Error(`${target.label}: no keys to rotate over`);
           }
           await checkRoute(running.url, load, keys, expect, target.label);
-          const m = await measure(running.url, load, keys);
+          const m = await measure(running, load, keys);
           (comparisons[loadIndex] as Comparison).sides[sideIndex]?.rounds.push(m);
           log(
             `  ${scenario.padEnd(20)} round ${round} ${target.label.padEnd(22)} ${load.label.padEnd(22)} ` +
-              `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms` +
+              `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms  server ${fmt(m.serverCpuUs, 0).padStart(4)} us CPU/req` +
               (m.non2xx + m.errors + m.timeouts > 0 ? `  (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''),
           );
         }
@@ -716,11 +731,11 @@ async function compareRoutes(
         const { load, expect } = routes[sideIndex] as (typeof routes)[number];
         const keys = load.rotate ? target.rotateKeys : undefined;
         await checkRoute(running.url, load, keys, expect, target.label);
-        const m = await measure(running.url, load, keys);
+        const m = await measure(running, load, keys);
         comparison.sides[sideIndex]?.rounds.push(m);
         log(
           `  ${scenario.padEnd(20)} round ${round} ${load.label.padEnd(45)} ` +
-            `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms` +
+            `${fmt(m.rps, 0).padStart(7)} req/s  p99 ${fmt(m.p99, 2).padStart(6)} ms  server ${fmt(m.serverCpuUs, 0).padStart(4)} us CPU/req` +
             (m.non2xx + m.errors + m.timeouts > 0 ? `  (non-2xx ${m.non2xx}, errors ${m.errors}, timeouts ${m.timeouts})` : ''),
         );
       }
@@ -769,6 +784,7 @@ function printTable(comparisons: Comparison[]): void {
     'max ms'.padStart(8),
     'non-2xx/err'.padStart(12),
     'ratio'.padStart(7),
+    'us CPU/req'.padStart(11),
   ].join(' ');
   log('');
   log(header);
@@ -792,6 +808,7 @@ function printTable(comparisons: Comparison[]): void {
           fmt(m.max, 1).padStart(8),
           String(side.rounds.reduce((s, r) => s + failures(r), 0)).padStart(12),
           ratio.padStart(7),
+          fmt(m.serverCpuUs, 0).padStart(11),
         ].join(' '),
       );
     }
