@@ -21,9 +21,11 @@ export function asAppError(error: unknown): AppError | undefined {
   return undefined;
 }
 
-/** Writes a JSON answer on a plain Node response (Express responses are Node responses too). */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const json = JSON.stringify(body);
+/**
+ * Writes a JSON answer on a plain Node response (Express responses are Node responses too);
+ * `json` is the body already serialized, when the caller keeps it.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, json = JSON.stringify(body)): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));

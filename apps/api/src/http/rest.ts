@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server';
 import type { AppServices, RequestContext } from '../context.ts';
+import { type CompiledProcedure, callProcedure, compileProcedure, type ProcedureDef } from '../trpc/call.ts';
 import { classifyError } from '../trpc/errors.ts';
 import type { Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -14,22 +15,12 @@ import { answerBodyRefusal, readJsonBody } from './json-body.ts';
 /** The REST base path every procedure's `openapi.path` is under. */
 const REST_BASE = '/v1';
 
-type Procedure = {
-  (opts: {
-    ctx: RequestContext;
-    getRawInput: () => Promise<unknown>;
-    path: string;
-    type: 'query' | 'mutation';
-    signal: undefined;
-    batchIndex: number;
-  }): Promise<unknown>;
-  _def: { type: 'query' | 'mutation' | 'subscription'; meta?: Meta; inputs: { _zod?: { def?: { type?: string } } }[] };
-};
+type Procedure = { _def: ProcedureDef & { inputs: { _zod?: { def?: { type?: string } } }[] } };
 
 type Operation = {
   /** The procedure's router path (`tenants.get`), as /trpc names it. */
   path: string;
-  procedure: Procedure;
+  procedure: CompiledProcedure;
   meta: Meta;
   /** The procedure takes no input (`z.void()`): the query string is not read. */
   voidInput: boolean;
@@ -68,7 +59,7 @@ function routeTable() {
     const [input] = procedure._def.inputs;
     const operation: Operation = {
       path,
-      procedure,
+      procedure: compileProcedure(path, procedure._def),
       meta,
       voidInput: VOID_TYPES.has(input?._zod?.def?.type ?? ''),
       readsBody: method !== 'GET' && method !== 'DELETE',
@@ -109,6 +100,24 @@ function successStatusOf(meta: Meta, data: unknown): number {
     return 200;
   }
   return meta.successStatus ?? 200;
+}
+
+/**
+ * Serialized answers by identity, for frozen answers only (a frozen answer cannot change under
+ * its JSON): client config answers the same checked object per cached application.
+ */
+const serialized = new WeakMap<object, string>();
+
+function jsonOf(data: unknown): string {
+  if (typeof data !== 'object' || data === null || !Object.isFrozen(data)) {
+    return JSON.stringify(data);
+  }
+  let json = serialized.get(data);
+  if (json === undefined) {
+    json = JSON.stringify(data);
+    serialized.set(data, json);
+  }
+  return json;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -178,14 +187,7 @@ export function createRestAdapter(services: AppServices, edge: Edge): (req: Inco
       input = { ...query, ...pathInput };
     }
     const ctx: RequestContext = { services, req, res, requestId: (req as { id?: string }).id ?? 'unknown' };
-    const data = await operation.procedure({
-      ctx,
-      getRawInput: async () => input,
-      path: operation.path,
-      type: operation.procedure._def.type as 'query' | 'mutation',
-      signal: undefined,
-      batchIndex: 0,
-    });
+    const data = await callProcedure(operation.procedure, operation.path, ctx, input);
     if (operation.meta.answer) {
       operation.meta.answer(req, res, data);
       return;
@@ -195,7 +197,7 @@ export function createRestAdapter(services: AppServices, edge: Edge): (req: Inco
       res.end();
       return;
     }
-    sendJson(res, successStatusOf(operation.meta, data), data);
+    sendJson(res, successStatusOf(operation.meta, data), data, jsonOf(data));
   }
 
   return (req, res) => {

@@ -11,13 +11,13 @@ import { type GateCall, subscriptionGuard } from './subscription-gate.ts';
 export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishableKey' }).use(async ({ ctx, getRawInput, next }) => {
   const raw = ((await getRawInput()) ?? {}) as { publishable_key?: unknown; keyless?: unknown };
   const resolved = await resolvePublishableKeyFromRequest(ctx.services, ctx.req.headers, raw);
-  return next({ ctx: { ...ctx, resolved } });
+  return next({ ctx: { resolved } });
 });
 
 /** Procedures authenticated by an application secret key. */
 export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).use(async ({ ctx, next }) => {
   const found = await resolveSecretKey(ctx.services, ctx.req.headers.authorization);
-  return next({ ctx: { ...ctx, application: found } });
+  return next({ ctx: { application: found } });
 });
 
 /** Procedures for a signed-in browser (the HttpOnly session cookie); anonymous gets 401. */
@@ -26,7 +26,7 @@ export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(as
   if (!current) {
     throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
   }
-  return next({ ctx: { ...ctx, current, session: current.session, user: current.user } });
+  return next({ ctx: { current, session: current.session, user: current.user } });
 });
 
 /**
@@ -39,7 +39,7 @@ const authenticatedControlProcedure = publicProcedure.meta({ auth: 'sessionOrApi
   if (!principal) {
     throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
   }
-  return next({ ctx: { ...ctx, principal, request: requestMetaOf(ctx.req, ctx.services.clientIp, ctx.requestId) } });
+  return next({ ctx: { principal, request: requestMetaOf(ctx.req, ctx.services.clientIp, ctx.requestId) } });
 });
 
 /**

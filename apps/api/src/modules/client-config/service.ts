@@ -25,7 +25,8 @@ const answers = new WeakMap<ResolvedApplication['found'], { keyless?: TClientCon
 
 /**
  * GET /v1/client/config's answer, built once per cached application row and key kind: the hottest
- * route answers from memory what it would build the same way each time.
+ * route answers from memory what it would build the same way each time. Frozen, so the /v1
+ * adapter checks it against the output schema and serializes it once (trpc/call.ts, http/rest.ts).
  */
 export function clientConfigOf(config: Config, secretBox: SecretBox, resolved: ResolvedApplication): TClientConfigResponse {
   let built = answers.get(resolved.found);
@@ -34,8 +35,18 @@ export function clientConfigOf(config: Config, secretBox: SecretBox, resolved: R
     answers.set(resolved.found, built);
   }
   const kind = resolved.keyless ? 'keyless' : 'keyed';
-  built[kind] ??= buildClientConfig(config, secretBox, resolved);
+  built[kind] ??= deepFreeze(buildClientConfig(config, secretBox, resolved));
   return built[kind];
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) {
+      deepFreeze(inner);
+    }
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /**
