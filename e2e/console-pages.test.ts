@@ -416,6 +416,10 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     who['platform-admin'] = await signedIn('platform-admin', DEMO_ADMIN);
     timings.startMs = Date.now() - started;
     seeded = await seed(who['tenant-admin'].page, who['platform-admin'].page);
+    // The platform admin's console read `me` (its own workspace) at sign-in; it acts in the one the
+    // seed switched it to from here on, whichever of its pages a run checks first.
+    await who['platform-admin'].page.goto(`${CONSOLE}/`);
+    await who['platform-admin'].page.getByTestId('console-shell').waitFor({ state: 'visible' });
     timings.seedMs = Date.now() - started - timings.startMs;
   }, 240_000);
 

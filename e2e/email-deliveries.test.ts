@@ -83,12 +83,18 @@ describeInChromium('e2e: console email deliveries', () => {
     // Nothing is sent until someone processes it.
     expect(smtp.received).toHaveLength(0);
 
-    await page.getByTestId('email-process').click();
+    // The waiting email's row menu: "Send now" attempts this one at once.
+    await row.getByRole('button', { name: 'Actions for the email to new.colleague@example.com' }).click();
+    const menu = page.getByRole('menu');
+    await menu.waitFor({ state: 'visible' });
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Send now']);
+    await menu.getByRole('menuitem', { name: 'Send now' }).click();
     await page.getByTestId('email-process-result').waitFor({ state: 'visible' });
     expect(await page.getByTestId('email-process-summary').textContent()).toBe('1 attempted: 1 sent, 0 will be retried, 0 failed.');
     await page.locator('[data-testid="email-delivery-row"][data-status="sent"]').waitFor({ state: 'visible' });
     expect(await row.getByTestId('email-delivery-attempts').textContent()).toBe('1');
-    expect(await row.getByTestId('email-delivery-send-now').count()).toBe(0);
+    // Sent: nothing left to do with it, so no menu.
+    expect(await row.getByTestId('email-delivery-actions').count()).toBe(0);
 
     const [email] = await smtp.waitFor(1);
     expect(email?.to).toEqual(['new.colleague@example.com']);

@@ -71,11 +71,24 @@ describeInChromium('e2e: console exports', () => {
       await sql.end();
     }
 
-    await page.getByTestId('export-format').selectOption('csv');
-    await page.getByTestId('export-create').click();
-    await page.getByTestId('export-created').waitFor({ state: 'visible' });
+    // The empty list's button opens the same dialog as the header's; the format from the styled select.
+    await page.getByTestId('exports-empty').getByRole('button', { name: 'Create export' }).click();
+    const dialog = page.getByTestId('export-create');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.getByRole('combobox', { name: 'Format' }).textContent()).toContain('JSON');
+    await dialog.getByRole('combobox', { name: 'Format' }).click();
+    await page.getByRole('option', { name: /^CSV/ }).click();
+    expect(await dialog.getByRole('combobox', { name: 'Format' }).textContent()).toContain('CSV');
+    await dialog.getByRole('button', { name: 'Create export' }).click();
+    await dialog.waitFor({ state: 'detached' });
     const row = page.getByTestId('export-row').first();
     await row.waitFor({ state: 'visible' });
+    const exportId = (await row.getAttribute('data-export-id')) ?? '';
+    expect(exportId).toMatch(/^exp_[0-9A-Za-z]{20}$/);
+    // The queued export is named in the toast, and the row is the CSV one.
+    await page.getByText(`Export ${exportId} queued`).waitFor({ state: 'visible' });
+    expect(await row.locator('td').nth(1).textContent()).toBe('CSV');
+    expect(await page.getByTestId('export-row').count()).toBe(1);
     // The page polls while the worker builds it.
     await page.locator('[data-testid="export-row"][data-status="completed"]').waitFor({ state: 'visible' });
     expect(await row.getByTestId('export-status').textContent()).toBe('completed');
@@ -84,8 +97,6 @@ describeInChromium('e2e: console exports', () => {
     // Every section the file holds is listed, those added since the page was written included.
     expect(await row.getByTestId('export-contents').textContent()).toMatch(/\d+ invitations?\b/);
     expect(await row.getByTestId('export-contents').textContent()).toMatch(/\d+ sessions?\b/);
-    const exportId = (await row.getAttribute('data-export-id')) ?? '';
-    expect(exportId).toMatch(/^exp_[0-9A-Za-z]{20}$/);
     await saveScreenshot(page, 'console-exports');
 
     const [csvDownload] = await Promise.all([page.waitForEvent('download'), row.getByTestId('export-download').click()]);

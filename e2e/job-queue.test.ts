@@ -87,6 +87,23 @@ describeInChromium('e2e: console job queue', () => {
     expect(await lockedRow.textContent()).toContain('worker-e2e');
     expect(await lockedRow.textContent()).toContain('e2e:stuck');
 
+    // The task filter applies as soon as a task is picked: the failures and locked jobs of that task only.
+    const filter = page.getByRole('combobox', { name: 'Failures and locked jobs of' });
+    expect(await filter.textContent()).toContain('Every task');
+    await filter.click();
+    await page.getByRole('option', { name: 'e2e:stuck' }).click();
+    await page.getByTestId('job-queue-failures').getByText('No failed jobs of this task.').waitFor({ state: 'visible' });
+    expect(await lockedRow.count()).toBe(1);
+    await filter.click();
+    await page.getByRole('option', { name: 'e2e:failing' }).click();
+    await page.getByTestId('job-queue-locked').getByText('No job of this task is locked.').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('job-queue-failure-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-task')))).toEqual([
+      'e2e:failing',
+    ]);
+    await filter.click();
+    await page.getByRole('option', { name: 'Every task' }).click();
+    await lockedRow.waitFor({ state: 'visible' });
+
     await page.getByTestId('job-queue-refresh').click();
     await page.getByRole('button', { name: 'Refresh' }).waitFor({ state: 'visible' });
     expect(await page.getByTestId('error-panel').count()).toBe(0);

@@ -1,4 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
+
+/** The console's accent in its light scheme, read from the one token list the hosted pages inline. */
+const CONSOLE_ACCENT = /--accent: (#[0-9a-f]{6});/.exec(
+  readFileSync(new URL('../../apps/console/src/tokens.css', import.meta.url), 'utf8'),
+)?.[1];
 
 /** The sources of one directive of a response's Content-Security-Policy (empty when it has none). */
 export function cspSources(res: Response, name: string): string[] {
@@ -18,8 +24,8 @@ export function expectHostedPage(html: string, where: string): string {
   expect(html.match(/<main[\s>]/g), where).toHaveLength(1);
   const headings = [...html.matchAll(/<h1[^>]*>([\s\S]*?)<\/h1>/g)];
   expect(headings, where).toHaveLength(1);
-  // The console's tokens (apps/console/src/styles.css), a dark scheme, a visible focus ring.
-  expect(html, where).toContain('--accent: #3b5bdb;');
+  // The console's own tokens (apps/console/src/tokens.css, the one list), a dark scheme, a visible focus ring.
+  expect(html, where).toContain(`--accent: ${CONSOLE_ACCENT};`);
   expect(html, where).toContain('--surface: #ffffff;');
   expect(html, where).toContain('@media (prefers-color-scheme: dark)');
   expect(html, where).toMatch(/:focus-visible \{ outline: 2px solid var\(--accent\);/);

@@ -1,12 +1,16 @@
 import type { TEmailDelivery, TEmailDeliveryStatus, TProcessEmailDeliveriesResponse } from '@svc/contracts/email-deliveries';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
+import { columnHelper } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
+import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -20,14 +24,92 @@ const NOT_SENT_REASONS: Record<string, string> = {
   invitation_expired: 'not sent: the invitation expired',
 };
 
-const when = (iso: string | null) =>
-  iso ? (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleString()}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
+const column = columnHelper<TEmailDelivery>();
+
+/**
+ * The list's columns: the recipient takes what the sized columns leave (whole on hover), times are
+ * relative (exact on hover), "Send now" is in the row's menu while the email waits.
+ */
+function deliveryColumns(busy: boolean, onSendNow: (delivery: TEmailDelivery) => Promise<unknown>) {
+  return column.columns([
+    column.accessor('recipient', {
+      header: 'Recipient',
+      sortFn: 'text',
+      meta: { width: '15rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="recipient" testId="email-delivery-recipient" />,
+    }),
+    column.accessor('subject', {
+      header: 'Subject',
+      sortFn: 'text',
+      cell: (info) => {
+        const role = info.row.original.metadata.roleKey;
+        const title = role ? `${info.getValue()} (role ${role})` : info.getValue();
+        return <span title={title}>{info.getValue()}</span>;
+      },
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7rem' },
+      cell: (info) => {
+        const delivery = info.row.original;
+        const reason = delivery.metadata.notSentReason ? NOT_SENT_REASONS[delivery.metadata.notSentReason] : undefined;
+        return (
+          <span
+            className={`pill ${delivery.status === 'sent' ? 'pill--on' : 'pill--off'}`}
+            data-testid="email-delivery-status"
+            title={reason}
+          >
+            {info.getValue()}
+          </span>
+        );
+      },
+    }),
+    column.accessor('attemptCount', {
+      header: 'Attempts',
+      sortFn: 'basic',
+      meta: { width: '6rem', align: 'end' },
+      cell: (info) => <span data-testid="email-delivery-attempts">{info.getValue()}</span>,
+    }),
+    column.accessor('lastAttemptAt', {
+      header: 'Last attempt',
+      sortFn: 'text',
+      meta: { width: '8rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor((delivery) => (delivery.status === 'sent' ? delivery.sentAt : delivery.nextAttemptAt), {
+      id: 'next',
+      header: 'Next / sent',
+      sortFn: 'text',
+      meta: { width: '8rem', description: 'When a waiting email is next tried; when a sent one went out' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor('createdAt', {
+      header: 'Created',
+      sortFn: 'text',
+      meta: { width: '8rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => {
+        const delivery = info.row.original;
+        if (delivery.status !== 'pending' && delivery.status !== 'retrying') {
+          return null;
+        }
+        return (
+          <RowActions
+            name={`the email to ${delivery.recipient}`}
+            testId="email-delivery-actions"
+            actions={[{ label: 'Send now', testId: 'email-delivery-send-now', disabled: busy, onSelect: () => void onSendNow(delivery) }]}
+          />
+        );
+      },
+    }),
+  ]);
+}
 
 /**
  * The organization's invitation emails (org admins): who, what, where each one stands. The body
@@ -56,6 +138,10 @@ export function EmailDeliveriesPage() {
     pager.reset();
   };
   const run = (ids?: string[]) => processing.mutateAsync({ organization_slug: slug, ...(ids ? { ids } : {}) }).catch(() => undefined);
+  const busy = processing.isPending;
+  // Rebuilt only when "busy" flips: the menu's item waits while a run is under way.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `run` reads the slug, which the page's key changes with
+  const columns = useMemo(() => deliveryColumns(busy, (delivery) => run([delivery.id])), [busy, slug]);
 
   return (
     <div data-testid="page-email-deliveries">
@@ -96,46 +182,19 @@ export function EmailDeliveriesPage() {
             <StatusFilter testId="email-deliveries-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
           </form>
         )}
-        columns={['Recipient', 'Subject', 'Status', 'Attempts', 'Last attempt', 'Next attempt / sent', 'Created', '']}
         rowKey={(delivery) => delivery.id}
-        row={(delivery) => <DeliveryRow delivery={delivery} busy={processing.isPending} onSendNow={() => void run([delivery.id])} />}
+        table={{
+          columns,
+          rowAttributes: (delivery) => ({
+            'data-testid': 'email-delivery-row',
+            'data-delivery-id': delivery.id,
+            'data-recipient': delivery.recipient,
+            'data-status': delivery.status,
+          }),
+          minWidth: '68rem',
+        }}
       />
     </div>
-  );
-}
-
-function DeliveryRow({ delivery, busy, onSendNow }: { delivery: TEmailDelivery; busy: boolean; onSendNow: () => void }) {
-  const waiting = delivery.status === 'pending' || delivery.status === 'retrying';
-  const reason = delivery.metadata.notSentReason ? NOT_SENT_REASONS[delivery.metadata.notSentReason] : undefined;
-  return (
-    <tr data-testid="email-delivery-row" data-delivery-id={delivery.id} data-recipient={delivery.recipient} data-status={delivery.status}>
-      <td data-testid="email-delivery-recipient">{delivery.recipient}</td>
-      <td>
-        {delivery.subject}
-        {delivery.metadata.roleKey && (
-          <div className="muted">
-            role <code>{delivery.metadata.roleKey}</code>
-          </div>
-        )}
-      </td>
-      <td>
-        <span className={`pill ${delivery.status === 'sent' ? 'pill--on' : 'pill--off'}`} data-testid="email-delivery-status">
-          {delivery.status}
-        </span>
-        {reason && <div className="muted">{reason}</div>}
-      </td>
-      <td data-testid="email-delivery-attempts">{delivery.attemptCount}</td>
-      <td>{when(delivery.lastAttemptAt)}</td>
-      <td>{delivery.status === 'sent' ? when(delivery.sentAt) : when(delivery.nextAttemptAt)}</td>
-      <td>{when(delivery.createdAt)}</td>
-      <td>
-        {waiting && (
-          <button type="button" className="button" disabled={busy} onClick={onSendNow} data-testid="email-delivery-send-now">
-            Send now
-          </button>
-        )}
-      </td>
-    </tr>
   );
 }
 

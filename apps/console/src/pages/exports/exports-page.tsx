@@ -1,21 +1,21 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { type TExport, ZCreateExportRequest } from '@svc/contracts/exports';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useForm } from 'react-hook-form';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import type { TExport } from '@svc/contracts/exports';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { toast } from 'sonner';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
+import { CreateExportDialog } from './create-export-dialog.tsx';
 
 const PAGE_SIZE = 20;
 /** While an export is pending or running, the list is read again this often. */
 const POLL_MS = 1_000;
 
-const ZExportForm = ZCreateExportRequest.pick({ format: true });
-
-/** The counts worth a glance, in the export's own words: [key, one, many]. */
 /**
  * A section key of the export (`usageEvents`, `apiKeys`; the server's EXPORT_SECTIONS are the one
  * list, and `counts` holds every one of them) in words: "3 usage events", "1 API key".
@@ -29,17 +29,113 @@ function sectionCount(key: string, n: number): string {
   return `${n.toLocaleString()} ${words}`;
 }
 
-const when = (iso: string | null) =>
-  iso ? (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleString()}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
-
 /** `/v1/exports/{id}/download`, as the browser reaches it (same origin, session cookie). */
 const downloadHref = (id: string, format?: 'json' | 'csv') => `/v1/exports/${id}/download${format ? `?format=${format}` : ''}`;
+
+const column = columnHelper<TExport>();
+
+/**
+ * The list's columns: the export id as an Identifier, times relative (exact on hover), the
+ * contents in the server's own counts (whole on hover), the download links last.
+ */
+const COLUMNS = column.columns([
+  column.accessor('id', {
+    header: 'Export',
+    enableSorting: false,
+    meta: { width: '10rem' },
+    cell: (info) => <Identifier value={info.getValue()} label="export id" testId="export-id" />,
+  }),
+  column.accessor('format', {
+    header: 'Format',
+    sortFn: 'text',
+    meta: { width: '6rem' },
+    cell: (info) => info.getValue().toUpperCase(),
+  }),
+  column.accessor('status', {
+    header: 'Status',
+    sortFn: 'text',
+    meta: { width: '8rem' },
+    cell: (info) => {
+      const item = info.row.original;
+      return (
+        <span
+          className={`pill ${item.status === 'completed' ? 'pill--on' : 'pill--off'}`}
+          data-testid="export-status"
+          title={item.error ?? undefined}
+        >
+          {item.status}
+        </span>
+      );
+    },
+  }),
+  column.display({
+    id: 'contents',
+    header: 'Contents',
+    cell: (info) => {
+      const item = info.row.original;
+      if (item.status === 'failed') {
+        return (
+          <span className="muted" data-testid="export-error" title={item.error ?? undefined}>
+            {item.error ?? 'failed'}
+          </span>
+        );
+      }
+      const summary = Object.entries(item.counts)
+        .map(([key, n]) => sectionCount(key, n))
+        .join(' · ');
+      const text = item.status === 'completed' ? summary || 'nothing yet' : '—';
+      return (
+        <span data-testid="export-contents" title={text}>
+          {text}
+        </span>
+      );
+    },
+  }),
+  column.accessor('createdAt', {
+    header: 'Requested',
+    sortFn: 'text',
+    meta: { width: '8rem' },
+    cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+  }),
+  column.accessor('asOf', {
+    header: 'Snapshot as of',
+    sortFn: 'text',
+    meta: { width: '8rem', description: 'The moment the worker read the data' },
+    cell: (info) => <When at={info.row.original.status === 'completed' ? info.getValue() : null} empty="—" format="relative" />,
+  }),
+  column.display({
+    id: 'download',
+    header: 'Download',
+    meta: { width: '9rem' },
+    cell: (info) => {
+      const item = info.row.original;
+      if (item.status !== 'completed') {
+        return <span className="muted">{item.status === 'failed' ? 'create a new one' : 'when completed'}</span>;
+      }
+      const other = item.format === 'json' ? 'csv' : 'json';
+      return (
+        <span className="download-links">
+          <a
+            href={downloadHref(item.id)}
+            download
+            data-testid="export-download"
+            aria-label={`Download ${item.id} as ${item.format.toUpperCase()}`}
+          >
+            {item.format.toUpperCase()}
+          </a>
+          <a
+            href={downloadHref(item.id, other)}
+            download
+            data-testid="export-download-other"
+            aria-label={`Download ${item.id} as ${other.toUpperCase()}`}
+          >
+            {other.toUpperCase()}
+          </a>
+        </span>
+      );
+    },
+  }),
+]);
 
 /**
  * The organization's exports (org admins): create one as JSON or CSV, watch it go from pending
@@ -51,21 +147,12 @@ export function ExportsPage() {
   const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
+  const [creating, setCreating] = useState(false);
   const slug = active.organization?.slug;
   const exports = useQuery({
     ...trpc.exports.list.queryOptions({ organization_slug: slug, limit: PAGE_SIZE, cursor: pager.cursor }, { enabled: slug !== undefined }),
     placeholderData: keepPreviousData,
     refetchInterval: (query) => (query.state.data?.data.some((e) => e.status === 'pending' || e.status === 'running') ? POLL_MS : false),
-  });
-  const form = useForm({ resolver: zodResolver(ZExportForm), defaultValues: { format: 'json' as const } });
-  const create = useMutation(
-    trpc.exports.create.mutationOptions({
-      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.exports.list.queryKey() }),
-    }),
-  );
-  const submit = form.handleSubmit(async (values) => {
-    pager.reset();
-    await create.mutateAsync({ organization_slug: slug, format: values.format }).catch(() => undefined);
   });
 
   return (
@@ -73,6 +160,21 @@ export function ExportsPage() {
       <PageHeader
         title="Exports"
         description={`A snapshot of everything ${active.organization ? active.organization.name : 'this workspace'} owns: members, roles, invitations, applications, API keys, webhooks, sessions, the audit log, billing handoff and every usage event. Secrets (keys, token hashes, signing secrets, ciphertexts) are never included.`}
+        actions={
+          slug !== undefined && (
+            <CreateExportDialog
+              organizationSlug={slug}
+              open={creating}
+              onOpenChange={setCreating}
+              onCreated={async (created) => {
+                toast.success(`Export ${created.export.id} queued: it can be downloaded here once completed.`);
+                // The new export is the newest: show the first page.
+                pager.reset();
+                await queryClient.invalidateQueries({ queryKey: trpc.exports.list.pathKey() });
+              }}
+            />
+          )
+        }
       />
       <ListPage
         testId="exports"
@@ -82,76 +184,16 @@ export function ExportsPage() {
         pager={pager}
         empty={{
           title: 'No exports yet.',
-          next: 'Create one above: the worker builds it, and it can be downloaded here once completed.',
-          action: { label: 'Create export', onClick: () => void submit() },
+          next: 'Create one: the worker builds it, and it can be downloaded here once completed.',
+          action: { label: 'Create export', onClick: () => setCreating(true) },
         }}
-        above={() => (
-          <section className="panel" data-testid="export-create-panel">
-            <h2 className="panel__title">New export</h2>
-            <form className="form-row" onSubmit={submit} noValidate data-testid="export-form">
-              <label className="form-field">
-                <span>Format</span>
-                <select data-testid="export-format" {...form.register('format')}>
-                  <option value="json">JSON (one document)</option>
-                  <option value="csv">CSV (one row per record, spreadsheet-safe)</option>
-                </select>
-              </label>
-              <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="export-create">
-                {create.isPending ? 'Requesting…' : 'Create export'}
-              </button>
-            </form>
-            {create.isSuccess && (
-              <p className="muted" role="status" data-testid="export-created">
-                Export <code>{create.data.export.id}</code> is queued: it appears below and can be downloaded once completed.
-              </p>
-            )}
-            {create.isError && <ErrorPanel error={create.error} title="Could not create the export" />}
-          </section>
-        )}
-        columns={['Export', 'Format', 'Status', 'Contents', 'Requested', 'Snapshot as of', 'Download']}
         rowKey={(item) => item.id}
-        row={(item) => <ExportRow item={item} />}
+        table={{
+          columns: COLUMNS,
+          rowAttributes: (item) => ({ 'data-testid': 'export-row', 'data-export-id': item.id, 'data-status': item.status }),
+          minWidth: '60rem',
+        }}
       />
     </div>
-  );
-}
-
-function ExportRow({ item }: { item: TExport }) {
-  const other = item.format === 'json' ? 'csv' : 'json';
-  const summary = Object.entries(item.counts).map(([key, n]) => sectionCount(key, n));
-  return (
-    <tr data-testid="export-row" data-export-id={item.id} data-status={item.status}>
-      <td>
-        <code>{item.id}</code>
-      </td>
-      <td>{item.format.toUpperCase()}</td>
-      <td>
-        <span className={`pill ${item.status === 'completed' ? 'pill--on' : 'pill--off'}`} data-testid="export-status">
-          {item.status}
-        </span>
-        {item.error && (
-          <div className="muted" data-testid="export-error">
-            {item.error}
-          </div>
-        )}
-      </td>
-      <td data-testid="export-contents">{item.status === 'completed' ? summary.join(' · ') || 'nothing yet' : '—'}</td>
-      <td>{when(item.createdAt)}</td>
-      <td>{item.status === 'completed' ? when(item.asOf) : <span className="muted">—</span>}</td>
-      <td>
-        {item.status === 'completed' ? (
-          <span style={{ display: 'inline-flex', gap: 12, whiteSpace: 'nowrap' }}>
-            <a href={downloadHref(item.id)} download data-testid="export-download">
-              Download {item.format.toUpperCase()}
-            </a>
-            <a href={downloadHref(item.id, other)} download data-testid="export-download-other">
-              as {other.toUpperCase()}
-            </a>
-          </span>
-        ) : (
-          <span className="muted">{item.status === 'failed' ? 'create a new export' : 'when completed'}</span>
-        )}
-      </td>
-    </tr>
   );
 }

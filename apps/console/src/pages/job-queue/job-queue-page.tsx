@@ -1,7 +1,13 @@
-import type { TJobQueueFailure, TJobQueueLockedJob, TJobQueueOverview } from '@svc/contracts/job-queue';
+import type { TJobQueueFailure, TJobQueueLockedJob, TJobQueueOverview, TJobQueueTaskCounts } from '@svc/contracts/job-queue';
 import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { columnHelper, DataTable } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useTRPC } from '../../trpc.ts';
 
 /** 75 -> "1m 15s"; ages of jobs, from the database's clock. */
@@ -19,13 +25,110 @@ function formatDuration(seconds: number): string {
   return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
 }
 
-function Time({ iso }: { iso: string }) {
-  return (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleString()}
-    </time>
-  );
-}
+const countColumn = columnHelper<TJobQueueTaskCounts>();
+const number = (header: string, key: 'waiting' | 'scheduled' | 'locked' | 'failed' | 'total') =>
+  countColumn.accessor(key, { header, sortFn: 'basic', meta: { width: '7rem', align: 'end' } });
+
+/** Jobs by task: the task name (an Identifier, it is what the code registers) and its counts by state. */
+const COUNT_COLUMNS = countColumn.columns([
+  countColumn.accessor('task', {
+    header: 'Task',
+    sortFn: 'text',
+    cell: (info) => <Identifier value={info.getValue()} label="task name" tail={10} testId="job-queue-task" />,
+  }),
+  number('Waiting', 'waiting'),
+  number('Scheduled', 'scheduled'),
+  number('Locked', 'locked'),
+  number('Failed', 'failed'),
+  number('Total', 'total'),
+]);
+
+const failureColumn = columnHelper<TJobQueueFailure>();
+
+/** Failed jobs: id and task as Identifiers, when it failed relative (exact on hover), the masked last error. */
+const FAILURE_COLUMNS = failureColumn.columns([
+  failureColumn.accessor('id', {
+    header: 'Job',
+    enableSorting: false,
+    meta: { width: '7rem', description: "Graphile Worker's job id" },
+    cell: (info) => <Identifier value={info.getValue()} label="job id" testId="job-queue-failure-id" />,
+  }),
+  failureColumn.accessor('task', {
+    header: 'Task',
+    sortFn: 'text',
+    meta: { width: '12rem' },
+    cell: (info) => <Identifier value={info.getValue()} label="task name" tail={10} copy={false} />,
+  }),
+  failureColumn.accessor('attempts', {
+    header: 'Attempts',
+    enableSorting: false,
+    meta: { width: '6rem', align: 'end' },
+    cell: (info) => `${info.getValue()} / ${info.row.original.maxAttempts}`,
+  }),
+  failureColumn.accessor('updatedAt', {
+    header: 'Failed',
+    sortFn: 'text',
+    meta: { width: '8rem' },
+    cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+  }),
+  failureColumn.accessor('lastError', {
+    header: 'Last error',
+    enableSorting: false,
+    cell: (info) => {
+      const error = info.getValue();
+      return error ? (
+        <code data-testid="job-queue-failure-error" title={error}>
+          {error}
+        </code>
+      ) : (
+        <span className="muted" data-testid="job-queue-failure-error">
+          —
+        </span>
+      );
+    },
+  }),
+]);
+
+const lockedColumn = columnHelper<TJobQueueLockedJob>();
+
+/** Locked jobs: id, task and the worker as Identifiers, how long it has been held. */
+const LOCKED_COLUMNS = lockedColumn.columns([
+  lockedColumn.accessor('id', {
+    header: 'Job',
+    enableSorting: false,
+    meta: { width: '7rem', description: "Graphile Worker's job id" },
+    cell: (info) => <Identifier value={info.getValue()} label="job id" testId="job-queue-locked-id" />,
+  }),
+  lockedColumn.accessor('task', {
+    header: 'Task',
+    sortFn: 'text',
+    cell: (info) => <Identifier value={info.getValue()} label="task name" tail={10} copy={false} />,
+  }),
+  lockedColumn.accessor('lockedBy', {
+    header: 'Locked by',
+    enableSorting: false,
+    meta: { width: '12rem', description: "The worker's id, not a host name" },
+    cell: (info) => {
+      const by = info.getValue();
+      return by ? <Identifier value={by} label="worker id" /> : <span className="muted">—</span>;
+    },
+  }),
+  lockedColumn.accessor('lockedSeconds', {
+    header: 'Locked for',
+    sortFn: 'basic',
+    meta: { width: '7rem', align: 'end' },
+    cell: (info) => <span title={info.row.original.lockedAt}>{formatDuration(info.getValue())}</span>,
+  }),
+  lockedColumn.accessor('attempts', {
+    header: 'Attempts',
+    enableSorting: false,
+    meta: { width: '6rem', align: 'end' },
+    cell: (info) => `${info.getValue()} / ${info.row.original.maxAttempts}`,
+  }),
+]);
+
+/** The task filter's "every task" value (a Select's values are never ''). */
+const ALL_TASKS = '*';
 
 /** Platform admins: Graphile Worker's queue, read on demand (Refresh), never a job's payload. */
 export function JobQueuePage() {
@@ -51,17 +154,21 @@ export function JobQueuePage() {
         }
       />
       {queue.isError && <ErrorPanel error={queue.error} title="Could not load the job queue" onRetry={() => void queue.refetch()} />}
-      {queue.isPending && !queue.isError && (
-        <p className="loading" data-testid="job-queue-loading">
-          Loading the job queue…
-        </p>
-      )}
+      {queue.isPending && !queue.isError && <Skeleton label="Loading the job queue…" testId="job-queue-loading" heading />}
       {queue.data && <Overview data={queue.data} />}
     </div>
   );
 }
 
 function Overview({ data }: { data: TJobQueueOverview }) {
+  // Narrows the failures and locked jobs to one task; applies as soon as it is picked.
+  const [task, setTask] = useState<string>(ALL_TASKS);
+  const taskOptions = useMemo<SelectOption<string>[]>(() => {
+    const names = new Set([...data.counts.map((c) => c.task), ...data.failures.map((f) => f.task), ...data.locked.map((l) => l.task)]);
+    return [{ value: ALL_TASKS, label: 'Every task' }, ...[...names].sort().map((name) => ({ value: name, label: name }))];
+  }, [data]);
+  const failures = task === ALL_TASKS ? data.failures : data.failures.filter((f) => f.task === task);
+  const locked = task === ALL_TASKS ? data.locked : data.locked.filter((l) => l.task === task);
   const totals = data.counts.reduce(
     (sum, c) => ({
       waiting: sum.waiting + c.waiting,
@@ -112,126 +219,64 @@ function Overview({ data }: { data: TJobQueueOverview }) {
         <h2 className="panel__title">By task</h2>
         {data.counts.length === 0 ? (
           <p className="muted" data-testid="job-queue-empty">
-            The queue is empty.
+            The queue is empty: nothing is waiting, scheduled, locked or failed.
           </p>
         ) : (
-          <table className="data-table" data-testid="job-queue-counts-table">
-            <thead>
-              <tr>
-                <th>Task</th>
-                <th>Waiting</th>
-                <th>Scheduled</th>
-                <th>Locked</th>
-                <th>Failed</th>
-                <th>Total</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.counts.map((c) => (
-                <tr key={c.task} data-testid="job-queue-count-row" data-task={c.task}>
-                  <td>
-                    <code>{c.task}</code>
-                  </td>
-                  <td>{c.waiting}</td>
-                  <td>{c.scheduled}</td>
-                  <td>{c.locked}</td>
-                  <td>{c.failed}</td>
-                  <td>{c.total}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            columns={COUNT_COLUMNS}
+            data={data.counts}
+            rowId={(c) => c.task}
+            rowAttributes={(c) => ({ 'data-testid': 'job-queue-count-row', 'data-task': c.task })}
+            label="Jobs by task"
+            minWidth="48rem"
+            testId="job-queue-counts-table"
+          />
         )}
       </section>
 
+      <form className="form-row" data-testid="job-queue-filters" onSubmit={(e) => e.preventDefault()}>
+        <div className="form-field">
+          <label htmlFor="job-queue-filter-task">Failures and locked jobs of</label>
+          <Select id="job-queue-filter-task" value={task} options={taskOptions} onValueChange={setTask} testId="job-queue-filter-task" />
+        </div>
+      </form>
+
       <section className="panel" data-testid="job-queue-failures">
         <h2 className="panel__title">Recent failures</h2>
-        {data.failures.length === 0 ? <p className="muted">No failed jobs.</p> : <FailuresTable failures={data.failures} />}
+        {failures.length === 0 ? (
+          <p className="muted">{task === ALL_TASKS ? 'No failed jobs.' : 'No failed jobs of this task.'}</p>
+        ) : (
+          <DataTable
+            columns={FAILURE_COLUMNS}
+            data={failures}
+            rowId={(f) => f.id}
+            rowAttributes={(f) => ({ 'data-testid': 'job-queue-failure-row', 'data-job-id': f.id, 'data-task': f.task })}
+            label="Recent failures"
+            minWidth="56rem"
+            testId="job-queue-failures-table"
+          />
+        )}
       </section>
 
       <section className="panel" data-testid="job-queue-locked">
         <h2 className="panel__title">Locked jobs</h2>
-        {data.locked.length === 0 ? <p className="muted">No job is locked.</p> : <LockedTable locked={data.locked} />}
+        {locked.length === 0 ? (
+          <p className="muted">{task === ALL_TASKS ? 'No job is locked.' : 'No job of this task is locked.'}</p>
+        ) : (
+          <DataTable
+            columns={LOCKED_COLUMNS}
+            data={locked}
+            rowId={(l) => l.id}
+            rowAttributes={(l) => ({ 'data-testid': 'job-queue-locked-row', 'data-job-id': l.id, 'data-task': l.task })}
+            label="Locked jobs"
+            minWidth="52rem"
+            testId="job-queue-locked-table"
+          />
+        )}
       </section>
       <p className="muted">
-        Read at <Time iso={data.generatedAt} />. Retrying a failed job: see "Inspecting the job queue" in the README.
+        Read <When at={data.generatedAt} empty="—" />. Retrying a failed job: see "Inspecting the job queue" in the README.
       </p>
     </>
-  );
-}
-
-function FailuresTable({ failures }: { failures: TJobQueueFailure[] }) {
-  return (
-    <table className="data-table" data-testid="job-queue-failures-table">
-      <thead>
-        <tr>
-          <th>Job</th>
-          <th>Task</th>
-          <th>Attempts</th>
-          <th>Failed at</th>
-          <th>Last error</th>
-        </tr>
-      </thead>
-      <tbody>
-        {failures.map((f) => (
-          <tr key={f.id} data-testid="job-queue-failure-row" data-job-id={f.id}>
-            <td>
-              <code>{f.id}</code>
-            </td>
-            <td>
-              <code>{f.task}</code>
-            </td>
-            <td>
-              {f.attempts} / {f.maxAttempts}
-            </td>
-            <td>
-              <Time iso={f.updatedAt} />
-            </td>
-            <td data-testid="job-queue-failure-error">
-              {f.lastError ? (
-                <code style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-word' }}>{f.lastError}</code>
-              ) : (
-                <span className="muted">—</span>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function LockedTable({ locked }: { locked: TJobQueueLockedJob[] }) {
-  return (
-    <table className="data-table" data-testid="job-queue-locked-table">
-      <thead>
-        <tr>
-          <th>Job</th>
-          <th>Task</th>
-          <th>Locked by</th>
-          <th>Locked for</th>
-          <th>Attempts</th>
-        </tr>
-      </thead>
-      <tbody>
-        {locked.map((l) => (
-          <tr key={l.id} data-testid="job-queue-locked-row" data-job-id={l.id}>
-            <td>
-              <code>{l.id}</code>
-            </td>
-            <td>
-              <code>{l.task}</code>
-            </td>
-            <td>
-              <code>{l.lockedBy ?? '—'}</code>
-            </td>
-            <td title={l.lockedAt}>{formatDuration(l.lockedSeconds)}</td>
-            <td>
-              {l.attempts} / {l.maxAttempts}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
