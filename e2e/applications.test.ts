@@ -41,30 +41,51 @@ describeInChromium('e2e: applications in the console', () => {
   const backend = (secretKey: string) => api('/v1/backend/application', { authorization: `Bearer ${secretKey}` });
   const clientConfig = (publishableKey: string) => api('/v1/client/config', { 'x-svc-publishable-key': publishableKey });
 
-  async function confirm(testId: string) {
-    await page.getByTestId(testId).click();
+  /** Picks an item of the detail's "⋯" menu and confirms its dialog (typing the name when asked). */
+  async function confirm(testId: string, typeName?: string) {
+    await page.getByTestId('application-detail-actions').click();
+    await page.getByTestId('application-detail-actions-menu').getByTestId(testId).click();
     const dialog = page.getByTestId(`${testId}-dialog`);
     await dialog.waitFor({ state: 'visible' });
-    await dialog.getByTestId('confirm').click();
+    if (typeName !== undefined) {
+      expect(await dialog.getByTestId(`${testId}-dialog-confirm`).isDisabled()).toBe(true);
+      await dialog.getByTestId(`${testId}-dialog-input`).fill(typeName);
+    }
+    await dialog.getByTestId(`${testId}-dialog-confirm`).click();
     await dialog.waitFor({ state: 'hidden' });
   }
+
+  /** Opens the settings dialog from the detail; `save` submits it and waits for it to close. */
+  const openSettings = async () => {
+    await page.getByTestId('application-edit-open').click();
+    await page.getByTestId('application-settings').waitFor({ state: 'visible' });
+  };
+  const save = () => page.getByTestId('application-settings-submit').click();
+  const saved = async () => {
+    await save();
+    await page.getByTestId('application-settings').waitFor({ state: 'hidden' });
+  };
+  /** The URLs of one fact of the detail, each an Identifier. */
+  const urls = (testId: string) => page.getByTestId(testId).locator('[data-identifier]').allTextContents();
 
   it('create an application, edit it, rotate its secret and disable it', async () => {
     await signInAt(page, server.url, '/auth/console/applications', DEMO_USER);
     await page.getByTestId('applications-empty').waitFor({ state: 'visible' });
     await saveScreenshot(page, 'console-applications-empty');
 
-    // Create: the form validates with the contracts schema before anything is sent.
+    // Create, from the header's button: the dialog validates with the contracts schema before anything is sent.
+    await page.getByTestId('application-create-open').click();
+    await page.getByTestId('application-create').waitFor({ state: 'visible' });
     await page.getByTestId('application-slug-input').fill('Not A Slug');
     await page.getByTestId('application-logo-url-input').fill('http://cdn.example.com/logo.png');
-    await page.getByTestId('application-create').click();
+    await page.getByTestId('application-create-submit').click();
     await page.getByTestId('application-name-error').waitFor({ state: 'visible' });
     await page.getByTestId('application-slug-error').waitFor({ state: 'visible' });
     expect(await page.getByTestId('application-logo-url-error').textContent()).toMatch(/must be https/);
     await page.getByTestId('application-slug-input').fill('');
     await page.getByTestId('application-logo-url-input').fill('https://cdn.example.com/storefront.svg');
     await page.getByTestId('application-name-input').fill('Storefront');
-    await page.getByTestId('application-create').click();
+    await page.getByTestId('application-create-submit').click();
 
     const revealed = page.getByTestId('application-revealed');
     await revealed.waitFor({ state: 'visible' });
@@ -74,6 +95,10 @@ describeInChromium('e2e: applications in the console', () => {
     expect(firstSecret).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
     await page.getByTestId('application-secret-copy').click();
     await page.getByTestId('application-secret-copy').filter({ hasText: 'Copied' }).waitFor();
+    await page.getByTestId('application-revealed-publishable-key-copy').click();
+    // The secret's dialog stays until it is dismissed: Escape does not close it.
+    await page.keyboard.press('Escape');
+    expect(await revealed.isVisible()).toBe(true);
 
     // The list shows it with its status and keys (never the secret); the detail opens on it.
     const row = page.getByTestId('application-row').filter({ hasText: 'Storefront' });
@@ -99,15 +124,17 @@ describeInChromium('e2e: applications in the console', () => {
 
     // The logo given at creation, in client config and the settings; a credential in it is refused by the field.
     expect((await clientConfig(publishableKey)).body.application.logoUrl).toBe('https://cdn.example.com/storefront.svg');
+    expect(await page.getByTestId('application-detail-logo-url').textContent()).toBe('https://cdn.example.com/storefront.svg');
+    await openSettings();
     expect(await page.getByTestId('application-logo-url').inputValue()).toBe('https://cdn.example.com/storefront.svg');
     await page.getByTestId('application-logo-url').fill('https://user@cdn.example.com/logo.png');
-    await page.getByTestId('application-save').click();
+    await save();
     expect(await page.getByTestId('application-logo-url-error').textContent()).toMatch(/credentials/);
     await page.getByTestId('application-logo-url').fill('');
 
     // Edit: a bad redirect URL is refused in the form; good ones are saved normalized and deduplicated.
     await page.getByTestId('application-redirect-urls').fill('http://app.example.com/callback');
-    await page.getByTestId('application-save').click();
+    await save();
     await page.getByTestId('application-redirect-urls-error').waitFor({ state: 'visible' });
     expect(await page.getByTestId('application-redirect-urls-error').textContent()).toMatch(/https/);
     await page
@@ -115,11 +142,16 @@ describeInChromium('e2e: applications in the console', () => {
       .fill('https://app.example.com/callback\nhttps://app.example.com/callback\nhttp://localhost:3000/callback');
     await page.getByTestId('application-allowed-origins').fill('https://app.example.com\nhttp://localhost:3000');
     await page.getByTestId('application-production-provider').fill('github');
-    await page.getByTestId('application-save').click();
-    await page.getByTestId('application-saved').waitFor({ state: 'visible' });
+    await saved();
+    // The detail shows what was stored; the dialog opens again on it.
+    await page.getByTestId('application-production-provider-fact').filter({ hasText: 'github' }).waitFor();
+    expect(await urls('application-oidc-redirect-urls')).toEqual(['https://app.example.com/callback', 'http://localhost:3000/callback']);
+    await openSettings();
     expect(await page.getByTestId('application-redirect-urls').inputValue()).toBe(
       'https://app.example.com/callback\nhttp://localhost:3000/callback',
     );
+    await page.getByTestId('application-settings-cancel').click();
+    await page.getByTestId('application-settings').waitFor({ state: 'hidden' });
     const config = await clientConfig(publishableKey);
     expect(config.body.oauth.production.provider).toBe('github');
     // The emptied logo field removed the logo.
@@ -136,26 +168,26 @@ describeInChromium('e2e: applications in the console', () => {
     expect(await page.getByTestId('application-oidc-discovery').textContent()).toBe(`${server.url}/.well-known/openid-configuration`);
     expect(await page.getByTestId('application-oidc-client-type').textContent()).toMatch(/^confidential/);
     await page.getByTestId('application-oidc-discovery-copy').click();
-    await page.getByTestId('application-oidc-discovery-copy').filter({ hasText: 'Copied' }).waitFor();
+    await page.getByTestId('application-oidc-discovery-copy').click();
+    await page.locator('[data-sonner-toast]').filter({ hasText: 'Copied' }).first().waitFor();
+    await openSettings();
     await page.getByTestId('application-backchannel-url').fill('http://app.example.com/backchannel');
-    await page.getByTestId('application-save').click();
+    await save();
     await page.getByTestId('application-backchannel-url-error').waitFor({ state: 'visible' });
     await page.getByTestId('application-backchannel-url').fill('https://app.example.com/backchannel');
     await page.getByTestId('application-post-logout-urls').fill('https://app.example.com/bye\nhttps://app.example.com/bye');
-    await page.getByTestId('application-client-type').selectOption('public');
-    await page.getByTestId('application-save').click();
+    await page.getByTestId('application-client-type').click();
+    await page.getByTestId('application-client-type-option-public').click();
+    await saved();
     await page.getByTestId('application-oidc-client-type').filter({ hasText: 'public' }).waitFor();
-    expect(await page.getByTestId('application-post-logout-urls').inputValue()).toBe('https://app.example.com/bye');
-    expect(await page.getByTestId('application-oidc-post-logout-urls').textContent()).toBe('https://app.example.com/bye');
-    expect(await page.getByTestId('application-oidc-backchannel-url').textContent()).toBe('https://app.example.com/backchannel');
+    expect(await urls('application-oidc-post-logout-urls')).toEqual(['https://app.example.com/bye']);
+    expect(await urls('application-oidc-backchannel-url')).toEqual(['https://app.example.com/backchannel']);
     // The discovery document the console points at names the same issuer.
     const discovery = await api('/.well-known/openid-configuration', {});
     expect(discovery.body.issuer).toBe(server.url);
     await saveScreenshot(page, 'console-applications-oidc');
-    expect(await page.getByTestId('application-oidc-redirect-urls').textContent()).toBe(
-      'https://app.example.com/callbackhttp://localhost:3000/callback',
-    );
-    expect(await page.getByTestId('application-oidc-allowed-origins').textContent()).toBe('https://app.example.comhttp://localhost:3000');
+    expect(await urls('application-oidc-redirect-urls')).toEqual(['https://app.example.com/callback', 'http://localhost:3000/callback']);
+    expect(await urls('application-oidc-allowed-origins')).toEqual(['https://app.example.com', 'http://localhost:3000']);
 
     // Try sign-in: a real authorization of this (now public) application through svc's provider,
     // ending on svc's page with the tokens; the person is signed in to svc, so no sign-in page.
@@ -177,7 +209,7 @@ describeInChromium('e2e: applications in the console', () => {
     // Rotate: confirmed, the new secret shown once, the old one refused at once.
     await confirm('application-rotate');
     await revealed.waitFor({ state: 'visible' });
-    expect(await revealed.locator('.panel__title').textContent()).toBe('New secret key for Storefront');
+    expect(await revealed.locator('.dialog__title').textContent()).toBe('New secret key for Storefront');
     const secondSecret = (await page.getByTestId('application-secret-value').textContent()) ?? '';
     expect(secondSecret).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
     expect(secondSecret).not.toBe(firstSecret);
@@ -190,21 +222,36 @@ describeInChromium('e2e: applications in the console', () => {
     expect(old.body.error.code).toBe('invalid_secret_key');
     expect((await backend(secondSecret)).status).toBe(200);
     await saveScreenshot(page, 'console-applications-rotated');
+    await page.getByTestId('application-secret-dismiss').click();
+    await revealed.waitFor({ state: 'hidden' });
 
-    // Disable: confirmed; the status shows everywhere and the API refuses the keys.
-    await confirm('application-disable');
+    // Disable: confirmed by typing the name; the status shows everywhere and the API refuses the keys.
+    await confirm('application-disable', 'Storefront');
     await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
     await row.getByTestId('application-row-status').filter({ hasText: 'disabled' }).waitFor();
     const disabled = await clientConfig(publishableKey);
     expect(disabled.status).toBe(409);
     expect(disabled.body.error.code).toBe('application_disabled');
     expect((await backend(secondSecret)).status).toBe(409);
-    await page.getByTestId('application-enable').waitFor({ state: 'visible' });
+    await page.getByTestId('application-try-sign-in-disabled').waitFor({ state: 'visible' });
     await saveScreenshot(page, 'console-applications-disabled');
 
     // The selection survives a reload (it is in the URL).
     await page.reload();
     await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
+
+    // Enable again from the row's menu: the keys work at once. Manage from the menu opens the detail.
+    await page.getByTestId('application-detail-close').click();
+    await page.getByTestId('application-detail').waitFor({ state: 'hidden' });
+    await row.getByTestId('application-actions').click();
+    await page.getByTestId('application-actions-menu').getByTestId('application-enable').click();
+    await page.getByTestId('application-enable-dialog-confirm').click();
+    await row.getByTestId('application-row-status').filter({ hasText: 'active' }).waitFor();
+    expect((await clientConfig(publishableKey)).status).toBe(200);
+    await row.getByTestId('application-actions').click();
+    await page.getByTestId('application-actions-menu').getByTestId('application-manage').click();
+    await page.getByTestId('application-detail-status').filter({ hasText: 'active' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('application')).toBe(applicationId);
 
     expect(await page.getByTestId('error-panel').count()).toBe(0);
     expect(pageErrors).toEqual([]);

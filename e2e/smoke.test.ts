@@ -78,7 +78,12 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
   });
 
   it('loads the console shell and shows the API version from the live service.config query', async () => {
-    const configResponse = page.waitForResponse((res) => new URL(res.url()).pathname.startsWith('/trpc/service.config'));
+    // httpBatchLink may send service.config alone or batched with the shell's other queries
+    // (`/trpc/me.get,service.config`), depending on when the page's chunks load.
+    const configResponse = page.waitForResponse((res) => {
+      const { pathname } = new URL(res.url());
+      return pathname.startsWith('/trpc/') && pathname.slice('/trpc/'.length).split(',').includes('service.config');
+    });
     const response = await page.goto(`${CONSOLE}/`);
     expectOk(response);
 

@@ -125,12 +125,12 @@ describeInChromium('e2e: subscription and plans in the console', () => {
 
     // The organization's admin tries to create an application: 402, explained.
     await user.getByTestId('nav-applications').click();
-    await user.getByTestId('application-create-panel').waitFor({ state: 'visible' });
     // Reads still work: the (empty) list is shown.
     await user.getByTestId('applications-empty').waitFor({ state: 'visible' });
+    await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Blocked app');
-    await user.getByTestId('application-create').click();
-    const appPanel = user.getByTestId('application-create-panel').getByTestId('error-panel');
+    await user.getByTestId('application-create-submit').click();
+    const appPanel = user.getByTestId('application-create').getByTestId('error-panel');
     await appPanel.waitFor({ state: 'visible' });
     expect(await appPanel.getAttribute('data-subscription-problem')).toBe('true');
     expect(await appPanel.getByTestId('error-code').textContent()).toBe('subscription_inactive');
@@ -142,6 +142,8 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await appPanel.getByTestId('error-message').textContent()).toContain('is cancelled: a platform admin can reactivate it');
     expect(await user.getByTestId('applications-empty').count()).toBe(1);
     await saveScreenshot(user, 'subscription-402-create-application');
+    await user.getByTestId('application-create-cancel').click();
+    await user.getByTestId('application-create').waitFor({ state: 'hidden' });
 
     // And a webhook endpoint: the same explanation.
     await user.getByTestId('nav-webhooks').click();
@@ -169,10 +171,13 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('subscription-form-save').click();
     await admin.locator('[data-testid="subscription-status"][data-status="active"]').waitFor();
     await user.getByTestId('nav-applications').click();
+    await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Allowed app');
-    await user.getByTestId('application-create').click();
+    await user.getByTestId('application-create-submit').click();
     await user.getByTestId('application-revealed').waitFor({ state: 'visible' });
-    expect(await user.getByTestId('application-create-panel').getByTestId('error-panel').count()).toBe(0);
+    // The dialog closed on success: no error left anywhere.
+    expect(await user.getByTestId('application-create').count()).toBe(0);
+    expect(await user.getByTestId('error-panel').count()).toBe(0);
 
     expect(pageErrors).toEqual([]);
   });

@@ -62,24 +62,30 @@ describeInChromium('e2e: organization settings and members', () => {
     expect(slug).toMatch(/^[a-z0-9-]+$/);
     await saveScreenshot(page, 'tenants-settings');
 
-    // Rename: the page and the header's workspace name follow.
+    // Rename, in the dialog from the header's button: the page and the header's workspace name follow.
+    await page.getByTestId('settings-edit-open').click();
+    expect(await page.getByTestId('settings-slug-input').inputValue()).toBe(slug);
     await page.getByTestId('settings-name-input').fill('Demo Company');
-    await page.getByTestId('settings-save').click();
-    await page.getByTestId('settings-saved').waitFor({ state: 'visible' });
+    await page.getByTestId('settings-edit-submit').click();
+    await page.getByTestId('settings-edit').waitFor({ state: 'hidden' });
     expect(await page.getByTestId('settings-name').textContent()).toBe('Demo Company');
     await page.getByTestId('workspace-name').filter({ hasText: 'Demo Company' }).waitFor();
 
     // A malformed slug is caught by the form (the contracts schema); a taken one by the API, with its code.
+    await page.getByTestId('settings-edit-open').click();
+    expect(await page.getByTestId('settings-name-input').inputValue()).toBe('Demo Company');
     await page.getByTestId('settings-slug-input').fill('Not A Slug');
-    await page.getByTestId('settings-save').click();
+    await page.getByTestId('settings-edit-submit').click();
     await page.getByTestId('settings-slug-error').waitFor({ state: 'visible' });
     const other = await api(page, 'POST', '/v1/tenants', { name: 'Second Company' });
     expect(other.status).toBe(201);
     await page.getByTestId('settings-slug-input').fill(other.body.slug);
-    await page.getByTestId('settings-save').click();
-    await page.getByTestId('error-code').filter({ hasText: 'conflict' }).waitFor();
+    await page.getByTestId('settings-edit-submit').click();
+    await page.getByTestId('settings-edit').getByTestId('error-code').filter({ hasText: 'conflict' }).waitFor();
     await saveScreenshot(page, 'tenants-settings-slug-taken');
-    await page.getByTestId('settings-slug-input').fill(slug);
+    await page.getByTestId('settings-edit-cancel').click();
+    await page.getByTestId('settings-edit').waitFor({ state: 'hidden' });
+    expect(await page.getByTestId('settings-slug').textContent()).toBe(slug);
 
     // Two organizations now: the header's switcher moves the session between them, and the page
     // follows (every query is fetched again for the new workspace).
@@ -112,8 +118,11 @@ describeInChromium('e2e: organization settings and members', () => {
     const dialog = page.getByTestId('settings-delete-button-dialog');
     await dialog.waitFor({ state: 'visible' });
     expect(await dialog.textContent()).toContain(`Delete the organization Demo Company (${slug})?`);
+    // The loss is large: the button waits for the organization's name.
+    expect(await page.getByTestId('settings-delete-button-dialog-confirm').isDisabled()).toBe(true);
+    await page.getByTestId('settings-delete-button-dialog-input').fill('Demo Company');
     await saveScreenshot(page, 'tenants-settings-delete-confirm');
-    await dialog.getByTestId('confirm').click();
+    await page.getByTestId('settings-delete-button-dialog-confirm').click();
     await page.getByTestId('overview').waitFor({ state: 'visible' });
     await page.getByTestId('workspace-name').filter({ hasText: 'Second Company' }).waitFor();
 

@@ -214,7 +214,10 @@ describeInChromium('e2e: webhooks in the console', () => {
     await testToast(page, 'Flaky receiver').waitFor();
     await pick(page, flaky.id, 'webhook-deliveries');
     await page.getByTestId('page-webhook-deliveries').waitFor({ state: 'visible' });
-    expect(await page.getByTestId('deliveries-filter-endpoint').inputValue()).toBe(flaky.id);
+    await page
+      .getByTestId('deliveries-filter-endpoint')
+      .filter({ hasText: receiver.url('flaky') })
+      .waitFor();
     const failed = page.locator('[data-testid="delivery-row"][data-status="failed"]');
     await failed.waitFor();
     expect(await page.getByTestId('delivery-row').count()).toBe(1);
@@ -233,16 +236,26 @@ describeInChromium('e2e: webhooks in the console', () => {
     const attempts = page.getByTestId('delivery-detail').getByTestId('delivery-attempt');
     await attempts.nth(1).waitFor();
     // The filter still shows the endpoint (the list of endpoints loaded after it was set).
-    expect(await page.getByTestId('deliveries-filter-endpoint').inputValue()).toBe(flaky.id);
+    await page
+      .getByTestId('deliveries-filter-endpoint')
+      .filter({ hasText: receiver.url('flaky') })
+      .waitFor();
     expect(await attempts.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-outcome')))).toEqual(['http_error', 'succeeded']);
     expect(receiver.processed('flaky')).toHaveLength(1);
     expect(receiver.requests.filter((r) => r.endpoint === 'flaky').every((r) => r.verified)).toBe(true);
     await saveScreenshot(page, 'webhook-delivery-retried');
 
     // Filters: status=failed shows nothing now.
+    // Each filter applies as soon as it changes, with no Apply button.
     await page.getByTestId('deliveries-filter-status').selectOption('failed');
-    await page.getByTestId('deliveries-filter-apply').click();
     await page.getByTestId('deliveries-empty').waitFor();
+    expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
+    await page.getByTestId('deliveries-filter-clear').click();
+    await page.getByTestId('delivery-row').first().waitFor();
+    await page.getByTestId('deliveries-filter-event-type').click();
+    await page.getByTestId('deliveries-filter-event-type-option-invitation.revoked').click();
+    await page.getByTestId('deliveries-empty').waitFor();
+    expect(new URL(page.url()).searchParams.get('event_type')).toBe('invitation.revoked');
     expect(pageErrors).toEqual([]);
   });
 

@@ -2,13 +2,12 @@ import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { columnHelper } from '../../components/data-table.tsx';
-import { Dialog } from '../../components/dialog.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
-import { SecretOnce } from '../../components/secret-once.tsx';
+import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -158,25 +157,15 @@ export function ApiKeysPage() {
         creator is an org admin, a demoted creator's keys lose what the creator lost, and a key whose creator is suspended, removed from the
         organization or deleted stops working (401 invalid_secret_key). You can only give a key scopes you may use yourself.
       </p>
-      <Dialog
-        open={revealed !== null}
-        onOpenChange={(open) => !open && setRevealed(null)}
-        title={revealed?.title ?? ''}
+      <SecretOnceDialog
+        revealed={revealed && { title: revealed.title, value: revealed.secretKey }}
+        onDismiss={() => setRevealed(null)}
         description="Store the secret where the service reads it now: this is the only time svc shows it."
-        dismissible={false}
+        label="Secret key"
+        bodyAttributes={revealed ? { 'data-key-id': revealed.keyId } : undefined}
         testId="api-key-revealed"
-        footer={
-          <button type="button" className="button button--primary" onClick={() => setRevealed(null)} data-testid="api-key-secret-dismiss">
-            I have stored it
-          </button>
-        }
-      >
-        {revealed && (
-          <div data-key-id={revealed.keyId}>
-            <SecretOnce label="Secret key" value={revealed.secretKey} testId="api-key-secret" />
-          </div>
-        )}
-      </Dialog>
+        secretTestId="api-key-secret"
+      />
       <ListPage
         testId="api-keys"
         noun="API keys"

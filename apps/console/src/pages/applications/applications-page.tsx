@@ -1,25 +1,108 @@
-import type { TApplicationWithSecret } from '@svc/contracts/applications';
+import type { TApplication, TApplicationWithSecret } from '@svc/contracts/applications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { focusField } from '../../components/empty-state.tsx';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
-import { SecretOnce } from '../../components/secret-once.tsx';
+import { SecretOnceDialog } from '../../components/secret-once.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
+import { ApplicationActions } from './application-actions.tsx';
 import { ApplicationDetail, StatusPill } from './application-detail.tsx';
-import { CreateApplicationForm, NAME_FIELD_ID } from './create-application-form.tsx';
+import { ApplicationSettingsDialog } from './application-settings-dialog.tsx';
+import { CreateApplicationDialog } from './create-application-form.tsx';
 
 const PAGE_SIZE = 50;
 
-/** Keys the api has just returned: on screen until dismissed or the page is left, never fetched again. */
+/** Keys the api has just returned: in their dialog until dismissed, never fetched again. */
 type Revealed = { title: string; applicationId: string; publishableKey: string; secretKey: string };
 
+/** What the row menus ask the page to do. */
+type RowHandlers = {
+  onManage: (application: TApplication) => void;
+  onEdit: (application: TApplication) => void;
+  onRotated: (rotated: TApplicationWithSecret) => Promise<void>;
+};
+
 /**
- * Applications of the active organization: list with status, create (secret key once), and the
- * selected application (`?application=<id>`, so it survives a reload and can be linked).
+ * The list's columns: the name (over its slug), status, the publishable key and the secret key's
+ * prefix as Identifiers, how many redirect URLs, when it was created, and the row's menu.
+ */
+function applicationColumns(organizationSlug: () => string, handlers: RowHandlers) {
+  const column = columnHelper<TApplication>();
+  return column.columns([
+    column.accessor('name', {
+      header: 'Name',
+      sortFn: 'text',
+      cell: (info) => {
+        const app = info.row.original;
+        return (
+          <div className="stack">
+            <span data-testid="application-row-name" title={app.name}>
+              {app.name}
+            </span>
+            <Identifier value={app.slug} label="application slug" copy={false} testId="application-row-slug" />
+          </div>
+        );
+      },
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7rem' },
+      cell: (info) => <StatusPill status={info.getValue()} testId="application-row-status" />,
+    }),
+    column.accessor('publishableKey', {
+      header: 'Publishable key',
+      enableSorting: false,
+      meta: { width: '12rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="publishable key" tail={8} testId="application-row-publishable-key" />,
+    }),
+    column.accessor('secretKeyPrefix', {
+      header: 'Secret key',
+      enableSorting: false,
+      meta: { width: '9.5rem', description: 'The first characters of the secret key: the whole key is shown once' },
+      cell: (info) => (
+        <Identifier value={`${info.getValue()}…`} label="secret key prefix" copy={false} testId="application-row-secret-prefix" />
+      ),
+    }),
+    column.accessor((app) => app.redirectUrls.length, {
+      id: 'redirectUrls',
+      header: 'Redirect URLs',
+      enableSorting: false,
+      meta: { width: '8rem', align: 'end' },
+      cell: (info) => <span data-testid="application-row-redirect-urls">{info.getValue()}</span>,
+    }),
+    column.accessor('createdAt', {
+      header: 'Created',
+      sortFn: 'text',
+      meta: { width: '8rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => (
+        <ApplicationActions
+          application={info.row.original}
+          organizationSlug={organizationSlug()}
+          testId="application-actions"
+          {...handlers}
+        />
+      ),
+    }),
+  ]);
+}
+
+/**
+ * Applications of the active organization: list with status, create (secret key once), edit,
+ * rotate, disable, and the selected application (`?application=<id>`, so it survives a reload and
+ * can be linked).
  */
 export function ApplicationsPage() {
   const trpc = useTRPC();
@@ -27,6 +110,8 @@ export function ApplicationsPage() {
   const active = useActiveOrganization();
   const pager = usePager();
   const [search, setSearch] = useSearchParams();
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<TApplication | null>(null);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const organizationSlug = active.organization?.slug;
   const selected = search.get('application');
@@ -47,13 +132,66 @@ export function ApplicationsPage() {
     });
     await queryClient.invalidateQueries({ queryKey: trpc.applications.pathKey() });
   };
+  const onRotated = (rotated: TApplicationWithSecret) => reveal(`New secret key for ${rotated.application.name}`, rotated);
+  // One definition for the page's lifetime: the handlers only read state setters, a ref and the query client.
+  const [slugRef] = useState(() => ({ current: '' }));
+  slugRef.current = organizationSlug ?? '';
+  const [selectRef] = useState(() => ({ current: select }));
+  selectRef.current = select;
+  const [columns] = useState(() =>
+    applicationColumns(() => slugRef.current, {
+      onManage: (app) => selectRef.current(app.id),
+      onEdit: setEditing,
+      onRotated,
+    }),
+  );
 
   return (
     <div data-testid="page-applications">
       <PageHeader
         title="Applications"
         description={`Projects that sign users in through svc${active.organization ? ` for ${active.organization.name}` : ''}.`}
+        actions={
+          organizationSlug !== undefined && (
+            <CreateApplicationDialog
+              organizationSlug={organizationSlug}
+              open={creating}
+              onOpenChange={setCreating}
+              onCreated={async (created) => {
+                pager.reset();
+                select(created.application.id);
+                await reveal(`${created.application.name} created`, created);
+              }}
+            />
+          )
+        }
       />
+      <SecretOnceDialog
+        revealed={revealed && { title: revealed.title, value: revealed.secretKey }}
+        onDismiss={() => setRevealed(null)}
+        description="Store the secret key where your backend reads it now: this is the only time svc shows it. The publishable key is public and stays on the application."
+        label="Secret key"
+        bodyAttributes={revealed ? { 'data-application-id': revealed.applicationId } : undefined}
+        testId="application-revealed"
+        secretTestId="application-secret"
+      >
+        {revealed && (
+          <dl className="facts">
+            <dt>Publishable key</dt>
+            <dd>
+              <Identifier value={revealed.publishableKey} label="publishable key" tail={8} testId="application-revealed-publishable-key" />
+            </dd>
+          </dl>
+        )}
+      </SecretOnceDialog>
+      {editing && organizationSlug !== undefined && (
+        <ApplicationSettingsDialog
+          key={editing.id}
+          application={editing}
+          organizationSlug={organizationSlug}
+          onClose={() => setEditing(null)}
+        />
+      )}
       <ListPage
         testId="applications"
         noun="applications"
@@ -65,77 +203,34 @@ export function ApplicationsPage() {
           title: 'No applications yet.',
           next: (
             <>
-              Create one above, or try keyless development first (<code>/v1/client/config?keyless=1</code>).
+              Create one to get its keys, or try keyless development first (<code>/v1/client/config?keyless=1</code>).
             </>
           ),
-          action: { label: 'Create an application', onClick: focusField(NAME_FIELD_ID) },
+          action: { label: 'Create application', onClick: () => setCreating(true) },
         }}
-        above={(organization) => (
-          <>
-            {revealed && (
-              <section className="panel" data-testid="application-revealed" data-application-id={revealed.applicationId}>
-                <h2 className="panel__title">{revealed.title}</h2>
-                <dl className="facts">
-                  <dt>Publishable key</dt>
-                  <dd>
-                    <code data-testid="application-revealed-publishable-key">{revealed.publishableKey}</code>
-                  </dd>
-                </dl>
-                <SecretOnce label="Secret key" value={revealed.secretKey} testId="application-secret" />
-                <button type="button" className="button" onClick={() => setRevealed(null)} data-testid="application-secret-dismiss">
-                  I have stored it
-                </button>
-              </section>
-            )}
-            <CreateApplicationForm
+        above={(organization) =>
+          selected && (
+            <ApplicationDetail
+              key={selected}
+              id={selected}
               organizationSlug={organization.slug}
-              onCreated={async (created) => {
-                pager.reset();
-                select(created.application.id);
-                await reveal(`${created.application.name} created`, created);
-              }}
+              onClose={() => select(null)}
+              onEdit={setEditing}
+              onRotated={onRotated}
             />
-            {selected && (
-              <ApplicationDetail
-                key={selected}
-                id={selected}
-                organizationSlug={organization.slug}
-                onClose={() => select(null)}
-                onRotated={(rotated) => reveal(`New secret key for ${rotated.application.name}`, rotated)}
-              />
-            )}
-          </>
-        )}
-        columns={['Name', 'Status', 'Publishable key', 'Secret key', 'Redirect URLs', 'Created', '']}
+          )
+        }
         rowKey={(app) => app.id}
-        row={(app) => (
-          <tr data-testid="application-row" data-application-id={app.id} data-status={app.status} aria-selected={app.id === selected}>
-            <td>
-              <div data-testid="application-row-name">{app.name}</div>
-              <code className="muted">{app.slug}</code>
-            </td>
-            <td>
-              <StatusPill status={app.status} testId="application-row-status" />
-            </td>
-            <td>
-              <code data-testid="application-row-publishable-key">{app.publishableKey}</code>
-            </td>
-            <td>
-              <code>{app.secretKeyPrefix}…</code>
-            </td>
-            <td>{app.redirectUrls.length}</td>
-            <td>
-              <time dateTime={app.createdAt} title={app.createdAt}>
-                {new Date(app.createdAt).toLocaleString()}
-              </time>
-            </td>
-            <td>
-              <button type="button" className="button" onClick={() => select(app.id)} data-testid="application-manage">
-                Manage
-              </button>
-            </td>
-          </tr>
-        )}
+        table={{
+          columns,
+          rowAttributes: (app) => ({
+            'data-testid': 'application-row',
+            'data-application-id': app.id,
+            'data-status': app.status,
+            'aria-selected': String(app.id === selected),
+          }),
+          minWidth: '60rem',
+        }}
       />
     </div>
   );

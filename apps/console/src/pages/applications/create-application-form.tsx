@@ -2,74 +2,92 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TApplicationWithSecret, ZCreateApplicationForm } from '@svc/contracts/applications';
 import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { FormDialog } from '../../components/dialog.tsx';
+import { Field } from '../../components/field.tsx';
 import { useTRPC } from '../../trpc.ts';
 
-/** The name field's id: the empty list's button takes the admin here. */
+/** The name field's id: the dialog focuses it when it opens. */
 export const NAME_FIELD_ID = 'application-name';
 
 type Props = {
   organizationSlug: string;
-  /** Called with the application and its secret key (shown once by the page). */
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  /** Called with the application and its secret key after the dialog has closed (the page shows it once). */
   onCreated: (created: TApplicationWithSecret) => void | Promise<void>;
 };
 
-/** Name, optional slug and logo; allowlists and the OAuth provider are edited on the application. */
-export function CreateApplicationForm({ organizationSlug, onCreated }: Props) {
+const EMPTY = { name: '', slug: '', logoUrl: '' };
+
+/**
+ * "Create application" (the page header's primary button) and its form: name, optional slug and
+ * logo (https only, checked by the contracts form schema); allowlists and the OAuth provider are
+ * edited on the application.
+ */
+export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, onCreated }: Props) {
   const trpc = useTRPC();
-  const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: { name: '', slug: '', logoUrl: '' } });
+  const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: EMPTY });
   const errors = form.formState.errors;
   const create = useMutation(trpc.applications.create.mutationOptions());
+  const close = (next: boolean) => {
+    if (!next) {
+      form.reset(EMPTY);
+      create.reset();
+    }
+    onOpenChange(next);
+  };
   const submit = form.handleSubmit(async (values) => {
     const created = await create.mutateAsync({ organization_slug: organizationSlug, ...values }).catch(() => undefined);
     if (created) {
-      form.reset({ name: '', slug: '', logoUrl: '' });
+      close(false);
       await onCreated(created);
     }
   });
 
   return (
-    <section className="panel" data-testid="application-create-panel">
-      <h2 className="panel__title">New application</h2>
-      <p className="muted">
-        You get a publishable key for browsers and a secret key for your backend. The secret key is shown once: copy it before you leave the
-        page.
-      </p>
-      <form onSubmit={submit} noValidate data-testid="application-form">
-        <div className="form-row">
-          <label className="form-field">
-            <span>Name</span>
-            <input id={NAME_FIELD_ID} placeholder="Web app" data-testid="application-name-input" {...form.register('name')} />
-            {errors.name && (
-              <span className="form-field__error" data-testid="application-name-error">
-                {errors.name.message}
-              </span>
-            )}
-          </label>
-          <label className="form-field">
-            <span>Slug (optional)</span>
-            <input placeholder="from the name" data-testid="application-slug-input" {...form.register('slug')} />
-            {errors.slug && (
-              <span className="form-field__error" data-testid="application-slug-error">
-                {errors.slug.message}
-              </span>
-            )}
-          </label>
-          <label className="form-field">
-            <span>Logo URL (optional)</span>
-            <input placeholder="https://cdn.example.com/logo.png" data-testid="application-logo-url-input" {...form.register('logoUrl')} />
-            {errors.logoUrl && (
-              <span className="form-field__error" data-testid="application-logo-url-error">
-                {errors.logoUrl.message}
-              </span>
-            )}
-          </label>
-          <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="application-create">
-            {create.isPending ? 'Creating…' : 'Create application'}
-          </button>
-        </div>
-      </form>
-      {create.isError && <ErrorPanel error={create.error} title="Could not create the application" />}
-    </section>
+    <FormDialog
+      open={open}
+      onOpenChange={close}
+      trigger={
+        <button type="button" className="button button--primary" data-testid="application-create-open">
+          Create application
+        </button>
+      }
+      title="Create application"
+      description="You get a publishable key for browsers and a secret key for your backend; the secret key is shown once."
+      onSubmit={submit}
+      submitLabel="Create application"
+      pending={create.isPending}
+      pendingLabel="Creating…"
+      error={create.error}
+      errorTitle="Could not create the application"
+      testId="application-create"
+    >
+      <div className="form-grid">
+        <Field label="Name" id={NAME_FIELD_ID} error={errors.name?.message} testId="application-name">
+          {(control) => (
+            <input {...control} placeholder="Web app" autoComplete="off" data-testid="application-name-input" {...form.register('name')} />
+          )}
+        </Field>
+        <Field label="Slug (optional)" error={errors.slug?.message} hint="Derived from the name when empty." testId="application-slug">
+          {(control) => <input {...control} autoComplete="off" data-testid="application-slug-input" {...form.register('slug')} />}
+        </Field>
+      </div>
+      <Field
+        label="Logo URL (optional)"
+        error={errors.logoUrl?.message}
+        hint="Shown on hosted sign-in: an https URL."
+        testId="application-logo-url"
+      >
+        {(control) => (
+          <input
+            {...control}
+            placeholder="https://cdn.example.com/logo.png"
+            data-testid="application-logo-url-input"
+            {...form.register('logoUrl')}
+          />
+        )}
+      </Field>
+    </FormDialog>
   );
 }

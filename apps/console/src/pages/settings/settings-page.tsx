@@ -1,24 +1,36 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { type TTenant, ZUpdateTenantRequest } from '@svc/contracts/tenants';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { Link, useNavigate } from 'react-router';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { toast } from 'sonner';
+import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
+import { FormDialog } from '../../components/dialog.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Field } from '../../components/field.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
-/** The active organization: what it is, rename or re-slug it, delete it. */
+/** The active organization: what it is, rename or re-slug it (a FormDialog), delete it. */
 export function SettingsPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const organizationId = active.organization?.id;
+  const [editing, setEditing] = useState(false);
   const tenant = useQuery(trpc.tenants.get.queryOptions({ id: organizationId ?? '' }, { enabled: organizationId !== undefined }));
 
   return (
     <div data-testid="page-settings">
-      <PageHeader title="Settings" description="The organization this workspace is: its name, its slug, and deleting it." />
+      <PageHeader
+        title="Settings"
+        description="The organization this workspace is: its name, its slug, and deleting it."
+        actions={tenant.data && <RenameDialog key={tenant.data.id} tenant={tenant.data} open={editing} onOpenChange={setEditing} />}
+      />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {active.me && !active.organization && (
         <p className="muted" data-testid="settings-no-workspace">
@@ -27,15 +39,11 @@ export function SettingsPage() {
       )}
       {tenant.isError && <ErrorPanel error={tenant.error} title="Could not load the organization" onRetry={() => void tenant.refetch()} />}
       {(active.isLoading || (organizationId !== undefined && tenant.isPending)) && !tenant.isError && (
-        <p className="loading" data-testid="settings-loading">
-          Loading the organization…
-        </p>
+        <Skeleton label="Loading the organization…" testId="settings-loading" />
       )}
       {tenant.data && (
-        // The shared stylesheet spaces panels by layout, not margins: stack them with a gap.
-        <div style={{ display: 'grid', gap: 16 }}>
+        <div className="detail-stack">
           <OrganizationFacts tenant={tenant.data} />
-          <RenameForm tenant={tenant.data} />
           <DangerZone tenant={tenant.data} />
         </div>
       )}
@@ -52,11 +60,12 @@ function OrganizationFacts({ tenant }: { tenant: TTenant }) {
         <dd data-testid="settings-name">{tenant.name}</dd>
         <dt>Id</dt>
         <dd>
-          <code data-testid="settings-id">{tenant.id}</code>
+          <Identifier value={tenant.id} label="organization id" testId="settings-id" />
         </dd>
         <dt>Slug</dt>
         <dd>
-          <code data-testid="settings-slug">{tenant.slug}</code> <span className="muted">(organization_slug in API calls)</span>
+          <Identifier value={tenant.slug} label="organization slug" testId="settings-slug" />
+          <span className="muted"> organization_slug in API calls</span>
         </dd>
         <dt>Kind</dt>
         <dd>
@@ -66,21 +75,21 @@ function OrganizationFacts({ tenant }: { tenant: TTenant }) {
         </dd>
         <dt>Created</dt>
         <dd>
-          <time dateTime={tenant.createdAt}>{new Date(tenant.createdAt).toLocaleString()}</time>
+          <When at={tenant.createdAt} empty="—" />
         </dd>
       </dl>
     </section>
   );
 }
 
-function RenameForm({ tenant }: { tenant: TTenant }) {
+type RenameDialogProps = { tenant: TTenant; open: boolean; onOpenChange: (open: boolean) => void };
+
+/** "Edit name and slug" (the header's primary button): checked with the contracts schema, a taken slug refused by the API. */
+function RenameDialog({ tenant, open, onOpenChange }: RenameDialogProps) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const form = useForm({
-    resolver: zodResolver(ZUpdateTenantRequest),
-    // Follows the server's copy: after a save the fields show what was stored.
-    values: { id: tenant.id, name: tenant.name, slug: tenant.slug },
-  });
+  const current = { id: tenant.id, name: tenant.name, slug: tenant.slug };
+  const form = useForm({ resolver: zodResolver(ZUpdateTenantRequest), defaultValues: current });
   const errors = form.formState.errors;
   const update = useMutation(
     trpc.tenants.update.mutationOptions({
@@ -94,49 +103,67 @@ function RenameForm({ tenant }: { tenant: TTenant }) {
       },
     }),
   );
-  const save = form.handleSubmit((values) => update.mutateAsync(values).catch(() => undefined));
+  const close = (next: boolean) => {
+    if (next) {
+      // Every opening starts from what is stored now (a save changes the tenant).
+      form.reset(current);
+    } else {
+      update.reset();
+    }
+    onOpenChange(next);
+  };
+  const save = form.handleSubmit(async (values) => {
+    const saved = await update.mutateAsync(values).catch(() => undefined);
+    if (saved) {
+      toast.success('Organization saved');
+      close(false);
+    }
+  });
 
   return (
-    <section className="panel" data-testid="settings-rename">
-      <h2 className="panel__title">Name and slug</h2>
-      <p className="muted">
-        The slug names the organization in URLs and in <code>organization_slug</code>: integrations that use the old one stop finding it.
-      </p>
-      <form className="form-row" onSubmit={save} noValidate data-testid="settings-form">
-        <label className="form-field">
-          <span>Name</span>
-          <input data-testid="settings-name-input" {...form.register('name')} />
-          {errors.name && (
-            <span className="form-field__error" data-testid="settings-name-error">
-              {errors.name.message}
-            </span>
-          )}
-        </label>
-        <label className="form-field">
-          <span>Slug</span>
-          <input data-testid="settings-slug-input" disabled={tenant.kind === 'platform'} {...form.register('slug')} />
-          {errors.slug && (
-            <span className="form-field__error" data-testid="settings-slug-error">
-              {errors.slug.message}
-            </span>
-          )}
-        </label>
-        <button
-          type="submit"
-          className="button button--primary"
-          disabled={update.isPending || !form.formState.isDirty}
-          data-testid="settings-save"
-        >
-          {update.isPending ? 'Saving…' : 'Save'}
+    <FormDialog
+      open={open}
+      onOpenChange={close}
+      trigger={
+        <button type="button" className="button button--primary" data-testid="settings-edit-open">
+          Edit name and slug
         </button>
-      </form>
-      {update.isSuccess && !form.formState.isDirty && (
-        <p className="muted" data-testid="settings-saved">
-          Saved.
-        </p>
-      )}
-      {update.isError && <ErrorPanel error={update.error} title="Could not save" />}
-    </section>
+      }
+      title="Name and slug"
+      description={
+        <>
+          The slug names the organization in URLs and in <code>organization_slug</code>: integrations that use the old one stop finding it.
+        </>
+      }
+      onSubmit={save}
+      submitLabel="Save"
+      pending={update.isPending}
+      error={update.error}
+      errorTitle="Could not save"
+      testId="settings-edit"
+    >
+      <div className="form-grid">
+        <Field label="Name" error={errors.name?.message} testId="settings-name">
+          {(control) => <input {...control} autoComplete="off" data-testid="settings-name-input" {...form.register('name')} />}
+        </Field>
+        <Field
+          label="Slug"
+          error={errors.slug?.message}
+          hint={tenant.kind === 'platform' ? 'The platform workspace keeps its slug.' : undefined}
+          testId="settings-slug"
+        >
+          {(control) => (
+            <input
+              {...control}
+              autoComplete="off"
+              disabled={tenant.kind === 'platform'}
+              data-testid="settings-slug-input"
+              {...form.register('slug')}
+            />
+          )}
+        </Field>
+      </div>
+    </FormDialog>
   );
 }
 
@@ -144,6 +171,7 @@ function DangerZone({ tenant }: { tenant: TTenant }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
+  const [confirming, setConfirming] = useState(false);
   const remove = useMutation(
     trpc.tenants.delete.mutationOptions({
       onSuccess: async () => {
@@ -171,19 +199,28 @@ function DangerZone({ tenant }: { tenant: TTenant }) {
           <p className="muted" data-testid="settings-delete-export-first">
             Nothing else can be recovered afterwards: <Link to="/exports">export the organization</Link> first and keep the file.
           </p>
-          <ConfirmButton
-            question={`Delete the organization ${tenant.name} (${tenant.slug})?`}
+          <div className="form-row">
+            <button
+              type="button"
+              className="button button--danger"
+              onClick={() => setConfirming(true)}
+              data-testid="settings-delete-button"
+            >
+              Delete organization…
+            </button>
+          </div>
+          <ConfirmDialog
+            open={confirming}
+            onOpenChange={setConfirming}
+            title={`Delete the organization ${tenant.name} (${tenant.slug})?`}
             consequence="Everything it owns, its usage events included, is deleted at once, and its applications and API keys stop working. Export it first if you need its data: this cannot be undone."
             confirmLabel={`Delete ${tenant.name}`}
-            disabled={remove.isPending}
-            onConfirm={() => remove.mutateAsync({ id: tenant.id }).catch(() => undefined)}
-            testId="settings-delete-button"
-          >
-            Delete organization
-          </ConfirmButton>
+            typeToConfirm={tenant.name}
+            onConfirm={() => remove.mutateAsync({ id: tenant.id })}
+            testId="settings-delete-button-dialog"
+          />
         </>
       )}
-      {remove.isError && <ErrorPanel error={remove.error} title="Could not delete the organization" />}
     </section>
   );
 }

@@ -1,20 +1,18 @@
-import { zodResolver } from '@hookform/resolvers/zod';
 import { TEST_EVENT_TYPE } from '@svc/contracts/events';
 import {
   type TWebhookDelivery,
   type TWebhookDeliveryFilters,
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_EVENT_TYPE_CATALOG,
-  ZWebhookDeliveryFilters,
 } from '@svc/contracts/webhooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useForm } from 'react-hook-form';
 import { useNavigate, useSearchParams } from 'react-router';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -23,8 +21,14 @@ const PAGE_SIZE = 50;
 /** While a shown delivery is still due, the list and the detail refresh at this pace. */
 const LIVE_REFRESH_MS = 2000;
 
-/** An empty select is "no filter". */
-const optional = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+/** The no-filter option of a Select (whose values are never ''). */
+const ANY = 'any';
+
+const EVENT_TYPE_OPTIONS: SelectOption<string>[] = [
+  { value: ANY, label: 'Any event type' },
+  { value: TEST_EVENT_TYPE, label: TEST_EVENT_TYPE },
+  ...WEBHOOK_EVENT_TYPE_CATALOG.map((t) => ({ value: t.type, label: t.type })),
+];
 
 const isDue = (d: Pick<TWebhookDelivery, 'status'>) => d.status === 'pending' || d.status === 'retrying';
 const isRetryable = (d: Pick<TWebhookDelivery, 'status'>) => d.status === 'failed' || d.status === 'retrying';
@@ -47,7 +51,6 @@ export function WebhookDeliveriesPage() {
     event_type: params.get('event_type') ?? undefined,
   };
   const selected = params.get('delivery');
-  const form = useForm<TWebhookDeliveryFilters>({ resolver: zodResolver(ZWebhookDeliveryFilters), values: filters });
   const organizationSlug = active.organization?.slug;
 
   const endpoints = useQuery(
@@ -57,11 +60,14 @@ export function WebhookDeliveriesPage() {
     ),
   );
   const urlOf = new Map((endpoints.data?.data ?? []).map((e) => [e.id, e.url]));
-  // The filter's endpoint stays one <option> (same key) before and after the list loads, so the
-  // select keeps showing it.
-  const endpointOptions = (endpoints.data?.data ?? []).map((e) => ({ id: e.id, label: e.url }));
+  // The filter's endpoint stays an option before and after the list loads (its id until then),
+  // so the select keeps showing it.
+  const endpointOptions: SelectOption<string>[] = [
+    { value: ANY, label: 'Any endpoint' },
+    ...(endpoints.data?.data ?? []).map((e) => ({ value: e.id, label: e.url })),
+  ];
   if (filters.endpoint_id && !urlOf.has(filters.endpoint_id)) {
-    endpointOptions.push({ id: filters.endpoint_id, label: filters.endpoint_id });
+    endpointOptions.push({ value: filters.endpoint_id, label: filters.endpoint_id });
   }
   const deliveries = useQuery({
     ...trpc.webhooks.delivery.list.queryOptions(
@@ -81,10 +87,11 @@ export function WebhookDeliveriesPage() {
     }
     setParams(search);
   };
-  const apply = form.handleSubmit((values) => {
-    setSearch(values);
+  /** A filter applies as soon as it changes: the list starts again at its first page. */
+  const narrow = (change: Partial<TWebhookDeliveryFilters>) => {
+    setSearch({ ...filters, ...change });
     pager.reset();
-  });
+  };
   const clear = () => {
     setSearch({});
     pager.reset();
@@ -112,47 +119,41 @@ export function WebhookDeliveriesPage() {
         }}
         above={(organization) => (
           <>
-            <form className="form-row" onSubmit={apply} noValidate data-testid="deliveries-filters">
-              <label className="form-field">
-                <span>Endpoint</span>
-                <select data-testid="deliveries-filter-endpoint" {...form.register('endpoint_id', { setValueAs: optional })}>
-                  <option value="">Any endpoint</option>
-                  {endpointOptions.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {e.label}
-                    </option>
-                  ))}
-                </select>
-              </label>
+            <div className="form-row" data-testid="deliveries-filters">
+              <div className="form-field">
+                <label htmlFor="deliveries-filter-endpoint">Endpoint</label>
+                <Select
+                  id="deliveries-filter-endpoint"
+                  value={filters.endpoint_id ?? ANY}
+                  options={endpointOptions}
+                  testId="deliveries-filter-endpoint"
+                  onValueChange={(value) => narrow({ endpoint_id: value === ANY ? undefined : value })}
+                />
+              </div>
               <StatusFilter
                 testId="deliveries-filter-status"
                 anyLabel="Any status"
                 options={WEBHOOK_DELIVERY_STATUSES}
-                value={form.watch('status') ?? ''}
-                onChange={(value) => form.setValue('status', value === '' ? undefined : value)}
+                value={filters.status ?? ''}
+                onChange={(value) => narrow({ status: value === '' ? undefined : value })}
               />
-              <label className="form-field">
-                <span>Event type</span>
-                <select data-testid="deliveries-filter-event-type" {...form.register('event_type', { setValueAs: optional })}>
-                  <option value="">Any event type</option>
-                  <option value={TEST_EVENT_TYPE}>{TEST_EVENT_TYPE}</option>
-                  {WEBHOOK_EVENT_TYPE_CATALOG.map((t) => (
-                    <option key={t.type} value={t.type}>
-                      {t.type}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <button type="submit" className="button button--primary" data-testid="deliveries-filter-apply">
-                Apply
-              </button>
+              <div className="form-field">
+                <label htmlFor="deliveries-filter-event-type">Event type</label>
+                <Select
+                  id="deliveries-filter-event-type"
+                  value={filters.event_type ?? ANY}
+                  options={EVENT_TYPE_OPTIONS}
+                  testId="deliveries-filter-event-type"
+                  onValueChange={(value) => narrow({ event_type: value === ANY ? undefined : value })}
+                />
+              </div>
               <button type="button" className="button" onClick={clear} data-testid="deliveries-filter-clear">
                 Clear
               </button>
               <button type="button" className="button" onClick={() => void deliveries.refetch()} data-testid="deliveries-refresh">
                 Refresh
               </button>
-            </form>
+            </div>
             {selected && (
               <DeliveryDetail
                 id={selected}

@@ -4,13 +4,12 @@ import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
 import { columnHelper } from '../../components/data-table.tsx';
-import { Dialog } from '../../components/dialog.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
-import { SecretOnce } from '../../components/secret-once.tsx';
+import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -236,30 +235,21 @@ export function WebhooksPage() {
           onClose={() => setReplaying(null)}
         />
       )}
-      <Dialog
-        open={revealed !== null}
-        onOpenChange={(open) => !open && setRevealed(null)}
-        title={revealed?.title ?? ''}
+      <SecretOnceDialog
+        revealed={revealed && { title: revealed.title, value: revealed.secret }}
+        onDismiss={() => setRevealed(null)}
         description={
           <>
             Verify every delivery with it (Standard Webhooks: the <code>webhook-signature</code> header). This is the only time svc shows
             it.
           </>
         }
-        dismissible={false}
+        label="Signing secret"
+        storedAs="it encrypted"
+        bodyAttributes={revealed ? { 'data-endpoint-id': revealed.endpointId, 'data-testid': 'webhook-secret-endpoint' } : undefined}
         testId="webhook-secret-revealed"
-        footer={
-          <button type="button" className="button button--primary" onClick={() => setRevealed(null)} data-testid="webhook-secret-dismiss">
-            I have stored it
-          </button>
-        }
-      >
-        {revealed && (
-          <div data-endpoint-id={revealed.endpointId} data-testid="webhook-secret-endpoint">
-            <SecretOnce label="Signing secret" value={revealed.secret} testId="webhook-secret" storedAs="it encrypted" />
-          </div>
-        )}
-      </Dialog>
+        secretTestId="webhook-secret"
+      />
       <ListPage
         testId="webhooks"
         noun="endpoints"
