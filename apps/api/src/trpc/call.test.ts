@@ -146,7 +146,7 @@ describe('/v1 procedure runner (trpc/call.ts)', () => {
   });
 
   it('compiles every procedure of the router', () => {
-    const all = Object.entries(appRouter._def.procedures) as [string, AnyProcedure][];
+    const all = Object.entries(appRouter._def.procedures) as unknown as [string, AnyProcedure][];
     expect(all.length).toBeGreaterThan(50);
     for (const [path, procedure] of all) {
       if (procedure._def.type !== 'subscription') {
