@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
@@ -5,6 +6,14 @@ import { type E2EServer, startServer } from './support/server.ts';
 import { atEngine, atSignIn, DEMO_ADMIN, DEMO_USER, ENGINE_FLOWS, passwordSignIn, signInAt } from './support/sign-in.ts';
 
 /** Hosted sign-in and the protected pages, end to end: svc serve, its dev engine, real Chromium. */
+/** The console's dark `--surface` (apps/console/src/tokens.css, which hosted pages inline) as CSS reports it. */
+const DARK_SURFACE = (() => {
+  const tokens = readFileSync(new URL('../apps/console/src/tokens.css', import.meta.url), 'utf8');
+  const dark = tokens.slice(tokens.indexOf('prefers-color-scheme: dark'));
+  const hex = /--surface: #([0-9a-f]{6});/.exec(dark)?.[1] ?? 'missing';
+  return `rgb(${[0, 2, 4].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
+})();
+
 describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
   let server: E2EServer;
   let browser: Browser;
@@ -122,7 +131,7 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign up for svc');
     // Dark mode: the same card in the dark tokens.
     await page.emulateMedia({ colorScheme: 'dark' });
-    expect(await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(24, 28, 34)');
+    expect(await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe(DARK_SURFACE);
     await saveScreenshot(page, 'auth-signup-dark');
     await page.emulateMedia({ colorScheme: 'light' });
     expect(await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(255, 255, 255)');
