@@ -5,6 +5,7 @@ import { type ProviderServer, startStripeServer } from '../packages/jobs/src/bil
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
+import { chooseOption } from './support/select.ts';
 
 /**
  * Billing handoff end to end: `svc serve` (worker included, logging at debug) with a Stripe test
@@ -140,10 +141,10 @@ describeInChromium('e2e: console billing', () => {
     await saveScreenshot(page, 'console-billing');
 
     // Status filter.
-    await page.getByTestId('billing-sync-filter-status').selectOption('skipped');
+    await chooseOption(page, 'billing-sync-filter-status', 'skipped');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="billing-sync-row"]').length === 1);
     expect(await page.locator('[data-testid="billing-sync-row"]').getAttribute('data-status')).toBe('skipped');
-    await page.getByTestId('billing-sync-filter-status').selectOption('queued');
+    await chooseOption(page, 'billing-sync-filter-status', 'queued');
     await page.getByTestId('billing-sync-empty').waitFor({ state: 'visible' });
     expect(await page.getByTestId('billing-sync-empty-title').textContent()).toBe('No queued sync logs.');
 

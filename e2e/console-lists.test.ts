@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
+import { chooseOption } from './support/select.ts';
 
 const INVITATIONS = '/auth/console/invitations';
 /** The invitations page's page size (PAGE_SIZE in the page). */
@@ -96,15 +97,14 @@ describeInChromium('e2e: console lists', () => {
     await page.goto(INVITATIONS);
     await rowCount(2);
 
-    const filter = page.getByTestId('invitations-filter-status');
-    await filter.selectOption('revoked');
+    await chooseOption(page, 'invitations-filter-status', 'revoked');
     await rowCount(1);
     expect(await emailsShown()).toEqual(['second@example.com']);
-    await filter.selectOption('pending');
+    await chooseOption(page, 'invitations-filter-status', 'pending');
     await page.locator('[data-testid="invitation-row"][data-email="first@example.com"]').waitFor();
     expect(await emailsShown()).toEqual(['first@example.com']);
 
-    await filter.selectOption('accepted');
+    await chooseOption(page, 'invitations-filter-status', 'accepted');
     await page.getByTestId('invitations-empty').waitFor({ state: 'visible' });
     expect(await page.getByTestId('invitations-empty-title').textContent()).toBe('No accepted invitations.');
     expect(await page.getByTestId('invitations-empty-next').textContent()).toBe(
@@ -112,7 +112,7 @@ describeInChromium('e2e: console lists', () => {
     );
     await page.getByTestId('invitations-empty').getByRole('button', { name: 'Show all' }).click();
     await rowCount(2);
-    expect(await filter.inputValue()).toBe('');
+    expect(await page.getByTestId('invitations-filter-status').textContent()).toContain('Any');
     expectNoPageErrors();
   });
 
@@ -161,7 +161,7 @@ describeInChromium('e2e: console lists', () => {
     await pager.getByRole('button', { name: 'Next' }).click();
     await page.getByTestId('invitations-pager-page').filter({ hasText: 'Page 2' }).waitFor();
     await rowCount(2);
-    await page.getByTestId('invitations-filter-status').selectOption('revoked');
+    await chooseOption(page, 'invitations-filter-status', 'revoked');
     await page.locator('[data-testid="invitation-row"][data-email="second@example.com"]').waitFor();
     await rowCount(1);
     expect(await page.getByTestId('invitations-pager').count()).toBe(0);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { atSignIn, DEMO_USER, passwordSignIn } from './support/sign-in.ts';
+import { chooseOption } from './support/select.ts';
 
 /**
  * Roles and invitations end to end: an admin (the social demo user, admin of the workspace made
@@ -153,7 +154,7 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     expect(await member.getByTestId('member-role').getAttribute('data-role-key')).toBe('support');
     await saveScreenshot(admin, 'invitations-members-after-accept');
     await admin.goto('/auth/console/invitations');
-    await admin.getByTestId('invitations-filter-status').selectOption('accepted');
+    await chooseOption(admin, 'invitations-filter-status', 'accepted');
     const accepted = admin.locator('[data-testid="invitation-row"]');
     await accepted.first().getByTestId('invitation-status').filter({ hasText: 'accepted' }).waitFor();
     expect(await accepted.count()).toBe(1);

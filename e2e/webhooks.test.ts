@@ -8,6 +8,7 @@ import { createTestDatabase } from '../test/support/db.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
+import { chooseOption } from './support/select.ts';
 
 type Received = { endpoint: string; webhookId: string; verified: boolean; payload?: unknown };
 
@@ -247,7 +248,7 @@ describeInChromium('e2e: webhooks in the console', () => {
 
     // Filters: status=failed shows nothing now.
     // Each filter applies as soon as it changes, with no Apply button.
-    await page.getByTestId('deliveries-filter-status').selectOption('failed');
+    await chooseOption(page, 'deliveries-filter-status', 'failed');
     await page.getByTestId('deliveries-empty').waitFor();
     expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
     await page.getByTestId('deliveries-filter-clear').click();

@@ -1,9 +1,11 @@
+import { useId } from 'react';
 import type { PagerState } from './pager.tsx';
+import { Select } from './select.tsx';
 
 type StatusOption<S extends string> = S | { value: S; label: string };
 
 type StatusFilterProps<S extends string> = {
-  /** The select's test id, e.g. `invitations-filter-status`. */
+  /** The trigger's test id, e.g. `invitations-filter-status`; options are `<testId>-option-<value>` (`-option-__any` for no filter). */
   testId: string;
   /** The statuses to pick from, in order; a bare string is its own label. */
   options: readonly StatusOption<S>[];
@@ -17,7 +19,10 @@ type StatusFilterProps<S extends string> = {
   pager?: PagerState;
 };
 
-/** The status select of a list: "Any" or one status, narrowing the list as soon as it changes. */
+/** Radix keeps '' for "nothing chosen", so "no filter" is this value inside the Select. */
+const ANY = '__any';
+
+/** The status filter of a list: "Any" or one status, narrowing the list as soon as it is picked. */
 export function StatusFilter<S extends string>({
   testId,
   options,
@@ -27,26 +32,24 @@ export function StatusFilter<S extends string>({
   anyLabel = 'Any',
   pager,
 }: StatusFilterProps<S>) {
-  const choices = options.map((option) => (typeof option === 'string' ? { value: option, label: option } : option));
+  const id = useId();
+  const choices = [
+    ...(anyLabel === null ? [] : [{ value: ANY, label: anyLabel }]),
+    ...options.map((option) => (typeof option === 'string' ? { value: option, label: option } : option)),
+  ];
   return (
-    <label className="form-field">
-      <span>{label}</span>
-      <select
-        data-testid={testId}
-        value={value}
-        onChange={(e) => {
-          const picked = choices.find((c) => c.value === e.target.value);
-          onChange(picked ? picked.value : '');
+    <div className="form-field">
+      <label htmlFor={id}>{label}</label>
+      <Select
+        id={id}
+        testId={testId}
+        options={choices}
+        value={value === '' ? (anyLabel === null ? undefined : ANY) : value}
+        onValueChange={(picked) => {
+          onChange(picked === ANY ? '' : (picked as S));
           pager?.reset();
         }}
-      >
-        {anyLabel !== null && <option value="">{anyLabel}</option>}
-        {choices.map((c) => (
-          <option key={c.value} value={c.value}>
-            {c.label}
-          </option>
-        ))}
-      </select>
-    </label>
+      />
+    </div>
   );
 }
