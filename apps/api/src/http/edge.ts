@@ -117,13 +117,12 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     if (!token || !SECRET_KEY_PATTERN.test(token)) {
       return ipSubject;
     }
-    const hash = sha256Hex(token);
     const perKey = (subject: string): RateLimitSubject => ({ scope: 'backend', subject, limit: config.rateLimit.backendPerMinute, cost });
     const ipSpent = limiter.isExhausted(`public:${ip}`);
     const byTenantKey = (): RateLimitSubject | Promise<RateLimitSubject> =>
       ipSpent
         ? ipSubject
-        : readApiKeyForRequest(services, req, hash).then(
+        : readApiKeyForRequest(services, req, token).then(
             (key) => (key && isLiveApiKey(key) ? perKey(key.id) : ipSubject),
             // Authentication reads again and answers the failure; the limiter stays per IP.
             () => ipSubject,
@@ -133,6 +132,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     }
     const bySubject = (known: ApplicationWithOrganization | null | undefined): RateLimitSubject | Promise<RateLimitSubject> =>
       known ? perKey(known.application.id) : known === null ? byTenantKey() : ipSubject;
+    const hash = sha256Hex(token);
     const known = services.applications.peekBySecretKeyHash(hash);
     if (known === undefined && !ipSpent) {
       return services.applications.bySecretKeyHash(hash).then(bySubject);

@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, isNotNull, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, gt, isNotNull, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
-import type { DbOrTx } from '../client.ts';
+import { type DbOrTx, leanRead } from '../client.ts';
 import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
@@ -18,7 +18,8 @@ export function prepareFindApiKeyBySecretHash(db: DbOrTx): (secretHash: string) 
     .where(eq(apiKeys.secretHash, sql.placeholder('secretHash')))
     .limit(1)
     .prepare('svc_find_api_key');
-  return async (secretHash) => (await query.execute({ secretHash }))[0];
+  const read = leanRead<ApiKeyRow>(query, getTableColumns(apiKeys));
+  return (secretHash) => read.first({ secretHash });
 }
 
 /**
@@ -70,20 +71,21 @@ export function prepareFindApiKeyCreatorStanding(
         eq(platformMemberships.roleKey, 'org_admin'),
       ),
     );
+  const fields = {
+    status: users.status,
+    roleKey: memberships.roleKey,
+    rolePermissions: roles.permissions,
+    isPlatformAdmin: sql<boolean>`exists (${platformAdmin})`,
+  };
   const query = db
-    .select({
-      status: users.status,
-      roleKey: memberships.roleKey,
-      rolePermissions: roles.permissions,
-      isPlatformAdmin: sql<boolean>`exists (${platformAdmin})`,
-    })
+    .select(fields)
     .from(users)
     .leftJoin(memberships, countingMembership(memberships, users.id, tenantId))
     .leftJoin(roles, and(eq(roles.tenantId, tenantId), eq(roles.key, memberships.roleKey)))
     .where(eq(users.id, sql.placeholder('userId')))
     .limit(1)
     .prepare('svc_find_api_key_creator');
-  return async (opts) => (await query.execute(opts))[0];
+  return leanRead<ApiKeyCreatorStanding>(query, fields).first;
 }
 
 /**

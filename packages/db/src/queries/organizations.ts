@@ -1,5 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { type DbOrTx, leanRead } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
 import { organizations } from '../schema/organizations.ts';
 
@@ -22,7 +22,8 @@ function findOrganizationBy(db: DbOrTx, column: 'id' | 'slug', value: string): P
       .where(eq(organizations[column], sql.placeholder('value')))
       .limit(1)
       .prepare(`svc_find_organization_by_${column}`);
-    find = async (v) => (await query.execute({ value: v }))[0];
+    const read = leanRead<OrganizationRow>(query, getTableColumns(organizations));
+    find = (v) => read.first({ value: v });
     finders[column].set(db, find);
   }
   return find(value);

@@ -182,8 +182,11 @@ export async function authorize(
     held = new Set(await permissionsOfRole(db, organization.id, membership.roleKey));
     isOrgAdmin = membership.roleKey === 'org_admin';
   }
-  // After the 404s (an outsider learns nothing, not even a 402), before the 403s.
-  await principal.organizationGuard?.(db, organization);
+  // After the 404s (an outsider learns nothing, not even a 402), before the 403s. Reads and
+  // most writes have no guard: no await for them.
+  if (principal.organizationGuard) {
+    await principal.organizationGuard(db, organization);
+  }
   if (!held.has(opts.permission)) {
     throw new AppError('forbidden', `missing permission ${opts.permission}`);
   }

@@ -49,21 +49,21 @@ async function creatorAccessOfKey(services: PrincipalServices, key: ApiKeyRow): 
   const standing = await find({ userId: key.createdByUserId, tenantId: key.tenantId });
   return standing ? creatorAccessOf(standing) : null;
 }
-const requestReads = new WeakMap<IncomingMessage, { secretHash: string; row: Promise<ApiKeyRow | undefined> }>();
+const requestReads = new WeakMap<IncomingMessage, { token: string; row: Promise<ApiKeyRow | undefined> }>();
 
 /**
- * The tenant API key row whose secret hashes to `secretHash`, read from the database once per
- * request: the edge's rate limiter (which charges a known key's own budget) and authentication
- * share that one read. Nothing is kept across requests, so a revocation or rotation is seen by
- * the very next request on every process.
+ * The tenant API key row whose secret is `token` (looked up by its SHA-256), read from the
+ * database and hashed once per request: the edge's rate limiter (which charges a known key's own
+ * budget) and authentication share that one read. Nothing is kept across requests, so a
+ * revocation or rotation is seen by the very next request on every process.
  */
 export function readApiKeyForRequest(
   services: PrincipalServices,
   req: IncomingMessage | undefined,
-  secretHash: string,
+  token: string,
 ): Promise<ApiKeyRow | undefined> {
   const done = req ? requestReads.get(req) : undefined;
-  if (done && done.secretHash === secretHash) {
+  if (done && done.token === token) {
     return done.row;
   }
   let find = finders.get(services.db);
@@ -71,9 +71,9 @@ export function readApiKeyForRequest(
     find = prepareFindApiKeyBySecretHash(services.db);
     finders.set(services.db, find);
   }
-  const row = find(secretHash);
+  const row = find(sha256Hex(token));
   if (req) {
-    requestReads.set(req, { secretHash, row });
+    requestReads.set(req, { token, row });
   }
   return row;
 }
@@ -93,7 +93,7 @@ export async function apiKeyPrincipal(
   if (!SECRET_KEY_PATTERN.test(token)) {
     throw new AppError('invalid_secret_key', 'the API key is malformed (expected Authorization: Bearer sk_live_...)');
   }
-  const key = await readApiKeyForRequest(services, req, sha256Hex(token));
+  const key = await readApiKeyForRequest(services, req, token);
   if (!key) {
     const application = await services.applications.bySecretKeyHash(sha256Hex(token));
     if (application) {
