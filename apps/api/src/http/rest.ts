@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server';
 import type { AppServices, RequestContext } from '../context.ts';
-import { type CompiledProcedure, callProcedure, compileProcedure, type ProcedureDef } from '../trpc/call.ts';
+import { type CompiledProcedure, callProcedure, compileProcedure, isMemoizedAnswer, type ProcedureDef } from '../trpc/call.ts';
 import { classifyError } from '../trpc/errors.ts';
 import type { Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -103,19 +103,20 @@ function successStatusOf(meta: Meta, data: unknown): number {
 }
 
 /**
- * Serialized answers by identity, for frozen answers only (a frozen answer cannot change under
- * its JSON): client config answers the same checked object per cached application.
+ * Serialized answers by identity, only for the answers the procedure runner memoized (call.ts
+ * isMemoizedAnswer: a frozen answer's checked copy, which nothing changes afterwards): client
+ * config answers the same one per cached application.
  */
 const serialized = new WeakMap<object, string>();
 
 function jsonOf(data: unknown): string {
-  if (typeof data !== 'object' || data === null || !Object.isFrozen(data)) {
+  if (!isMemoizedAnswer(data)) {
     return JSON.stringify(data);
   }
-  let json = serialized.get(data);
+  let json = serialized.get(data as object);
   if (json === undefined) {
     json = JSON.stringify(data);
-    serialized.set(data, json);
+    serialized.set(data as object, json);
   }
   return json;
 }

@@ -3,7 +3,7 @@ import type { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
-import { callProcedure, compileProcedure, type ProcedureDef } from './call.ts';
+import { callProcedure, compileProcedure, isMemoizedAnswer, type ProcedureDef } from './call.ts';
 import { publicProcedure } from './init.ts';
 import { appRouter } from './router.ts';
 
@@ -111,14 +111,22 @@ describe('/v1 procedure runner (trpc/call.ts)', () => {
       .query(() => ({ n: 1 }));
     const compiledSame = compileProcedure('same', (same as unknown as AnyProcedure)._def);
     const compiledFresh = compileProcedure('fresh', (fresh as unknown as AnyProcedure)._def);
+    const answers: unknown[] = [];
     for (let i = 0; i < 3; i++) {
-      expect(await callProcedure(compiledSame, 'same', ctx, undefined)).toEqual({ n: 1 });
+      answers.push(await callProcedure(compiledSame, 'same', ctx, undefined));
+      expect(answers.at(-1)).toEqual({ n: 1 });
     }
     expect(parses).toBe(1);
+    // The checked copy is one frozen object, which the /v1 adapter may serialize once.
+    expect(answers[1]).toBe(answers[0]);
+    expect(Object.isFrozen(answers[0])).toBe(true);
+    expect(isMemoizedAnswer(answers[0])).toBe(true);
     for (let i = 0; i < 3; i++) {
-      await callProcedure(compiledFresh, 'fresh', ctx, undefined);
+      expect(isMemoizedAnswer(await callProcedure(compiledFresh, 'fresh', ctx, undefined))).toBe(false);
     }
     expect(parses).toBe(4);
+    // A frozen object the runner did not check itself is not taken for one it did.
+    expect(isMemoizedAnswer(frozen)).toBe(false);
   });
 
   it('does not remember a frozen answer that failed its output schema', async () => {

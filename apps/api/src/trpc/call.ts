@@ -127,6 +127,16 @@ function isPromise(value: unknown): value is Promise<unknown> {
  * frozen object each time (client config, built once per cached application) is checked once.
  */
 const checkedAnswers = new WeakMap<object, unknown>();
+/** The checked copies `checkedAnswers` hands out: never changed after the check (see isMemoizedAnswer). */
+const memoized = new WeakSet<object>();
+
+/**
+ * True for an answer this module checked once and answers again by identity (a frozen answer's
+ * checked copy): the same object, never changed, on every call. The /v1 adapter keeps its JSON.
+ */
+export function isMemoizedAnswer(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && memoized.has(data);
+}
 
 type Call = {
   procedure: CompiledProcedure;
@@ -171,8 +181,9 @@ function runFrom(call: Call, index: number, ctx: object, input: unknown, getRawI
           const outputFailed = (cause: unknown) =>
             failed(new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause }));
           const keep = (data: unknown): Result => {
-            if (frozen) {
+            if (frozen && isObject(data)) {
               checkedAnswers.set(result.data as object, Object.freeze(data));
+              memoized.add(data);
             }
             return { ...result, data };
           };
