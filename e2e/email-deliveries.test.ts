@@ -2,9 +2,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type SmtpCapture, startSmtpCapture } from '../test/support/mail.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
-import { chooseOption } from './support/select.ts';
 
 /**
  * Invitation emails end to end: `svc serve` with an SMTP provider (a real smtp-server in this

@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { atSignIn, DEMO_USER, passwordSignIn } from './support/sign-in.ts';
-import { chooseOption } from './support/select.ts';
 
 /**
  * Roles and invitations end to end: an admin (the social demo user, admin of the workspace made
