@@ -9,7 +9,8 @@ export async function chooseOption(page: Page, testId: string, value: string): P
   const trigger = page.getByTestId(testId);
   await trigger.click();
   const option = page.getByTestId(`${testId}-option-${value}`);
-  const label = (await option.innerText()).trim();
+  // The text without the check mark a chosen option carries.
+  const label = ((await option.textContent()) ?? '').replace('✓', '').trim();
   await option.click();
   await page.waitForFunction(([id, text]) => document.querySelector(`[data-testid="${id}"]`)?.textContent?.includes(text) ?? false, [
     testId,
