@@ -60,50 +60,73 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await user.getByTestId('subscription-change').count()).toBe(0);
     await saveScreenshot(user, 'subscription-active');
 
-    // The platform admin creates a plan (the form checks the limits before sending).
+    // The platform admin creates a plan in its dialog (the form checks the limits before sending).
     const admin = await signedIn(DEMO_ADMIN, '/plans');
-    await admin.getByTestId('plan-create').waitFor({ state: 'visible' });
-    await admin.getByTestId('plan-create-key').fill('team');
-    await admin.getByTestId('plan-create-name').fill('Team');
-    await admin.getByTestId('plan-create-seats').fill('5');
-    await admin.getByTestId('plan-create-usage-limits').fill('api_call = -3');
-    await admin.getByTestId('plan-create-submit').click();
-    await admin.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
-    await admin.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
+    await admin.getByTestId('plans-table').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('plans-read-only').count()).toBe(0);
+    await admin.getByTestId('plan-create-open').click();
+    const create = admin.getByTestId('plan-create');
+    await create.waitFor({ state: 'visible' });
+    await create.getByTestId('plan-create-key').fill('team');
+    await create.getByTestId('plan-create-name').fill('Team');
+    await create.getByTestId('plan-create-seats').fill('5');
+    await create.getByTestId('plan-create-usage-limits').fill('api_call = -3');
+    await create.getByTestId('plan-create-submit').click();
+    await create.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
+    await create.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
     // Usage alerts default to 50, 80, 100; out of order they are refused next to the field.
-    expect(await admin.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
-    await admin.getByTestId('plan-create-usage-thresholds').fill('80, 50');
-    await admin.getByTestId('plan-create-submit').click();
-    const thresholdsError = admin.getByTestId('plan-create-usage-thresholds-error');
+    expect(await create.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
+    await create.getByTestId('plan-create-usage-thresholds').fill('80, 50');
+    await create.getByTestId('plan-create-submit').click();
+    const thresholdsError = create.getByTestId('plan-create-usage-thresholds-error');
     await thresholdsError.waitFor({ state: 'visible' });
     expect(await thresholdsError.textContent()).toContain('ascending');
-    await admin.getByTestId('plan-create-usage-thresholds').fill('50, 90');
-    await admin.getByTestId('plan-create-submit').click();
-    await admin.getByTestId('plan-created').waitFor({ state: 'visible' });
+    await create.getByTestId('plan-create-usage-thresholds').fill('50, 90');
+    await create.getByTestId('plan-create-submit').click();
+    // Created: the dialog closes, says so, and the plan is in the list.
+    await create.waitFor({ state: 'hidden' });
+    await admin.locator('[data-sonner-toast]').filter({ hasText: 'Plan Team created' }).waitFor();
     const teamRow = admin.locator('[data-testid="plan-row"][data-plan-key="team"]');
     await teamRow.waitFor({ state: 'visible' });
+    expect(await teamRow.getByTestId('plan-key').textContent()).toBe('team');
     expect(await teamRow.getByTestId('plan-seats').textContent()).toBe('5');
     expect(await teamRow.getByTestId('plan-usage-limits').textContent()).toContain('api_call');
     expect(await teamRow.getByTestId('plan-usage-thresholds').textContent()).toBe('50% · 90%');
-    // The same key again: the API's 409 plan_key_taken, shown with its code.
-    await admin.getByTestId('plan-create-key').fill('team');
-    await admin.getByTestId('plan-create-name').fill('Team again');
-    await admin.getByTestId('plan-create-seats').fill('');
-    await admin.getByTestId('plan-create-submit').click();
-    const taken = admin.getByTestId('plan-create').getByTestId('error-code');
+    // The same key again: the API's 409 plan_key_taken, shown with its code in the dialog, which stays open.
+    await admin.getByTestId('plan-create-open').click();
+    await create.waitFor({ state: 'visible' });
+    expect(await create.getByTestId('plan-create-key').inputValue()).toBe('');
+    await create.getByTestId('plan-create-key').fill('team');
+    await create.getByTestId('plan-create-name').fill('Team again');
+    await create.getByTestId('plan-create-submit').click();
+    const taken = create.getByTestId('error-code');
     await taken.waitFor({ state: 'visible' });
     expect(await taken.textContent()).toBe('plan_key_taken');
+    await create.getByTestId('plan-create-cancel').click();
+    await create.waitFor({ state: 'hidden' });
+    expect(await admin.getByTestId('plan-row').filter({ hasText: 'Team again' }).count()).toBe(0);
 
-    // Edit it: a new name and seat limit.
-    await teamRow.getByTestId('plan-edit').click();
-    const edit = admin.getByTestId('plan-edit-form');
+    // Edit it from its row's menu (the only action: plans are not deleted): a new name and seat limit.
+    await teamRow.getByTestId('plan-actions').click();
+    expect(await admin.getByTestId('plan-actions-menu').getByRole('menuitem').allTextContents()).toEqual(['Edit…']);
+    await admin.getByRole('menuitem', { name: 'Edit…' }).click();
+    const edit = admin.getByTestId('plan-edit-dialog');
+    await edit.waitFor({ state: 'visible' });
+    expect(await edit.getByTestId('plan-edit-key').inputValue()).toBe('team');
+    expect(await edit.getByTestId('plan-edit-usage-thresholds').inputValue()).toBe('50, 90');
     await edit.getByTestId('plan-edit-name').fill('Team plus');
     await edit.getByTestId('plan-edit-seats').fill('8');
-    await edit.getByTestId('plan-edit-save').click();
+    await edit.getByTestId('plan-edit-dialog-submit').click();
+    await edit.waitFor({ state: 'hidden' });
     await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-name"]', { hasText: 'Team plus' }).waitFor();
     expect(await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-seats"]').textContent()).toBe('8');
-    // The default plan is marked.
+    // The default plan is marked, and its form says it stays the default.
     await admin.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-default"]').waitFor();
+    await admin.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-actions"]').click();
+    await admin.getByRole('menuitem', { name: 'Edit…' }).click();
+    await edit.getByTestId('plan-edit-default-locked').waitFor({ state: 'visible' });
+    await edit.getByTestId('plan-edit-dialog-cancel').click();
+    await edit.waitFor({ state: 'hidden' });
     await saveScreenshot(admin, 'plans');
 
     // The platform admin opens the organization's subscription, moves it to Team plus and cancels it.
@@ -186,8 +209,9 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     const user = await signedIn(DEMO_USER, '/plans');
     await user.getByTestId('plans-table').waitFor({ state: 'visible' });
     await user.getByTestId('plans-read-only').waitFor({ state: 'visible' });
-    expect(await user.getByTestId('plan-create').count()).toBe(0);
-    expect(await user.getByTestId('plan-edit').count()).toBe(0);
+    // No create button and no row menu: nothing here changes a plan.
+    expect(await user.getByTestId('plan-create-open').count()).toBe(0);
+    expect(await user.getByTestId('plan-actions').count()).toBe(0);
     expect(await user.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-seats"]').textContent()).toBe('10');
     await saveScreenshot(user, 'plans-read-only');
     expect(pageErrors).toEqual([]);
