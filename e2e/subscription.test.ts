@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
 
@@ -57,7 +58,8 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await user.getByTestId('subscription-seats-limit').textContent()).toBe('10');
     await user.getByTestId('subscription-ok').waitFor({ state: 'visible' });
     // Not a platform admin: no way to change it here.
-    expect(await user.getByTestId('subscription-change').count()).toBe(0);
+    expect(await user.getByTestId('subscription-change-open').count()).toBe(0);
+    expect(await user.getByTestId('subscription-picker').count()).toBe(0);
     await saveScreenshot(user, 'subscription-active');
 
     // The platform admin creates a plan in its dialog (the form checks the limits before sending).
@@ -129,18 +131,47 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await edit.waitFor({ state: 'hidden' });
     await saveScreenshot(admin, 'plans');
 
-    // The platform admin opens the organization's subscription, moves it to Team plus and cancels it.
+    // The platform admin's own workspace has no subscription: the page asks which organization.
     await admin.getByTestId('nav-subscription').click();
     await admin.getByTestId('subscription-picker-hint').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('subscription-change-open').count()).toBe(0);
     await admin.getByTestId('subscription-picker-slug').fill(slug);
     await admin.getByTestId('subscription-picker-open').click();
     await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
-    await admin.getByTestId('subscription-form-plan').selectOption('team');
-    await admin.getByTestId('subscription-form-status').selectOption('cancelled');
-    await admin.getByTestId('subscription-form-save').click();
-    await admin.getByTestId('subscription-saved').waitFor({ state: 'visible' });
+
+    // The Organizations page's row menu leads there too, the organization chosen.
+    await admin.getByTestId('nav-organizations').click();
+    await admin.getByTestId('organizations-search').fill(slug);
+    const orgRow = admin.locator(`[data-testid="organization-row"][data-slug="${slug}"]`);
+    await orgRow.getByTestId('organization-actions').click();
+    await admin.getByRole('menuitem', { name: 'Manage subscription' }).click();
+    await admin.waitForURL(`${server.url}${CONSOLE}/subscription?organization=${slug}`);
+    await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
+    expect(await admin.getByTestId('subscription-picker-slug').inputValue()).toBe(slug);
+    expect(await admin.getByTestId('subscription-plan-key').textContent()).toBe('free');
+
+    // It moves the organization to Team plus and cancels it, which asks first.
+    await admin.getByTestId('subscription-change-open').click();
+    const change = admin.getByTestId('subscription-change');
+    await change.waitFor({ state: 'visible' });
+    await chooseOption(admin, 'subscription-form-plan', 'team');
+    await chooseOption(admin, 'subscription-form-status', 'cancelled');
+    await change.getByTestId('subscription-change-submit').click();
+    const confirmCancel = admin.getByTestId('subscription-status-confirm');
+    await confirmCancel.waitFor({ state: 'visible' });
+    // Not confirmed: nothing is saved, and the form keeps the choices.
+    await admin.getByRole('alertdialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    await confirmCancel.waitFor({ state: 'hidden' });
+    expect(await change.isVisible()).toBe(true);
+    expect(await admin.locator('[data-testid="subscription-status"][data-status="active"]').count()).toBe(1);
+    expect(await admin.getByTestId('subscription-form-status').textContent()).toContain('cancelled');
+    await change.getByTestId('subscription-change-submit').click();
+    await confirmCancel.click();
+    await change.waitFor({ state: 'hidden' });
+    await admin.locator('[data-sonner-toast]').filter({ hasText: 'Saved: Team plus, cancelled' }).waitFor();
     await admin.locator('[data-testid="subscription-status"][data-status="cancelled"]').waitFor();
     expect(await admin.getByTestId('subscription-plan-name').textContent()).toBe('Team plus');
+    expect(await admin.getByTestId('subscription-plan-key').textContent()).toBe('team');
     expect(await admin.getByTestId('subscription-seats-limit').textContent()).toBe('8');
     expect(await admin.getByTestId('subscription-blocked-code').textContent()).toBe('subscription_inactive');
     expect(await admin.getByTestId('subscription-usage-row').count()).toBe(2);
@@ -189,9 +220,13 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await user.getByTestId('subscription-status').textContent()).toBe('cancelled');
     await saveScreenshot(user, 'subscription-cancelled-seen-by-org-admin');
 
-    // Reactivated by the platform admin: the same create goes through at once.
-    await admin.getByTestId('subscription-form-status').selectOption('active');
-    await admin.getByTestId('subscription-form-save').click();
+    // Reactivated by the platform admin (no confirmation for that): the same create goes through at once.
+    await admin.getByTestId('subscription-change-open').click();
+    await change.waitFor({ state: 'visible' });
+    await chooseOption(admin, 'subscription-form-status', 'active');
+    await change.getByTestId('subscription-change-submit').click();
+    await change.waitFor({ state: 'hidden' });
+    expect(await confirmCancel.count()).toBe(0);
     await admin.locator('[data-testid="subscription-status"][data-status="active"]').waitFor();
     await user.getByTestId('nav-applications').click();
     await user.getByTestId('application-create-open').click();
