@@ -75,6 +75,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await create.getByTestId('plan-create-usage-limits').fill('api_call = -3');
     await create.getByTestId('plan-create-submit').click();
     await create.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
+    await saveScreenshot(admin, 'plan-create-dialog');
     await create.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
     // Usage alerts default to 50, 80, 100; out of order they are refused next to the field.
     expect(await create.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
@@ -159,6 +160,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await change.getByTestId('subscription-change-submit').click();
     const confirmCancel = admin.getByTestId('subscription-status-confirm');
     await confirmCancel.waitFor({ state: 'visible' });
+    await saveScreenshot(admin, 'subscription-cancel-confirm');
     // Not confirmed: nothing is saved, and the form keeps the choices.
     await admin.getByRole('alertdialog').getByRole('button', { name: 'Cancel', exact: true }).click();
     await confirmCancel.waitFor({ state: 'hidden' });

@@ -57,13 +57,7 @@ function PlanFields({
   return (
     <>
       <div className="form-grid">
-        <Field
-          label="Key"
-          id={keyFieldId}
-          error={errors.key?.message}
-          hint="What the API and subscriptions call it: “team”."
-          testId={`${prefix}-key`}
-        >
+        <Field label="Key" id={keyFieldId} error={errors.key?.message} hint="For the API: “team”." testId={`${prefix}-key`}>
           {(control) => (
             <input {...control} autoComplete="off" placeholder="team" data-testid={`${prefix}-key`} {...form.register('key')} />
           )}
@@ -73,24 +67,8 @@ function PlanFields({
             <input {...control} autoComplete="off" placeholder="Team" data-testid={`${prefix}-name`} {...form.register('name')} />
           )}
         </Field>
-        <Field label="Seat limit" error={errors.seatLimit?.message} hint="Members allowed. Empty: unlimited." testId={`${prefix}-seats`}>
+        <Field label="Seat limit" error={errors.seatLimit?.message} hint="Empty: unlimited." testId={`${prefix}-seats`}>
           {(control) => <input {...control} inputMode="numeric" data-testid={`${prefix}-seats`} {...form.register('seatLimit')} />}
-        </Field>
-        <Field
-          label="Usage alerts"
-          error={errors.usageThresholds?.message}
-          hint="Percentages of each limit that record usage.threshold_reached. Empty: none."
-          testId={`${prefix}-usage-thresholds`}
-        >
-          {(control) => (
-            <input
-              {...control}
-              autoComplete="off"
-              placeholder="50, 80, 100"
-              data-testid={`${prefix}-usage-thresholds`}
-              {...form.register('usageThresholds')}
-            />
-          )}
         </Field>
       </div>
       <Field
@@ -112,6 +90,22 @@ function PlanFields({
             placeholder="api_call = 100000"
             data-testid={`${prefix}-usage-limits`}
             {...form.register('usageLimits')}
+          />
+        )}
+      </Field>
+      <Field
+        label="Usage alerts"
+        error={errors.usageThresholds?.message}
+        hint="Percentages of each limit at which usage.threshold_reached is recorded, ascending. Empty: none."
+        testId={`${prefix}-usage-thresholds`}
+      >
+        {(control) => (
+          <input
+            {...control}
+            autoComplete="off"
+            placeholder="50, 80, 100"
+            data-testid={`${prefix}-usage-thresholds`}
+            {...form.register('usageThresholds')}
           />
         )}
       </Field>
