@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
 
@@ -57,67 +58,122 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await user.getByTestId('subscription-seats-limit').textContent()).toBe('10');
     await user.getByTestId('subscription-ok').waitFor({ state: 'visible' });
     // Not a platform admin: no way to change it here.
-    expect(await user.getByTestId('subscription-change').count()).toBe(0);
+    expect(await user.getByTestId('subscription-change-open').count()).toBe(0);
+    expect(await user.getByTestId('subscription-picker').count()).toBe(0);
     await saveScreenshot(user, 'subscription-active');
 
-    // The platform admin creates a plan (the form checks the limits before sending).
+    // The platform admin creates a plan in its dialog (the form checks the limits before sending).
     const admin = await signedIn(DEMO_ADMIN, '/plans');
-    await admin.getByTestId('plan-create').waitFor({ state: 'visible' });
-    await admin.getByTestId('plan-create-key').fill('team');
-    await admin.getByTestId('plan-create-name').fill('Team');
-    await admin.getByTestId('plan-create-seats').fill('5');
-    await admin.getByTestId('plan-create-usage-limits').fill('api_call = -3');
-    await admin.getByTestId('plan-create-submit').click();
-    await admin.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
-    await admin.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
+    await admin.getByTestId('plans-table').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('plans-read-only').count()).toBe(0);
+    await admin.getByTestId('plan-create-open').click();
+    const create = admin.getByTestId('plan-create');
+    await create.waitFor({ state: 'visible' });
+    await create.getByTestId('plan-create-key').fill('team');
+    await create.getByTestId('plan-create-name').fill('Team');
+    await create.getByTestId('plan-create-seats').fill('5');
+    await create.getByTestId('plan-create-usage-limits').fill('api_call = -3');
+    await create.getByTestId('plan-create-submit').click();
+    await create.getByTestId('plan-create-usage-limits-error').waitFor({ state: 'visible' });
+    await saveScreenshot(admin, 'plan-create-dialog');
+    await create.getByTestId('plan-create-usage-limits').fill('api_call = 1000\nsms.sent = 50');
     // Usage alerts default to 50, 80, 100; out of order they are refused next to the field.
-    expect(await admin.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
-    await admin.getByTestId('plan-create-usage-thresholds').fill('80, 50');
-    await admin.getByTestId('plan-create-submit').click();
-    const thresholdsError = admin.getByTestId('plan-create-usage-thresholds-error');
+    expect(await create.getByTestId('plan-create-usage-thresholds').inputValue()).toBe('50, 80, 100');
+    await create.getByTestId('plan-create-usage-thresholds').fill('80, 50');
+    await create.getByTestId('plan-create-submit').click();
+    const thresholdsError = create.getByTestId('plan-create-usage-thresholds-error');
     await thresholdsError.waitFor({ state: 'visible' });
     expect(await thresholdsError.textContent()).toContain('ascending');
-    await admin.getByTestId('plan-create-usage-thresholds').fill('50, 90');
-    await admin.getByTestId('plan-create-submit').click();
-    await admin.getByTestId('plan-created').waitFor({ state: 'visible' });
+    await create.getByTestId('plan-create-usage-thresholds').fill('50, 90');
+    await create.getByTestId('plan-create-submit').click();
+    // Created: the dialog closes, says so, and the plan is in the list.
+    await create.waitFor({ state: 'hidden' });
+    await admin.locator('[data-sonner-toast]').filter({ hasText: 'Plan Team created' }).waitFor();
     const teamRow = admin.locator('[data-testid="plan-row"][data-plan-key="team"]');
     await teamRow.waitFor({ state: 'visible' });
+    expect(await teamRow.getByTestId('plan-key').textContent()).toBe('team');
     expect(await teamRow.getByTestId('plan-seats').textContent()).toBe('5');
     expect(await teamRow.getByTestId('plan-usage-limits').textContent()).toContain('api_call');
     expect(await teamRow.getByTestId('plan-usage-thresholds').textContent()).toBe('50% · 90%');
-    // The same key again: the API's 409 plan_key_taken, shown with its code.
-    await admin.getByTestId('plan-create-key').fill('team');
-    await admin.getByTestId('plan-create-name').fill('Team again');
-    await admin.getByTestId('plan-create-seats').fill('');
-    await admin.getByTestId('plan-create-submit').click();
-    const taken = admin.getByTestId('plan-create').getByTestId('error-code');
+    // The same key again: the API's 409 plan_key_taken, shown with its code in the dialog, which stays open.
+    await admin.getByTestId('plan-create-open').click();
+    await create.waitFor({ state: 'visible' });
+    expect(await create.getByTestId('plan-create-key').inputValue()).toBe('');
+    await create.getByTestId('plan-create-key').fill('team');
+    await create.getByTestId('plan-create-name').fill('Team again');
+    await create.getByTestId('plan-create-submit').click();
+    const taken = create.getByTestId('error-code');
     await taken.waitFor({ state: 'visible' });
     expect(await taken.textContent()).toBe('plan_key_taken');
+    await create.getByTestId('plan-create-cancel').click();
+    await create.waitFor({ state: 'hidden' });
+    expect(await admin.getByTestId('plan-row').filter({ hasText: 'Team again' }).count()).toBe(0);
 
-    // Edit it: a new name and seat limit.
-    await teamRow.getByTestId('plan-edit').click();
-    const edit = admin.getByTestId('plan-edit-form');
+    // Edit it from its row's menu (the only action: plans are not deleted): a new name and seat limit.
+    await teamRow.getByTestId('plan-actions').click();
+    expect(await admin.getByTestId('plan-actions-menu').getByRole('menuitem').allTextContents()).toEqual(['Edit…']);
+    await admin.getByRole('menuitem', { name: 'Edit…' }).click();
+    const edit = admin.getByTestId('plan-edit-dialog');
+    await edit.waitFor({ state: 'visible' });
+    expect(await edit.getByTestId('plan-edit-key').inputValue()).toBe('team');
+    expect(await edit.getByTestId('plan-edit-usage-thresholds').inputValue()).toBe('50, 90');
     await edit.getByTestId('plan-edit-name').fill('Team plus');
     await edit.getByTestId('plan-edit-seats').fill('8');
-    await edit.getByTestId('plan-edit-save').click();
+    await edit.getByTestId('plan-edit-dialog-submit').click();
+    await edit.waitFor({ state: 'hidden' });
     await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-name"]', { hasText: 'Team plus' }).waitFor();
     expect(await admin.locator('[data-testid="plan-row"][data-plan-key="team"] [data-testid="plan-seats"]').textContent()).toBe('8');
-    // The default plan is marked.
+    // The default plan is marked, and its form says it stays the default.
     await admin.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-default"]').waitFor();
+    await admin.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-actions"]').click();
+    await admin.getByRole('menuitem', { name: 'Edit…' }).click();
+    await edit.getByTestId('plan-edit-default-locked').waitFor({ state: 'visible' });
+    await edit.getByTestId('plan-edit-dialog-cancel').click();
+    await edit.waitFor({ state: 'hidden' });
     await saveScreenshot(admin, 'plans');
 
-    // The platform admin opens the organization's subscription, moves it to Team plus and cancels it.
+    // The platform admin's own workspace has no subscription: the page asks which organization.
     await admin.getByTestId('nav-subscription').click();
     await admin.getByTestId('subscription-picker-hint').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('subscription-change-open').count()).toBe(0);
     await admin.getByTestId('subscription-picker-slug').fill(slug);
     await admin.getByTestId('subscription-picker-open').click();
     await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
-    await admin.getByTestId('subscription-form-plan').selectOption('team');
-    await admin.getByTestId('subscription-form-status').selectOption('cancelled');
-    await admin.getByTestId('subscription-form-save').click();
-    await admin.getByTestId('subscription-saved').waitFor({ state: 'visible' });
+
+    // The Organizations page's row menu leads there too, the organization chosen.
+    await admin.getByTestId('nav-organizations').click();
+    await admin.getByTestId('organizations-search').fill(slug);
+    const orgRow = admin.locator(`[data-testid="organization-row"][data-slug="${slug}"]`);
+    await orgRow.getByTestId('organization-actions').click();
+    await admin.getByRole('menuitem', { name: 'Manage subscription' }).click();
+    await admin.waitForURL(`${server.url}${CONSOLE}/subscription?organization=${slug}`);
+    await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
+    expect(await admin.getByTestId('subscription-picker-slug').inputValue()).toBe(slug);
+    expect(await admin.getByTestId('subscription-plan-key').textContent()).toBe('free');
+
+    // It moves the organization to Team plus and cancels it, which asks first.
+    await admin.getByTestId('subscription-change-open').click();
+    const change = admin.getByTestId('subscription-change');
+    await change.waitFor({ state: 'visible' });
+    await chooseOption(admin, 'subscription-form-plan', 'team');
+    await chooseOption(admin, 'subscription-form-status', 'cancelled');
+    await change.getByTestId('subscription-change-submit').click();
+    const confirmCancel = admin.getByTestId('subscription-status-confirm');
+    await confirmCancel.waitFor({ state: 'visible' });
+    await saveScreenshot(admin, 'subscription-cancel-confirm');
+    // Not confirmed: nothing is saved, and the form keeps the choices.
+    await admin.getByRole('alertdialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    await confirmCancel.waitFor({ state: 'hidden' });
+    expect(await change.isVisible()).toBe(true);
+    expect(await admin.locator('[data-testid="subscription-status"][data-status="active"]').count()).toBe(1);
+    expect(await admin.getByTestId('subscription-form-status').textContent()).toContain('cancelled');
+    await change.getByTestId('subscription-change-submit').click();
+    await confirmCancel.click();
+    await change.waitFor({ state: 'hidden' });
+    await admin.locator('[data-sonner-toast]').filter({ hasText: 'Saved: Team plus, cancelled' }).waitFor();
     await admin.locator('[data-testid="subscription-status"][data-status="cancelled"]').waitFor();
     expect(await admin.getByTestId('subscription-plan-name').textContent()).toBe('Team plus');
+    expect(await admin.getByTestId('subscription-plan-key').textContent()).toBe('team');
     expect(await admin.getByTestId('subscription-seats-limit').textContent()).toBe('8');
     expect(await admin.getByTestId('subscription-blocked-code').textContent()).toBe('subscription_inactive');
     expect(await admin.getByTestId('subscription-usage-row').count()).toBe(2);
@@ -166,9 +222,13 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     expect(await user.getByTestId('subscription-status').textContent()).toBe('cancelled');
     await saveScreenshot(user, 'subscription-cancelled-seen-by-org-admin');
 
-    // Reactivated by the platform admin: the same create goes through at once.
-    await admin.getByTestId('subscription-form-status').selectOption('active');
-    await admin.getByTestId('subscription-form-save').click();
+    // Reactivated by the platform admin (no confirmation for that): the same create goes through at once.
+    await admin.getByTestId('subscription-change-open').click();
+    await change.waitFor({ state: 'visible' });
+    await chooseOption(admin, 'subscription-form-status', 'active');
+    await change.getByTestId('subscription-change-submit').click();
+    await change.waitFor({ state: 'hidden' });
+    expect(await confirmCancel.count()).toBe(0);
     await admin.locator('[data-testid="subscription-status"][data-status="active"]').waitFor();
     await user.getByTestId('nav-applications').click();
     await user.getByTestId('application-create-open').click();
@@ -186,8 +246,9 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     const user = await signedIn(DEMO_USER, '/plans');
     await user.getByTestId('plans-table').waitFor({ state: 'visible' });
     await user.getByTestId('plans-read-only').waitFor({ state: 'visible' });
-    expect(await user.getByTestId('plan-create').count()).toBe(0);
-    expect(await user.getByTestId('plan-edit').count()).toBe(0);
+    // No create button and no row menu: nothing here changes a plan.
+    expect(await user.getByTestId('plan-create-open').count()).toBe(0);
+    expect(await user.getByTestId('plan-actions').count()).toBe(0);
     expect(await user.locator('[data-testid="plan-row"][data-plan-key="free"] [data-testid="plan-seats"]').textContent()).toBe('10');
     await saveScreenshot(user, 'plans-read-only');
     expect(pageErrors).toEqual([]);

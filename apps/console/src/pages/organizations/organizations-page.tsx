@@ -1,12 +1,14 @@
 import type { TTenantListItem } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { useNavigate } from 'react-router';
 import { columnHelper } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization, useOpenOrganization } from '../../lib/organization.ts';
@@ -16,7 +18,16 @@ const PAGE_SIZE = 50;
 /** Typing pauses this long before the list is asked again. */
 const SEARCH_DELAY_MS = 250;
 
-function organizationColumns(open: (slug: string) => Promise<void>) {
+/** The Subscription page with this organization chosen (its `?organization=` picks it). */
+export function subscriptionPath(slug: string): string {
+  return `/subscription?${new URLSearchParams({ organization: slug })}`;
+}
+
+/**
+ * Open switches the console's workspace to the organization (its Overview); the "⋯" menu leads to
+ * what a platform admin manages for it without switching: its subscription.
+ */
+function organizationColumns(open: (slug: string) => Promise<void>, go: (path: string) => void) {
   const column = columnHelper<TTenantListItem>();
   return column.columns([
     column.accessor('name', {
@@ -44,7 +55,7 @@ function organizationColumns(open: (slug: string) => Promise<void>) {
     column.accessor((tenant) => tenant.summary?.memberCount ?? 0, {
       id: 'members',
       header: 'Members',
-      meta: { width: '6.5rem', align: 'end' },
+      meta: { width: '7rem', align: 'end' },
       cell: (info) => <span data-testid="organization-members">{info.getValue()}</span>,
     }),
     column.accessor('createdAt', {
@@ -74,18 +85,34 @@ function organizationColumns(open: (slug: string) => Promise<void>) {
     column.display({
       id: 'actions',
       header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '5.5rem', align: 'end' },
-      cell: (info) => (
-        <button
-          type="button"
-          className="button"
-          aria-label={`Open ${info.row.original.name}`}
-          data-testid="organization-open"
-          onClick={() => void open(info.row.original.slug)}
-        >
-          Open
-        </button>
-      ),
+      meta: { width: '8.5rem', align: 'end' },
+      cell: (info) => {
+        const tenant = info.row.original;
+        return (
+          <span className="row-buttons">
+            <button
+              type="button"
+              className="button"
+              aria-label={`Open ${tenant.name}`}
+              data-testid="organization-open"
+              onClick={() => void open(tenant.slug)}
+            >
+              Open
+            </button>
+            <RowActions
+              name={tenant.name}
+              testId="organization-actions"
+              actions={[
+                {
+                  label: 'Manage subscription',
+                  testId: 'organization-manage-subscription',
+                  onSelect: () => go(subscriptionPath(tenant.slug)),
+                },
+              ]}
+            />
+          </span>
+        );
+      },
     }),
   ]);
 }
@@ -128,7 +155,9 @@ function OrganizationsList() {
   const [search, setSearch] = useState('');
   const [q, setQ] = useState('');
   const open = useOpenOrganization();
-  const [columns] = useState(() => organizationColumns(open));
+  const navigate = useNavigate();
+  // One definition for the list's lifetime: both handlers are stable (navigate keeps its identity).
+  const [columns] = useState(() => organizationColumns(open, (path) => void navigate(path)));
   useEffect(() => {
     const timer = setTimeout(() => setQ(search.trim()), SEARCH_DELAY_MS);
     return () => clearTimeout(timer);
@@ -170,7 +199,7 @@ function OrganizationsList() {
       table={{
         columns,
         rowAttributes: (tenant) => ({ 'data-testid': 'organization-row', 'data-slug': tenant.slug, 'data-organization-id': tenant.id }),
-        minWidth: '52rem',
+        minWidth: '55rem',
       }}
     />
   );

@@ -1,16 +1,15 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { SUBSCRIPTION_STATUSES, type TSubscription, type TSubscriptionStatus, ZSubscriptionForm } from '@svc/contracts/subscriptions';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
+import { BLOCKING_STATUSES as BLOCKING, type TSubscription, type TSubscriptionStatus } from '@svc/contracts/subscriptions';
+import { useQuery } from '@tanstack/react-query';
+import { type ReactNode, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ErrorPanel } from '../../components/error-panel.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-
-/** Statuses in which changes are refused with 402 subscription_inactive. */
-const BLOCKING: ReadonlySet<TSubscriptionStatus> = new Set(['inactive', 'cancelled', 'expired']);
+import { ChangeSubscriptionDialog } from './change-subscription-dialog.tsx';
 
 function StatusPill({ status }: { status: TSubscriptionStatus }) {
   return (
@@ -28,8 +27,9 @@ function StatusPill({ status }: { status: TSubscriptionStatus }) {
 /**
  * The organization's subscription (SPEC.md 4.9): plan, status, seats used against the limit and
  * this month's usage against each limit, and what changes answer right now (402 or fine).
- * Platform admins change plan, seats and status here; they pick the organization with
- * `?organization=<slug>` (their own platform workspace has no subscription).
+ * Platform admins change plan, seats and status from "Change subscription"; they pick the
+ * organization with `?organization=<slug>` (the Organizations page's "Manage subscription" links
+ * there; their own platform workspace has no subscription).
  */
 export function SubscriptionPage() {
   const trpc = useTRPC();
@@ -48,16 +48,24 @@ export function SubscriptionPage() {
       <PageHeader
         title="Subscription"
         description="The plan, status, seats and this month's usage of the organization. Changes to its applications, users, webhooks and usage are refused (402) while it is inactive, cancelled, expired or over a limit; reads always work."
+        actions={
+          isPlatformAdmin &&
+          subscription.data && <ChangeSubscriptionDialog key={subscription.data.organization.slug} subscription={subscription.data} />
+        }
       />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {isPlatformAdmin && (
         <OrganizationPicker
+          key={slug ?? ''}
           current={slug}
           onPick={(next) => setSearch(next ? { organization: next } : {})}
           hint={
-            onPlatform && chosen === undefined
-              ? 'You are in the platform workspace, which has no subscription. Enter the slug of the organization to manage.'
-              : undefined
+            onPlatform && chosen === undefined ? (
+              <>
+                You are in the platform workspace, which has no subscription. Enter the slug of the organization to manage, or choose Manage
+                subscription in its row on the <Link to="/organizations">Organizations</Link> page.
+              </>
+            ) : undefined
           }
         />
       )}
@@ -65,15 +73,12 @@ export function SubscriptionPage() {
         <ErrorPanel error={subscription.error} title="Could not load the subscription" onRetry={() => void subscription.refetch()} />
       )}
       {slug !== undefined && subscription.isPending && !subscription.isError && (
-        <p className="loading" data-testid="subscription-loading">
-          Loading the subscription…
-        </p>
+        <Skeleton label="Loading the subscription…" testId="subscription-loading" lines={6} />
       )}
       {subscription.data && (
         <div style={{ display: 'grid', gap: 16, marginTop: 16 }}>
           <Overview subscription={subscription.data} />
           <UsageTable subscription={subscription.data} />
-          {isPlatformAdmin && <ChangeForm key={subscription.data.organization.slug} subscription={subscription.data} />}
         </div>
       )}
     </div>
@@ -87,7 +92,7 @@ function OrganizationPicker({
 }: {
   current: string | undefined;
   onPick: (slug: string | undefined) => void;
-  hint?: string;
+  hint?: ReactNode;
 }) {
   const [value, setValue] = useState(current ?? '');
   return (
@@ -118,7 +123,7 @@ function OrganizationPicker({
 }
 
 function Overview({ subscription }: { subscription: TSubscription }) {
-  const { plan, seats, blocked, organization } = subscription;
+  const { plan, seats, blocked, organization, usage } = subscription;
   return (
     <section className="panel" data-testid="subscription-overview" data-organization-slug={organization.slug}>
       <h2 className="panel__title">{organization.name}</h2>
@@ -156,7 +161,8 @@ function Overview({ subscription }: { subscription: TSubscription }) {
       <dl className="facts">
         <dt>Plan</dt>
         <dd>
-          <span data-testid="subscription-plan-name">{plan.name}</span> <code data-testid="subscription-plan-key">{plan.key}</code>{' '}
+          <span data-testid="subscription-plan-name">{plan.name}</span>{' '}
+          <Identifier value={plan.key} label="plan key" testId="subscription-plan-key" />{' '}
           <Link to="/plans" className="muted">
             (plans)
           </Link>
@@ -178,9 +184,18 @@ function Overview({ subscription }: { subscription: TSubscription }) {
             </span>
           )}
         </dd>
+        <dt>Usage period</dt>
+        <dd data-testid="subscription-period" data-period-start={usage.periodStart} data-period-end={usage.periodEnd}>
+          <When at={usage.periodStart} empty="—" /> to <When at={usage.periodEnd} empty="—" />{' '}
+          <span className="muted">(the calendar month, UTC)</span>
+        </dd>
+        <dt>Last changed</dt>
+        <dd data-testid="subscription-updated">
+          <When at={subscription.updatedAt} empty="—" />
+        </dd>
         <dt>Organization</dt>
         <dd>
-          <code>{organization.slug}</code>
+          <Identifier value={organization.slug} label="organization slug" testId="subscription-organization-slug" />
         </dd>
       </dl>
     </section>
@@ -191,12 +206,7 @@ function UsageTable({ subscription }: { subscription: TSubscription }) {
   const { usage } = subscription;
   return (
     <section className="panel" data-testid="subscription-usage">
-      <h2 className="panel__title">
-        Usage this month{' '}
-        <span className="muted" style={{ fontWeight: 400 }}>
-          ({usage.periodStart.slice(0, 10)} to {usage.periodEnd.slice(0, 10)}, UTC)
-        </span>
-      </h2>
+      <h2 className="panel__title">Usage this month</h2>
       {usage.limits.length === 0 ? (
         <p className="muted" data-testid="subscription-usage-unlimited">
           The plan limits no event type: usage is unlimited.
@@ -238,90 +248,6 @@ function UsageTable({ subscription }: { subscription: TSubscription }) {
           </tbody>
         </table>
       )}
-    </section>
-  );
-}
-
-/** Platform admins: plan, seats (empty: the plan's) and status; only what changed is sent. */
-function ChangeForm({ subscription }: { subscription: TSubscription }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const plans = useQuery(trpc.subscriptions.plan.list.queryOptions({ limit: 200 }));
-  const defaults = {
-    planKey: subscription.plan.key,
-    seats: subscription.seats.bought === null ? '' : String(subscription.seats.bought),
-    status: subscription.status,
-  };
-  const form = useForm({ resolver: zodResolver(ZSubscriptionForm), defaultValues: defaults });
-  const errors = form.formState.errors;
-  const update = useMutation(
-    trpc.subscriptions.update.mutationOptions({
-      onSuccess: async (saved) => {
-        form.reset({ planKey: saved.plan.key, seats: saved.seats.bought === null ? '' : String(saved.seats.bought), status: saved.status });
-        queryClient.setQueryData(trpc.subscriptions.get.queryKey({ organization_slug: saved.organization.slug }), saved);
-        await queryClient.invalidateQueries({ queryKey: trpc.subscriptions.get.pathKey() });
-      },
-    }),
-  );
-  const submit = form.handleSubmit((values) =>
-    update
-      .mutateAsync({
-        organization_slug: subscription.organization.slug,
-        ...(values.planKey !== subscription.plan.key ? { planKey: values.planKey } : {}),
-        ...(values.seats !== subscription.seats.bought ? { seats: values.seats } : {}),
-        ...(values.status !== subscription.status ? { status: values.status } : {}),
-      })
-      .catch(() => undefined),
-  );
-  const planOptions = plans.data?.data ?? [];
-
-  return (
-    <section className="panel" data-testid="subscription-change">
-      <h2 className="panel__title">Change the subscription</h2>
-      <p className="muted">Platform admins only. The change is audited as subscription.updated and sent to the organization's webhooks.</p>
-      <form onSubmit={submit} noValidate data-testid="subscription-form">
-        <div className="form-row">
-          <label className="form-field">
-            <span>Plan</span>
-            <select data-testid="subscription-form-plan" {...form.register('planKey')}>
-              {planOptions.length === 0 && <option value={subscription.plan.key}>{subscription.plan.name}</option>}
-              {planOptions.map((p) => (
-                <option key={p.id} value={p.key}>
-                  {p.name} ({p.key}){p.isDefault ? ' · default' : ''}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="form-field">
-            <span>Seats bought (empty: the plan's)</span>
-            <input inputMode="numeric" data-testid="subscription-form-seats" {...form.register('seats')} />
-            {errors.seats && (
-              <span className="form-field__error" data-testid="subscription-form-seats-error">
-                {errors.seats.message}
-              </span>
-            )}
-          </label>
-          <label className="form-field">
-            <span>Status</span>
-            <select data-testid="subscription-form-status" {...form.register('status')}>
-              {SUBSCRIPTION_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" className="button button--primary" disabled={update.isPending} data-testid="subscription-form-save">
-            {update.isPending ? 'Saving…' : 'Save'}
-          </button>
-        </div>
-      </form>
-      {update.isSuccess && (
-        <p className="muted" data-testid="subscription-saved">
-          Saved: {update.data.plan.name}, {update.data.status}.
-        </p>
-      )}
-      {update.isError && <ErrorPanel error={update.error} title="Could not change the subscription" />}
     </section>
   );
 }
