@@ -41,7 +41,7 @@ export const DELIVERY_COLUMNS = column.columns([
   column.accessor('attemptCount', {
     header: 'Attempts',
     enableSorting: false,
-    meta: { width: '6rem', align: 'end' },
+    meta: { width: '7rem', align: 'end' },
     cell: (info) => <span data-testid="delivery-attempts">{info.getValue()}</span>,
   }),
   column.accessor('lastAttemptAt', {
