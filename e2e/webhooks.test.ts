@@ -204,6 +204,10 @@ describeInChromium('e2e: webhooks in the console', () => {
     await row.filter({ has: page.locator('[data-testid="delivery-status"]', { hasText: 'succeeded' }) }).waitFor();
     expect(await page.content()).not.toContain('whsec_');
     await saveScreenshot(page, 'webhook-delivery-succeeded');
+    // The detail is a dialog: Escape closes it and takes the delivery out of the URL.
+    await page.keyboard.press('Escape');
+    await page.getByTestId('delivery-detail-dialog').waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('delivery')).toBeNull();
 
     // A receiver that fails: the delivery ends failed (WEBHOOK_RETRY_SCHEDULE=0: one attempt).
     await page.getByTestId('nav-webhooks').click();
@@ -229,11 +233,21 @@ describeInChromium('e2e: webhooks in the console', () => {
     // The receiver is back: Retry sends it again, and it succeeds with a second attempt.
     failing.delete('flaky');
     const deliveryId = (await failed.getAttribute('data-delivery-id')) ?? '';
-    await failed.getByTestId('delivery-retry').click();
+    await failed.getByTestId('delivery-actions').click();
+    await page.getByTestId('delivery-actions-menu').getByTestId('delivery-retry').click();
+    // Retry re-sends, so it asks first: nothing goes out until it is confirmed.
+    const retryDialog = page.getByTestId('delivery-retry-dialog');
+    await retryDialog.waitFor();
+    expect(await retryDialog.textContent()).toContain(receiver.url('flaky'));
+    expect(receiver.requests.filter((r) => r.endpoint === 'flaky')).toHaveLength(1);
+    await retryDialog.getByTestId('delivery-retry-dialog-confirm').click();
+    await retryDialog.waitFor({ state: 'detached' });
     const retried = page.locator(`[data-testid="delivery-row"][data-delivery-id="${deliveryId}"][data-status="succeeded"]`);
     await retried.waitFor();
     expect(await retried.getByTestId('delivery-attempts').textContent()).toBe('2');
-    await retried.getByTestId('delivery-open').click();
+    await retried.getByTestId('delivery-actions').click();
+    await page.getByTestId('delivery-actions-menu').getByTestId('delivery-view').click();
+    expect(new URL(page.url()).searchParams.get('delivery')).toBe(deliveryId);
     const attempts = page.getByTestId('delivery-detail').getByTestId('delivery-attempt');
     await attempts.nth(1).waitFor();
     // The filter still shows the endpoint (the list of endpoints loaded after it was set).
@@ -245,6 +259,11 @@ describeInChromium('e2e: webhooks in the console', () => {
     expect(receiver.processed('flaky')).toHaveLength(1);
     expect(receiver.requests.filter((r) => r.endpoint === 'flaky').every((r) => r.verified)).toBe(true);
     await saveScreenshot(page, 'webhook-delivery-retried');
+    // Close leaves the list (and the URL) as it was, without the delivery.
+    await page.getByTestId('delivery-detail-close').click();
+    await page.getByTestId('delivery-detail-dialog').waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('delivery')).toBeNull();
+    expect(new URL(page.url()).searchParams.get('endpoint_id')).toBe(flaky.id);
 
     // Filters: status=failed shows nothing now.
     // Each filter applies as soon as it changes, with no Apply button.
@@ -380,8 +399,12 @@ describeInChromium('e2e: webhooks in the console', () => {
     await replayed.first().getByTestId('delivery-open').click();
     const detail = page.getByTestId('delivery-detail');
     const firstId = await detail.getAttribute('data-delivery-id');
-    await detail.getByTestId('delivery-replay-button').click();
-    await detail.getByTestId('delivery-replay-button-dialog').getByTestId('confirm').click();
+    await page.getByTestId('delivery-detail-dialog').getByTestId('delivery-replay-button').click();
+    const replayDialog = page.getByTestId('delivery-replay-dialog');
+    await replayDialog.waitFor();
+    expect(await replayDialog.textContent()).toContain(receiver.url('replayed'));
+    expect(receiver.requests.filter((r) => r.endpoint === 'replayed')).toHaveLength(2);
+    await replayDialog.getByTestId('delivery-replay-dialog-confirm').click();
     await page.locator(`[data-testid="delivery-detail"]:not([data-delivery-id="${firstId}"])`).waitFor();
     await detail.getByTestId('delivery-detail-status').filter({ hasText: 'succeeded' }).waitFor();
     await expect.poll(() => receiver.requests.filter((r) => r.endpoint === 'replayed').length, { timeout: 15_000 }).toBe(3);
