@@ -3,9 +3,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ProviderServer, startStripeServer } from '../packages/jobs/src/billing/test-provider-servers.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
-import { chooseOption } from './support/select.ts';
 
 /**
  * Billing handoff end to end: `svc serve` (worker included, logging at debug) with a Stripe test
@@ -74,30 +74,59 @@ describeInChromium('e2e: console billing', () => {
     expect(await adapter('razorpay').getAttribute('data-configured')).toBe('false');
     expect(await adapter('paddle').textContent()).toContain('not configured');
 
-    // A live connection on a test key is refused, clearly.
+    // A live connection on a test key is refused, clearly, in the connect dialog (which stays open, filled in).
+    await page.getByTestId('billing-connections-empty').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-connect-open').click();
+    const connectDialog = page.getByTestId('billing-connect');
+    await connectDialog.waitFor({ state: 'visible' });
     await page.getByTestId('billing-connect-account').fill('cus_E2E123');
-    await page.getByTestId('billing-connect-mode').selectOption('live');
+    await chooseOption(page, 'billing-connect-mode', 'live');
     await page.getByTestId('billing-connect-submit').click();
-    const refusal = page.getByTestId('billing-connections').getByText('a live connection would send usage to the wrong account');
+    const refusal = connectDialog.getByText('a live connection would send usage to the wrong account');
     await refusal.waitFor({ state: 'visible' });
-    // Connect in the key's mode.
-    await page.getByTestId('billing-connect-mode').selectOption('');
+    expect(await page.getByTestId('billing-connect-account').inputValue()).toBe('cus_E2E123');
+    expect(await page.locator('[data-testid="billing-connection"]').count()).toBe(0);
+    // Connect in the key's mode: the dialog closes on success.
+    await chooseOption(page, 'billing-connect-mode', 'key');
     await page.getByTestId('billing-connect-submit').click();
+    await connectDialog.waitFor({ state: 'detached' });
     const connection = page.locator('[data-testid="billing-connection"][data-provider="stripe"]');
     await connection.waitFor({ state: 'visible' });
     expect(await connection.getAttribute('data-status')).toBe('connected');
     expect(await connection.getByTestId('billing-connection-mode').textContent()).toBe('sandbox');
 
-    // Mappings: Stripe for api.request, Paddle (not configured here) for exports.created.
+    // Mappings: Stripe for api.request, Paddle (not configured here) for exports.created, each from the add dialog.
+    const mappingDialog = page.getByTestId('billing-mapping-dialog');
+    await page.getByTestId('billing-mapping-open').click();
     await page.getByTestId('billing-mapping-event-type').fill('api.request');
     await page.getByTestId('billing-mapping-item-input').fill('api_requests');
-    await page.getByTestId('billing-mapping-submit').click();
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
     await page.locator('[data-testid="billing-mapping"][data-event-type="api.request"]').waitFor({ state: 'visible' });
-    await page.getByTestId('billing-mapping-provider').selectOption('paddle');
+    await page.getByTestId('billing-mapping-open').click();
+    await chooseOption(page, 'billing-mapping-provider', 'paddle');
+    // The dialog says Paddle has no key on this svc.
+    await mappingDialog.getByText('Not configured on this svc (set PADDLE_API_KEY)').waitFor({ state: 'visible' });
     await page.getByTestId('billing-mapping-event-type').fill('exports.created');
     await page.getByTestId('billing-mapping-item-input').fill('pri_01EXPORTS');
-    await page.getByTestId('billing-mapping-submit').click();
-    await page.locator('[data-testid="billing-mapping"][data-provider="paddle"]').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
+    const paddleMapping = page.locator('[data-testid="billing-mapping"][data-provider="paddle"]');
+    await paddleMapping.waitFor({ state: 'visible' });
+    expect(await paddleMapping.getByTestId('billing-mapping-item').textContent()).toBe('pri_01EXPORTS');
+    // Re-point it from the row's menu: the same mapping, a new item (no second row).
+    await paddleMapping.getByTestId('billing-mapping-actions').click();
+    await page.getByRole('menuitem', { name: 'Re-point…' }).click();
+    expect(await page.getByTestId('billing-mapping-event-type').inputValue()).toBe('exports.created');
+    await page.getByTestId('billing-mapping-item-input').fill('pri_02EXPORTS');
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="billing-mapping"][data-provider="paddle"] [data-testid="billing-mapping-item"]')
+          ?.textContent === 'pri_02EXPORTS',
+    );
+    expect(await page.locator('[data-testid="billing-mapping"]').count()).toBe(2);
 
     // Usage through the real ingestion route; Stripe refuses the first record.
     stripe.script(400);
@@ -130,8 +159,12 @@ describeInChromium('e2e: console billing', () => {
     expect(stripe.requests).toHaveLength(1);
 
     // Retry the failed one: the worker sends it again and Stripe takes it.
-    await stripeRow.getByTestId('billing-sync-retry').click();
+    expect(await paddleRow.getByTestId('billing-sync-actions').count()).toBe(1);
+    await stripeRow.getByTestId('billing-sync-actions').click();
+    await page.getByRole('menuitem', { name: 'Retry' }).click();
     await page.locator('[data-testid="billing-sync-row"][data-status="succeeded"]').waitFor({ state: 'visible' });
+    // Nothing left to retry on it: the row's menu is gone.
+    expect(await stripeRow.getByTestId('billing-sync-actions').count()).toBe(0);
     expect(stripe.requests).toHaveLength(2);
     const form = new URLSearchParams(stripe.requests[1]?.body);
     expect(form.get('payload[value]')).toBe('3');
