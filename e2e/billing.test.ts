@@ -118,6 +118,9 @@ describeInChromium('e2e: console billing', () => {
     await paddleMapping.getByTestId('billing-mapping-actions').click();
     await page.getByRole('menuitem', { name: 'Re-point…' }).click();
     expect(await page.getByTestId('billing-mapping-event-type').inputValue()).toBe('exports.created');
+    // The event type and provider are fixed; the dialog opens on the item, the one thing to change.
+    expect(await page.getByTestId('billing-mapping-provider').isDisabled()).toBe(true);
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'billing-mapping-item-input');
     await page.getByTestId('billing-mapping-item-input').fill('pri_02EXPORTS');
     await page.getByTestId('billing-mapping-dialog-submit').click();
     await mappingDialog.waitFor({ state: 'detached' });
@@ -180,6 +183,19 @@ describeInChromium('e2e: console billing', () => {
     await chooseOption(page, 'billing-sync-filter-status', 'queued');
     await page.getByTestId('billing-sync-empty').waitFor({ state: 'visible' });
     expect(await page.getByTestId('billing-sync-empty-title').textContent()).toBe('No queued sync logs.');
+
+    // Changing the connection: its provider is fixed, its account filled in; the same refusal for live.
+    await connection.getByTestId('billing-connection-actions').click();
+    await page.getByRole('menuitem', { name: 'Change…' }).click();
+    await connectDialog.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('billing-connect-provider').isDisabled()).toBe(true);
+    expect(await page.getByTestId('billing-connect-account').inputValue()).toBe('cus_E2E123');
+    await chooseOption(page, 'billing-connect-mode', 'live');
+    await page.getByTestId('billing-connect-submit').click();
+    await connectDialog.getByText('a live connection would send usage to the wrong account').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-connect-cancel').click();
+    await connectDialog.waitFor({ state: 'detached' });
+    expect(await connection.getByTestId('billing-connection-mode').textContent()).toBe('sandbox');
 
     // The key is nowhere: not in the page, not in what the server logged at debug level.
     expect(await page.content()).not.toContain(STRIPE_KEY);

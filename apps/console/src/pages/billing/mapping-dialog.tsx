@@ -89,6 +89,8 @@ export function MappingDialog({ organizationSlug, adapters, open, onOpenChange, 
               placeholder="api.request"
               autoComplete="off"
               readOnly={mapping !== undefined}
+              // Fixed when re-pointing: Tab skips it, so the dialog opens on the item, the one thing to change.
+              tabIndex={mapping !== undefined ? -1 : undefined}
               data-testid="billing-mapping-event-type"
               {...form.register('eventType')}
             />
