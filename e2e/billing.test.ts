@@ -74,30 +74,62 @@ describeInChromium('e2e: console billing', () => {
     expect(await adapter('razorpay').getAttribute('data-configured')).toBe('false');
     expect(await adapter('paddle').textContent()).toContain('not configured');
 
-    // A live connection on a test key is refused, clearly.
+    // A live connection on a test key is refused, clearly, in the connect dialog (which stays open, filled in).
+    await page.getByTestId('billing-connections-empty').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-connect-open').click();
+    const connectDialog = page.getByTestId('billing-connect');
+    await connectDialog.waitFor({ state: 'visible' });
     await page.getByTestId('billing-connect-account').fill('cus_E2E123');
-    await page.getByTestId('billing-connect-mode').selectOption('live');
+    await chooseOption(page, 'billing-connect-mode', 'live');
     await page.getByTestId('billing-connect-submit').click();
-    const refusal = page.getByTestId('billing-connections').getByText('a live connection would send usage to the wrong account');
+    const refusal = connectDialog.getByText('a live connection would send usage to the wrong account');
     await refusal.waitFor({ state: 'visible' });
-    // Connect in the key's mode.
-    await page.getByTestId('billing-connect-mode').selectOption('');
+    expect(await page.getByTestId('billing-connect-account').inputValue()).toBe('cus_E2E123');
+    expect(await page.locator('[data-testid="billing-connection"]').count()).toBe(0);
+    // Connect in the key's mode: the dialog closes on success.
+    await chooseOption(page, 'billing-connect-mode', 'key');
     await page.getByTestId('billing-connect-submit').click();
+    await connectDialog.waitFor({ state: 'detached' });
     const connection = page.locator('[data-testid="billing-connection"][data-provider="stripe"]');
     await connection.waitFor({ state: 'visible' });
     expect(await connection.getAttribute('data-status')).toBe('connected');
     expect(await connection.getByTestId('billing-connection-mode').textContent()).toBe('sandbox');
 
-    // Mappings: Stripe for api.request, Paddle (not configured here) for exports.created.
+    // Mappings: Stripe for api.request, Paddle (not configured here) for exports.created, each from the add dialog.
+    const mappingDialog = page.getByTestId('billing-mapping-dialog');
+    await page.getByTestId('billing-mapping-open').click();
     await page.getByTestId('billing-mapping-event-type').fill('api.request');
     await page.getByTestId('billing-mapping-item-input').fill('api_requests');
-    await page.getByTestId('billing-mapping-submit').click();
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
     await page.locator('[data-testid="billing-mapping"][data-event-type="api.request"]').waitFor({ state: 'visible' });
-    await page.getByTestId('billing-mapping-provider').selectOption('paddle');
+    await page.getByTestId('billing-mapping-open').click();
+    await chooseOption(page, 'billing-mapping-provider', 'paddle');
+    // The dialog says Paddle has no key on this svc.
+    await mappingDialog.getByText('Not configured on this svc (set PADDLE_API_KEY)').waitFor({ state: 'visible' });
     await page.getByTestId('billing-mapping-event-type').fill('exports.created');
     await page.getByTestId('billing-mapping-item-input').fill('pri_01EXPORTS');
-    await page.getByTestId('billing-mapping-submit').click();
-    await page.locator('[data-testid="billing-mapping"][data-provider="paddle"]').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
+    const paddleMapping = page.locator('[data-testid="billing-mapping"][data-provider="paddle"]');
+    await paddleMapping.waitFor({ state: 'visible' });
+    expect(await paddleMapping.getByTestId('billing-mapping-item').textContent()).toBe('pri_01EXPORTS');
+    // Re-point it from the row's menu: the same mapping, a new item (no second row).
+    await paddleMapping.getByTestId('billing-mapping-actions').click();
+    await page.getByRole('menuitem', { name: 'Re-point…' }).click();
+    expect(await page.getByTestId('billing-mapping-event-type').inputValue()).toBe('exports.created');
+    // The event type and provider are fixed; the dialog opens on the item, the one thing to change.
+    expect(await page.getByTestId('billing-mapping-provider').isDisabled()).toBe(true);
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'billing-mapping-item-input');
+    await page.getByTestId('billing-mapping-item-input').fill('pri_02EXPORTS');
+    await page.getByTestId('billing-mapping-dialog-submit').click();
+    await mappingDialog.waitFor({ state: 'detached' });
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="billing-mapping"][data-provider="paddle"] [data-testid="billing-mapping-item"]')
+          ?.textContent === 'pri_02EXPORTS',
+    );
+    expect(await page.locator('[data-testid="billing-mapping"]').count()).toBe(2);
 
     // Usage through the real ingestion route; Stripe refuses the first record.
     stripe.script(400);
@@ -130,8 +162,12 @@ describeInChromium('e2e: console billing', () => {
     expect(stripe.requests).toHaveLength(1);
 
     // Retry the failed one: the worker sends it again and Stripe takes it.
-    await stripeRow.getByTestId('billing-sync-retry').click();
+    expect(await paddleRow.getByTestId('billing-sync-actions').count()).toBe(1);
+    await stripeRow.getByTestId('billing-sync-actions').click();
+    await page.getByRole('menuitem', { name: 'Retry' }).click();
     await page.locator('[data-testid="billing-sync-row"][data-status="succeeded"]').waitFor({ state: 'visible' });
+    // Nothing left to retry on it: the row's menu is gone.
+    expect(await stripeRow.getByTestId('billing-sync-actions').count()).toBe(0);
     expect(stripe.requests).toHaveLength(2);
     const form = new URLSearchParams(stripe.requests[1]?.body);
     expect(form.get('payload[value]')).toBe('3');
@@ -147,6 +183,19 @@ describeInChromium('e2e: console billing', () => {
     await chooseOption(page, 'billing-sync-filter-status', 'queued');
     await page.getByTestId('billing-sync-empty').waitFor({ state: 'visible' });
     expect(await page.getByTestId('billing-sync-empty-title').textContent()).toBe('No queued sync logs.');
+
+    // Changing the connection: its provider is fixed, its account filled in; the same refusal for live.
+    await connection.getByTestId('billing-connection-actions').click();
+    await page.getByRole('menuitem', { name: 'Change…' }).click();
+    await connectDialog.waitFor({ state: 'visible' });
+    expect(await page.getByTestId('billing-connect-provider').isDisabled()).toBe(true);
+    expect(await page.getByTestId('billing-connect-account').inputValue()).toBe('cus_E2E123');
+    await chooseOption(page, 'billing-connect-mode', 'live');
+    await page.getByTestId('billing-connect-submit').click();
+    await connectDialog.getByText('a live connection would send usage to the wrong account').waitFor({ state: 'visible' });
+    await page.getByTestId('billing-connect-cancel').click();
+    await connectDialog.waitFor({ state: 'detached' });
+    expect(await connection.getByTestId('billing-connection-mode').textContent()).toBe('sandbox');
 
     // The key is nowhere: not in the page, not in what the server logged at debug level.
     expect(await page.content()).not.toContain(STRIPE_KEY);
