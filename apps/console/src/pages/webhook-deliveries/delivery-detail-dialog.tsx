@@ -1,6 +1,7 @@
 import type { TWebhookDelivery, TWebhookDeliveryAttempt, TWebhookDeliveryDetail } from '@svc/contracts/webhooks';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { CodeBlock } from '../../components/code-block.tsx';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { Dialog } from '../../components/dialog.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
@@ -121,9 +122,9 @@ function DeliveryFacts({ delivery: d }: { delivery: TWebhookDeliveryDetail }) {
       </dl>
       <section>
         <h3 className="panel__title">Request body</h3>
-        <pre className="code-block" data-testid="delivery-event-data">
+        <CodeBlock label="Request body" testId="delivery-event-data">
           {requestBody(d)}
-        </pre>
+        </CodeBlock>
       </section>
       <section>
         <h3 className="panel__title">Attempts</h3>
@@ -157,9 +158,9 @@ function Attempt({ attempt: a }: { attempt: TWebhookDeliveryAttempt }) {
       </div>
       {a.error && <p className="muted">{a.error}</p>}
       {a.responseExcerpt && (
-        <pre className="code-block" data-testid="delivery-attempt-response">
+        <CodeBlock label={`Response to attempt ${a.attemptNumber}`} testId="delivery-attempt-response">
           {a.responseExcerpt}
-        </pre>
+        </CodeBlock>
       )}
     </li>
   );
