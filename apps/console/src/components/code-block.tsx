@@ -13,6 +13,7 @@ type CodeBlockProps = {
  */
 export function CodeBlock({ label, children, testId }: CodeBlockProps) {
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe scrollable-region-focusable)
     <section className="code-block" tabIndex={0} aria-label={label} data-testid={testId}>
       <pre>{children}</pre>
     </section>
