@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
@@ -91,11 +92,11 @@ describeInChromium('e2e: organization settings and members', () => {
     // follows (every query is fetched again for the new workspace).
     await page.reload();
     await page.getByTestId('workspace-select').waitFor({ state: 'visible' });
-    await page.getByTestId('workspace-select').selectOption(other.body.slug);
+    await chooseOption(page, 'workspace-select', other.body.slug);
     await page.getByTestId('workspace-name').filter({ hasText: 'Second Company' }).waitFor();
     await page.getByTestId('settings-name').filter({ hasText: 'Second Company' }).waitFor();
     await saveScreenshot(page, 'tenants-workspace-switched');
-    await page.getByTestId('workspace-select').selectOption(slug);
+    await chooseOption(page, 'workspace-select', slug);
     await page.getByTestId('workspace-name').filter({ hasText: 'Demo Company' }).waitFor();
     await page.getByTestId('settings-name').filter({ hasText: 'Demo Company' }).waitFor();
 

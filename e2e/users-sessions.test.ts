@@ -4,6 +4,7 @@ import { createTestDatabase } from '../test/support/db.ts';
 import { freePort } from '../test/support/server.ts';
 import { type SpawnedServer, spawnServer } from '../test/support/spawn.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { atSignIn, DEMO_ADMIN, DEMO_USER, signInAt } from './support/sign-in.ts';
 
 /** A second person at the dev engine, with a verified email: the admin adds them on the Users page. */
@@ -80,7 +81,7 @@ describeInChromium('e2e: users and sessions', () => {
 
   /** Opens the admin's organization in a member's console (the workspace switcher). */
   async function openWorkspace(page: Page, slug: string, name: string): Promise<void> {
-    await page.getByTestId('workspace-select').selectOption(slug);
+    await chooseOption(page, 'workspace-select', slug);
     await page.getByTestId('workspace-name').filter({ hasText: name }).waitFor();
   }
 

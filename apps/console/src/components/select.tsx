@@ -21,13 +21,24 @@ type SelectProps<V extends string> = {
   disabled?: boolean;
   /** On the trigger button; each option is `<testId>-option-<value>`. */
   testId?: string;
+  /** On the label of the chosen option shown in the trigger, where a test reads what is chosen. */
+  valueTestId?: string;
 };
 
 /**
  * A styled, keyboard-usable select (Radix): Space/Enter/arrows open it, typeahead finds an option.
  * Put it in a Field and spread the control props on it, like any input.
  */
-export function Select<V extends string>({ value, onValueChange, options, placeholder, testId, disabled, ...aria }: SelectProps<V>) {
+export function Select<V extends string>({
+  value,
+  onValueChange,
+  options,
+  placeholder,
+  testId,
+  valueTestId,
+  disabled,
+  ...aria
+}: SelectProps<V>) {
   return (
     <Root
       value={value}
@@ -40,7 +51,7 @@ export function Select<V extends string>({ value, onValueChange, options, placeh
       disabled={disabled}
     >
       <Trigger className="select__trigger" data-testid={testId} {...aria}>
-        <Value placeholder={placeholder} />
+        <Value placeholder={placeholder} data-testid={valueTestId} />
         <Icon aria-hidden="true">▾</Icon>
       </Trigger>
       <Portal>

@@ -1,4 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Select } from '../components/select.tsx';
+import { Skeleton } from '../components/skeleton.tsx';
 import { parseError } from '../lib/errors.ts';
 import { useTRPC } from '../trpc.ts';
 
@@ -25,11 +27,7 @@ export function SessionBar() {
 
   return (
     <div className="session" data-testid="session">
-      {me.isPending && (
-        <span className="muted" data-testid="session-loading">
-          Loading your account…
-        </span>
-      )}
+      {me.isPending && <Skeleton label="Loading your account…" testId="session-loading" lines={1} />}
       {failure && failure.code !== 'unauthenticated' && (
         <span className="session__error" data-testid="session-error" title={failure.message}>
           Account unavailable (<code>{failure.code}</code>)
@@ -40,25 +38,22 @@ export function SessionBar() {
           <span className="session__workspace" data-testid="workspace">
             {me.data.activeWorkspace ? (
               <>
-                <span className="session__workspace-name" data-testid="workspace-name">
-                  {me.data.activeWorkspace.name}
-                </span>
                 {choices.length > 1 ? (
-                  <select
-                    className="session__workspace-select"
+                  // The name is the switcher: the active workspace is the chosen option (✓ in the list).
+                  <Select
                     aria-label="Switch workspace"
-                    data-testid="workspace-select"
+                    testId="workspace-select"
+                    valueTestId="workspace-name"
                     value={activeSlug}
+                    options={choices.map((c) => ({ value: c.slug, label: c.name }))}
                     disabled={switchWorkspace.isPending}
-                    onChange={(event) => switchWorkspace.mutate({ organization_slug: event.target.value })}
-                  >
-                    {choices.map((c) => (
-                      <option key={c.id} value={c.slug}>
-                        {c.slug === activeSlug ? 'Switch workspace…' : c.name}
-                      </option>
-                    ))}
-                  </select>
-                ) : null}
+                    onValueChange={(slug) => switchWorkspace.mutate({ organization_slug: slug })}
+                  />
+                ) : (
+                  <span className="session__workspace-name" data-testid="workspace-name">
+                    {me.data.activeWorkspace.name}
+                  </span>
+                )}
                 <span className="session__kind" data-testid="workspace-kind">
                   {me.data.activeWorkspace.kind}
                 </span>
