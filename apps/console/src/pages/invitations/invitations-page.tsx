@@ -7,6 +7,7 @@ import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
@@ -35,29 +36,11 @@ function endedAt(invitation: TInvitation): string | undefined {
 function invitationColumns(context: () => RowContext) {
   const column = columnHelper<TInvitation>();
   return column.columns([
-    column.accessor('email', {
-      header: 'Email',
-      sortFn: 'text',
-      cell: (info) => {
-        const invitation = info.row.original;
-        return (
-          <div title={invitation.email}>
-            <div data-testid="invitation-email">{invitation.email}</div>
-            {!invitation.requireEmailMatch && <div className="muted">any signed-in user may accept</div>}
-          </div>
-        );
-      },
+    emailColumn<TInvitation>({
+      testId: 'invitation-email',
+      note: (invitation) => !invitation.requireEmailMatch && 'any signed-in user may accept',
     }),
-    column.accessor('roleKey', {
-      header: 'Role',
-      enableSorting: false,
-      meta: { width: '10rem' },
-      cell: (info) => (
-        <span data-testid="invitation-role" data-role-key={info.getValue()} title={info.getValue()}>
-          {context().nameOf(info.getValue())}
-        </span>
-      ),
-    }),
+    roleColumn<TInvitation>({ testId: 'invitation-role', nameOf: () => context().nameOf }),
     column.accessor('status', {
       header: 'Status',
       sortFn: 'text',
