@@ -3,9 +3,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ProviderServer, startStripeServer } from '../packages/jobs/src/billing/test-provider-servers.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
-import { chooseOption } from './support/select.ts';
 
 /**
  * Billing handoff end to end: `svc serve` (worker included, logging at debug) with a Stripe test

@@ -6,9 +6,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../test/support/db.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
 import { type E2EServer, startServer } from './support/server.ts';
 import { DEMO_USER, signInAt } from './support/sign-in.ts';
-import { chooseOption } from './support/select.ts';
 
 type Received = { endpoint: string; webhookId: string; verified: boolean; payload?: unknown };
 

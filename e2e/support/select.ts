@@ -11,8 +11,8 @@ export async function chooseOption(page: Page, testId: string, value: string): P
   const option = page.getByTestId(`${testId}-option-${value}`);
   const label = (await option.innerText()).trim();
   await option.click();
-  await page.waitForFunction(
-    ([id, text]) => document.querySelector(`[data-testid="${id}"]`)?.textContent?.includes(text) ?? false,
-    [testId, label] as const,
-  );
+  await page.waitForFunction(([id, text]) => document.querySelector(`[data-testid="${id}"]`)?.textContent?.includes(text) ?? false, [
+    testId,
+    label,
+  ] as const);
 }
