@@ -77,6 +77,7 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     await admin.getByTestId('roles-create-permission-members.read').check();
     // One of two checked: the group's box is mixed.
     expect(await members.evaluate((box: HTMLInputElement) => box.indeterminate)).toBe(true);
+    await saveScreenshot(admin, 'invitations-roles-create-dialog');
     await admin.getByTestId('roles-create-submit').click();
     await admin.getByTestId('roles-create').waitFor({ state: 'detached' });
     const supportRow = admin.locator('[data-testid="role-row"][data-role-key="support"]');
@@ -115,6 +116,7 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     // The role picker names roles; the custom role is there once the roles have loaded.
     await chooseOption(admin, 'invitations-create-role', 'support');
     expect(await admin.getByTestId('invitations-create-role').textContent()).toContain('Support agent');
+    await saveScreenshot(admin, 'invitations-invite-dialog');
     await admin.getByTestId('invitations-create-submit').click();
     await admin.getByTestId('invite-link').waitFor({ state: 'visible' });
     const inviteLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
