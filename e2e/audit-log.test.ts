@@ -63,6 +63,16 @@ describeInChromium('e2e: console audit log', () => {
     expect(await first.getByTestId('audit-log-target').textContent()).toContain(renamed.id);
     expect(await first.getByTestId('audit-log-summary').textContent()).toContain('Demo workspace (renamed)');
     expect(await first.getByTestId('audit-log-time').locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    // The row's details: the whole summary and where the request came from.
+    await first.getByRole('button', { name: 'Actions for tenant.updated entry' }).click();
+    await page.getByRole('menuitem', { name: 'Details…' }).click();
+    const detail = page.getByTestId('audit-log-detail');
+    await detail.waitFor({ state: 'visible' });
+    expect(await detail.getByTestId('audit-log-detail-summary').textContent()).toContain('"Demo workspace (renamed)"');
+    expect(await detail.textContent()).toContain(renamed.id);
+    await saveScreenshot(page, 'console-audit-log-detail');
+    await detail.getByTestId('audit-log-detail-close').click();
+    await detail.waitFor({ state: 'detached' });
     // One page: nothing to page through, so no pager.
     expect(await page.getByTestId('audit-log-pager').count()).toBe(0);
     expect(await page.getByTestId('error-panel').count()).toBe(0);
@@ -75,21 +85,23 @@ describeInChromium('e2e: console audit log', () => {
     await rows().first().waitFor({ state: 'visible' });
     const total = await rows().count();
 
-    await page.getByTestId('audit-filter-action').fill('tenant.*');
-    await page.getByTestId('audit-filter-apply').click();
-    await rows().first().waitFor({ state: 'visible' });
-    expect(await rows().count()).toBe(total);
-
+    // Filters apply as they are typed, with no button: first to nothing, then back to every entry.
+    expect(await page.getByTestId('audit-filter-apply').count()).toBe(0);
     await page.getByTestId('audit-filter-action').fill('invitation.created');
-    await page.getByTestId('audit-filter-apply').click();
     await page.getByTestId('audit-log-empty').waitFor({ state: 'visible' });
     expect(await page.getByTestId('audit-log-empty').textContent()).toMatch(/No entries match/);
     await saveScreenshot(page, 'console-audit-log-filtered-empty');
+    await page.getByTestId('audit-filter-action').fill('tenant.*');
+    await rows().first().waitFor({ state: 'visible' });
+    expect(await rows().count()).toBe(total);
+    const actions = await rows().evaluateAll((all) => all.map((row) => row.getAttribute('data-action') ?? ''));
+    expect(actions.every((action) => action.startsWith('tenant.'))).toBe(true);
 
-    // A malformed filter is stopped by the form (the same schema the API uses), not sent.
+    // A malformed filter is stopped by the form (the same schema the API uses), not sent: the list stays.
     await page.getByTestId('audit-filter-actor').fill('not-an-id');
-    await page.getByTestId('audit-filter-apply').click();
     await page.getByText('expected a user id (usr_...) or an API key id (key_...)').waitFor({ state: 'visible' });
+    expect(await rows().count()).toBe(total);
+    expect(await page.getByTestId('error-panel').count()).toBe(0);
 
     await page.getByTestId('audit-filter-clear').click();
     await rows().first().waitFor({ state: 'visible' });

@@ -68,11 +68,13 @@ describeInChromium('e2e: console email deliveries', () => {
     const page = await freshPage(server.url);
     // The demo user administers the workspace made at first sign-in.
     await signInAt(page, server.url, '/auth/console/invitations', DEMO_USER);
+    await page.getByTestId('invitations-create-open').click();
     await page.getByTestId('invitations-create-email').fill('new.colleague@example.com');
     await page.getByTestId('invitations-create-submit').click();
     await page.getByTestId('invitations-email-queued').waitFor({ state: 'visible' });
     const inviteLink = (await page.getByTestId('invite-link-value').textContent()) ?? '';
     expect(inviteLink).toMatch(/\/invitations\/accept\?token=svc_inv_/);
+    await page.getByTestId('invite-link-dismiss').click();
 
     await page.getByTestId('nav-email-deliveries').click();
     await page.getByTestId('page-email-deliveries').waitFor({ state: 'visible' });
@@ -128,10 +130,12 @@ describeInChromium('e2e: console email deliveries', () => {
   it('without a provider: the invitation page says to copy the link, and Process shows email_delivery_disabled clearly', async () => {
     const page = await freshPage(disabled.url);
     await signInAt(page, disabled.url, '/auth/console/invitations', DEMO_USER);
+    await page.getByTestId('invitations-create-open').click();
     await page.getByTestId('invitations-create-email').fill('by.hand@example.com');
     await page.getByTestId('invitations-create-submit').click();
     await page.getByTestId('invitations-email-off').waitFor({ state: 'visible' });
     await page.getByTestId('invite-link').waitFor({ state: 'visible' });
+    await page.getByTestId('invite-link-dismiss').click();
 
     await page.getByTestId('nav-email-deliveries').click();
     await page.getByTestId('email-deliveries-empty').waitFor({ state: 'visible' });

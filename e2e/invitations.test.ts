@@ -56,34 +56,51 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     const workspace = await signInAsAdmin(admin, '/auth/console/roles');
     expect(workspace).toBe("Social User's workspace");
 
-    // Roles: the system roles are listed and read-only; create a custom role, then edit it.
+    // Roles: the system roles are listed and read-only (no menu); create a custom role, then edit it.
     await admin.getByTestId('roles-table').waitFor({ state: 'visible' });
     const systemRow = admin.locator('[data-testid="role-row"][data-role-key="org_admin"]');
     expect(await systemRow.getByTestId('role-system').textContent()).toBe('System');
-    expect(await systemRow.getByTestId('role-edit').count()).toBe(0);
+    expect(await systemRow.getByTestId('role-actions').count()).toBe(0);
+    await admin.getByTestId('roles-create-open').click();
     await admin.getByTestId('roles-create-key').fill('Bad Key');
     await admin.getByTestId('roles-create-name').fill('Support');
     await admin.getByTestId('roles-create-submit').click();
     await admin.getByTestId('roles-create-key-error').waitFor({ state: 'visible' });
     await admin.getByTestId('roles-create-key').fill('support');
     await admin.getByTestId('roles-create-permission-tenant.read').check();
+    // A group's box checks the whole group, and clears it again.
+    const members = admin.getByTestId('roles-create-permission-group-members');
+    await members.check();
+    expect(await admin.getByTestId('roles-create-permission-members.manage').isChecked()).toBe(true);
+    await members.uncheck();
+    expect(await admin.getByTestId('roles-create-permission-members.read').isChecked()).toBe(false);
     await admin.getByTestId('roles-create-permission-members.read').check();
+    // One of two checked: the group's box is mixed.
+    expect(await members.evaluate((box: HTMLInputElement) => box.indeterminate)).toBe(true);
+    await saveScreenshot(admin, 'invitations-roles-create-dialog');
     await admin.getByTestId('roles-create-submit').click();
-    await admin.getByTestId('roles-created').waitFor({ state: 'visible' });
+    await admin.getByTestId('roles-create').waitFor({ state: 'detached' });
     const supportRow = admin.locator('[data-testid="role-row"][data-role-key="support"]');
     await supportRow.waitFor({ state: 'visible' });
     expect(await supportRow.getByTestId('role-permissions').textContent()).toBe('members.readtenant.read');
 
-    // The same key again: the API's 409 is shown with its code.
+    // The same key again: the API's 409 is shown with its code, in the dialog.
+    await admin.getByTestId('roles-create-open').click();
     await admin.getByTestId('roles-create-key').fill('support');
     await admin.getByTestId('roles-create-name').fill('Support again');
     await admin.getByTestId('roles-create-submit').click();
     expect(await admin.getByTestId('roles-create').getByTestId('error-code').textContent()).toBe('role_key_taken');
+    await admin.getByTestId('roles-create-cancel').click();
 
-    await supportRow.getByTestId('role-edit').click();
+    await supportRow.getByRole('button', { name: 'Actions for Support' }).click();
+    await admin.getByRole('menuitem', { name: 'Edit…' }).click();
+    // The dialog opens with the role as it is.
+    expect(await admin.getByTestId('role-edit-name').inputValue()).toBe('Support');
+    expect(await admin.getByTestId('role-edit-permission-tenant.read').isChecked()).toBe(true);
     await admin.getByTestId('role-edit-name').fill('Support agent');
     await admin.getByTestId('role-edit-permission-invitations.read').check();
-    await admin.getByTestId('role-edit-save').click();
+    await admin.getByTestId('role-edit-dialog-submit').click();
+    await admin.getByTestId('role-edit-dialog').waitFor({ state: 'detached' });
     await supportRow.getByTestId('role-name').filter({ hasText: 'Support agent' }).waitFor();
     expect(await supportRow.getByTestId('role-permissions').textContent()).toBe('invitations.readmembers.readtenant.read');
     await saveScreenshot(admin, 'invitations-roles-page');
@@ -91,12 +108,15 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     // Invitations: invite the demo user as a support agent; the link is shown once.
     await admin.goto('/auth/console/invitations');
     await admin.getByTestId('invitations-empty').waitFor({ state: 'visible' });
+    await admin.getByTestId('invitations-create-open').click();
     await admin.getByTestId('invitations-create-email').fill('not an email');
     await admin.getByTestId('invitations-create-submit').click();
     await admin.getByTestId('invitations-create-email-error').waitFor({ state: 'visible' });
     await admin.getByTestId('invitations-create-email').fill(DEMO_USER.email);
-    await admin.locator('[data-testid="invitations-create-role"] option[value="support"]').waitFor({ state: 'attached' });
-    await admin.getByTestId('invitations-create-role').selectOption('support');
+    // The role picker names roles; the custom role is there once the roles have loaded.
+    await chooseOption(admin, 'invitations-create-role', 'support');
+    expect(await admin.getByTestId('invitations-create-role').textContent()).toContain('Support agent');
+    await saveScreenshot(admin, 'invitations-invite-dialog');
     await admin.getByTestId('invitations-create-submit').click();
     await admin.getByTestId('invite-link').waitFor({ state: 'visible' });
     const inviteLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
@@ -106,21 +126,47 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     await admin.getByTestId('invite-link-copy').filter({ hasText: 'Copied' }).waitFor();
     expect(await admin.evaluate(() => navigator.clipboard.readText())).toBe(inviteLink);
     expect(inviteLink).toMatch(new RegExp(`^${server.url}/invitations/accept\\?token=svc_inv_[0-9A-Za-z]{40}$`));
+    await saveScreenshot(admin, 'invitations-page-created');
+    await admin.getByTestId('invite-link-dismiss').click();
+    await admin.getByTestId('invitations-created').waitFor({ state: 'detached' });
     const row = admin.locator(`[data-testid="invitation-row"][data-email="${DEMO_USER.email}"]`);
     expect(await row.getByTestId('invitation-status').textContent()).toBe('pending');
+    // The role by its name, its key alongside.
+    expect(await row.getByTestId('invitation-role').textContent()).toBe('Support agent');
+    expect(await row.getByTestId('invitation-role').getAttribute('data-role-key')).toBe('support');
     // The link is nowhere in the list.
     expect(await admin.getByTestId('invitations-table').textContent()).not.toContain('svc_inv_');
-    await saveScreenshot(admin, 'invitations-page-created');
 
-    // A second invitation, revoked with confirmation.
+    // A second invitation: Resend makes a new link (the first one stops working), then Revoke, each confirmed.
+    await admin.getByTestId('invitations-create-open').click();
     await admin.getByTestId('invitations-create-email').fill('someone.else@example.com');
     await admin.getByTestId('invitations-create-submit').click();
-    await admin.getByTestId('invite-link-value').filter({ hasNotText: inviteLink }).waitFor();
+    const replacedLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
+    expect(replacedLink).not.toBe(inviteLink);
+    await admin.getByTestId('invite-link-dismiss').click();
+    const other = admin.locator('[data-testid="invitation-row"][data-email="someone.else@example.com"][data-status="pending"]');
+    const firstId = await other.getAttribute('data-invitation-id');
+    await other.getByRole('button', { name: 'Actions for someone.else@example.com' }).click();
+    const menu = admin.getByRole('menu');
+    expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Resend…', 'Revoke…']);
+    await menu.getByRole('menuitem', { name: 'Resend…' }).click();
+    await admin.getByTestId('invitation-resend-dialog-confirm').click();
+    await admin.getByTestId('invite-link-value').filter({ hasNotText: replacedLink }).waitFor();
     const revokedLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
-    const other = admin.locator('[data-testid="invitation-row"][data-email="someone.else@example.com"]');
-    await other.getByTestId('invitation-revoke').click();
-    await other.getByTestId('invitation-revoke-dialog').getByTestId('confirm').click();
-    await other.getByTestId('invitation-status').filter({ hasText: 'revoked' }).waitFor();
+    expect(revokedLink).not.toBe(replacedLink);
+    await admin.getByTestId('invite-link-dismiss').click();
+    // The old invitation is revoked, the new one pending under another id.
+    await admin.locator(`[data-testid="invitation-row"][data-invitation-id="${firstId}"][data-status="revoked"]`).waitFor();
+    await other.waitFor();
+    expect(await other.getAttribute('data-invitation-id')).not.toBe(firstId);
+    await other.getByRole('button', { name: 'Actions for someone.else@example.com' }).click();
+    await admin.getByRole('menuitem', { name: 'Revoke…' }).click();
+    await admin.getByTestId('invitation-revoke-dialog-confirm').click();
+    await admin.getByTestId('invitation-revoke-dialog').waitFor({ state: 'detached' });
+    await other.waitFor({ state: 'detached' });
+    expect(
+      await admin.locator('[data-testid="invitation-row"][data-email="someone.else@example.com"][data-status="revoked"]').count(),
+    ).toBe(2);
 
     // The invitee, in another browser: the link, hosted sign-in at the engine, the accept page.
     const invitee = await freshPage();
@@ -144,6 +190,9 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     await invitee.goto(inviteLink);
     expect(await invitee.getByTestId('invitation-error-code').textContent()).toBe('invitation_already_accepted');
     await invitee.goto(revokedLink);
+    expect(await invitee.getByTestId('invitation-error-code').textContent()).toBe('invitation_revoked');
+    // The link a resend replaced was revoked by it.
+    await invitee.goto(replacedLink);
     expect(await invitee.getByTestId('invitation-error-code').textContent()).toBe('invitation_revoked');
     await saveScreenshot(invitee, 'invitations-accept-refused');
 

@@ -1,15 +1,23 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { type TAuditLogEntry, type TAuditLogFilters, ZAuditLogFilters } from '@svc/contracts/audit-logs';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Dialog } from '../../components/dialog.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+/** A filter applies once typing pauses this long (a date applies as soon as it is complete). */
+const FILTER_DELAY_MS = 400;
+const NO_FILTERS: TAuditLogFilters = { action: undefined, actor: undefined, target: undefined, from: undefined, to: undefined };
 
 /** An empty text field is "no filter". */
 const optional = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
@@ -23,13 +31,116 @@ function localToIso(value: unknown): string | undefined {
   return Number.isNaN(at.getTime()) ? value : at.toISOString();
 }
 
-/** Organization audit log: filters, newest first, Previous / Next by cursor. */
+/** The filters that narrow the list, without the unset ones: two sets compare equal by this. */
+function filterKey(filters: TAuditLogFilters): string {
+  return JSON.stringify(Object.entries(filters).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * The columns: when (relative, exact on hover), who (their email or the key's name, and the id
+ * to filter by), the action, what it was done to (its type and id), and the summary, cut to a line
+ * (whole in the row's details).
+ */
+function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
+  const column = columnHelper<TAuditLogEntry>();
+  return column.columns([
+    column.accessor('createdAt', {
+      header: 'When',
+      sortFn: 'text',
+      meta: { width: '8rem' },
+      cell: (info) => (
+        <span data-testid="audit-log-time">
+          <When at={info.getValue()} empty="—" format="relative" />
+        </span>
+      ),
+    }),
+    column.accessor((entry) => entry.actor.label ?? entry.actor.id ?? entry.actor.type, {
+      id: 'actor',
+      header: 'Actor',
+      sortFn: 'text',
+      meta: { width: '15rem' },
+      cell: (info) => {
+        const actor = info.row.original.actor;
+        return (
+          <div data-testid="audit-log-actor">
+            {actor.type === 'system' || actor.id === null ? (
+              <span className="muted">system</span>
+            ) : (
+              <>
+                <div title={actor.label ?? undefined}>{actor.label ?? (actor.type === 'api_key' ? 'API key' : 'user')}</div>
+                <Identifier value={actor.id} label={actor.type === 'api_key' ? 'API key id' : 'user id'} />
+              </>
+            )}
+          </div>
+        );
+      },
+    }),
+    column.accessor('action', {
+      header: 'Action',
+      sortFn: 'text',
+      meta: { width: '12rem' },
+      cell: (info) => (
+        <code data-testid="audit-log-action" title={info.getValue()}>
+          {info.getValue()}
+        </code>
+      ),
+    }),
+    column.accessor((entry) => entry.target.type, {
+      id: 'target',
+      header: 'Target',
+      sortFn: 'text',
+      meta: { width: '12rem' },
+      cell: (info) => {
+        const target = info.row.original.target;
+        return (
+          <div data-testid="audit-log-target">
+            <div>{target.type}</div>
+            {target.id && <Identifier value={target.id} label={`${target.type} id`} />}
+          </div>
+        );
+      },
+    }),
+    column.accessor((entry) => JSON.stringify(entry.summary), {
+      id: 'summary',
+      header: 'Summary',
+      enableSorting: false,
+      cell: (info) => {
+        const summary = info.getValue();
+        return (
+          <span data-testid="audit-log-summary">
+            {summary === '{}' ? <span className="muted">—</span> : <code title={summary}>{summary}</code>}
+          </span>
+        );
+      },
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => (
+        <RowActions
+          name={`${info.row.original.action} entry`}
+          testId="audit-log-actions"
+          actions={[{ label: 'Details…', testId: 'audit-log-details', onSelect: () => showDetails(info.row.original) }]}
+        />
+      ),
+    }),
+  ]);
+}
+
+/**
+ * Organization audit log, newest first, a page at a time: filters apply as soon as they are
+ * complete and valid (the same schema the API uses words what is wrong); each entry's details
+ * (request, client, the whole summary) open from its row.
+ */
 export function AuditLogPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const pager = usePager();
   const [filters, setFilters] = useState<TAuditLogFilters>({});
-  const form = useForm<TAuditLogFilters>({ resolver: zodResolver(ZAuditLogFilters) });
+  const [details, setDetails] = useState<TAuditLogEntry | null>(null);
+  const [columns] = useState(() => auditColumns(setDetails));
+  const form = useForm<TAuditLogFilters>({ resolver: zodResolver(ZAuditLogFilters), defaultValues: NO_FILTERS });
   const errors = form.formState.errors;
 
   const organizationSlug = active.organization?.slug;
@@ -42,13 +153,34 @@ export function AuditLogPage() {
     placeholderData: keepPreviousData,
   });
 
+  // Only a change of filter starts again at page 1.
+  const [applied] = useState(() => ({ key: filterKey({}) }));
   const apply = form.handleSubmit((values) => {
-    setFilters(values);
-    pager.reset();
+    const key = filterKey(values);
+    if (key !== applied.key) {
+      applied.key = key;
+      setFilters(values);
+      pager.reset();
+    }
   });
+  // Every change applies once typing pauses: valid filters narrow the list, an invalid one says why.
+  const latest = useRef(apply);
+  latest.current = apply;
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const subscription = form.watch(() => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void latest.current(), FILTER_DELAY_MS);
+    });
+    return () => {
+      clearTimeout(timer);
+      subscription.unsubscribe();
+    };
+  }, [form]);
   const filtered = Object.values(filters).some((v) => v !== undefined);
   const clear = () => {
-    form.reset({ action: undefined, actor: undefined, target: undefined, from: undefined, to: undefined });
+    form.reset(NO_FILTERS);
+    applied.key = filterKey({});
     setFilters({});
     pager.reset();
   };
@@ -59,7 +191,7 @@ export function AuditLogPage() {
         title="Audit log"
         description={`Who changed what and when${active.organization ? ` in ${active.organization.name}` : ''}. Entries are never edited or removed.`}
       />
-
+      <AuditEntryDialog entry={details} onClose={() => setDetails(null)} />
       <ListPage
         testId="audit-log"
         noun="audit log entries"
@@ -112,60 +244,81 @@ export function AuditLogPage() {
               <input type="datetime-local" step="1" data-testid="audit-filter-to" {...form.register('to', { setValueAs: localToIso })} />
               {errors.to && <span className="form-field__error">{errors.to.message}</span>}
             </label>
-            <button type="submit" className="button button--primary" data-testid="audit-filter-apply">
-              Apply
-            </button>
             <button type="button" className="button" onClick={clear} data-testid="audit-filter-clear">
               Clear
             </button>
           </form>
         )}
-        columns={['Time', 'Actor', 'Action', 'Target', 'Summary']}
         rowKey={(entry) => entry.id}
-        row={(entry) => <AuditLogRow entry={entry} />}
+        table={{
+          columns,
+          rowAttributes: (entry) => ({ 'data-testid': 'audit-log-row', 'data-entry-id': entry.id, 'data-action': entry.action }),
+          minWidth: '64rem',
+        }}
       />
     </div>
   );
 }
 
-function AuditLogRow({ entry }: { entry: TAuditLogEntry }) {
-  const summary = JSON.stringify(entry.summary);
+/** One entry in full: the exact time, who, from where, and the whole summary. */
+function AuditEntryDialog({ entry, onClose }: { entry: TAuditLogEntry | null; onClose: () => void }) {
   return (
-    <tr data-testid="audit-log-row" data-entry-id={entry.id}>
-      <td data-testid="audit-log-time">
-        <time dateTime={entry.createdAt} title={entry.createdAt}>
-          {new Date(entry.createdAt).toLocaleString()}
-        </time>
-      </td>
-      <td data-testid="audit-log-actor">
-        {entry.actor.type === 'system' ? (
-          <span className="muted">system</span>
-        ) : (
-          <>
-            <div>{entry.actor.label ?? entry.actor.type}</div>
-            <code className="muted">{entry.actor.id}</code>
-          </>
-        )}
-      </td>
-      <td data-testid="audit-log-action">
-        <code style={{ whiteSpace: 'nowrap' }}>{entry.action}</code>
-      </td>
-      <td data-testid="audit-log-target">
-        <div>{entry.target.type}</div>
-        {entry.target.id && <code className="muted">{entry.target.id}</code>}
-      </td>
-      <td data-testid="audit-log-summary">
-        {summary === '{}' ? (
-          <span className="muted">—</span>
-        ) : (
-          <code title={summary}>{summary.length > 160 ? `${summary.slice(0, 160)}…` : summary}</code>
-        )}
-        {entry.requestId && (
-          <div className="muted" title="request id">
-            {entry.requestId}
-          </div>
-        )}
-      </td>
-    </tr>
+    <Dialog
+      open={entry !== null}
+      onOpenChange={(open) => !open && onClose()}
+      title={entry ? entry.action : ''}
+      wide
+      testId="audit-log-detail"
+      footer={
+        <button type="button" className="button" onClick={onClose} data-testid="audit-log-detail-close">
+          Close
+        </button>
+      }
+    >
+      {entry && (
+        <dl className="facts" data-entry-id={entry.id}>
+          <dt>When</dt>
+          <dd>
+            <When at={entry.createdAt} empty="—" />
+          </dd>
+          <dt>Actor</dt>
+          <dd>
+            {entry.actor.type}
+            {entry.actor.label && ` · ${entry.actor.label}`}
+            {entry.actor.id && (
+              <div>
+                <Identifier value={entry.actor.id} label="actor id" />
+              </div>
+            )}
+          </dd>
+          <dt>Target</dt>
+          <dd>
+            {entry.target.type}
+            {entry.target.id && (
+              <div>
+                <Identifier value={entry.target.id} label="target id" />
+              </div>
+            )}
+          </dd>
+          <dt>Entry</dt>
+          <dd>
+            <Identifier value={entry.id} label="entry id" />
+          </dd>
+          <dt>Request</dt>
+          <dd>{entry.requestId ? <Identifier value={entry.requestId} label="request id" /> : <span className="muted">—</span>}</dd>
+          <dt>Client</dt>
+          <dd data-testid="audit-log-detail-client">
+            {entry.ipAddress ?? <span className="muted">no address</span>}
+            {entry.userAgent && <div className="muted">{entry.userAgent}</div>}
+          </dd>
+          <dt>Summary</dt>
+          <dd>
+            <pre style={{ margin: 0, overflowX: 'auto', maxHeight: '20rem' }} data-testid="audit-log-detail-summary">
+              {JSON.stringify(entry.summary, null, 2)}
+            </pre>
+          </dd>
+        </dl>
+      )}
+    </Dialog>
   );
 }

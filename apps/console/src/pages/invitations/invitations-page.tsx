@@ -1,35 +1,114 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { type TInvitation, type TInvitationStatus, ZCreateInvitationRequest } from '@svc/contracts/invitations';
+import type { TCreateInvitationResponse, TInvitation, TInvitationStatus } from '@svc/contracts/invitations';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useForm } from 'react-hook-form';
 import { Link } from 'react-router';
-import { ConfirmButton } from '../../components/confirm-button.tsx';
-import { focusField } from '../../components/empty-state.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { columnHelper } from '../../components/data-table.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
-import { SecretOnce } from '../../components/secret-once.tsx';
+import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
+import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
+import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
+import { InviteDialog } from './invite-dialog.tsx';
 
 const PAGE_SIZE = 50;
-const SYSTEM_ROLE_KEYS = ['org_member', 'org_admin'];
 const STATUSES: TInvitationStatus[] = ['pending', 'accepted', 'revoked', 'expired'];
-/** The invite form's email field: the empty list's button takes the admin here. */
-const EMAIL_FIELD_ID = 'invitations-create-email';
+
+/** What a row needs besides its invitation: the organization, role names, and where a new link goes. */
+type RowContext = { slug: string; nameOf: (key: string) => string; onResent: (resent: TCreateInvitationResponse) => Promise<void> };
+
+/** When an accepted or revoked invitation ended, for the status pill's tooltip. */
+function endedAt(invitation: TInvitation): string | undefined {
+  const at = invitation.status === 'accepted' ? invitation.acceptedAt : invitation.status === 'revoked' ? invitation.revokedAt : null;
+  return at ? `${invitation.status} ${new Date(at).toLocaleString()}` : undefined;
+}
+
+/**
+ * The columns: the email takes what the sized ones leave; the role by its name (its key in
+ * `data-role-key`); times relative, exact on hover; the id an Identifier.
+ */
+function invitationColumns(context: () => RowContext) {
+  const column = columnHelper<TInvitation>();
+  return column.columns([
+    emailColumn<TInvitation>({
+      testId: 'invitation-email',
+      note: (invitation) => !invitation.requireEmailMatch && 'any signed-in user may accept',
+    }),
+    roleColumn<TInvitation>({ testId: 'invitation-role', nameOf: () => context().nameOf }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7rem' },
+      cell: (info) => {
+        const invitation = info.row.original;
+        return (
+          <span
+            className={`pill ${invitation.status === 'pending' || invitation.status === 'accepted' ? 'pill--on' : 'pill--off'}`}
+            data-testid="invitation-status"
+            title={endedAt(invitation)}
+          >
+            {invitation.status}
+          </span>
+        );
+      },
+    }),
+    column.accessor('createdAt', {
+      header: 'Invited',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+    }),
+    column.accessor('expiresAt', {
+      header: 'Expires',
+      sortFn: 'text',
+      meta: { width: '7.5rem', description: 'Until then the link works, once, for the invited email' },
+      // Only a link that still works, or has just run out, has an expiry worth showing.
+      cell: (info) => {
+        const invitation = info.row.original;
+        const open = invitation.status === 'pending' || invitation.status === 'expired';
+        return (
+          <span data-testid="invitation-expires">
+            <When at={open ? info.getValue() : null} empty="—" format="relative" />
+          </span>
+        );
+      },
+    }),
+    column.accessor('id', {
+      header: 'ID',
+      enableSorting: false,
+      meta: { width: '10.5rem' },
+      cell: (info) => <Identifier value={info.getValue()} label="invitation id" testId="invitation-id" />,
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      cell: (info) => <InvitationActions invitation={info.row.original} context={context()} />,
+    }),
+  ]);
+}
+
+/** A link the api has just returned: in its dialog until dismissed, never fetched again. */
+type Revealed = { title: string; created: TCreateInvitationResponse };
 
 /**
  * Invitations to the active organization: invite by email (the one-time link is shown once, to
- * copy and send), follow their status, revoke pending ones.
+ * copy and send), follow their status, send a new link, revoke pending ones.
  */
 export function InvitationsPage() {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
   const [status, setStatus] = useState<TInvitationStatus | ''>('');
+  const [inviting, setInviting] = useState(false);
+  const [revealed, setRevealed] = useState<Revealed | null>(null);
   const slug = active.organization?.slug;
   const invitations = useQuery({
     ...trpc.invitations.list.queryOptions(
@@ -38,19 +117,73 @@ export function InvitationsPage() {
     ),
     placeholderData: keepPreviousData,
   });
-  const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
-  const roleKeys = roles.data ? roles.data.data.map((r) => r.key) : SYSTEM_ROLE_KEYS;
+  const roles = useRoleOptions(slug);
+  const reveal = async (title: string, created: TCreateInvitationResponse) => {
+    setRevealed({ title, created });
+    // The new invitation is the newest: show the first page.
+    pager.reset();
+    await queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() });
+  };
+  // Columns are made once; the cells read the latest organization and role names through this.
+  const context: RowContext = {
+    slug: slug ?? '',
+    nameOf: roles.nameOf,
+    onResent: (resent) => reveal(`New link for ${resent.invitation.email}`, resent),
+  };
+  const [latest] = useState(() => ({ current: context }));
+  latest.current = context;
+  const [columns] = useState(() => invitationColumns(() => latest.current));
   const showAll = () => {
     setStatus('');
     pager.reset();
   };
+  const shown = revealed?.created;
 
   return (
     <div data-testid="page-invitations">
       <PageHeader
         title="Invitations"
         description={`Invite people to ${active.organization ? active.organization.name : 'this workspace'}. Each invite link works once, for the invited email, until it expires.`}
+        actions={
+          slug && (
+            <InviteDialog
+              slug={slug}
+              roles={roles.options}
+              open={inviting}
+              onOpenChange={setInviting}
+              onCreated={(created) => reveal(`${created.invitation.email} is invited`, created)}
+            />
+          )
+        }
       />
+      <SecretOnceDialog
+        revealed={revealed && { title: revealed.title, value: revealed.created.inviteLink }}
+        onDismiss={() => setRevealed(null)}
+        description="Send the link to the person: they sign in (or sign up) with the invited email and accept."
+        label="Invite link"
+        bodyAttributes={revealed ? { 'data-invitation-id': revealed.created.invitation.id } : undefined}
+        testId="invitations-created"
+        secretTestId="invite-link"
+      >
+        {shown && (
+          <>
+            <p className="muted">
+              Invited {shown.invitation.email} as {roles.nameOf(shown.invitation.roleKey)}; the link expires{' '}
+              <When at={shown.invitation.expiresAt} empty="—" />.
+            </p>
+            {shown.emailDelivery ? (
+              <p className="muted" data-testid="invitations-email-queued">
+                An invitation email to {shown.invitation.email} is queued; follow it on the{' '}
+                <Link to="/email-deliveries">Email deliveries</Link> page. The link is also here, once:
+              </p>
+            ) : (
+              <p className="muted" data-testid="invitations-email-off">
+                Email delivery is off on this server: copy the link and send it yourself.
+              </p>
+            )}
+          </>
+        )}
+      </SecretOnceDialog>
       <ListPage
         testId="invitations"
         noun="invitations"
@@ -60,162 +193,95 @@ export function InvitationsPage() {
         filtered={status ? { title: `No ${status} invitations.`, clear: showAll } : undefined}
         empty={{
           title: 'No invitations yet.',
-          next: 'Invite someone above: svc shows the one-time link to send them.',
-          action: { label: 'Invite someone', onClick: focusField(EMAIL_FIELD_ID) },
+          next: 'Invite someone: svc shows the one-time link to send them.',
+          action: { label: 'Invite someone', onClick: () => setInviting(true) },
         }}
-        above={(organization) => (
-          <>
-            <CreateInvitationForm slug={organization.slug} roleKeys={roleKeys} onCreated={pager.reset} />
-            <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
-              <StatusFilter testId="invitations-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
-            </form>
-          </>
+        above={() => (
+          <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
+            <StatusFilter testId="invitations-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+          </form>
         )}
-        columns={['Email', 'Role', 'Status', 'Expires', 'Created', '']}
         rowKey={(invitation) => invitation.id}
-        row={(invitation, organization) => <InvitationRow invitation={invitation} slug={organization.slug} />}
+        table={{
+          columns,
+          rowAttributes: (invitation) => ({
+            'data-testid': 'invitation-row',
+            'data-invitation-id': invitation.id,
+            'data-email': invitation.email,
+            'data-status': invitation.status,
+          }),
+          minWidth: '60rem',
+        }}
       />
     </div>
   );
 }
 
-function useInvalidateInvitations() {
+/**
+ * The row's "⋯" menu, for invitations not yet accepted: Send a new link… (a pending invitation is
+ * revoked first, since an email has one pending invitation at a time; the new link is shown once),
+ * then (separated) Revoke…, confirmed, while the link still exists.
+ */
+function InvitationActions({ invitation, context }: { invitation: TInvitation; context: RowContext }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  return () => queryClient.invalidateQueries({ queryKey: trpc.invitations.list.queryKey() });
-}
-
-const when = (iso: string | null) =>
-  iso ? (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleString()}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
-
-function InvitationRow({ invitation, slug }: { invitation: TInvitation; slug: string }) {
-  const trpc = useTRPC();
-  const invalidate = useInvalidateInvitations();
+  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() });
   const revoke = useMutation(trpc.invitations.revoke.mutationOptions({ onSuccess: invalidate }));
-  const revocable = invitation.status === 'pending' || invitation.status === 'expired';
+  const create = useMutation(trpc.invitations.create.mutationOptions());
+  if (invitation.status === 'accepted') {
+    return null;
+  }
+  const { slug } = context;
+  const pending = invitation.status === 'pending';
+  const revocable = pending || invitation.status === 'expired';
+  const resend = async () => {
+    if (pending) {
+      await revoke.mutateAsync({ id: invitation.id, organization_slug: slug });
+    }
+    const resent = await create.mutateAsync({
+      organization_slug: slug,
+      email: invitation.email,
+      roleKey: invitation.roleKey,
+      requireEmailMatch: invitation.requireEmailMatch,
+    });
+    await context.onResent(resent);
+  };
   return (
-    <>
-      <tr data-testid="invitation-row" data-invitation-id={invitation.id} data-email={invitation.email}>
-        <td data-testid="invitation-email">
-          {invitation.email}
-          {!invitation.requireEmailMatch && <div className="muted">any signed-in user may accept</div>}
-        </td>
-        <td>
-          <code>{invitation.roleKey}</code>
-        </td>
-        <td>
-          <span
-            className={`pill ${invitation.status === 'pending' || invitation.status === 'accepted' ? 'pill--on' : 'pill--off'}`}
-            data-testid="invitation-status"
-          >
-            {invitation.status}
-          </span>
-        </td>
-        <td>{invitation.status === 'accepted' ? when(invitation.acceptedAt) : when(invitation.expiresAt)}</td>
-        <td>{when(invitation.createdAt)}</td>
-        <td>
-          {revocable && (
-            <ConfirmButton
-              question={`Revoke the invitation for ${invitation.email}?`}
-              consequence="The invite link stops working at once. You can invite the same address again."
-              confirmLabel="Revoke"
-              testId="invitation-revoke"
-              disabled={revoke.isPending}
-              onConfirm={() => revoke.mutateAsync({ id: invitation.id, organization_slug: slug }).catch(() => undefined)}
-            >
-              Revoke
-            </ConfirmButton>
-          )}
-        </td>
-      </tr>
-      {revoke.isError && (
-        <tr>
-          <td colSpan={6}>
-            <ErrorPanel error={revoke.error} title="Could not revoke the invitation" />
-          </td>
-        </tr>
-      )}
-    </>
-  );
-}
-
-function CreateInvitationForm({ slug, roleKeys, onCreated }: { slug: string; roleKeys: string[]; onCreated: () => void }) {
-  const trpc = useTRPC();
-  const invalidate = useInvalidateInvitations();
-  const empty = { organization_slug: slug, email: '', roleKey: 'org_member', requireEmailMatch: true as boolean };
-  const form = useForm({ resolver: zodResolver(ZCreateInvitationRequest), defaultValues: empty });
-  const errors = form.formState.errors;
-  const create = useMutation(
-    trpc.invitations.create.mutationOptions({
-      onSuccess: async () => {
-        form.reset(empty);
-        onCreated();
-        await invalidate();
-      },
-    }),
-  );
-  const submit = form.handleSubmit((values) => create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined));
-
-  return (
-    <section className="panel" data-testid="invitations-create">
-      <h2 className="panel__title">Invite someone</h2>
-      <p className="muted">
-        svc shows the invite link once: copy it and send it to the person. They sign in (or sign up) with the invited email and accept.
-      </p>
-      <form className="form-row" onSubmit={submit} noValidate data-testid="invitations-create-form">
-        <label className="form-field">
-          <span>Email</span>
-          <input id={EMAIL_FIELD_ID} type="email" autoComplete="off" data-testid="invitations-create-email" {...form.register('email')} />
-          {errors.email && (
-            <span className="form-field__error" data-testid="invitations-create-email-error">
-              {errors.email.message}
-            </span>
-          )}
-        </label>
-        <label className="form-field">
-          <span>Role</span>
-          <select data-testid="invitations-create-role" {...form.register('roleKey')}>
-            {roleKeys.map((key) => (
-              <option key={key} value={key}>
-                {key}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="form-field" style={{ flexDirection: 'row', alignItems: 'center', gap: 6 }}>
-          <input type="checkbox" data-testid="invitations-create-require-email" {...form.register('requireEmailMatch')} />
-          <span>Only this email may accept</span>
-        </label>
-        <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="invitations-create-submit">
-          {create.isPending ? 'Inviting…' : 'Create invitation'}
-        </button>
-      </form>
-      {create.isSuccess && (
-        <div data-testid="invitations-created">
-          <p className="muted">
-            Invited {create.data.invitation.email} as <code>{create.data.invitation.roleKey}</code>; the link expires{' '}
-            {new Date(create.data.invitation.expiresAt).toLocaleString()}.
-          </p>
-          {create.data.emailDelivery ? (
-            <p className="muted" data-testid="invitations-email-queued">
-              An invitation email to {create.data.invitation.email} is queued; follow it on the{' '}
-              <Link to="/email-deliveries">Email deliveries</Link> page. The link is also here, once:
-            </p>
-          ) : (
-            <p className="muted" data-testid="invitations-email-off">
-              Email delivery is off on this server: copy the link and send it yourself.
-            </p>
-          )}
-          <SecretOnce label="Invite link" value={create.data.inviteLink} testId="invite-link" />
-        </div>
-      )}
-      {create.isError && <ErrorPanel error={create.error} title="Could not create the invitation" />}
-    </section>
+    <RowActions
+      name={invitation.email}
+      testId="invitation-actions"
+      actions={[
+        {
+          label: 'Resend…',
+          testId: 'invitation-resend',
+          confirm: {
+            title: `Send a new invite link to ${invitation.email}?`,
+            consequence: pending
+              ? 'A new link is made, with the same role, and shown once; the current link stops working at once.'
+              : 'A new link is made, with the same role, and shown once.',
+            confirmLabel: 'Send new link',
+            tone: 'primary',
+            testId: 'invitation-resend-dialog',
+            onConfirm: resend,
+          },
+        },
+        ...(revocable
+          ? [
+              {
+                label: 'Revoke…',
+                testId: 'invitation-revoke',
+                destructive: true,
+                confirm: {
+                  title: `Revoke the invitation for ${invitation.email}?`,
+                  consequence: 'The invite link stops working at once. You can invite the same address again.',
+                  confirmLabel: 'Revoke',
+                  testId: 'invitation-revoke-dialog',
+                  onConfirm: () => revoke.mutateAsync({ id: invitation.id, organization_slug: slug }),
+                },
+              },
+            ]
+          : []),
+      ]}
+    />
   );
 }

@@ -6,6 +6,7 @@ import { columnHelper } from '../../components/data-table.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
@@ -22,25 +23,8 @@ function memberColumns(nameOf: () => (key: string) => string) {
       sortFn: 'text',
       cell: (info) => <span data-testid="member-name">{info.getValue() || <span className="muted">(no name)</span>}</span>,
     }),
-    column.accessor('email', {
-      header: 'Email',
-      sortFn: 'text',
-      cell: (info) => (
-        <span data-testid="member-email" title={info.getValue()}>
-          {info.getValue()}
-        </span>
-      ),
-    }),
-    column.accessor('roleKey', {
-      header: 'Role',
-      enableSorting: false,
-      meta: { width: '11rem' },
-      cell: (info) => (
-        <span data-testid="member-role" data-role-key={info.getValue()} title={info.getValue()}>
-          {nameOf()(info.getValue())}
-        </span>
-      ),
-    }),
+    emailColumn<TTenantMember>({ testId: 'member-email' }),
+    roleColumn<TTenantMember>({ testId: 'member-role', nameOf }),
     column.accessor('joinedAt', {
       header: 'Joined',
       sortFn: 'text',

@@ -1,25 +1,95 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { PERMISSION_CATALOG, type Permission } from '@svc/contracts/permissions';
+import type { Permission } from '@svc/contracts/permissions';
 import { type TRole, ZCreateRoleRequest, ZUpdateRoleRequest } from '@svc/contracts/roles';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { type FieldError, type UseFormRegisterReturn, useForm } from 'react-hook-form';
-import { focusField } from '../../components/empty-state.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
+import { useForm } from 'react-hook-form';
+import { toast } from 'sonner';
+import { columnHelper } from '../../components/data-table.tsx';
+import { FormDialog } from '../../components/dialog.tsx';
+import { Field } from '../../components/field.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
+import { PermissionGroups } from './permission-groups.tsx';
 
 const PAGE_SIZE = 50;
-/** The create form's key field: the empty list's button takes the admin here. */
-const KEY_FIELD_ID = 'roles-create-key';
+
+/**
+ * The columns: the name (with a System badge) takes what the sized ones leave; the key is what
+ * memberships and invitations name, so it is an Identifier; the permissions as chips.
+ */
+function roleColumns(edit: () => (role: TRole) => void) {
+  const column = columnHelper<TRole>();
+  return column.columns([
+    column.accessor('name', {
+      header: 'Role',
+      sortFn: 'text',
+      cell: (info) => {
+        const role = info.row.original;
+        return (
+          <span title={role.name}>
+            <span data-testid="role-name">{role.name}</span>{' '}
+            {role.system && (
+              <span className="badge" data-testid="role-system" title="Built in: every organization has it, and it cannot be changed">
+                System
+              </span>
+            )}
+          </span>
+        );
+      },
+    }),
+    column.accessor('key', {
+      header: 'Key',
+      sortFn: 'text',
+      meta: { width: '11rem', description: 'What memberships and invitations name' },
+      cell: (info) => <Identifier value={info.getValue()} label="role key" testId="role-key" />,
+    }),
+    column.accessor((role) => role.permissions.join(' '), {
+      id: 'permissions',
+      header: 'Permissions',
+      enableSorting: false,
+      meta: { width: '40%' },
+      cell: (info) => {
+        const permissions = info.row.original.permissions;
+        return permissions.length === 0 ? (
+          <span className="muted" data-testid="role-permissions">
+            none
+          </span>
+        ) : (
+          <span className="chips" data-testid="role-permissions" title={permissions.join(', ')}>
+            {permissions.map((permission) => (
+              <code key={permission}>{permission}</code>
+            ))}
+          </span>
+        );
+      },
+    }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      meta: { width: '3.5rem', align: 'end' },
+      // Built-in roles cannot be changed: no menu.
+      cell: (info) =>
+        info.row.original.system ? null : (
+          <RowActions
+            name={info.row.original.name}
+            testId="role-actions"
+            actions={[{ label: 'Edit…', testId: 'role-edit', onSelect: () => edit()(info.row.original) }]}
+          />
+        ),
+    }),
+  ]);
+}
 
 /**
  * Roles of the active organization: the two built-in ones (read-only) and custom roles made of
- * permissions from the catalog. Creating and editing needs the org admin role; the API says no
- * otherwise, and the error panel shows why.
+ * permissions from the catalog, created and edited in dialogs. Creating and editing needs the org
+ * admin role; the API says no otherwise, and the dialog shows why.
  */
 export function RolesPage() {
   const trpc = useTRPC();
@@ -30,14 +100,18 @@ export function RolesPage() {
     ...trpc.roles.list.queryOptions({ organization_slug: slug, limit: PAGE_SIZE, cursor: pager.cursor }, { enabled: slug !== undefined }),
     placeholderData: keepPreviousData,
   });
-  const [editing, setEditing] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<TRole | null>(null);
+  const [columns] = useState(() => roleColumns(() => setEditing));
 
   return (
     <div data-testid="page-roles">
       <PageHeader
         title="Roles"
         description={`Named sets of permissions for members of ${active.organization ? active.organization.name : 'this workspace'}. System roles cannot be changed.`}
+        actions={slug && <CreateRoleDialog slug={slug} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />}
       />
+      {slug && editing && <EditRoleDialog key={editing.id} role={editing} slug={slug} onClose={() => setEditing(null)} />}
       <ListPage
         testId="roles"
         noun="roles"
@@ -46,153 +120,103 @@ export function RolesPage() {
         pager={pager}
         empty={{
           title: 'No roles.',
-          next: 'Create a custom role above from the permission catalog.',
-          action: { label: 'Create a role', onClick: focusField(KEY_FIELD_ID) },
+          next: 'Create a custom role from the permission catalog.',
+          action: { label: 'Create role', onClick: () => setCreating(true) },
         }}
-        above={(organization) => <CreateRoleForm slug={organization.slug} onCreated={pager.reset} />}
-        columns={['Role', 'Key', 'Permissions', '']}
         rowKey={(role) => role.id}
-        row={(role, organization) =>
-          editing === role.id ? (
-            <tr data-testid="role-row" data-role-key={role.key}>
-              <td colSpan={4}>
-                <EditRoleForm role={role} slug={organization.slug} onDone={() => setEditing(null)} />
-              </td>
-            </tr>
-          ) : (
-            <RoleRow role={role} onEdit={() => setEditing(role.id)} />
-          )
-        }
+        table={{
+          columns,
+          rowAttributes: (role) => ({ 'data-testid': 'role-row', 'data-role-key': role.key, 'data-system': String(role.system) }),
+          minWidth: '56rem',
+        }}
       />
     </div>
-  );
-}
-
-function RoleRow({ role, onEdit }: { role: TRole; onEdit: () => void }) {
-  return (
-    <tr data-testid="role-row" data-role-key={role.key}>
-      <td>
-        <span data-testid="role-name">{role.name}</span>{' '}
-        {role.system && (
-          <span className="badge" data-testid="role-system">
-            System
-          </span>
-        )}
-      </td>
-      <td>
-        <code style={{ whiteSpace: 'nowrap' }}>{role.key}</code>
-      </td>
-      <td data-testid="role-permissions">
-        {role.permissions.length === 0 ? (
-          <span className="muted">none</span>
-        ) : (
-          role.permissions.map((p) => (
-            <code key={p} style={{ display: 'inline-block', marginRight: 6 }}>
-              {p}
-            </code>
-          ))
-        )}
-      </td>
-      <td>
-        {!role.system && (
-          <button type="button" className="button" onClick={onEdit} data-testid="role-edit">
-            Edit
-          </button>
-        )}
-      </td>
-    </tr>
   );
 }
 
 function useInvalidateRoles() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  return () => queryClient.invalidateQueries({ queryKey: trpc.roles.list.queryKey() });
+  return () => queryClient.invalidateQueries({ queryKey: trpc.roles.list.pathKey() });
 }
 
-/** One checkbox per catalog permission, registered under one field (react-hook-form gives the checked values). */
-function PermissionChecklist({ field, error, testId }: { field: UseFormRegisterReturn; error?: FieldError; testId: string }) {
-  return (
-    <fieldset className="form-field" data-testid={testId} style={{ border: 0, padding: 0, margin: 0 }}>
-      <legend>Permissions</legend>
-      <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(240px, 1fr))', gap: '4px 16px' }}>
-        {PERMISSION_CATALOG.map((p) => (
-          <label key={p.name} title={p.description} style={{ display: 'flex', gap: 6, alignItems: 'center' }}>
-            <input type="checkbox" value={p.name} data-testid={`${testId}-${p.name}`} {...field} />
-            <code>{p.name}</code>
-          </label>
-        ))}
-      </div>
-      {error && <span className="form-field__error">{error.message}</span>}
-    </fieldset>
-  );
-}
+type CreateRoleDialogProps = { slug: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: () => void };
 
-function CreateRoleForm({ slug, onCreated }: { slug: string; onCreated: () => void }) {
+/** "Create role" (the header's primary button): key, name, permissions from the catalog. */
+function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDialogProps) {
   const trpc = useTRPC();
   const invalidate = useInvalidateRoles();
   const empty = { organization_slug: slug, key: '', name: '', permissions: [] as Permission[] };
   const form = useForm({ resolver: zodResolver(ZCreateRoleRequest), defaultValues: empty });
   const errors = form.formState.errors;
-  const create = useMutation(
-    trpc.roles.create.mutationOptions({
-      onSuccess: async () => {
-        form.reset(empty);
-        onCreated();
-        await invalidate();
-      },
-    }),
-  );
-  const submit = form.handleSubmit((values) => create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined));
+  const create = useMutation(trpc.roles.create.mutationOptions());
+  const close = (next: boolean) => {
+    if (!next) {
+      form.reset(empty);
+      create.reset();
+    }
+    onOpenChange(next);
+  };
+  const submit = form.handleSubmit(async (values) => {
+    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    if (created) {
+      close(false);
+      toast.success(`Created the role ${created.name}`);
+      onCreated();
+      await invalidate();
+    }
+  });
 
   return (
-    <section className="panel" data-testid="roles-create">
-      <h2 className="panel__title">Create a custom role</h2>
-      <form onSubmit={submit} noValidate data-testid="roles-create-form">
-        <div className="form-row">
-          <label className="form-field">
-            <span>Key</span>
-            <input
-              id={KEY_FIELD_ID}
-              autoComplete="off"
-              placeholder="support_agent"
-              data-testid="roles-create-key"
-              {...form.register('key')}
-            />
-            {errors.key && (
-              <span className="form-field__error" data-testid="roles-create-key-error">
-                {errors.key.message}
-              </span>
-            )}
-          </label>
-          <label className="form-field">
-            <span>Name</span>
-            <input autoComplete="off" placeholder="Support agent" data-testid="roles-create-name" {...form.register('name')} />
-            {errors.name && <span className="form-field__error">{errors.name.message}</span>}
-          </label>
-        </div>
-        <PermissionChecklist
-          field={form.register('permissions')}
-          error={errors.permissions as FieldError | undefined}
-          testId="roles-create-permission"
-        />
-        <div className="form-row">
-          <button type="submit" className="button button--primary" disabled={create.isPending} data-testid="roles-create-submit">
-            {create.isPending ? 'Creating…' : 'Create role'}
-          </button>
-        </div>
-      </form>
-      {create.isSuccess && (
-        <p className="muted" data-testid="roles-created">
-          Created {create.data.name} ({create.data.key}).
-        </p>
-      )}
-      {create.isError && <ErrorPanel error={create.error} title="Could not create the role" />}
-    </section>
+    <FormDialog
+      open={open}
+      onOpenChange={close}
+      trigger={
+        <button type="button" className="button button--primary" data-testid="roles-create-open">
+          Create role
+        </button>
+      }
+      title="Create role"
+      description="A custom role is a named set of permissions from the catalog; give it to members and invitations by its key."
+      wide
+      onSubmit={submit}
+      submitLabel="Create role"
+      pending={create.isPending}
+      pendingLabel="Creating…"
+      error={create.error}
+      errorTitle="Could not create the role"
+      testId="roles-create"
+    >
+      <div className="form-grid">
+        <Field
+          label="Key"
+          error={errors.key?.message}
+          hint="Lower-case letters, digits and _; it cannot be changed later."
+          testId="roles-create-key"
+        >
+          {(control) => (
+            <input {...control} autoComplete="off" placeholder="support_agent" data-testid="roles-create-key" {...form.register('key')} />
+          )}
+        </Field>
+        <Field label="Name" error={errors.name?.message} hint="What people see: “Support agent”." testId="roles-create-name">
+          {(control) => (
+            <input {...control} autoComplete="off" placeholder="Support agent" data-testid="roles-create-name" {...form.register('name')} />
+          )}
+        </Field>
+      </div>
+      <PermissionGroups
+        field={form.register('permissions')}
+        value={form.watch('permissions')}
+        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
+        error={errors.permissions?.message}
+        testId="roles-create-permission"
+      />
+    </FormDialog>
   );
 }
 
-function EditRoleForm({ role, slug, onDone }: { role: TRole; slug: string; onDone: () => void }) {
+/** "Edit…" from a custom role's menu: its name and permissions (the key stays). */
+function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; onClose: () => void }) {
   const trpc = useTRPC();
   const invalidate = useInvalidateRoles();
   const form = useForm({
@@ -200,41 +224,43 @@ function EditRoleForm({ role, slug, onDone }: { role: TRole; slug: string; onDon
     defaultValues: { id: role.id, organization_slug: slug, name: role.name, permissions: [...role.permissions] },
   });
   const errors = form.formState.errors;
-  const update = useMutation(
-    trpc.roles.update.mutationOptions({
-      onSuccess: async () => {
-        await invalidate();
-        onDone();
-      },
-    }),
-  );
-  const submit = form.handleSubmit((values) =>
-    update.mutateAsync({ ...values, id: role.id, organization_slug: slug }).catch(() => undefined),
-  );
+  const update = useMutation(trpc.roles.update.mutationOptions());
+  const submit = form.handleSubmit(async (values) => {
+    const updated = await update.mutateAsync({ ...values, id: role.id, organization_slug: slug }).catch(() => undefined);
+    if (updated) {
+      await invalidate();
+      onClose();
+    }
+  });
 
   return (
-    <form onSubmit={submit} noValidate data-testid="role-edit-form">
-      <div className="form-row">
-        <label className="form-field">
-          <span>Name of {role.key}</span>
-          <input autoComplete="off" data-testid="role-edit-name" {...form.register('name')} />
-          {errors.name && <span className="form-field__error">{errors.name.message}</span>}
-        </label>
-      </div>
-      <PermissionChecklist
+    <FormDialog
+      open
+      onOpenChange={(next) => !next && onClose()}
+      title={`Edit the role ${role.name}`}
+      description={
+        <>
+          Its name and permissions; the key <code>{role.key}</code> stays, so members and invitations keep the role.
+        </>
+      }
+      wide
+      onSubmit={submit}
+      submitLabel="Save role"
+      pending={update.isPending}
+      error={update.error}
+      errorTitle="Could not update the role"
+      testId="role-edit-dialog"
+    >
+      <Field label="Name" error={errors.name?.message} testId="role-edit-name">
+        {(control) => <input {...control} autoComplete="off" data-testid="role-edit-name" {...form.register('name')} />}
+      </Field>
+      <PermissionGroups
         field={form.register('permissions')}
-        error={errors.permissions as FieldError | undefined}
+        value={form.watch('permissions') ?? []}
+        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
+        error={errors.permissions?.message}
         testId="role-edit-permission"
       />
-      <div className="form-row">
-        <button type="submit" className="button button--primary" disabled={update.isPending} data-testid="role-edit-save">
-          {update.isPending ? 'Saving…' : 'Save'}
-        </button>
-        <button type="button" className="button" onClick={onDone} data-testid="role-edit-cancel">
-          Cancel
-        </button>
-      </div>
-      {update.isError && <ErrorPanel error={update.error} title="Could not update the role" />}
-    </form>
+    </FormDialog>
   );
 }

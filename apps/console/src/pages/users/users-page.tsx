@@ -9,6 +9,7 @@ import { Field } from '../../components/field.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { roleColumn } from '../../components/person-columns.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
@@ -61,16 +62,7 @@ function userColumns(context: () => RowContext) {
         </span>
       ),
     }),
-    column.accessor('roleKey', {
-      header: 'Role',
-      enableSorting: false,
-      meta: { width: '11rem' },
-      cell: (info) => (
-        <span data-testid="user-role" data-role-key={info.getValue()} title={info.getValue()}>
-          {context().nameOf(info.getValue())}
-        </span>
-      ),
-    }),
+    roleColumn<TUser>({ testId: 'user-role', nameOf: () => context().nameOf }),
     column.accessor('lastSignInAt', {
       header: 'Last sign-in',
       sortFn: 'text',

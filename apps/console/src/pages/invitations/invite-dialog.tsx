@@ -1,0 +1,94 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { type TCreateInvitationResponse, ZCreateInvitationRequest } from '@svc/contracts/invitations';
+import { useMutation } from '@tanstack/react-query';
+import { Controller, useForm } from 'react-hook-form';
+import { FormDialog } from '../../components/dialog.tsx';
+import { Field } from '../../components/field.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
+import { useTRPC } from '../../trpc.ts';
+
+/** The email field's id: the dialog focuses it when it opens. */
+export const EMAIL_FIELD_ID = 'invitations-create-email';
+
+type InviteDialogProps = {
+  slug: string;
+  /** The organization's roles, by name (`useRoleOptions`). */
+  roles: SelectOption<string>[];
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  /** Called with the invitation and its link, after the dialog has closed (the page shows the link once). */
+  onCreated: (created: TCreateInvitationResponse) => void | Promise<void>;
+};
+
+/**
+ * "Invite" (the page header's primary button) and its form: email, role by name, and whether only
+ * that email may accept. Validated with the contracts request schema before anything is sent.
+ */
+export function InviteDialog({ slug, roles, open, onOpenChange, onCreated }: InviteDialogProps) {
+  const trpc = useTRPC();
+  const empty = { organization_slug: slug, email: '', roleKey: 'org_member', requireEmailMatch: true as boolean };
+  const form = useForm({ resolver: zodResolver(ZCreateInvitationRequest), defaultValues: empty });
+  const errors = form.formState.errors;
+  const create = useMutation(trpc.invitations.create.mutationOptions());
+
+  const close = (next: boolean) => {
+    if (!next) {
+      form.reset(empty);
+      create.reset();
+    }
+    onOpenChange(next);
+  };
+  const submit = form.handleSubmit(async (values) => {
+    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    if (created) {
+      close(false);
+      await onCreated(created);
+    }
+  });
+
+  return (
+    <FormDialog
+      open={open}
+      onOpenChange={close}
+      trigger={
+        <button type="button" className="button button--primary" data-testid="invitations-create-open">
+          Invite
+        </button>
+      }
+      title="Invite someone"
+      description="svc shows the invite link once: copy it and send it to the person. They sign in (or sign up) with the invited email and accept."
+      onSubmit={submit}
+      submitLabel="Create invitation"
+      pending={create.isPending}
+      pendingLabel="Inviting…"
+      error={create.error}
+      errorTitle="Could not create the invitation"
+      testId="invitations-create"
+    >
+      <div className="form-grid">
+        <Field label="Email" id={EMAIL_FIELD_ID} error={errors.email?.message} testId="invitations-create-email">
+          {(control) => (
+            <input {...control} type="email" autoComplete="off" data-testid="invitations-create-email" {...form.register('email')} />
+          )}
+        </Field>
+        <Field label="Role" error={errors.roleKey?.message} testId="invitations-create-role">
+          {(control) => (
+            <Controller
+              control={form.control}
+              name="roleKey"
+              render={({ field }) => (
+                <Select {...control} value={field.value} options={roles} onValueChange={field.onChange} testId="invitations-create-role" />
+              )}
+            />
+          )}
+        </Field>
+      </div>
+      <label className="check">
+        <input type="checkbox" data-testid="invitations-create-require-email" {...form.register('requireEmailMatch')} />
+        <span>
+          Only this email may accept <span className="muted">(otherwise anyone signed in with the link may)</span>
+        </span>
+      </label>
+    </FormDialog>
+  );
+}
