@@ -168,6 +168,27 @@ function layoutFindings(page: Page) {
       }
       if (td.scrollWidth > td.clientWidth + 1) {
         overflows.push({ cell: describeCell(td), text: squash(td.textContent), scrollWidth: td.scrollWidth, clientWidth: td.clientWidth });
+        continue;
+      }
+      // A box inside the cell (a status pill, a button) cut off by a clipping wrapper: the cell
+      // itself does not overflow, but the box reaches past the cell's content edge. Ellipsized
+      // text is fine (its own box fits; the text inside it is cut with an ellipsis).
+      const edge = td.getBoundingClientRect().right - Number.parseFloat(style.paddingRight) - Number.parseFloat(style.borderRightWidth);
+      for (const el of td.querySelectorAll('*')) {
+        const display = getComputedStyle(el).display;
+        if (!/^(inline-block|inline-flex|block|flex|grid)$/.test(display) || el.getClientRects().length === 0) {
+          continue;
+        }
+        const right = el.getBoundingClientRect().right;
+        if (right > edge + 1) {
+          overflows.push({
+            cell: `${describeCell(td)} ${short(el)}`,
+            text: squash(el.textContent),
+            scrollWidth: Math.round(right - td.getBoundingClientRect().left),
+            clientWidth: Math.round(edge - td.getBoundingClientRect().left),
+          });
+          break;
+        }
       }
     }
 

@@ -65,7 +65,7 @@ function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>)
     column.accessor('status', {
       header: 'Status',
       sortFn: 'text',
-      meta: { width: '7rem' },
+      meta: { width: '7.5rem' },
       cell: (info) => {
         const key = info.row.original;
         return (

@@ -54,7 +54,7 @@ const COLUMNS = column.columns([
   column.accessor('status', {
     header: 'Status',
     sortFn: 'text',
-    meta: { width: '8rem' },
+    meta: { width: '9rem' },
     cell: (info) => {
       const item = info.row.original;
       return (

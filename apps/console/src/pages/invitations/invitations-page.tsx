@@ -44,7 +44,7 @@ function invitationColumns(context: () => RowContext) {
     column.accessor('status', {
       header: 'Status',
       sortFn: 'text',
-      meta: { width: '7rem' },
+      meta: { width: '8rem' },
       cell: (info) => {
         const invitation = info.row.original;
         return (

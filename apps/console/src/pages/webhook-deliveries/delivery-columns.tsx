@@ -35,13 +35,13 @@ export const DELIVERY_COLUMNS = column.columns([
   column.accessor('status', {
     header: 'Status',
     sortFn: 'text',
-    meta: { width: '7rem' },
+    meta: { width: '9rem' },
     cell: (info) => <DeliveryStatus status={info.getValue()} testId="delivery-status" />,
   }),
   column.accessor('attemptCount', {
     header: 'Attempts',
     enableSorting: false,
-    meta: { width: '7rem', align: 'end' },
+    meta: { width: '6rem', align: 'end' },
     cell: (info) => <span data-testid="delivery-attempts">{info.getValue()}</span>,
   }),
   column.accessor('lastAttemptAt', {
