@@ -471,7 +471,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     expect([...gaps, ...failures(checked)]).toEqual([]);
   }
 
-  it('the checks find what they look for: low contrast, a cell overflowing, an identifier on two lines', async () => {
+  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, an identifier on two lines', async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS[0], bypassCSP: true });
     try {
       const page = await context.newPage();
@@ -483,18 +483,24 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
 <tr><td>app_0123456789abcdefghijABCDEFGHIJ</td></tr>
 <tr><td style="overflow-x:auto" tabindex="0">app_0123456789abcdefghijABCDEFGHIJ</td></tr>
 </tbody></table>
+<table style="table-layout:fixed;width:120px"><thead><tr><th>Status</th></tr></thead><tbody>
+<tr><td><div style="overflow:hidden"><span style="display:inline-block;padding:0 12px;white-space:nowrap">succeeded and retried</span></div></td></tr>
+<tr><td><div style="overflow:hidden;text-overflow:ellipsis;white-space:nowrap">an ellipsized description that is cut</div></td></tr>
+</tbody></table>
 <div style="width:90px"><code data-identifier style="word-break:break-all">usr_0123456789abcdefghij</code></div>
 <div style="width:300px"><code data-identifier>usr_01234</code></div>
 </main></body></html>`);
       const lines = failures(await checkPage(page, { who: 'fixture', name: 'checks', requests, pageErrors: [] }));
       const of = (text: string) => lines.filter((line) => line.includes(text));
       expect(of('axe color-contrast (serious)'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
-      // The first cell only: the second scrolls on purpose.
-      expect(of('cell overflows'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
-      expect(of('cell overflows').every((line) => line.includes('row 1 col 1 "Id"'))).toBe(true);
+      // The first cell of each table: the Id table's second cell scrolls on purpose, and the
+      // Status table's second cell ends in an ellipsis; its first cuts a pill's box off.
+      expect(of('cell overflows'), lines.join('\n')).toHaveLength(2 * VIEWPORTS.length);
+      expect(of('row 1 col 1 "Id"'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
+      expect(of('row 1 col 1 "Status" span'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps').every((line) => line.includes('usr_0123456789abcdefghij'))).toBe(true);
-      expect(lines, lines.join('\n')).toHaveLength(3 * VIEWPORTS.length);
+      expect(lines, lines.join('\n')).toHaveLength(4 * VIEWPORTS.length);
     } finally {
       await context.close();
     }
