@@ -150,8 +150,18 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     const menu = admin.getByRole('menu');
     expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['Resend…', 'Revoke…']);
     await menu.getByRole('menuitem', { name: 'Resend…' }).click();
+    // One request: the API revokes and reissues in one transaction (never a revoke, then a create).
+    const mutations: string[] = [];
+    const recordMutation = (request: { method(): string; url(): string }) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname.startsWith('/trpc/')) {
+        mutations.push(new URL(request.url()).pathname.slice('/trpc/'.length));
+      }
+    };
+    admin.on('request', recordMutation);
     await admin.getByTestId('invitation-resend-dialog-confirm').click();
     await admin.getByTestId('invite-link-value').filter({ hasNotText: replacedLink }).waitFor();
+    admin.off('request', recordMutation);
+    expect(mutations).toEqual(['invitations.resend']);
     const revokedLink = (await admin.getByTestId('invite-link-value').textContent()) ?? '';
     expect(revokedLink).not.toBe(replacedLink);
     await admin.getByTestId('invite-link-dismiss').click();

@@ -75,6 +75,13 @@ export const ZInvitationPage = ZPage(ZInvitation).meta({ id: 'InvitationPage' })
 export const ZRevokeInvitationRequest = z.object({ id: ZInvitationId, organization_slug: ZSlug.optional() });
 export type TRevokeInvitationRequest = z.infer<typeof ZRevokeInvitationRequest>;
 
+/**
+ * POST /v1/invitations/{id}/resend: `organization_slug` in the query or the body, like revoke.
+ * Answers 201 with the create answer's shape (the new invitation, its token and link once).
+ */
+export const ZResendInvitationRequest = z.object({ id: ZInvitationId, organization_slug: ZSlug.optional() });
+export type TResendInvitationRequest = z.infer<typeof ZResendInvitationRequest>;
+
 export const ZAcceptInvitationRequest = z.object({ token: ZInvitationToken });
 export type TAcceptInvitationRequest = z.infer<typeof ZAcceptInvitationRequest>;
 

@@ -44,4 +44,24 @@ export const MATRIX: MatrixRoute[] = [
       return { path: `/v1/invitations/${id}/revoke?organization_slug=${org.slug}` };
     },
   },
+  {
+    method: 'POST',
+    template: '/v1/invitations/{id}/resend',
+    permission: 'invitations.manage',
+    mutation: true,
+    apiKey: true,
+    okStatus: 201,
+    prepare: async ({ org, server }) => {
+      const id = newId('invitation');
+      await server.services.db.insert(invitations).values({
+        id,
+        tenantId: org.id,
+        email: `resend-${++n}-${Date.now()}@example.com`,
+        roleKey: 'org_member',
+        tokenHash: `matrix-${id}`,
+        expiresAt: new Date(Date.now() + 3_600_000),
+      });
+      return { path: `/v1/invitations/${id}/resend?organization_slug=${org.slug}` };
+    },
+  },
 ];

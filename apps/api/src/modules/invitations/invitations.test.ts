@@ -3,6 +3,7 @@ import { newId } from '@svc/contracts/ids';
 import { INVITATION_TOKEN_PATTERN } from '@svc/contracts/invitations';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { auditLogs } from '@svc/db/schema/audit-logs';
+import { emailDeliveries } from '@svc/db/schema/email-deliveries';
 import { memberships, users } from '@svc/db/schema/identity';
 import { invitations } from '@svc/db/schema/invitations';
 import { roles } from '@svc/db/schema/roles';
@@ -10,12 +11,16 @@ import { sessions } from '@svc/db/schema/sessions';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
+import { type SmtpCapture, startSmtpCapture } from '../../../../../test/support/mail.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { ConfigError, loadConfig } from '../../env.ts';
 import { MATRIX } from './invitations.matrix.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
+/** With email delivery enabled (SMTP to a capture server): invitations queue their email. */
+let mailServer: Awaited<ReturnType<typeof startTestServer>>;
+let smtp: SmtpCapture;
 
 /** Low enough to reach in a test; every other test uses its own email addresses. */
 const SENDS_PER_MINUTE = 3;
@@ -25,9 +30,15 @@ beforeAll(async () => {
   server = await startTestServer({
     env: { RATE_LIMIT_INVITATIONS_PER_MINUTE: String(SENDS_PER_MINUTE), INVITATION_TTL_HOURS: String(TTL_HOURS) },
   });
+  smtp = await startSmtpCapture();
+  mailServer = await startTestServer({
+    env: { EMAIL_ENABLED: 'true', EMAIL_PROVIDER: 'smtp', SMTP_URL: smtp.url, EMAIL_FROM: 'svc <invites@svc.example>' },
+  });
 });
 afterAll(async () => {
   await server?.close();
+  await mailServer?.close();
+  await smtp?.close();
 });
 
 type Json = Record<string, any>;
@@ -36,10 +47,11 @@ type Reply = { status: number; body: Json; text: string; headers: Headers };
 async function call(
   method: string,
   path: string,
-  opts: { cookie?: string; authorization?: string; body?: unknown; origin?: string | null } = {},
+  opts: { cookie?: string; authorization?: string; body?: unknown; origin?: string | null; on?: typeof server } = {},
 ): Promise<Reply> {
-  const origin = opts.origin === undefined ? server.services.config.publicUrl : opts.origin;
-  const res = await fetch(`${server.url}${path}`, {
+  const target = opts.on ?? server;
+  const origin = opts.origin === undefined ? target.services.config.publicUrl : opts.origin;
+  const res = await fetch(`${target.url}${path}`, {
     method,
     redirect: 'manual',
     headers: {
@@ -421,6 +433,222 @@ describe('POST /v1/invitations/{id}/revoke', () => {
     });
     expect(disagree.status).toBe(400);
     expect(await auditOf(org.id, 'invitation.revoked')).toHaveLength(0);
+  });
+});
+
+describe('POST /v1/invitations/{id}/resend', () => {
+  const resend = (admin: { cookie?: string; authorization?: string }, org: OrganizationRow, id: string) =>
+    call('POST', `/v1/invitations/${id}/resend?organization_slug=${org.slug}`, admin);
+
+  async function statusOf(id: string): Promise<string | undefined> {
+    const [row] = await server.services.db.select().from(invitations).where(eq(invitations.id, id));
+    return row ? (row.acceptedAt ? 'accepted' : row.revokedAt ? 'revoked' : 'pending') : undefined;
+  }
+
+  async function invitationCount(tenantId: string): Promise<number> {
+    return (await server.services.db.select().from(invitations).where(eq(invitations.tenantId, tenantId))).length;
+  }
+
+  it('revokes the pending invitation and issues a new link with the same email, role and rule, once; the old link is refused, the new one works', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    await server.services.db
+      .insert(roles)
+      .values({ id: newId('role'), tenantId: org.id, key: 'support', name: 'Support', permissions: ['tenant.read'] });
+    const email = freshEmail('resent');
+    const old = await invite(admin, org, { email, roleKey: 'support', requireEmailMatch: false });
+    const before = Date.now();
+    const res = await resend(admin, org, old.invitation.id);
+    expect(res.status, res.text).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual(['emailDelivery', 'invitation', 'invitationToken', 'inviteLink']);
+    const { invitation, invitationToken, inviteLink } = res.body;
+    expect(invitation.id).not.toBe(old.invitation.id);
+    expect(invitation).toMatchObject({
+      email,
+      roleKey: 'support',
+      requireEmailMatch: false,
+      status: 'pending',
+      invitedByUserId: admin.user.id,
+      revokedAt: null,
+    });
+    expect(invitationToken).toMatch(INVITATION_TOKEN_PATTERN);
+    expect(invitationToken).not.toBe(old.invitationToken);
+    expect(inviteLink).toBe(`${server.services.config.publicUrl}/invitations/accept?token=${invitationToken}`);
+    expect(res.body.emailDelivery).toBeNull();
+    const ttl = Date.parse(invitation.expiresAt) - before;
+    expect(ttl).toBeGreaterThan(TTL_HOURS * 3_600_000 - 60_000);
+    const [row] = await server.services.db.select().from(invitations).where(eq(invitations.id, invitation.id));
+    expect(row?.tokenHash).toBe(sha256(invitationToken));
+
+    const list = await call('GET', `/v1/invitations?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(list.body.data.map((i: Json) => [i.id, i.status])).toEqual([
+      [invitation.id, 'pending'],
+      [old.invitation.id, 'revoked'],
+    ]);
+    expect(list.text).not.toContain(invitationToken);
+
+    // The audit trail reads as a revoke and a create, in the same request.
+    const revoked = await auditOf(org.id, 'invitation.revoked');
+    const created = await auditOf(org.id, 'invitation.created');
+    expect(revoked).toHaveLength(1);
+    expect(revoked[0]).toMatchObject({ actorId: admin.user.id, targetId: old.invitation.id });
+    expect(revoked[0]?.summary).toMatchObject({ email, roleKey: 'support', resent: true });
+    expect(created).toHaveLength(2);
+    const resentEntry = created.find((e) => e.targetId === invitation.id);
+    expect(resentEntry?.summary).toMatchObject({ email, roleKey: 'support', resentFrom: old.invitation.id });
+    expect(resentEntry?.requestId).toBe(revoked[0]?.requestId);
+    expect(JSON.stringify(resentEntry)).not.toContain(invitationToken);
+
+    const someone = await seedSignedIn(server.services.db);
+    const stale = await call('POST', '/v1/invitations/accept', { cookie: someone.cookie, body: { token: old.invitationToken } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('invitation_revoked');
+    const fresh = await call('POST', '/v1/invitations/accept', { cookie: someone.cookie, body: { token: invitationToken } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body).toMatchObject({ roleKey: 'support', invitation: { id: invitation.id, status: 'accepted' } });
+    expect(await membersOf(org.id, someone.user.id)).toMatchObject([{ roleKey: 'support' }]);
+  });
+
+  it('queues exactly one new invitation email, for the new invitation, in its transaction', async () => {
+    const db = mailServer.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const created = await call('POST', '/v1/invitations', {
+      on: mailServer,
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email: freshEmail('mailed') },
+    });
+    expect(created.status, created.text).toBe(201);
+    const res = await call('POST', `/v1/invitations/${created.body.invitation.id}/resend?organization_slug=${org.slug}`, {
+      on: mailServer,
+      cookie: admin.cookie,
+    });
+    expect(res.status, res.text).toBe(201);
+    const rows = await db.select().from(emailDeliveries).where(eq(emailDeliveries.tenantId, org.id));
+    expect(rows.map((r) => r.invitationId).sort()).toEqual([created.body.invitation.id, res.body.invitation.id].sort());
+    const queued = rows.find((r) => r.invitationId === res.body.invitation.id);
+    expect(res.body.emailDelivery).toEqual({ id: queued?.id, status: 'pending' });
+    expect(queued).toMatchObject({ recipient: created.body.invitation.email, status: 'pending' });
+    expect(queued?.bodyCiphertext).not.toContain(res.body.invitationToken);
+
+    // A refused resend queues nothing.
+    const again = await call('POST', `/v1/invitations/${created.body.invitation.id}/resend?organization_slug=${org.slug}`, {
+      on: mailServer,
+      cookie: admin.cookie,
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('invitation_already_pending');
+    expect(await db.select().from(emailDeliveries).where(eq(emailDeliveries.tenantId, org.id))).toHaveLength(2);
+  });
+
+  it('a revoked or expired invitation gets a new link too (nothing to revoke); an accepted one is 409 invitation_already_accepted', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const revokedOne = await invite(admin, org);
+    await call('POST', `/v1/invitations/${revokedOne.invitation.id}/revoke?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    const fromRevoked = await resend(admin, org, revokedOne.invitation.id);
+    expect(fromRevoked.status, fromRevoked.text).toBe(201);
+    expect(fromRevoked.body.invitation).toMatchObject({ email: revokedOne.invitation.email, status: 'pending' });
+
+    const expiredOne = await invite(admin, org);
+    await expire(expiredOne.invitation.id);
+    const fromExpired = await resend(admin, org, expiredOne.invitation.id);
+    expect(fromExpired.status, fromExpired.text).toBe(201);
+    const [expiredRow] = await server.services.db.select().from(invitations).where(eq(invitations.id, expiredOne.invitation.id));
+    expect(expiredRow?.revokedAt).toBeNull();
+    // One revoke entry: the explicit one; resending revoked or expired invitations revoked nothing.
+    expect(await auditOf(org.id, 'invitation.revoked')).toHaveLength(1);
+
+    const email = freshEmail('joined');
+    const accepted = await invite(admin, org, { email });
+    const invitee = await seedSignedIn(server.services.db, { email });
+    await call('POST', '/v1/invitations/accept', { cookie: invitee.cookie, body: { token: accepted.invitationToken } });
+    const before = await invitationCount(org.id);
+    const refused = await resend(admin, org, accepted.invitation.id);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('invitation_already_accepted');
+    expect(await invitationCount(org.id)).toBe(before);
+  });
+
+  it("another organization's invitation is 404 and stays pending; ids of the wrong shape are 400", async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { org: other, admin: otherAdmin } = await adminOfNewOrg();
+    const foreign = await invite(otherAdmin, other);
+    const res = await resend(admin, org, foreign.invitation.id);
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('invitation_not_found');
+    expect((await resend(admin, other, foreign.invitation.id)).status).toBe(404);
+    expect(await statusOf(foreign.invitation.id)).toBe('pending');
+    expect(await invitationCount(org.id)).toBe(0);
+    expect(await invitationCount(other.id)).toBe(1);
+    for (const id of [newId('role'), 'inv_123']) {
+      expect((await resend(admin, org, id)).status, id).toBe(400);
+    }
+  });
+
+  it('needs invitations.manage: a member with only invitations.read, or an org_member, gets 403 and nothing changes', async () => {
+    const db = server.services.db;
+    const { org, admin } = await adminOfNewOrg();
+    await db
+      .insert(roles)
+      .values({ id: newId('role'), tenantId: org.id, key: 'viewer', name: 'Viewer', permissions: ['tenant.read', 'invitations.read'] });
+    const viewer = await seedSignedIn(db, { organization: org, roleKey: 'viewer' });
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    const created = await invite(admin, org);
+    for (const who of [viewer, member]) {
+      const res = await resend(who, org, created.invitation.id);
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('forbidden');
+    }
+    expect(await statusOf(created.invitation.id)).toBe('pending');
+    expect(await invitationCount(org.id)).toBe(1);
+  });
+
+  it('a refusal after the old invitation was revoked rolls everything back: the old link keeps working', async () => {
+    const db = server.services.db;
+    const { org, admin } = await adminOfNewOrg();
+    const check = async (old: Json, count: number) => {
+      expect(await statusOf(old.invitation.id)).toBe('pending');
+      expect(await invitationCount(org.id)).toBe(count);
+      expect(await auditOf(org.id, 'invitation.revoked')).toHaveLength(0);
+    };
+
+    // An API key may resend, but not into a role above its own scopes (checked after the revoke).
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['invitations.manage', 'tenant.read'] });
+    const adminInvite = await invite(admin, org, { roleKey: 'org_admin' });
+    const above = await resend({ authorization: key.authorization }, org, adminInvite.invitation.id);
+    expect(above.status).toBe(403);
+    expect(above.body.error.code).toBe('forbidden');
+    await check(adminInvite, 1);
+
+    // The role was removed since the invitation was sent.
+    await db.insert(roles).values({ id: newId('role'), tenantId: org.id, key: 'gone', name: 'Gone', permissions: [] });
+    const email = freshEmail('orphan');
+    const orphan = await invite(admin, org, { email, roleKey: 'gone' });
+    await db.delete(roles).where(and(eq(roles.tenantId, org.id), eq(roles.key, 'gone')));
+    const unknown = await resend(admin, org, orphan.invitation.id);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('unknown_role');
+    await check(orphan, 2);
+
+    // The email's send budget is spent: 429, and the current link is still the one that works.
+    const limitedEmail = freshEmail('budget');
+    let current = await invite(admin, org, { email: limitedEmail });
+    for (let i = 1; i < SENDS_PER_MINUTE; i++) {
+      const next = await resend(admin, org, current.invitation.id);
+      expect(next.status, next.text).toBe(201);
+      current = next.body;
+    }
+    const limited = await resend(admin, org, current.invitation.id);
+    // The minute may have turned between the sends and this one: then the budget is fresh again.
+    if (limited.status !== 201) {
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe('rate_limited');
+      expect(await statusOf(current.invitation.id)).toBe('pending');
+      const invitee = await seedSignedIn(db, { email: limitedEmail });
+      const accepted = await call('POST', '/v1/invitations/accept', { cookie: invitee.cookie, body: { token: current.invitationToken } });
+      expect(accepted.status).toBe(200);
+    } else {
+      expect(new Date().getSeconds()).toBeLessThan(5);
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import {
   ZAcceptInvitationRequest,
   ZAcceptInvitationResponse,
@@ -6,12 +7,31 @@ import {
   ZInvitation,
   ZInvitationPage,
   ZListInvitationsRequest,
+  ZResendInvitationRequest,
   ZRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
+import type { AppServices } from '../../context.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../../trpc/procedures.ts';
 import { invitationSendLimit } from './send-limit.ts';
-import { acceptInvitation, createInvitation, listInvitations, revokeInvitation } from './service.ts';
+import {
+  acceptInvitation,
+  createInvitation,
+  type InvitationSettings,
+  listInvitations,
+  resendInvitation,
+  revokeInvitation,
+} from './service.ts';
+
+/** What issuing an invitation (create, resend) needs from the running service. */
+function settingsOf(services: AppServices, res: ServerResponse): InvitationSettings {
+  return {
+    publicUrl: services.config.publicUrl,
+    ttlMs: services.config.invitationTtlMs,
+    throttle: invitationSendLimit(services, res),
+    email: services.config.email.enabled ? { secretBox: services.secretBox } : null,
+  };
+}
 
 export const invitationsRouter = router({
   list: controlProcedure
@@ -32,20 +52,7 @@ export const invitationsRouter = router({
     })
     .input(ZCreateInvitationRequest)
     .output(ZCreateInvitationResponse)
-    .mutation(({ ctx, input }) =>
-      createInvitation(
-        ctx.services.db,
-        {
-          publicUrl: ctx.services.config.publicUrl,
-          ttlMs: ctx.services.config.invitationTtlMs,
-          throttle: invitationSendLimit(ctx.services, ctx.res),
-          email: ctx.services.config.email.enabled ? { secretBox: ctx.services.secretBox } : null,
-        },
-        ctx.principal,
-        ctx.request,
-        input,
-      ),
-    ),
+    .mutation(({ ctx, input }) => createInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input)),
   revoke: controlProcedureWithQuerySlug
     .meta({
       errors: ['invitation_already_accepted', 'invitation_not_found', 'invitation_revoked'],
@@ -54,6 +61,26 @@ export const invitationsRouter = router({
     .input(ZRevokeInvitationRequest)
     .output(ZInvitation)
     .mutation(({ ctx, input }) => revokeInvitation(ctx.services.db, ctx.principal, ctx.request, input)),
+  resend: controlProcedureWithQuerySlug
+    .meta({
+      errors: [
+        'invitation_already_accepted',
+        'invitation_already_pending',
+        'invitation_not_found',
+        'platform_workspace_managed',
+        'unknown_role',
+      ],
+      openapi: {
+        method: 'POST',
+        path: '/invitations/{id}/resend',
+        tags: ['invitations'],
+        summary: 'Replace an invitation with a new link in one step (a pending one is revoked); the token and link are returned this once',
+      },
+      successStatus: 201,
+    })
+    .input(ZResendInvitationRequest)
+    .output(ZCreateInvitationResponse)
+    .mutation(({ ctx, input }) => resendInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input)),
   accept: userControlProcedure
     .meta({
       errors: [

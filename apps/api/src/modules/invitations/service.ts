@@ -9,6 +9,7 @@ import {
   type TCreateInvitationResponse,
   type TInvitation,
   type TListInvitationsRequest,
+  type TResendInvitationRequest,
   type TRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';
@@ -115,52 +116,87 @@ export async function createInvitation(
   }
   // An API key with invitations.manage must not hand out a role above its own scopes.
   assertGrantable(access, role.permissions);
+  return db.transaction((tx) =>
+    issueInvitation(tx, settings, principal, request, {
+      organization: access.organization,
+      roleName: role.name,
+      invitation: { email: input.email, roleKey: input.roleKey, requireEmailMatch: input.requireEmailMatch },
+      now,
+    }),
+  );
+}
 
+/**
+ * The new invitation of create and resend, inside the caller's transaction: one pending
+ * invitation per email (409 `invitation_already_pending`), the send budget spent, the row with a
+ * fresh token and expiry, its `invitation.created` entry and, with email delivery enabled, its
+ * email in the outbox. The role was checked by the caller.
+ */
+async function issueInvitation(
+  tx: DbOrTx,
+  settings: InvitationSettings,
+  principal: Principal,
+  request: RequestMeta,
+  opts: {
+    organization: Pick<OrganizationRow, 'id' | 'name'>;
+    roleName: string;
+    invitation: { email: string; roleKey: string; requireEmailMatch: boolean };
+    /** The invitation this one replaces (resend), named in the audit entry. */
+    resentFrom?: string;
+    now: Date;
+  },
+): Promise<TCreateInvitationResponse> {
+  const { organization, invitation: input, now } = opts;
+  const tenantId = organization.id;
   const token = INVITATION_TOKEN_PREFIX + randomBase62(INVITATION_TOKEN_RANDOM_LENGTH);
-  return db.transaction(async (tx) => {
-    await lockInvitationEmail(tx, { tenantId, email: input.email });
-    if (await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now })) {
-      throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; revoke it to send a new link`);
-    }
-    // Counted once the invitation will be created: a refused duplicate sends nothing.
-    await settings.throttle(input.email);
-    const row = await insertInvitation(tx, {
-      id: newId('invitation'),
-      tenantId,
-      email: input.email,
-      roleKey: input.roleKey,
-      tokenHash: sha256Hex(token),
-      requireEmailMatch: input.requireEmailMatch,
-      invitedByUserId: principal.kind === 'user' ? principal.user.id : null,
-      expiresAt: new Date(now.getTime() + settings.ttlMs),
-      createdAt: now,
-    });
-    await recordAudit(tx, principal, request, {
-      tenantId,
-      action: 'invitation.created',
-      target: { type: 'invitation', id: row.id },
-      summary: { email: row.email, roleKey: row.roleKey, requireEmailMatch: row.requireEmailMatch, expiresAt: row.expiresAt },
-    });
-    const inviteLink = inviteLinkOf(settings.publicUrl, token);
-    let emailDelivery: TQueuedEmail = null;
-    if (settings.email) {
-      const queued = await queueInvitationEmail(tx, settings.email.secretBox, {
-        tenantId,
-        invitationId: row.id,
-        roleKey: row.roleKey,
-        recipient: row.email,
-        content: invitationEmail({
-          organizationName: access.organization.name,
-          inviteLink,
-          roleName: role.name,
-          expiresAt: row.expiresAt,
-          inviterName: principal.kind === 'user' ? principal.user.name || principal.user.email : null,
-        }),
-      });
-      emailDelivery = { id: queued.id, status: queued.status };
-    }
-    return { invitation: toInvitation(row, now), invitationToken: token, inviteLink, emailDelivery };
+  await lockInvitationEmail(tx, { tenantId, email: input.email });
+  if (await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now })) {
+    throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; resend or revoke that one`);
+  }
+  // Counted once the invitation will be created: a refused duplicate sends nothing.
+  await settings.throttle(input.email);
+  const row = await insertInvitation(tx, {
+    id: newId('invitation'),
+    tenantId,
+    email: input.email,
+    roleKey: input.roleKey,
+    tokenHash: sha256Hex(token),
+    requireEmailMatch: input.requireEmailMatch,
+    invitedByUserId: principal.kind === 'user' ? principal.user.id : null,
+    expiresAt: new Date(now.getTime() + settings.ttlMs),
+    createdAt: now,
   });
+  await recordAudit(tx, principal, request, {
+    tenantId,
+    action: 'invitation.created',
+    target: { type: 'invitation', id: row.id },
+    summary: {
+      email: row.email,
+      roleKey: row.roleKey,
+      requireEmailMatch: row.requireEmailMatch,
+      expiresAt: row.expiresAt,
+      ...(opts.resentFrom ? { resentFrom: opts.resentFrom } : {}),
+    },
+  });
+  const inviteLink = inviteLinkOf(settings.publicUrl, token);
+  let emailDelivery: TQueuedEmail = null;
+  if (settings.email) {
+    const queued = await queueInvitationEmail(tx, settings.email.secretBox, {
+      tenantId,
+      invitationId: row.id,
+      roleKey: row.roleKey,
+      recipient: row.email,
+      content: invitationEmail({
+        organizationName: organization.name,
+        inviteLink,
+        roleName: opts.roleName,
+        expiresAt: row.expiresAt,
+        inviterName: principal.kind === 'user' ? principal.user.name || principal.user.email : null,
+      }),
+    });
+    emailDelivery = { id: queued.id, status: queued.status };
+  }
+  return { invitation: toInvitation(row, now), invitationToken: token, inviteLink, emailDelivery };
 }
 
 /** GET /v1/invitations: newest first, optionally of one status; never a token or its hash. */
@@ -228,6 +264,64 @@ export async function revokeInvitation(
       summary: { email: row.email, roleKey: row.roleKey, wasExpired: status === 'expired' },
     });
     return toInvitation(revoked, now);
+  });
+}
+
+/**
+ * POST /v1/invitations/{id}/resend: a new link for the same email, role and acceptance rule, in
+ * one transaction: the old invitation, if still pending, is revoked (its link stops working and
+ * its queued email is not sent), and a new one is issued exactly as create issues it (fresh token
+ * and expiry, the send budget, the email in the outbox). Any refusal rolls back the lot, so the
+ * old link keeps working. An accepted invitation is 409 `invitation_already_accepted`; a revoked
+ * or expired one gets a new link too. The role is checked again: it may be gone since.
+ */
+export async function resendInvitation(
+  db: Db,
+  settings: InvitationSettings,
+  principal: Principal,
+  request: RequestMeta,
+  input: TResendInvitationRequest,
+  now = new Date(),
+): Promise<TCreateInvitationResponse> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'invitations.manage',
+    adminOnly: true,
+  });
+  assertMembershipsManaged(access.organization);
+  const tenantId = access.organization.id;
+  return db.transaction(async (tx) => {
+    const old = await findInvitationById(tx, { tenantId, id: input.id, forUpdate: true });
+    if (!old) {
+      throw new AppError('invitation_not_found', 'invitation not found');
+    }
+    const status = invitationStatus(old, now);
+    if (status === 'accepted') {
+      throw unusable(old, now) as AppError;
+    }
+    if (status === 'pending') {
+      if (!(await revokeInvitationRow(tx, { tenantId, id: old.id, at: now }))) {
+        throw new Error('a locked invitation changed under its lock');
+      }
+      await recordAudit(tx, principal, request, {
+        tenantId,
+        action: 'invitation.revoked',
+        target: { type: 'invitation', id: old.id },
+        summary: { email: old.email, roleKey: old.roleKey, wasExpired: false, resent: true },
+      });
+    }
+    const role = await roleOf(tx, tenantId, old.roleKey);
+    if (!role) {
+      throw new AppError('unknown_role', `the organization no longer has the role ${old.roleKey}; invite again with another role`);
+    }
+    assertGrantable(access, role.permissions);
+    return issueInvitation(tx, settings, principal, request, {
+      organization: access.organization,
+      roleName: role.name,
+      invitation: { email: old.email, roleKey: old.roleKey, requireEmailMatch: old.requireEmailMatch },
+      resentFrom: old.id,
+      now,
+    });
   });
 }
 

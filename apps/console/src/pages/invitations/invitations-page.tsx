@@ -218,8 +218,8 @@ export function InvitationsPage() {
 }
 
 /**
- * The row's "⋯" menu, for invitations not yet accepted: Send a new link… (a pending invitation is
- * revoked first, since an email has one pending invitation at a time; the new link is shown once),
+ * The row's "⋯" menu, for invitations not yet accepted: Resend… (a new link with the same role, shown
+ * once; the API revokes a pending invitation in the same step),
  * then (separated) Revoke…, confirmed, while the link still exists.
  */
 function InvitationActions({ invitation, context }: { invitation: TInvitation; context: RowContext }) {
@@ -227,23 +227,17 @@ function InvitationActions({ invitation, context }: { invitation: TInvitation; c
   const queryClient = useQueryClient();
   const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() });
   const revoke = useMutation(trpc.invitations.revoke.mutationOptions({ onSuccess: invalidate }));
-  const create = useMutation(trpc.invitations.create.mutationOptions());
+  const resendLink = useMutation(trpc.invitations.resend.mutationOptions());
   if (invitation.status === 'accepted') {
     return null;
   }
   const { slug } = context;
   const pending = invitation.status === 'pending';
   const revocable = pending || invitation.status === 'expired';
+  // One request: the API revokes a pending invitation and creates the new one in one transaction,
+  // so a refusal leaves the current link working.
   const resend = async () => {
-    if (pending) {
-      await revoke.mutateAsync({ id: invitation.id, organization_slug: slug });
-    }
-    const resent = await create.mutateAsync({
-      organization_slug: slug,
-      email: invitation.email,
-      roleKey: invitation.roleKey,
-      requireEmailMatch: invitation.requireEmailMatch,
-    });
+    const resent = await resendLink.mutateAsync({ id: invitation.id, organization_slug: slug });
     await context.onResent(resent);
   };
   return (
