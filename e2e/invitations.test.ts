@@ -105,6 +105,35 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     expect(await supportRow.getByTestId('role-permissions').textContent()).toBe('invitations.readmembers.readtenant.read');
     await saveScreenshot(admin, 'invitations-roles-page');
 
+    // An unused custom role is deleted from its menu (last, destructive), confirmed by typing its name.
+    await admin.getByTestId('roles-create-open').click();
+    await admin.getByTestId('roles-create-key').fill('temporary');
+    await admin.getByTestId('roles-create-name').fill('Temporary');
+    await admin.getByTestId('roles-create-submit').click();
+    await admin.getByTestId('roles-create').waitFor({ state: 'detached' });
+    const temporaryRow = admin.locator('[data-testid="role-row"][data-role-key="temporary"]');
+    await temporaryRow.waitFor({ state: 'visible' });
+    await temporaryRow.getByRole('button', { name: 'Actions for Temporary' }).click();
+    const roleMenu = admin.getByTestId('role-actions-menu');
+    expect(await roleMenu.getByRole('menuitem').allTextContents()).toEqual(['Edit…', 'Delete…']);
+    expect(await roleMenu.locator('[role="separator"] + [role="menuitem"]').textContent()).toBe('Delete…');
+    await roleMenu.getByRole('menuitem', { name: 'Delete…' }).click();
+    const deleteRole = admin.getByTestId('role-delete-dialog');
+    await deleteRole.waitFor({ state: 'visible' });
+    expect(await deleteRole.getByRole('heading').textContent()).toBe('Delete the role Temporary?');
+    const deleteButton = deleteRole.getByRole('button', { name: 'Delete role' });
+    expect(await deleteButton.isDisabled()).toBe(true);
+    await deleteRole.getByTestId('role-delete-dialog-input').fill('temporary');
+    expect(await deleteButton.isDisabled()).toBe(true);
+    await deleteRole.getByTestId('role-delete-dialog-input').fill('Temporary');
+    await saveScreenshot(admin, 'invitations-roles-delete-confirm');
+    await deleteButton.click();
+    await deleteRole.waitFor({ state: 'detached' });
+    await temporaryRow.waitFor({ state: 'detached' });
+    expect(await admin.locator('[data-testid="role-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-role-key')))).toEqual(
+      ['org_admin', 'org_member', 'support'],
+    );
+
     // Invitations: invite the demo user as a support agent; the link is shown once.
     await admin.goto('/auth/console/invitations');
     await admin.getByTestId('invitations-empty').waitFor({ state: 'visible' });
@@ -219,6 +248,19 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     expect(await accepted.count()).toBe(1);
     expect(await accepted.getByTestId('invitation-email').textContent()).toBe(DEMO_USER.email);
     await saveScreenshot(admin, 'invitations-page');
+
+    // The role the member now holds cannot be deleted: the API's refusal, saying who holds it, is an error toast.
+    await admin.goto('/auth/console/roles');
+    const heldRow = admin.locator('[data-testid="role-row"][data-role-key="support"]');
+    await heldRow.getByRole('button', { name: 'Actions for Support agent' }).click();
+    await admin.getByRole('menuitem', { name: 'Delete…' }).click();
+    await admin.getByTestId('role-delete-dialog-input').fill('Support agent');
+    await admin.getByTestId('role-delete-dialog-confirm').click();
+    const refusal = admin.locator('[data-sonner-toast]').filter({ hasText: 'Could not delete the role Support agent' });
+    await refusal.waitFor({ state: 'visible' });
+    expect(await refusal.textContent()).toContain('is held by 1 member');
+    await admin.getByTestId('role-delete-dialog').waitFor({ state: 'detached' });
+    expect(await heldRow.count()).toBe(1);
 
     expect(pageErrors, 'uncaught exceptions in the pages').toEqual([]);
   });

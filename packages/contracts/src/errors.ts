@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   role_key_taken: { status: 409, trpc: 'CONFLICT' },
   /** Roles: org_admin and org_member are built in and cannot be changed. */
   system_role_immutable: { status: 409, trpc: 'CONFLICT' },
+  /** Roles: a custom role still held by a membership (any status) or a pending invitation cannot be deleted. */
+  role_in_use: { status: 409, trpc: 'CONFLICT' },
   /** A role key that is neither a system role nor a custom role of the organization. */
   unknown_role: { status: 400, trpc: 'BAD_REQUEST' },
   /** Invitations: no invitation has this token (or id, within the organization). */

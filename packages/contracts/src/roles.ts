@@ -4,7 +4,7 @@ import { ZPermission, ZPermissionList, ZRoleKey } from './permissions.ts';
 
 /**
  * The ids of the two system roles. They are not rows (contracts define them, every organization
- * has them), but they have ids so that clients can name them, and PATCH answers
+ * has them), but they have ids so that clients can name them, and PATCH and DELETE answer
  * `system_role_immutable` rather than a puzzling 404.
  */
 export const SYSTEM_ROLE_IDS = { org_admin: 'rol_org_admin', org_member: 'rol_org_member' } as const;
@@ -20,7 +20,7 @@ export const ZRole = z
     name: z.string(),
     /** Sorted, from the permission catalog. */
     permissions: z.array(ZPermission),
-    /** Built in (org_admin, org_member): cannot be changed. */
+    /** Built in (org_admin, org_member): cannot be changed or deleted. */
     system: z.boolean(),
     /** Null for system roles. */
     createdAt: z.string().nullable(),
@@ -54,3 +54,9 @@ export const ZUpdateRoleRequest = z
   })
   .refine((v) => v.name !== undefined || v.permissions !== undefined, { message: 'send name or permissions' });
 export type TUpdateRoleRequest = z.infer<typeof ZUpdateRoleRequest>;
+
+/** DELETE /v1/roles/{id}?organization_slug=: a custom role that no member or pending invitation holds. */
+export const ZDeleteRoleRequest = z.object({ id: ZRoleId, organization_slug: ZSlug.optional() });
+export type TDeleteRoleRequest = z.infer<typeof ZDeleteRoleRequest>;
+export const ZDeletedRole = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedRole' });
+export type TDeletedRole = z.infer<typeof ZDeletedRole>;

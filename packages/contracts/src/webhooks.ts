@@ -35,6 +35,7 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'session.ended': "A session's sign-in to applications ended (sign-out, revocation, suspension, membership ended, application disabled)",
   'role.created': 'A custom role was created',
   'role.updated': 'A custom role was changed',
+  'role.deleted': 'A custom role was deleted',
   'api_key.created': 'An API key was created',
   'api_key.rotated': "An API key's secret was replaced",
   'api_key.revoked': 'An API key was revoked',

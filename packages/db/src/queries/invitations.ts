@@ -72,6 +72,15 @@ export async function findPendingInvitationByEmail(
   return row;
 }
 
+/** How many of the organization's invitations are pending at `now` with the role `roleKey`. */
+export async function countPendingInvitationsWithRole(db: DbOrTx, opts: { tenantId: string; roleKey: string; now: Date }): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(invitations)
+    .where(and(eq(invitations.tenantId, opts.tenantId), eq(invitations.roleKey, opts.roleKey), statusIs('pending', opts.now)));
+  return row?.n ?? 0;
+}
+
 /** An invitation of the organization by id, locked for the transaction when `forUpdate`. */
 export async function findInvitationById(
   db: DbOrTx,

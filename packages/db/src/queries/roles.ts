@@ -2,6 +2,7 @@ import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
 import type { Cursor } from '../pagination.ts';
+import { memberships } from '../schema/identity.ts';
 import { roles } from '../schema/roles.ts';
 
 export type RoleRow = typeof roles.$inferSelect;
@@ -72,6 +73,24 @@ export async function updateRole(
       ...(opts.permissions !== undefined ? { permissions: opts.permissions } : {}),
       updatedAt: sql`now()`,
     })
+    .where(and(eq(roles.tenantId, opts.tenantId), eq(roles.id, opts.id)))
+    .returning();
+  return row;
+}
+
+/** How many memberships of the organization, whatever their status, hold the role `roleKey`. */
+export async function countMembershipsWithRole(db: DbOrTx, opts: { tenantId: string; roleKey: string }): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(memberships)
+    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.roleKey, opts.roleKey)));
+  return row?.n ?? 0;
+}
+
+/** Deletes a custom role; undefined when it is not the organization's. */
+export async function deleteRole(db: DbOrTx, opts: { tenantId: string; id: string }): Promise<RoleRow | undefined> {
+  const [row] = await db
+    .delete(roles)
     .where(and(eq(roles.tenantId, opts.tenantId), eq(roles.id, opts.id)))
     .returning();
   return row;

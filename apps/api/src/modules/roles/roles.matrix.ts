@@ -37,4 +37,17 @@ export const MATRIX: MatrixRoute[] = [
       return { path: `/v1/roles/${id}`, body: { organization_slug: org.slug, name: 'After' } };
     },
   },
+  {
+    method: 'DELETE',
+    template: '/v1/roles/{id}',
+    permission: 'roles.manage',
+    mutation: true,
+    apiKey: true,
+    okStatus: 200,
+    prepare: async ({ org, server }) => {
+      const id = newId('role');
+      await server.services.db.insert(roles).values({ id, tenantId: org.id, key: `deleted_${++n}`, name: 'Unused', permissions: [] });
+      return { path: `/v1/roles/${id}?organization_slug=${org.slug}` };
+    },
+  },
 ];

@@ -1,7 +1,10 @@
 import { newId } from '@svc/contracts/ids';
 import { PERMISSIONS } from '@svc/contracts/permissions';
 import { auditLogs } from '@svc/db/schema/audit-logs';
+import { memberships, users } from '@svc/db/schema/identity';
+import { invitations } from '@svc/db/schema/invitations';
 import { roles } from '@svc/db/schema/roles';
+import { webhookEvents } from '@svc/db/schema/webhooks';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
@@ -26,7 +29,10 @@ async function call(method: string, path: string, opts: { cookie?: string; autho
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
       ...(opts.authorization ? { authorization: opts.authorization } : {}),
-      ...(opts.body !== undefined ? { 'content-type': 'application/json', origin: server.services.config.publicUrl } : {}),
+      // API.md: every cookie-authenticated mutation, DELETE included, is sent as JSON from the console's origin.
+      ...(opts.body !== undefined || method === 'DELETE'
+        ? { 'content-type': 'application/json', origin: server.services.config.publicUrl }
+        : {}),
     },
     body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
   });
@@ -306,11 +312,203 @@ describe('PATCH /v1/roles/{id}', () => {
   });
 });
 
+describe('DELETE /v1/roles/{id}', () => {
+  async function customRole(tenantId: string, key: string, permissions: string[] = ['tenant.read']) {
+    const id = newId('role');
+    await server.services.db.insert(roles).values({ id, tenantId, key, name: `Role ${key}`, permissions });
+    return id;
+  }
+
+  async function inviteWithRole(tenantId: string, roleKey: string, state: 'pending' | 'expired' | 'revoked' | 'accepted' = 'pending') {
+    const id = newId('invitation');
+    const hour = 3_600_000;
+    await server.services.db.insert(invitations).values({
+      id,
+      tenantId,
+      email: `${id.toLowerCase()}@example.com`,
+      roleKey,
+      tokenHash: `test-${id}`,
+      expiresAt: new Date(Date.now() + (state === 'expired' ? -hour : hour)),
+      ...(state === 'revoked' ? { revokedAt: new Date() } : {}),
+      ...(state === 'accepted' ? { acceptedAt: new Date() } : {}),
+    });
+    return id;
+  }
+
+  it('deletes an unused custom role: 200 { id, deleted }, gone from the list, one audit entry and one event', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const created = await call('POST', '/v1/roles', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, key: 'temporary', name: 'Temporary', permissions: ['tenant.read', 'members.read'] },
+    });
+    expect(created.status).toBe(201);
+    // A revoked, an accepted and an expired invitation with the role do not hold it.
+    for (const state of ['revoked', 'accepted', 'expired'] as const) {
+      await inviteWithRole(org.id, 'temporary', state);
+    }
+
+    const res = await call('DELETE', `/v1/roles/${created.body.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ id: created.body.id, deleted: true });
+
+    const list = await call('GET', `/v1/roles?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(list.body.data.map((r: Json) => r.key)).toEqual(['org_admin', 'org_member']);
+    expect(await server.services.db.select().from(roles).where(eq(roles.id, created.body.id))).toEqual([]);
+
+    const entries = await auditOf(org.id, 'role.deleted');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ actorType: 'user', actorId: admin.user.id, targetType: 'role', targetId: created.body.id });
+    expect(entries[0]?.summary).toMatchObject({ key: 'temporary', name: 'Temporary', permissions: ['members.read', 'tenant.read'] });
+    const events = await server.services.db
+      .select()
+      .from(webhookEvents)
+      .where(and(eq(webhookEvents.tenantId, org.id), eq(webhookEvents.type, 'role.deleted')));
+    expect(events).toHaveLength(1);
+
+    // Deleted once: a second DELETE finds nothing, and the key may be used again.
+    const again = await call('DELETE', `/v1/roles/${created.body.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(again.status).toBe(404);
+    const recreated = await call('POST', '/v1/roles', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, key: 'temporary', name: 'Temporary again', permissions: [] },
+    });
+    expect(recreated.status).toBe(201);
+  });
+
+  it('without organization_slug acts in the session workspace (or the API key organization), like PATCH', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const bySession = await customRole(org.id, 'by_session');
+    expect((await call('DELETE', `/v1/roles/${bySession}`, { cookie: admin.cookie })).status).toBe(200);
+    const byKey = await customRole(org.id, 'by_key');
+    const key = await seedApiKey(server.services.db, { tenantId: org.id, scopes: ['roles.manage', 'tenant.read'] });
+    const res = await call('DELETE', `/v1/roles/${byKey}`, { authorization: key.authorization });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await auditOf(org.id, 'role.deleted')).map((e) => e.actorType).sort()).toEqual(['api_key', 'user']);
+  });
+
+  it("another organization's role id is 404 and stays; an unknown id is 404; a malformed id is 400", async () => {
+    const { db, org, admin } = await adminOfNewOrg();
+    const other = await seedOrganization(db);
+    const foreignId = await customRole(other.id, 'foreign');
+    const foreign = await call('DELETE', `/v1/roles/${foreignId}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('not_found');
+    expect(await db.select().from(roles).where(eq(roles.id, foreignId))).toHaveLength(1);
+    // Naming the other organization does not help: the caller is not in it.
+    const named = await call('DELETE', `/v1/roles/${foreignId}?organization_slug=${other.slug}`, { cookie: admin.cookie });
+    expect(named.status).toBe(404);
+    expect(await db.select().from(roles).where(eq(roles.id, foreignId))).toHaveLength(1);
+    expect((await call('DELETE', `/v1/roles/${newId('role')}?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(404);
+    for (const id of ['rol_short', newId('user')]) {
+      const bad = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+      expect(bad.status, id).toBe(400);
+      expect(bad.body.error.code).toBe('validation_failed');
+    }
+    expect(await auditOf(org.id, 'role.deleted')).toHaveLength(0);
+    expect(await auditOf(other.id, 'role.deleted')).toHaveLength(0);
+  });
+
+  it('a member without roles.manage (or the org admin role) and an API key without the scope are 403; the role stays', async () => {
+    const { db, org } = await adminOfNewOrg();
+    const id = await customRole(org.id, 'kept');
+    await customRole(org.id, 'role_manager', ['roles.manage', 'roles.read']);
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    const manager = await seedSignedIn(db, { organization: org, roleKey: 'role_manager' });
+    const readKey = await seedApiKey(db, { tenantId: org.id, scopes: ['roles.read', 'tenant.read'] });
+    for (const [who, auth] of [
+      ['org_member', { cookie: member.cookie }],
+      ['roles.manage without org_admin', { cookie: manager.cookie }],
+      ['API key without roles.manage', { authorization: readKey.authorization }],
+    ] as const) {
+      const res = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, auth);
+      expect(res.status, who).toBe(403);
+      expect(res.body.error.code, who).toBe('forbidden');
+    }
+    expect(await db.select().from(roles).where(eq(roles.id, id))).toHaveLength(1);
+    expect(await auditOf(org.id, 'role.deleted')).toHaveLength(0);
+  });
+
+  it('a roles.manage key cannot delete a role above its scopes (403)', async () => {
+    const { db, org } = await adminOfNewOrg();
+    const above = await customRole(org.id, 'auditor', ['audit.read', 'tenant.read']);
+    const key = await seedApiKey(db, { tenantId: org.id, scopes: ['roles.manage', 'tenant.read'] });
+    const res = await call('DELETE', `/v1/roles/${above}`, { authorization: key.authorization });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toContain('audit.read');
+    expect(await db.select().from(roles).where(eq(roles.id, above))).toHaveLength(1);
+  });
+
+  it('the system roles cannot be deleted (409 system_role_immutable)', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    for (const id of ['rol_org_admin', 'rol_org_member']) {
+      const res = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+      expect(res.status, id).toBe(409);
+      expect(res.body.error.code).toBe('system_role_immutable');
+    }
+    const list = await call('GET', `/v1/roles?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(list.body.data.map((r: Json) => r.key)).toEqual(['org_admin', 'org_member']);
+    expect(await auditOf(org.id, 'role.deleted')).toHaveLength(0);
+  });
+
+  it('a role held by a member, whatever the membership status, is 409 role_in_use saying how many; nothing is deleted', async () => {
+    const { db, org, admin } = await adminOfNewOrg();
+    const id = await customRole(org.id, 'support');
+    await seedSignedIn(db, { organization: org, roleKey: 'support' });
+    // An invited (not yet accepted) membership holds the role too.
+    const invitedId = newId('user');
+    await db.insert(users).values({ id: invitedId, email: `${invitedId.toLowerCase()}@example.com` });
+    await db.insert(memberships).values({ tenantId: org.id, userId: invitedId, roleKey: 'support', status: 'invited' });
+
+    const res = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('role_in_use');
+    expect(res.body.error.message).toContain('2 members');
+    expect(res.body.error.message).not.toContain('invitation');
+    expect(await db.select().from(roles).where(eq(roles.id, id))).toHaveLength(1);
+    expect(await auditOf(org.id, 'role.deleted')).toHaveLength(0);
+
+    // Once nobody holds it, it goes.
+    await db
+      .update(memberships)
+      .set({ roleKey: 'org_member' })
+      .where(and(eq(memberships.tenantId, org.id), eq(memberships.roleKey, 'support')));
+    expect((await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(200);
+  });
+
+  it('a role held by a pending invitation is 409 role_in_use; members and invitations are both counted', async () => {
+    const { db, org, admin } = await adminOfNewOrg();
+    const id = await customRole(org.id, 'contractor');
+    await inviteWithRole(org.id, 'contractor');
+
+    const res = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('role_in_use');
+    expect(res.body.error.message).toContain('1 pending invitation');
+    expect(res.body.error.message).not.toContain('member');
+
+    await seedSignedIn(db, { organization: org, roleKey: 'contractor' });
+    await inviteWithRole(org.id, 'contractor');
+    const both = await call('DELETE', `/v1/roles/${id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(both.status).toBe(409);
+    expect(both.body.error.message).toContain('1 member and 2 pending invitations');
+    expect(await db.select().from(roles).where(eq(roles.id, id))).toHaveLength(1);
+    expect(await auditOf(org.id, 'role.deleted')).toHaveLength(0);
+
+    // The same role key in another organization is not this role's holder.
+    const { org: other } = await adminOfNewOrg();
+    await inviteWithRole(other.id, 'lonely');
+    const lonely = await customRole(org.id, 'lonely');
+    expect((await call('DELETE', `/v1/roles/${lonely}?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(200);
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the role routes under the roles tag, create answering 201', async () => {
     const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as Json;
     expect(doc.paths['/roles'].get.tags).toEqual(['roles']);
     expect(doc.paths['/roles'].post.responses['201']).toBeDefined();
     expect(doc.paths['/roles/{id}'].patch.summary).toBeTruthy();
+    expect(doc.paths['/roles/{id}'].delete.tags).toEqual(['roles']);
+    expect(doc.paths['/roles/{id}'].delete.responses['200']).toBeDefined();
   });
 });

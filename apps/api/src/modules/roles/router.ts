@@ -1,7 +1,15 @@
-import { ZCreateRoleRequest, ZListRolesRequest, ZRole, ZRolePage, ZUpdateRoleRequest } from '@svc/contracts/roles';
+import {
+  ZCreateRoleRequest,
+  ZDeletedRole,
+  ZDeleteRoleRequest,
+  ZListRolesRequest,
+  ZRole,
+  ZRolePage,
+  ZUpdateRoleRequest,
+} from '@svc/contracts/roles';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
-import { createRole, listRoles, updateRole } from './service.ts';
+import { createRole, deleteRole, listRoles, updateRole } from './service.ts';
 
 export const rolesRouter = router({
   list: controlProcedure
@@ -28,4 +36,17 @@ export const rolesRouter = router({
     .input(ZUpdateRoleRequest)
     .output(ZRole)
     .mutation(({ ctx, input }) => updateRole(ctx.services.db, ctx.principal, ctx.request, input)),
+  delete: controlProcedure
+    .meta({
+      errors: ['system_role_immutable', 'role_in_use'],
+      openapi: {
+        method: 'DELETE',
+        path: '/roles/{id}',
+        tags: ['roles'],
+        summary: 'Delete a custom role that no member or pending invitation holds',
+      },
+    })
+    .input(ZDeleteRoleRequest)
+    .output(ZDeletedRole)
+    .mutation(({ ctx, input }) => deleteRole(ctx.services.db, ctx.principal, ctx.request, input)),
 });

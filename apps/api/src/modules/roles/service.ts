@@ -4,13 +4,24 @@ import { isSystemRole, PERMISSIONS, type Permission, SYSTEM_ROLES, type SystemRo
 import {
   SYSTEM_ROLE_IDS,
   type TCreateRoleRequest,
+  type TDeletedRole,
+  type TDeleteRoleRequest,
   type TListRolesRequest,
   type TRole,
   type TUpdateRoleRequest,
 } from '@svc/contracts/roles';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
-import { findRoleById, insertRole, listRoles as listRoleRows, type RoleRow, updateRole as updateRoleRow } from '@svc/db/queries/roles';
+import { countPendingInvitationsWithRole } from '@svc/db/queries/invitations';
+import {
+  countMembershipsWithRole,
+  deleteRole as deleteRoleRow,
+  findRoleById,
+  insertRole,
+  listRoles as listRoleRows,
+  type RoleRow,
+  updateRole as updateRoleRow,
+} from '@svc/db/queries/roles';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { assertGrantable, authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
@@ -132,5 +143,67 @@ export async function updateRole(db: Db, principal: Principal, request: RequestM
       },
     });
     return toRole(row);
+  });
+}
+
+function counted(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * DELETE /v1/roles/{id}: a custom role nobody holds. System roles are 409 system_role_immutable;
+ * a role still held by a membership (any status) or a pending invitation is 409 role_in_use,
+ * saying how many: give them another role (or revoke the invitations) first.
+ */
+export async function deleteRole(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TDeleteRoleRequest,
+  now = new Date(),
+): Promise<TDeletedRole> {
+  const access = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'roles.manage',
+    adminOnly: true,
+  });
+  if (input.id === SYSTEM_ROLE_IDS.org_admin || input.id === SYSTEM_ROLE_IDS.org_member) {
+    throw new AppError('system_role_immutable', 'org_admin and org_member are built in and cannot be deleted');
+  }
+  const tenantId = access.organization.id;
+  return db.transaction(async (tx) => {
+    const role = await findRoleById(tx, { tenantId, id: input.id });
+    // Within the authorized organization only: another organization's role id is simply not here.
+    if (!role) {
+      throw new AppError('not_found', 'role not found');
+    }
+    // As for a change: a role above the caller is not the caller's to delete.
+    assertGrantable(access, role.permissions, 'you cannot delete a role that holds permissions you do not hold');
+    const members = await countMembershipsWithRole(tx, { tenantId, roleKey: role.key });
+    const invitations = await countPendingInvitationsWithRole(tx, { tenantId, roleKey: role.key, now });
+    if (members > 0 || invitations > 0) {
+      const holders = [
+        ...(members > 0 ? [counted(members, 'member', 'members')] : []),
+        ...(invitations > 0 ? [counted(invitations, 'pending invitation', 'pending invitations')] : []),
+      ].join(' and ');
+      const remedy =
+        members > 0 && invitations > 0
+          ? 'give the members another role and revoke the invitations'
+          : members > 0
+            ? 'give them another role'
+            : 'revoke them';
+      throw new AppError('role_in_use', `the role ${role.key} is held by ${holders}: ${remedy} before deleting it`);
+    }
+    const row = await deleteRoleRow(tx, { tenantId, id: role.id });
+    if (!row) {
+      throw new AppError('not_found', 'role not found');
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'role.deleted',
+      target: { type: 'role', id: row.id },
+      summary: { key: row.key, name: row.name, permissions: row.permissions },
+    });
+    return { id: row.id, deleted: true as const };
   });
 }

@@ -145,6 +145,12 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       ),
       'role update',
     );
+    expectOk(
+      await expectEvents(['role.deleted'], () =>
+        call('DELETE', `/v1/roles/${role.json.id}?organization_slug=${org.slug}`, { cookie: admin.cookie }),
+      ),
+      'role delete',
+    );
 
     // API keys.
     const key = await expectEvents(['api_key.created'], () =>
@@ -194,6 +200,7 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
         'session.revoked',
         'role.created',
         'role.updated',
+        'role.deleted',
         'api_key.created',
         'api_key.rotated',
         'api_key.revoked',

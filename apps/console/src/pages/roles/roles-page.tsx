@@ -13,6 +13,7 @@ import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
+import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { PermissionGroups } from './permission-groups.tsx';
@@ -23,7 +24,7 @@ const PAGE_SIZE = 50;
  * The columns: the name (with a System badge) takes what the sized ones leave; the key is what
  * memberships and invitations name, so it is an Identifier; the permissions as chips.
  */
-function roleColumns(edit: () => (role: TRole) => void) {
+function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void) {
   const column = columnHelper<TRole>();
   return column.columns([
     column.accessor('name', {
@@ -75,20 +76,14 @@ function roleColumns(edit: () => (role: TRole) => void) {
       meta: { width: '3.5rem', align: 'end' },
       // Built-in roles cannot be changed: no menu.
       cell: (info) =>
-        info.row.original.system ? null : (
-          <RowActions
-            name={info.row.original.name}
-            testId="role-actions"
-            actions={[{ label: 'Edit…', testId: 'role-edit', onSelect: () => edit()(info.row.original) }]}
-          />
-        ),
+        info.row.original.system ? null : <RoleActions role={info.row.original} organizationSlug={organizationSlug()} onEdit={edit} />,
     }),
   ]);
 }
 
 /**
  * Roles of the active organization: the two built-in ones (read-only) and custom roles made of
- * permissions from the catalog, created and edited in dialogs. Creating and editing needs the org
+ * permissions from the catalog, created and edited in dialogs and deleted from their menu. Changing them needs the org
  * admin role; the API says no otherwise, and the dialog shows why.
  */
 export function RolesPage() {
@@ -102,7 +97,10 @@ export function RolesPage() {
   });
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<TRole | null>(null);
-  const [columns] = useState(() => roleColumns(() => setEditing));
+  // One definition for the page's lifetime: the handlers only read a state setter and a ref.
+  const [slugRef] = useState(() => ({ current: '' }));
+  slugRef.current = slug ?? '';
+  const [columns] = useState(() => roleColumns(() => slugRef.current, setEditing));
 
   return (
     <div data-testid="page-roles">
@@ -138,6 +136,56 @@ function useInvalidateRoles() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   return () => queryClient.invalidateQueries({ queryKey: trpc.roles.list.pathKey() });
+}
+
+/**
+ * A custom role's "⋯" menu: Edit…, then (separated) Delete…, confirmed by typing the role's name.
+ * A role still held by members or pending invitations is refused (role_in_use): the API's message,
+ * saying how many hold it, shows as an error toast, since the way out is on other pages.
+ */
+function RoleActions({ role, organizationSlug, onEdit }: { role: TRole; organizationSlug: string; onEdit: (role: TRole) => void }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateRoles();
+  const remove = useMutation(trpc.roles.delete.mutationOptions({ onSuccess: invalidate }));
+  const deleteRole = async () => {
+    try {
+      await remove.mutateAsync({ id: role.id, organization_slug: organizationSlug });
+      toast.success(`Deleted the role ${role.name}`);
+    } catch (error) {
+      const parsed = parseError(error);
+      if (parsed.code !== 'role_in_use') {
+        throw error;
+      }
+      toast.error(`Could not delete the role ${role.name}: ${parsed.message}`);
+    }
+  };
+  return (
+    <RowActions
+      name={role.name}
+      testId="role-actions"
+      actions={[
+        { label: 'Edit…', testId: 'role-edit', onSelect: () => onEdit(role) },
+        {
+          label: 'Delete…',
+          testId: 'role-delete',
+          destructive: true,
+          confirm: {
+            title: `Delete the role ${role.name}?`,
+            consequence: (
+              <>
+                The role <code>{role.key}</code> is removed from the organization. Only a role that no member or pending invitation holds
+                can be deleted. This cannot be undone.
+              </>
+            ),
+            confirmLabel: 'Delete role',
+            typeToConfirm: role.name,
+            testId: 'role-delete-dialog',
+            onConfirm: deleteRole,
+          },
+        },
+      ]}
+    />
+  );
 }
 
 type CreateRoleDialogProps = { slug: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: () => void };
