@@ -5,7 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { toast } from 'sonner';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Identifier } from '../../components/identifier.tsx';
@@ -69,20 +69,16 @@ function roleColumns(edit: () => (role: TRole) => void) {
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      // Built-in roles cannot be changed: no menu.
-      cell: (info) =>
-        info.row.original.system ? null : (
-          <RowActions
-            name={info.row.original.name}
-            testId="role-actions"
-            actions={[{ label: 'Edit…', testId: 'role-edit', onSelect: () => edit()(info.row.original) }]}
-          />
-        ),
-    }),
+    // Built-in roles cannot be changed: no menu.
+    actionsColumn(column, (role) =>
+      role.system ? null : (
+        <RowActions
+          name={role.name}
+          testId="role-actions"
+          actions={[{ label: 'Edit…', testId: 'role-edit', onSelect: () => edit()(role) }]}
+        />
+      ),
+    ),
   ]);
 }
 
