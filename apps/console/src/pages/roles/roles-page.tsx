@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { toast } from 'sonner';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -146,17 +146,10 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
   const form = useForm({ resolver: zodResolver(ZCreateRoleRequest), defaultValues: empty });
   const errors = form.formState.errors;
   const create = useMutation(trpc.roles.create.mutationOptions());
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(empty);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(empty), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ ...values, organization_slug: slug }));
     if (created) {
-      close(false);
       toast.success(`Created the role ${created.name}`);
       onCreated();
       await invalidate();

@@ -4,7 +4,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { type BaseSyntheticEvent, useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -194,17 +194,10 @@ function CreateUserDialog({ slug, roles, open, onOpenChange, onCreated }: Create
   const form = useForm({ resolver: zodResolver(ZCreateUserRequest), defaultValues: empty });
   const errors = form.formState.errors;
   const create = useMutation(trpc.users.create.mutationOptions());
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(empty);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(empty), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ ...values, organization_slug: slug }));
     if (created) {
-      close(false);
       onCreated();
       await invalidate();
     }
