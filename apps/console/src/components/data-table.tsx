@@ -1,5 +1,6 @@
 import {
   type ColumnDef,
+  type ColumnHelper,
   createColumnHelper,
   createSortedRowModel,
   type RowData,
@@ -14,7 +15,8 @@ import {
 
 export type { RowData };
 
-import type { CSSProperties } from 'react';
+import type { CSSProperties, ReactNode } from 'react';
+import { When } from './when.tsx';
 
 /** What a column says about its cells besides the data (`meta` in a column definition). */
 export type DataTableColumnMeta = {
@@ -47,6 +49,76 @@ export type DataTableColumn<TRow extends RowData> = ColumnDef<typeof dataTableFe
  */
 export function columnHelper<TRow extends RowData>() {
   return createColumnHelper<typeof dataTableFeatures, TRow>();
+}
+
+/** What `columnHelper<TRow>()` returns: the helpers below take it to know the row type. */
+export type DataTableColumnHelper<TRow extends RowData> = ColumnHelper<typeof dataTableFeatures, TRow>;
+
+/** The fields of TRow that hold an ISO instant from the api, or nothing. */
+type InstantKey<TRow> = {
+  [K in keyof TRow]-?: TRow[K] extends string | null | undefined ? K : never;
+}[keyof TRow] &
+  string;
+
+type WhenColumnOptions<TRow> = {
+  /** The column's width; 8rem unless given. */
+  width?: string;
+  /** The heading's tooltip. */
+  description?: string;
+  /** Said when there is no moment: '—' unless given ("never", "not yet"), or from the row. */
+  empty?: string | ((row: TRow) => string);
+  /**
+   * The moment shown when it is not always the value sorted on: an invitation's expiry once it is
+   * accepted, a revoked key's expiry (return null to show `empty`).
+   */
+  shown?: (row: TRow, at: string | null) => string | null;
+  /** Wraps the time in a span with this test id. */
+  testId?: string;
+};
+
+/**
+ * A sortable timestamp column, shown as a relative `When` ("3 hours ago", the exact time on hover):
+ * `whenColumn(column, 'createdAt', 'Created')`. `key` is a field of the row holding an instant, or
+ * `{ id, at }` for one worked out from the row.
+ */
+export function whenColumn<TRow extends RowData>(
+  column: DataTableColumnHelper<TRow>,
+  key: NoInfer<InstantKey<TRow> | { id: string; at: (row: TRow) => string | null }>,
+  header: string,
+  { width = '8rem', description, empty = '—', shown, testId }: WhenColumnOptions<TRow> = {},
+): DataTableColumn<TRow> {
+  const { id, at } = typeof key === 'string' ? { id: key, at: (row: TRow) => row[key] as string | null | undefined } : key;
+  return column.accessor(at, {
+    id,
+    header,
+    sortFn: 'text',
+    meta: { width, description },
+    cell: (info) => {
+      const row = info.row.original;
+      const value = info.getValue() ?? null;
+      const time = (
+        <When at={shown ? shown(row, value) : value} empty={typeof empty === 'function' ? empty(row) : empty} format="relative" />
+      );
+      return testId ? <span data-testid={testId}>{time}</span> : time;
+    },
+  });
+}
+
+/**
+ * The last column: the row's actions (a `RowActions` menu, or nothing for a row with none) under
+ * a heading only screen readers hear. `cell` draws them from the row.
+ */
+export function actionsColumn<TRow extends RowData>(
+  column: DataTableColumnHelper<TRow>,
+  cell: (row: TRow) => ReactNode,
+  { width = '3.5rem' }: { width?: string } = {},
+): DataTableColumn<TRow> {
+  return column.display({
+    id: 'actions',
+    header: () => <span className="sr-only">Actions</span>,
+    meta: { width, align: 'end' },
+    cell: (info) => cell(info.row.original),
+  });
 }
 
 export type DataTableProps<TRow extends RowData> = {

@@ -117,3 +117,35 @@ export function FormDialog({
     </Dialog>
   );
 }
+
+/**
+ * The open state and submit of a FormDialog around one mutation: `close(false)` forgets what was
+ * typed (`forget`, e.g. `() => form.reset(EMPTY)`) and the mutation's refusal, so the next opening
+ * starts afresh; `settle(mutation.mutateAsync(...))` gives the result and closes the dialog, or
+ * gives undefined when the mutation failed (its error stays in the dialog, the form filled in).
+ */
+export function dialogMutation({
+  onOpenChange,
+  forget,
+  mutation,
+}: {
+  onOpenChange: (open: boolean) => void;
+  forget: () => void;
+  mutation: { reset: () => void };
+}) {
+  const close = (next: boolean) => {
+    if (!next) {
+      forget();
+      mutation.reset();
+    }
+    onOpenChange(next);
+  };
+  const settle = async <TResult,>(sent: Promise<TResult>): Promise<TResult | undefined> => {
+    const result = await sent.catch(() => undefined);
+    if (result) {
+      close(false);
+    }
+    return result;
+  };
+  return { close, settle };
+}

@@ -1,4 +1,4 @@
-import { Fragment, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import type { useActiveOrganization } from '../lib/organization.ts';
 import { DataTable, type DataTableProps, type RowData } from './data-table.tsx';
 import { EmptyState, type EmptyStateProps } from './empty-state.tsx';
@@ -46,33 +46,19 @@ type ListProps<TRow extends RowData> = {
   tools?: ReactNode;
   /** Each row's React key (and the DataTable's row id). */
   rowKey: (row: TRow) => string;
+  /** Column definitions for a DataTable: sortable, truncating cells, row actions. */
+  table: ListTable<TRow>;
 };
 
 /**
- * The DataTable path (converted pages): column definitions instead of hand-written rows. The
- * table's rows are the page on screen; its headers sort them.
+ * How a list draws its rows: column definitions for a DataTable. The table's rows are the page on
+ * screen; its headers sort them.
  */
 export type ListTable<TRow extends RowData> = Pick<DataTableProps<TRow>, 'columns' | 'rowAttributes' | 'minWidth'>;
 
-/** How the rows are drawn: `table` (DataTable) on converted pages, `columns` + `row` until then. */
-type Rows<TRow extends RowData, TArgs extends unknown[]> =
-  | {
-      /** Column definitions for a DataTable: sortable, truncating cells, row actions. */
-      table: ListTable<TRow>;
-      columns?: undefined;
-      row?: undefined;
-    }
-  | {
-      table?: undefined;
-      /** Before conversion: the table's column headings, in order; `title` is a heading's tooltip. */
-      columns: (string | { label: string; title: string })[];
-      /** Before conversion: one row's cells (a `<tr>`, or a `<tr>` and the row that opens under it). */
-      row: (row: TRow, ...args: TArgs) => ReactNode;
-    };
-
 type ListPageProps<TRow extends RowData> = ListProps<TRow> &
   (
-    | ({
+    | {
         /**
          * The active workspace the list belongs to: until one is chosen, the guard stands in for
          * everything below (`above` and the list).
@@ -80,18 +66,13 @@ type ListPageProps<TRow extends RowData> = ListProps<TRow> &
         workspace: ActiveOrganization;
         /** Shown above the list once there is an organization: forms, filters, a revealed secret. */
         above?: (organization: Organization) => ReactNode;
-      } & Rows<TRow, [Organization]>)
-    | ({
+      }
+    | {
         /** A list of no workspace (plans), or a section of a page that guards it already. */
         workspace?: undefined;
         above?: undefined;
-      } & Rows<TRow, []>)
+      }
   );
-
-/** What ListStates draws the rows with, once the workspace is known. */
-type Body<TRow extends RowData> =
-  | { kind: 'table'; table: ListTable<TRow> }
-  | { kind: 'rows'; columns: (string | { label: string; title: string })[]; render: (row: TRow) => ReactNode };
 
 /**
  * A console list, the same on every page: the workspace guard, then loading, the error (shown
@@ -101,11 +82,7 @@ type Body<TRow extends RowData> =
 export function ListPage<TRow extends RowData>(props: ListPageProps<TRow>) {
   const { testId, noun } = props;
   if (props.workspace === undefined) {
-    const row = props.row;
-    const body: Body<TRow> = props.table
-      ? { kind: 'table', table: props.table }
-      : { kind: 'rows', columns: props.columns, render: (item) => row?.(item) };
-    return <ListBody {...props} body={body} />;
+    return <ListBody {...props} />;
   }
   const { workspace, above } = props;
   if (workspace.error) {
@@ -122,14 +99,10 @@ export function ListPage<TRow extends RowData>(props: ListPageProps<TRow>) {
       </p>
     );
   }
-  const row = props.row;
-  const body: Body<TRow> = props.table
-    ? { kind: 'table', table: props.table }
-    : { kind: 'rows', columns: props.columns, render: (item) => row?.(item, organization) };
   return (
     <div className="list-page">
       {above?.(organization)}
-      <ListBody {...props} body={body} />
+      <ListBody {...props} />
     </div>
   );
 }
@@ -138,7 +111,7 @@ function Loading({ testId, noun }: { testId: string; noun: string }) {
   return <Skeleton label={`Loading ${noun}…`} testId={`${testId}-loading`} lines={5} />;
 }
 
-function ListBody<TRow extends RowData>(props: ListProps<TRow> & { body: Body<TRow> }) {
+function ListBody<TRow extends RowData>(props: ListProps<TRow>) {
   if (props.title === undefined) {
     return <ListStates {...props} />;
   }
@@ -153,16 +126,7 @@ function ListBody<TRow extends RowData>(props: ListProps<TRow> & { body: Body<TR
   );
 }
 
-function ListStates<TRow extends RowData>({
-  testId,
-  noun,
-  query,
-  pager,
-  empty,
-  filtered,
-  rowKey,
-  body,
-}: ListProps<TRow> & { body: Body<TRow> }) {
+function ListStates<TRow extends RowData>({ testId, noun, query, pager, empty, filtered, rowKey, table }: ListProps<TRow>) {
   // The error as soon as an attempt fails: waiting out the retries would leave "Loading…" on
   // screen for seconds with nothing to act on.
   const failure = query.error ?? query.failureReason;
@@ -191,41 +155,17 @@ function ListStates<TRow extends RowData>({
               : empty)}
             testId={`${testId}-empty`}
           />
-        ) : body.kind === 'table' ? (
+        ) : (
           <DataTable
-            columns={body.table.columns}
+            columns={table.columns}
             data={query.data.data}
             rowId={rowKey}
-            rowAttributes={body.table.rowAttributes}
-            minWidth={body.table.minWidth}
+            rowAttributes={table.rowAttributes}
+            minWidth={table.minWidth}
             busy={query.isPlaceholderData}
             testId={`${testId}-table`}
             label={noun}
           />
-        ) : (
-          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll a table wider than a phone (axe scrollable-region-focusable)
-          <section className="table-scroll" tabIndex={0} aria-label={noun}>
-            <table className="data-table" data-testid={`${testId}-table`} aria-busy={query.isPlaceholderData}>
-              <thead>
-                <tr>
-                  {body.columns.map((column) =>
-                    typeof column === 'string' ? (
-                      <th key={column}>{column}</th>
-                    ) : (
-                      <th key={column.label} title={column.title}>
-                        {column.label}
-                      </th>
-                    ),
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {query.data.data.map((item) => (
-                  <Fragment key={rowKey(item)}>{body.render(item)}</Fragment>
-                ))}
-              </tbody>
-            </table>
-          </section>
         ))}
       {query.data && <Pager pager={pager} nextCursor={query.data.nextCursor} busy={query.isPlaceholderData} testId={`${testId}-pager`} />}
     </>

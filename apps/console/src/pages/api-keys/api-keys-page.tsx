@@ -1,14 +1,13 @@
 import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { CreateApiKeyDialog } from './create-api-key-dialog.tsx';
@@ -79,35 +78,19 @@ function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>)
         );
       },
     }),
-    column.accessor('lastUsedAt', {
-      header: 'Last used',
-      sortFn: 'text',
-      meta: { width: '8rem', description: 'Recorded within about a minute of use' },
-      cell: (info) => (
-        <span data-testid="api-key-last-used">
-          <When at={info.getValue()} empty="never" format="relative" />
-        </span>
-      ),
+    whenColumn(column, 'lastUsedAt', 'Last used', {
+      description: 'Recorded within about a minute of use',
+      empty: 'never',
+      testId: 'api-key-last-used',
     }),
-    column.accessor('expiresAt', {
-      header: 'Expires',
-      sortFn: 'text',
-      meta: { width: '7rem' },
-      cell: (info) => {
-        const key = info.row.original;
-        return (
-          <span data-testid="api-key-expires">
-            <When at={key.revokedAt ? null : key.expiresAt} empty={key.revokedAt ? '—' : 'never'} format="relative" />
-          </span>
-        );
-      },
+    // A revoked key's expiry no longer matters.
+    whenColumn(column, 'expiresAt', 'Expires', {
+      width: '7rem',
+      empty: (key) => (key.revokedAt ? '—' : 'never'),
+      shown: (key, at) => (key.revokedAt ? null : at),
+      testId: 'api-key-expires',
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => <ApiKeyActions apiKey={info.row.original} onRotated={onRotated} />,
-    }),
+    actionsColumn(column, (apiKey) => <ApiKeyActions apiKey={apiKey} onRotated={onRotated} />),
   ]);
 }
 

@@ -4,7 +4,7 @@ import { PERMISSION_CATALOG, PERMISSIONS } from '@svc/contracts/permissions';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field, FieldSet } from '../../components/field.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
@@ -81,18 +81,17 @@ export function CreateApiKeyDialog({ organizationId, open, onOpenChange, onCreat
   // After a failed submit, every change validates again, so a fixed error goes away at once.
   const revalidate = { shouldValidate: form.formState.isSubmitted, shouldDirty: true };
 
-  const close = (next: boolean) => {
-    if (!next) {
+  const { close, settle } = dialogMutation({
+    onOpenChange,
+    forget: () => {
       form.reset(EMPTY);
       setExpiry('never');
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+    },
+    mutation: create,
+  });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ id: organizationId, ...values }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ id: organizationId, ...values }));
     if (created) {
-      close(false);
       await onCreated(created);
     }
   });

@@ -2,13 +2,12 @@ import type { TApplication, TApplicationWithSecret } from '@svc/contracts/applic
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { ApplicationActions } from './application-actions.tsx';
@@ -77,25 +76,10 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
       meta: { width: '8rem', align: 'end' },
       cell: (info) => <span data-testid="application-row-redirect-urls">{info.getValue()}</span>,
     }),
-    column.accessor('createdAt', {
-      header: 'Created',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => (
-        <ApplicationActions
-          application={info.row.original}
-          organizationSlug={organizationSlug()}
-          testId="application-actions"
-          {...handlers}
-        />
-      ),
-    }),
+    whenColumn(column, 'createdAt', 'Created'),
+    actionsColumn(column, (application) => (
+      <ApplicationActions application={application} organizationSlug={organizationSlug()} testId="application-actions" {...handlers} />
+    )),
   ]);
 }
 

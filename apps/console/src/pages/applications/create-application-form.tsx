@@ -2,7 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TApplicationWithSecret, ZCreateApplicationForm } from '@svc/contracts/applications';
 import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { useTRPC } from '../../trpc.ts';
 
@@ -29,17 +29,10 @@ export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, 
   const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: EMPTY });
   const errors = form.formState.errors;
   const create = useMutation(trpc.applications.create.mutationOptions());
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(EMPTY);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(EMPTY), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ organization_slug: organizationSlug, ...values }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ organization_slug: organizationSlug, ...values }));
     if (created) {
-      close(false);
       await onCreated(created);
     }
   });

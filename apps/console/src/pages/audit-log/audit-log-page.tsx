@@ -3,7 +3,7 @@ import { type TAuditLogEntry, type TAuditLogFilters, ZAuditLogFilters } from '@s
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Dialog } from '../../components/dialog.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -44,16 +44,7 @@ function filterKey(filters: TAuditLogFilters): string {
 function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
   const column = columnHelper<TAuditLogEntry>();
   return column.columns([
-    column.accessor('createdAt', {
-      header: 'When',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => (
-        <span data-testid="audit-log-time">
-          <When at={info.getValue()} empty="—" format="relative" />
-        </span>
-      ),
-    }),
+    whenColumn(column, 'createdAt', 'When', { testId: 'audit-log-time' }),
     column.accessor((entry) => entry.actor.label ?? entry.actor.id ?? entry.actor.type, {
       id: 'actor',
       header: 'Actor',
@@ -113,18 +104,13 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => (
-        <RowActions
-          name={`${info.row.original.action} entry`}
-          testId="audit-log-actions"
-          actions={[{ label: 'Details…', testId: 'audit-log-details', onSelect: () => showDetails(info.row.original) }]}
-        />
-      ),
-    }),
+    actionsColumn(column, (entry) => (
+      <RowActions
+        name={`${entry.action} entry`}
+        testId="audit-log-actions"
+        actions={[{ label: 'Details…', testId: 'audit-log-details', onSelect: () => showDetails(entry) }]}
+      />
+    )),
   ]);
 }
 

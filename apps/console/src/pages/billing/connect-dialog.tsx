@@ -9,7 +9,7 @@ import {
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import { useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
@@ -62,19 +62,9 @@ export function ConnectDialog({ organizationSlug, adapters, open, onOpenChange, 
   ];
   const revalidate = { shouldValidate: form.formState.isSubmitted, shouldDirty: true };
 
-  // Closing forgets what was typed and the refusal: the next opening starts afresh.
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(initial);
-      connect.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(initial), mutation: connect });
   const submit = form.handleSubmit(async (values) => {
-    const connected = await connect.mutateAsync({ ...values, organization_slug: organizationSlug }).catch(() => undefined);
-    if (connected) {
-      close(false);
-    }
+    await settle(connect.mutateAsync({ ...values, organization_slug: organizationSlug }));
   });
 
   return (

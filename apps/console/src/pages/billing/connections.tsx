@@ -1,10 +1,9 @@
 import type { TBillingAdapterStatus, TBillingProviderRecord } from '@svc/contracts/billing';
 import { useState } from 'react';
-import { columnHelper, DataTable } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, DataTable, whenColumn } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
-import { When } from '../../components/when.tsx';
 import { ConnectDialog } from './connect-dialog.tsx';
 import { PROVIDER_LABEL, PROVIDER_SETTING } from './providers.ts';
 
@@ -90,24 +89,14 @@ function connectionColumns(onChange: (record: TBillingProviderRecord) => void) {
         </span>
       ),
     }),
-    column.accessor('updatedAt', {
-      header: 'Changed',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => (
-        <RowActions
-          name={`the ${PROVIDER_LABEL[info.row.original.provider]} connection`}
-          testId="billing-connection-actions"
-          actions={[{ label: 'Change…', testId: 'billing-connection-change', onSelect: () => onChange(info.row.original) }]}
-        />
-      ),
-    }),
+    whenColumn(column, 'updatedAt', 'Changed'),
+    actionsColumn(column, (record) => (
+      <RowActions
+        name={`the ${PROVIDER_LABEL[record.provider]} connection`}
+        testId="billing-connection-actions"
+        actions={[{ label: 'Change…', testId: 'billing-connection-change', onSelect: () => onChange(record) }]}
+      />
+    )),
   ]);
 }
 

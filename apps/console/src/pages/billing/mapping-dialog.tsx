@@ -3,7 +3,7 @@ import { type TBillingAdapterStatus, type TBillingMapping, type TBillingMappingB
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { ReactElement } from 'react';
 import { useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Select } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
@@ -44,18 +44,9 @@ export function MappingDialog({ organizationSlug, adapters, open, onOpenChange, 
   const provider = form.watch('provider');
   const revalidate = { shouldValidate: form.formState.isSubmitted, shouldDirty: true };
 
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(initial);
-      upsert.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(initial), mutation: upsert });
   const submit = form.handleSubmit(async (values) => {
-    const saved = await upsert.mutateAsync({ ...values, organization_slug: organizationSlug }).catch(() => undefined);
-    if (saved) {
-      close(false);
-    }
+    await settle(upsert.mutateAsync({ ...values, organization_slug: organizationSlug }));
   });
 
   return (

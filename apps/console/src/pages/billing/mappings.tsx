@@ -1,12 +1,11 @@
 import type { TBillingAdapterStatus, TBillingMapping } from '@svc/contracts/billing';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
-import { When } from '../../components/when.tsx';
 import { useTRPC } from '../../trpc.ts';
 import { MappingDialog } from './mapping-dialog.tsx';
 import { PROVIDER_LABEL } from './providers.ts';
@@ -28,24 +27,14 @@ function mappingColumns(onRepoint: (mapping: TBillingMapping) => void) {
       meta: { width: '14rem', description: "A Stripe meter's event name, a Razorpay item id or a Paddle price id" },
       cell: (info) => <Identifier value={info.getValue()} label="provider item id" testId="billing-mapping-item" />,
     }),
-    column.accessor('updatedAt', {
-      header: 'Changed',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => (
-        <RowActions
-          name={`the ${info.row.original.eventType} mapping to ${PROVIDER_LABEL[info.row.original.provider]}`}
-          testId="billing-mapping-actions"
-          actions={[{ label: 'Re-point…', testId: 'billing-mapping-repoint', onSelect: () => onRepoint(info.row.original) }]}
-        />
-      ),
-    }),
+    whenColumn(column, 'updatedAt', 'Changed'),
+    actionsColumn(column, (mapping) => (
+      <RowActions
+        name={`the ${mapping.eventType} mapping to ${PROVIDER_LABEL[mapping.provider]}`}
+        testId="billing-mapping-actions"
+        actions={[{ label: 'Re-point…', testId: 'billing-mapping-repoint', onSelect: () => onRepoint(mapping) }]}
+      />
+    )),
   ]);
 }
 

@@ -3,13 +3,12 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 import { toast } from 'sonner';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
-import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useTRPC } from '../../trpc.ts';
 import { PROVIDER_LABEL } from './providers.ts';
@@ -24,12 +23,7 @@ const STATUS_TONE: Partial<Record<TBillingSyncStatus, string>> = { succeeded: 'p
 function syncLogColumns(organizationSlug: string) {
   const column = columnHelper<TBillingSyncLog>();
   return column.columns([
-    column.accessor('createdAt', {
-      header: 'Created',
-      sortFn: 'text',
-      meta: { width: '6.5rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'createdAt', 'Created', { width: '6.5rem' }),
     column.accessor((log) => PROVIDER_LABEL[log.provider], {
       id: 'provider',
       header: 'Provider',
@@ -84,13 +78,7 @@ function syncLogColumns(organizationSlug: string) {
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) =>
-        isRetryable(info.row.original) ? <SyncLogActions log={info.row.original} organizationSlug={organizationSlug} /> : null,
-    }),
+    actionsColumn(column, (log) => (isRetryable(log) ? <SyncLogActions log={log} organizationSlug={organizationSlug} /> : null)),
   ]);
 }
 

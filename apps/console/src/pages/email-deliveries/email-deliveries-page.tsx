@@ -2,7 +2,7 @@ import type { TEmailDelivery, TEmailDeliveryStatus, TProcessEmailDeliveriesRespo
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -10,7 +10,6 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
-import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -71,42 +70,25 @@ function deliveryColumns(busy: boolean, onSendNow: (delivery: TEmailDelivery) =>
       meta: { width: '6rem', align: 'end' },
       cell: (info) => <span data-testid="email-delivery-attempts">{info.getValue()}</span>,
     }),
-    column.accessor('lastAttemptAt', {
-      header: 'Last attempt',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.accessor((delivery) => (delivery.status === 'sent' ? delivery.sentAt : delivery.nextAttemptAt), {
-      id: 'next',
-      header: 'Next / sent',
-      sortFn: 'text',
-      meta: { width: '8rem', description: 'When a waiting email is next tried; when a sent one went out' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.accessor('createdAt', {
-      header: 'Created',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => {
-        const delivery = info.row.original;
-        if (delivery.status !== 'pending' && delivery.status !== 'retrying') {
-          return null;
-        }
-        return (
-          <RowActions
-            name={`the email to ${delivery.recipient}`}
-            testId="email-delivery-actions"
-            actions={[{ label: 'Send now', testId: 'email-delivery-send-now', disabled: busy, onSelect: () => void onSendNow(delivery) }]}
-          />
-        );
-      },
+    whenColumn(column, 'lastAttemptAt', 'Last attempt'),
+    whenColumn(
+      column,
+      { id: 'next', at: (delivery) => (delivery.status === 'sent' ? delivery.sentAt : delivery.nextAttemptAt) },
+      'Next / sent',
+      { description: 'When a waiting email is next tried; when a sent one went out' },
+    ),
+    whenColumn(column, 'createdAt', 'Created'),
+    actionsColumn(column, (delivery) => {
+      if (delivery.status !== 'pending' && delivery.status !== 'retrying') {
+        return null;
+      }
+      return (
+        <RowActions
+          name={`the email to ${delivery.recipient}`}
+          testId="email-delivery-actions"
+          actions={[{ label: 'Send now', testId: 'email-delivery-send-now', disabled: busy, onSelect: () => void onSendNow(delivery) }]}
+        />
+      );
     }),
   ]);
 }

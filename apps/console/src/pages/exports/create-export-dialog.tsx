@@ -2,7 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TCreateExportResponse, type TExportFormat, ZCreateExportRequest } from '@svc/contracts/exports';
 import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
@@ -34,17 +34,10 @@ export function CreateExportDialog({ organizationSlug, open, onOpenChange, onCre
   const create = useMutation(trpc.exports.create.mutationOptions());
   const format = form.watch('format');
 
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(DEFAULTS);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(DEFAULTS), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ organization_slug: organizationSlug, format: values.format }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ organization_slug: organizationSlug, format: values.format }));
     if (created) {
-      close(false);
       await onCreated(created);
     }
   });

@@ -2,12 +2,11 @@ import type { TExport } from '@svc/contracts/exports';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { toast } from 'sonner';
-import { columnHelper } from '../../components/data-table.tsx';
+import { columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { CreateExportDialog } from './create-export-dialog.tsx';
@@ -91,17 +90,10 @@ const COLUMNS = column.columns([
       );
     },
   }),
-  column.accessor('createdAt', {
-    header: 'Requested',
-    sortFn: 'text',
-    meta: { width: '8rem' },
-    cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-  }),
-  column.accessor('asOf', {
-    header: 'Snapshot as of',
-    sortFn: 'text',
-    meta: { width: '8rem', description: 'The moment the worker read the data' },
-    cell: (info) => <When at={info.row.original.status === 'completed' ? info.getValue() : null} empty="—" format="relative" />,
+  whenColumn(column, 'createdAt', 'Requested'),
+  whenColumn(column, 'asOf', 'Snapshot as of', {
+    description: 'The moment the worker read the data',
+    shown: (item, at) => (item.status === 'completed' ? at : null),
   }),
   column.display({
     id: 'download',

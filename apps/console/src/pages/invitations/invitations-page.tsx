@@ -2,7 +2,7 @@ import type { TCreateInvitationResponse, TInvitation, TInvitationStatus } from '
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -58,26 +58,13 @@ function invitationColumns(context: () => RowContext) {
         );
       },
     }),
-    column.accessor('createdAt', {
-      header: 'Invited',
-      sortFn: 'text',
-      meta: { width: '7.5rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.accessor('expiresAt', {
-      header: 'Expires',
-      sortFn: 'text',
-      meta: { width: '7.5rem', description: 'Until then the link works, once, for the invited email' },
+    whenColumn(column, 'createdAt', 'Invited', { width: '7.5rem' }),
+    whenColumn(column, 'expiresAt', 'Expires', {
+      width: '7.5rem',
+      description: 'Until then the link works, once, for the invited email',
       // Only a link that still works, or has just run out, has an expiry worth showing.
-      cell: (info) => {
-        const invitation = info.row.original;
-        const open = invitation.status === 'pending' || invitation.status === 'expired';
-        return (
-          <span data-testid="invitation-expires">
-            <When at={open ? info.getValue() : null} empty="—" format="relative" />
-          </span>
-        );
-      },
+      shown: (invitation, at) => (invitation.status === 'pending' || invitation.status === 'expired' ? at : null),
+      testId: 'invitation-expires',
     }),
     column.accessor('id', {
       header: 'ID',
@@ -85,12 +72,7 @@ function invitationColumns(context: () => RowContext) {
       meta: { width: '10.5rem' },
       cell: (info) => <Identifier value={info.getValue()} label="invitation id" testId="invitation-id" />,
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => <InvitationActions invitation={info.row.original} context={context()} />,
-    }),
+    actionsColumn(column, (invitation) => <InvitationActions invitation={invitation} context={context()} />),
   ]);
 }
 

@@ -2,7 +2,7 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { type TCreateInvitationResponse, ZCreateInvitationRequest } from '@svc/contracts/invitations';
 import { useMutation } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
@@ -31,17 +31,10 @@ export function InviteDialog({ slug, roles, open, onOpenChange, onCreated }: Inv
   const errors = form.formState.errors;
   const create = useMutation(trpc.invitations.create.mutationOptions());
 
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(empty);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(empty), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ ...values, organization_slug: slug }));
     if (created) {
-      close(false);
       await onCreated(created);
     }
   });

@@ -1,7 +1,7 @@
 import type { TJobQueueFailure, TJobQueueLockedJob, TJobQueueOverview, TJobQueueTaskCounts } from '@svc/contracts/job-queue';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { columnHelper, DataTable } from '../../components/data-table.tsx';
+import { columnHelper, DataTable, whenColumn } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -65,12 +65,7 @@ const FAILURE_COLUMNS = failureColumn.columns([
     meta: { width: '6rem', align: 'end' },
     cell: (info) => `${info.getValue()} / ${info.row.original.maxAttempts}`,
   }),
-  failureColumn.accessor('updatedAt', {
-    header: 'Failed',
-    sortFn: 'text',
-    meta: { width: '8rem' },
-    cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-  }),
+  whenColumn(failureColumn, 'updatedAt', 'Failed'),
   failureColumn.accessor('lastError', {
     header: 'Last error',
     enableSorting: false,

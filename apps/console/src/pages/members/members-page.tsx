@@ -2,12 +2,11 @@ import type { TTenantMember } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -25,12 +24,7 @@ function memberColumns(nameOf: () => (key: string) => string) {
     }),
     emailColumn<TTenantMember>({ testId: 'member-email' }),
     roleColumn<TTenantMember>({ testId: 'member-role', nameOf }),
-    column.accessor('joinedAt', {
-      header: 'Joined',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'joinedAt', 'Joined'),
   ]);
 }
 

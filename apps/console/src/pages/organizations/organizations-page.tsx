@@ -2,7 +2,7 @@ import type { TTenantListItem } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -10,7 +10,6 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization, useOpenOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -58,12 +57,7 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
       meta: { width: '7rem', align: 'end' },
       cell: (info) => <span data-testid="organization-members">{info.getValue()}</span>,
     }),
-    column.accessor('createdAt', {
-      header: 'Created',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'createdAt', 'Created'),
     column.accessor((tenant) => tenant.summary?.subscription?.status ?? '', {
       id: 'status',
       header: 'Status',
@@ -82,38 +76,34 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '8.5rem', align: 'end' },
-      cell: (info) => {
-        const tenant = info.row.original;
-        return (
-          <span className="row-buttons">
-            <button
-              type="button"
-              className="button"
-              aria-label={`Open ${tenant.name}`}
-              data-testid="organization-open"
-              onClick={() => void open(tenant.slug)}
-            >
-              Open
-            </button>
-            <RowActions
-              name={tenant.name}
-              testId="organization-actions"
-              actions={[
-                {
-                  label: 'Manage subscription',
-                  testId: 'organization-manage-subscription',
-                  onSelect: () => go(subscriptionPath(tenant.slug)),
-                },
-              ]}
-            />
-          </span>
-        );
-      },
-    }),
+    actionsColumn(
+      column,
+      (tenant) => (
+        <span className="row-buttons">
+          <button
+            type="button"
+            className="button"
+            aria-label={`Open ${tenant.name}`}
+            data-testid="organization-open"
+            onClick={() => void open(tenant.slug)}
+          >
+            Open
+          </button>
+          <RowActions
+            name={tenant.name}
+            testId="organization-actions"
+            actions={[
+              {
+                label: 'Manage subscription',
+                testId: 'organization-manage-subscription',
+                onSelect: () => go(subscriptionPath(tenant.slug)),
+              },
+            ]}
+          />
+        </span>
+      ),
+      { width: '8.5rem' },
+    ),
   ]);
 }
 

@@ -8,7 +8,7 @@ import {
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { toast } from 'sonner';
-import { FormDialog } from '../../components/dialog.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { useTRPC } from '../../trpc.ts';
 
@@ -137,17 +137,10 @@ export function CreatePlanDialog({ open, onOpenChange, onCreated }: CreatePlanDi
   const form = usePlanForm(EMPTY);
   const create = useMutation(trpc.subscriptions.plan.create.mutationOptions());
 
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(EMPTY);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(EMPTY), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync(values).catch(() => undefined);
+    const created = await settle(create.mutateAsync(values));
     if (created) {
-      close(false);
       toast.success(`Plan ${created.name} created`);
       onCreated();
       await invalidate();

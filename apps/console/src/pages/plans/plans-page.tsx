@@ -1,13 +1,12 @@
 import type { TSubscriptionPlan } from '@svc/contracts/subscriptions';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { CreatePlanDialog, EditPlanDialog } from './plan-dialogs.tsx';
@@ -93,26 +92,16 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
         );
       },
     }),
-    column.accessor('createdAt', {
-      header: 'Created',
-      sortFn: 'text',
-      meta: { width: '8rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'createdAt', 'Created'),
     ...(onEdit
       ? [
-          column.display({
-            id: 'actions',
-            header: () => <span className="sr-only">Actions</span>,
-            meta: { width: '3.5rem', align: 'end' },
-            cell: (info) => (
-              <RowActions
-                name={info.row.original.name}
-                testId="plan-actions"
-                actions={[{ label: 'Edit…', testId: 'plan-edit', onSelect: () => onEdit(info.row.original) }]}
-              />
-            ),
-          }),
+          actionsColumn(column, (plan) => (
+            <RowActions
+              name={plan.name}
+              testId="plan-actions"
+              actions={[{ label: 'Edit…', testId: 'plan-edit', onSelect: () => onEdit(plan) }]}
+            />
+          )),
         ]
       : []),
   ]);

@@ -5,8 +5,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { toast } from 'sonner';
-import { columnHelper } from '../../components/data-table.tsx';
-import { FormDialog } from '../../components/dialog.tsx';
+import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -70,14 +70,8 @@ function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      // Built-in roles cannot be changed: no menu.
-      cell: (info) =>
-        info.row.original.system ? null : <RoleActions role={info.row.original} organizationSlug={organizationSlug()} onEdit={edit} />,
-    }),
+    // Built-in roles cannot be changed: no menu.
+    actionsColumn(column, (role) => (role.system ? null : <RoleActions role={role} organizationSlug={organizationSlug()} onEdit={edit} />)),
   ]);
 }
 
@@ -198,17 +192,10 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
   const form = useForm({ resolver: zodResolver(ZCreateRoleRequest), defaultValues: empty });
   const errors = form.formState.errors;
   const create = useMutation(trpc.roles.create.mutationOptions());
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(empty);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(empty), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ ...values, organization_slug: slug }));
     if (created) {
-      close(false);
       toast.success(`Created the role ${created.name}`);
       onCreated();
       await invalidate();

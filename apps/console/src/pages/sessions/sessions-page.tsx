@@ -1,7 +1,7 @@
 import type { TSession } from '@svc/contracts/sessions';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -95,18 +95,8 @@ function sessionColumns(slug: () => string) {
         );
       },
     }),
-    column.accessor('createdAt', {
-      header: 'Signed in',
-      sortFn: 'text',
-      meta: { width: '7.5rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
-    column.accessor('lastSeenAt', {
-      header: 'Last seen',
-      sortFn: 'text',
-      meta: { width: '7.5rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'createdAt', 'Signed in', { width: '7.5rem' }),
+    whenColumn(column, 'lastSeenAt', 'Last seen', { width: '7.5rem' }),
     column.accessor('status', {
       header: 'Status',
       sortFn: 'text',
@@ -127,12 +117,7 @@ function sessionColumns(slug: () => string) {
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => <SessionActions session={info.row.original} slug={slug()} />,
-    }),
+    actionsColumn(column, (session) => <SessionActions session={session} slug={slug()} />),
   ]);
 }
 

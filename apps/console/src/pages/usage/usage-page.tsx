@@ -2,7 +2,7 @@ import type { TUsageCounters, TUsageEvent } from '@svc/contracts/usage';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { columnHelper } from '../../components/data-table.tsx';
+import { columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -10,7 +10,6 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { type Metric, UsageCharts } from './usage-charts.tsx';
@@ -292,12 +291,7 @@ function Sender({ id, names }: { id: string | null; names: Map<string, string> }
 function usageEventColumns(names: Map<string, string>) {
   const column = columnHelper<TUsageEvent>();
   return column.columns([
-    column.accessor('occurredAt', {
-      header: 'Occurred',
-      sortFn: 'text',
-      meta: { width: '10rem' },
-      cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
-    }),
+    whenColumn(column, 'occurredAt', 'Occurred', { width: '10rem' }),
     column.accessor('eventType', {
       header: 'Event type',
       sortFn: 'text',

@@ -3,8 +3,8 @@ import { type TMembershipStatus, type TUser, ZCreateUserRequest } from '@svc/con
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type BaseSyntheticEvent, useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
-import { columnHelper } from '../../components/data-table.tsx';
-import { FormDialog } from '../../components/dialog.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -13,7 +13,6 @@ import { roleColumn } from '../../components/person-columns.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -63,18 +62,11 @@ function userColumns(context: () => RowContext) {
       ),
     }),
     roleColumn<TUser>({ testId: 'user-role', nameOf: () => context().nameOf }),
-    column.accessor('lastSignInAt', {
-      header: 'Last sign-in',
-      sortFn: 'text',
-      meta: { width: '8.5rem' },
-      cell: (info) => <When at={info.getValue()} empty={info.row.original.status === 'invited' ? '—' : 'never'} format="relative" />,
+    whenColumn(column, 'lastSignInAt', 'Last sign-in', {
+      width: '8.5rem',
+      empty: (user) => (user.status === 'invited' ? '—' : 'never'),
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => <UserActions user={info.row.original} context={context()} />,
-    }),
+    actionsColumn(column, (user) => <UserActions user={user} context={context()} />),
   ]);
 }
 
@@ -202,17 +194,10 @@ function CreateUserDialog({ slug, roles, open, onOpenChange, onCreated }: Create
   const form = useForm({ resolver: zodResolver(ZCreateUserRequest), defaultValues: empty });
   const errors = form.formState.errors;
   const create = useMutation(trpc.users.create.mutationOptions());
-  const close = (next: boolean) => {
-    if (!next) {
-      form.reset(empty);
-      create.reset();
-    }
-    onOpenChange(next);
-  };
+  const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(empty), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await create.mutateAsync({ ...values, organization_slug: slug }).catch(() => undefined);
+    const created = await settle(create.mutateAsync({ ...values, organization_slug: slug }));
     if (created) {
-      close(false);
       onCreated();
       await invalidate();
     }

@@ -1,7 +1,6 @@
 import type { TWebhookDelivery } from '@svc/contracts/webhooks';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { type RowAction, RowActions } from '../../components/row-actions.tsx';
-import { When } from '../../components/when.tsx';
 import {
   DeliveryStatus,
   EndpointLabel,
@@ -44,17 +43,10 @@ export const DELIVERY_COLUMNS = column.columns([
     meta: { width: '6rem', align: 'end' },
     cell: (info) => <span data-testid="delivery-attempts">{info.getValue()}</span>,
   }),
-  column.accessor('lastAttemptAt', {
-    header: 'Last attempt',
-    sortFn: 'text',
-    meta: { width: '8.5rem' },
-    cell: (info) => <When at={info.getValue()} empty="not yet" format="relative" />,
-  }),
-  column.accessor('nextAttemptAt', {
-    header: 'Next retry',
-    sortFn: 'text',
-    meta: { width: '8.5rem', description: 'When the next attempt is due; none once the delivery is final' },
-    cell: (info) => <When at={info.getValue()} empty="—" format="relative" />,
+  whenColumn(column, 'lastAttemptAt', 'Last attempt', { width: '8.5rem', empty: 'not yet' }),
+  whenColumn(column, 'nextAttemptAt', 'Next retry', {
+    width: '8.5rem',
+    description: 'When the next attempt is due; none once the delivery is final',
   }),
   column.accessor('lastStatusCode', {
     header: 'Response',
@@ -70,12 +62,7 @@ export const DELIVERY_COLUMNS = column.columns([
       );
     },
   }),
-  column.display({
-    id: 'actions',
-    header: () => <span className="sr-only">Actions</span>,
-    meta: { width: '3.5rem', align: 'end' },
-    cell: (info) => <DeliveryActions delivery={info.row.original} />,
-  }),
+  actionsColumn(column, (delivery) => <DeliveryActions delivery={delivery} />),
 ]);
 
 /** The event type opens the delivery's detail; created time on hover (the list is newest first). */

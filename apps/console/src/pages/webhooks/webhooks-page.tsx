@@ -3,7 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
-import { columnHelper } from '../../components/data-table.tsx';
+import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -119,12 +119,7 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
         );
       },
     }),
-    column.display({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { width: '3.5rem', align: 'end' },
-      cell: (info) => <EndpointActions endpoint={info.row.original} organizationSlug={organizationSlug()} {...handlers} />,
-    }),
+    actionsColumn(column, (endpoint) => <EndpointActions endpoint={endpoint} organizationSlug={organizationSlug()} {...handlers} />),
   ]);
 }
 
