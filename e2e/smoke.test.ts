@@ -160,22 +160,32 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
   it('shows code, message and request id when the overview query fails', async () => {
     // The one substituted answer in this suite: the api has no switch to make service.config fail,
     // and what is under test here is the console's rendering of our error envelope.
-    await page.route('**/trpc/service.config**', (route) =>
-      route.fulfill({
-        status: 429,
+    // httpBatchLink may send service.config alone or batched with the shell's other queries
+    // (chunk timing decides): the others get their real answers, service.config the error.
+    const refusal = {
+      error: {
+        code: -32029,
+        message: 'Too many requests',
+        data: { code: 'rate_limited', httpStatus: 429, requestId: 'req_e2e_body', path: 'service.config' },
+      },
+    };
+    await page.route('**/trpc/**', async (route) => {
+      const url = new URL(route.request().url());
+      const names = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf('/') + 1)).split(',');
+      const at = names.indexOf('service.config');
+      if (at === -1) {
+        await route.continue();
+        return;
+      }
+      const answers: unknown[] =
+        names.length === 1 ? [refusal] : ((await (await route.fetch()).json()) as unknown[]).map((a, i) => (i === at ? refusal : a));
+      await route.fulfill({
+        status: names.length === 1 ? 429 : 207,
         contentType: 'application/json',
         headers: { 'x-request-id': 'req_e2e_header' },
-        body: JSON.stringify([
-          {
-            error: {
-              code: -32029,
-              message: 'Too many requests',
-              data: { code: 'rate_limited', httpStatus: 429, requestId: 'req_e2e_body', path: 'service.config' },
-            },
-          },
-        ]),
-      }),
-    );
+        body: JSON.stringify(answers),
+      });
+    });
     try {
       await page.goto(`${CONSOLE}/`);
       const panel = page.getByTestId('error-panel');
@@ -188,7 +198,7 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
       await page.getByTestId('nav').waitFor({ state: 'visible' });
       await saveScreenshot(page, 'console-overview-error');
     } finally {
-      await page.unroute('**/trpc/service.config**');
+      await page.unroute('**/trpc/**');
     }
     expectNoPageErrors();
   });

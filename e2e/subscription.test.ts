@@ -158,11 +158,11 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await chooseOption(admin, 'subscription-form-plan', 'team');
     await chooseOption(admin, 'subscription-form-status', 'cancelled');
     await change.getByTestId('subscription-change-submit').click();
-    const confirmCancel = admin.getByTestId('subscription-status-confirm');
+    const confirmCancel = admin.getByTestId('subscription-cancel-confirm');
     await confirmCancel.waitFor({ state: 'visible' });
     await saveScreenshot(admin, 'subscription-cancel-confirm');
     // Not confirmed: nothing is saved, and the form keeps the choices.
-    await admin.getByRole('alertdialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    await admin.getByRole('alertdialog').getByRole('button', { name: 'Keep it', exact: true }).click();
     await confirmCancel.waitFor({ state: 'hidden' });
     expect(await change.isVisible()).toBe(true);
     expect(await admin.locator('[data-testid="subscription-status"][data-status="active"]').count()).toBe(1);

@@ -11,6 +11,8 @@ export type ConfirmDialogProps = {
   consequence: ReactNode;
   /** The confirming button, a verb: "Revoke key". */
   confirmLabel: string;
+  /** The button that backs out; "Cancel" unless that would read oddly beside the confirm label. */
+  cancelLabel?: string;
   /** `danger` (the default) removes or stops something; `primary` only adds work (a replay). */
   tone?: 'danger' | 'primary';
   /**
@@ -36,6 +38,7 @@ export function ConfirmDialog({
   title,
   consequence,
   confirmLabel,
+  cancelLabel = 'Cancel',
   tone = 'danger',
   typeToConfirm,
   onConfirm,
@@ -89,7 +92,7 @@ export function ConfirmDialog({
           <div className="dialog__footer">
             <Cancel asChild>
               <button type="button" className="button">
-                Cancel
+                {cancelLabel}
               </button>
             </Cancel>
             <Action asChild>

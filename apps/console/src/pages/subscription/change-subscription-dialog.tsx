@@ -155,8 +155,9 @@ export function ChangeSubscriptionDialog({ subscription }: { subscription: TSubs
         title={`Cancel the subscription of ${organization.name}?`}
         consequence="Its applications, users, webhooks and usage can no longer be changed (402 subscription_inactive) until a platform admin reactivates it; reads keep working."
         confirmLabel="Cancel subscription"
+        cancelLabel="Keep it"
         onConfirm={() => (confirming ? save(confirming) : Promise.resolve())}
-        testId="subscription-status"
+        testId="subscription-cancel"
       />
     </>
   );
