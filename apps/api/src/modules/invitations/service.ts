@@ -37,7 +37,7 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { queueInvitationEmail } from '@svc/jobs/email/queue';
 import { invitationEmail } from '@svc/jobs/email/template';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
+import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { sha256Hex } from '../applications/keys.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
@@ -90,6 +90,21 @@ async function roleOf(db: DbOrTx, tenantId: string, roleKey: string): Promise<{ 
 }
 
 /**
+ * Who may issue an invitation link (create or resend): an org admin holding
+ * `invitations.manage`, in an organization whose memberships svc manages (not the platform
+ * workspace).
+ */
+async function authorizeIssuing(db: Db, principal: Principal, organizationSlug: string | undefined): Promise<Access> {
+  const access = await authorize(db, principal, {
+    organization: { slug: organizationSlug },
+    permission: 'invitations.manage',
+    adminOnly: true,
+  });
+  assertMembershipsManaged(access.organization);
+  return access;
+}
+
+/**
  * POST /v1/invitations. The role is checked now (a system role or one of the organization's
  * custom roles, and nothing the caller could not grant). One pending invitation per email and
  * organization: a second is 409 `invitation_already_pending` (revoke the first to send a new
@@ -103,12 +118,7 @@ export async function createInvitation(
   input: TCreateInvitationRequest,
   now = new Date(),
 ): Promise<TCreateInvitationResponse> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'invitations.manage',
-    adminOnly: true,
-  });
-  assertMembershipsManaged(access.organization);
+  const access = await authorizeIssuing(db, principal, input.organization_slug);
   const tenantId = access.organization.id;
   const role = await roleOf(db, tenantId, input.roleKey);
   if (!role) {
@@ -283,12 +293,7 @@ export async function resendInvitation(
   input: TResendInvitationRequest,
   now = new Date(),
 ): Promise<TCreateInvitationResponse> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'invitations.manage',
-    adminOnly: true,
-  });
-  assertMembershipsManaged(access.organization);
+  const access = await authorizeIssuing(db, principal, input.organization_slug);
   const tenantId = access.organization.id;
   return db.transaction(async (tx) => {
     const old = await findInvitationById(tx, { tenantId, id: input.id, forUpdate: true });
