@@ -5,6 +5,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { cspSources, expectHostedPage } from '../../../../../test/support/hosted-page.ts';
+import { promiseHooksOn } from '../../../../../test/support/promise-hooks.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
@@ -418,6 +419,26 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+
+  it('once its requests have finished, the provider leaves promise hooks off for the API routes (request-context.ts)', async () => {
+    // A sign-in request and a token request run through oidc-provider, which keeps each one's
+    // context in an AsyncLocalStorage (on: promise hooks for every promise of the process).
+    const auth = await fetch(
+      authorizationUrl({ client_id: appId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', ...(await pkce()) }),
+      { redirect: 'manual' },
+    );
+    expect(auth.status).toBe(303);
+    const token = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'unknown', client_id: appId, redirect_uri: REDIRECT }),
+    });
+    expect(token.status).toBe(400);
+    expect(await promiseHooksOn()).toBe(false);
+    const me = await fetch(`${server.url}/v1/client/config`);
+    await me.arrayBuffer();
+    expect(await promiseHooksOn()).toBe(false);
   });
 });
 

@@ -35,6 +35,7 @@ import {
 } from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
+import { providerRequestsInFlight } from './request-context.ts';
 import { OIDC_TTL } from './ttl.ts';
 
 // Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
@@ -324,6 +325,8 @@ export class OpenIdProvider {
     }
     const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
     provider.proxy = true;
+    // First, so it wraps everything the provider runs for a request (see request-context.ts).
+    provider.use(providerRequestsInFlight);
     provider.use(offlineAccessWithoutConsentScreen);
     provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
     provider.use(formPostToRedirectUri);
