@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider-als.d.ts" />
 import providerContext from 'oidc-provider/lib/helpers/als.js';
 
 /**
