@@ -22,6 +22,7 @@
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
  * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
+ * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -39,6 +40,7 @@ import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } fro
 import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
+import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
 import { type BenchContext, processCpuMs } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
@@ -1157,6 +1159,7 @@ async function main(): Promise<number> {
   const eventsFeed = EVENTS_FEED_SCENARIOS.some(wanted)
     ? await runEventsFeedBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
+  const pool = POOL_SCENARIOS.some(wanted) ? await runPoolBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1180,7 +1183,7 @@ async function main(): Promise<number> {
   }
   const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
-  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts, ...eventsFeed.verdicts);
+  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts, ...eventsFeed.verdicts, ...pool.verdicts);
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1212,7 +1215,7 @@ async function main(): Promise<number> {
           smallApps: SMALL_APPS,
           rotatingKeys,
         },
-        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS, ...OIDC_TOKEN_TARGETS },
+        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS, ...OIDC_TOKEN_TARGETS, ...POOL_TARGETS },
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
           load: c.load,
@@ -1225,6 +1228,7 @@ async function main(): Promise<number> {
         eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
+        pool: pool.results,
         verdicts: results,
       },
       null,
