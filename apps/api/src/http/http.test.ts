@@ -147,6 +147,45 @@ describe('security rules', () => {
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(res.headers.get('x-powered-by')).toBeNull();
   });
+
+  it('answers under /v1 carry the API set: nothing loads, frames or sniffs them, and no page-only header is sent', async () => {
+    const page = await fetch(`${server.url}/`);
+    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    const answers = [
+      await fetch(`${server.url}/v1/client/config?keyless=1`),
+      await fetch(`${server.url}/v1/openapi.json`),
+      // An error, a path that is no route, and the same path spelled in capitals with a slash.
+      await fetch(`${server.url}/v1/tenants/ten_missing`),
+      await fetch(`${server.url}/v1/no-such-route`),
+      await fetch(`${server.url}/V1/Client/Config/?keyless=1`),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 401, 404, 200]);
+    for (const res of answers) {
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      for (const pageOnly of [
+        'cross-origin-opener-policy',
+        'origin-agent-cluster',
+        'x-dns-prefetch-control',
+        'x-download-options',
+        'x-permitted-cross-domain-policies',
+        'x-xss-protection',
+      ]) {
+        expect(res.headers.get(pageOnly)).toBeNull();
+      }
+    }
+    // Control-plane answers are same-origin resources; public config, which CORS opens to every
+    // origin, stays readable cross-origin (cors.ts).
+    expect(answers[2]?.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(answers[0]?.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    // A path that only starts like the API is a page's: it keeps the page policy.
+    const lookalike = await fetch(`${server.url}/v1x`);
+    expect(lookalike.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
 });
 
 describe('OpenAPI document and docs', () => {
@@ -256,10 +295,11 @@ describe('hosted pages', () => {
     expect(html).toContain('<span class="brand__initial" aria-hidden="true">P</span>');
     expect(html).not.toContain('data-testid="application-logo"');
     expect(cspSources(res, 'img-src')).toEqual(["'self'", 'data:']);
-    // The API and the console keep their own policy.
-    for (const path of ['/v1/config', '/auth/console/']) {
-      expect(cspSources(await fetch(`${server.url}${path}`), 'img-src'), path).toEqual(["'self'", 'data:']);
-    }
+    // The console and the API keep their own policies: the pages' img-src, and nothing at all.
+    expect(cspSources(await fetch(`${server.url}/auth/console/`), 'img-src')).toEqual(["'self'", 'data:']);
+    const api = await fetch(`${server.url}/v1/config`);
+    expect(cspSources(api, 'img-src')).toEqual([]);
+    expect(cspSources(api, 'default-src')).toEqual(["'none'"]);
   });
 });
 
