@@ -1,9 +1,13 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../test/support/db.ts';
+import { createDatabase, type Database } from './client.ts';
 
 /**
- * postgres.js's Queue (src/queue.js), as svc's patch leaves it: the pool's open, busy, full and
+ * What svc's patch of postgres.js (patches/postgres@3.4.9.patch) changes in its bookkeeping.
+ *
+ * The Queue (src/queue.js): the pool's open, busy, full and
  * closed connection lists and its waiting queries. The patch drops the slots that `shift` leaves
  * behind once they are most of the array, so a queue that never drains stops growing; these
  * tests hold its answers to what a queue must answer across those compactions. The growth itself
@@ -72,6 +76,30 @@ describe("postgres.js's queue (svc's patch)", () => {
       expect(queue.length).toBe(0);
       expect(queue.shift()).toBeUndefined();
       expect(queue.length).toBe(0);
+    }
+  });
+});
+
+describe("postgres.js's prepared statements (svc's patch)", () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = createDatabase({ url: await createTestDatabase(), max: 1 });
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('one text with other parameter types is another statement, however often each runs', async () => {
+    // The signature is kept per text and per parameter types: an int4 and a text parameter make
+    // two statements of one text. Were the text alone the key, the text would be bound to the
+    // int4 statement and refused.
+    const text = 'select $1 as v, pg_typeof($1)::text as type';
+    const { sql } = database;
+    for (let round = 0; round < 3; round++) {
+      const [integer] = await sql.unsafe(text, [sql.typed(7, 23)], { prepare: true });
+      expect(integer).toEqual({ v: 7, type: 'integer' });
+      const [texted] = await sql.unsafe(text, [sql.typed('seven', 25)], { prepare: true });
+      expect(texted).toEqual({ v: 'seven', type: 'text' });
     }
   });
 });
