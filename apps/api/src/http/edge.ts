@@ -51,8 +51,11 @@ export function trpcProcedureCount(rawPath: string, url: string | undefined): nu
 const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events', '/trpc/backend.'];
 /** API routes a tenant API key may call: a live key spends its own budget on them. */
 const API_PREFIXES = ['/v1/', '/trpc/'];
-/** The REST API's paths (normalized): JSON, CSV and redirects, never a page. */
-const REST_PREFIX = '/v1';
+/**
+ * The base path of the REST API (http/rest.ts serves its procedures under it): JSON, CSV and
+ * redirects, never a page.
+ */
+export const REST_BASE = '/v1';
 /** Never limited: load balancers probe it. */
 const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
 
@@ -164,7 +167,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
       const path = normalizePath(rawPath);
       assignRequestId(req, res);
       logRequest(logger, req, res);
-      if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) {
+      if (path === REST_BASE || path.startsWith(`${REST_BASE}/`)) {
         setApiSecurityHeaders(res);
       } else {
         setSecurityHeaders(res);

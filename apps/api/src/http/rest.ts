@@ -8,12 +8,9 @@ import type { Meta } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 import { runBehindEdge } from './behind-edge.ts';
 import { csrfRefusal } from './csrf.ts';
-import type { Edge } from './edge.ts';
+import { type Edge, REST_BASE } from './edge.ts';
 import { errorFields, sendError, sendJson } from './errors.ts';
 import { answerBodyRefusal, readJsonBody } from './json-body.ts';
-
-/** The REST base path every procedure's `openapi.path` is under. */
-const REST_BASE = '/v1';
 
 type Procedure = { _def: ProcedureDef & { inputs: { _zod?: { def?: { type?: string } } }[] } };
 
