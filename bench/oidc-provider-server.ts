@@ -56,7 +56,11 @@ if (storageKind !== 'memory' && storageKind !== 'postgres') {
   throw new Error('OIDC_STORAGE must be memory or postgres');
 }
 const logger = createLogger(config);
-const database = createDatabase({ url: config.databaseUrl as string, max: 20, applicationName: `bench-oidc-${storageKind}` });
+const database = createDatabase({
+  url: config.databaseUrl as string,
+  max: config.databasePoolSize,
+  applicationName: `bench-oidc-${storageKind}`,
+});
 const applications = new ApplicationCache(database.db, { ttlMs: config.applicationCacheTtlMs });
 await applications.listen(database.sql);
 const encryptionKey = resolveEncryptionKey(config);

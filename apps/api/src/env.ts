@@ -31,6 +31,8 @@ const ZEnv = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   /** How long a connection attempt, or a query waiting for a free connection, waits before a 503. */
   DATABASE_TIMEOUT_MS: int(DEFAULT_DATABASE_TIMEOUT_MS, 100),
+  /** Connections `svc serve` keeps to PostgreSQL (its own pool; the worker's is separate). */
+  DATABASE_POOL_SIZE: int(10, 1),
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_POSTGRES_PORT: int(54329, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -152,6 +154,11 @@ export type Config = {
    * and the request answers 503 service_unavailable with Retry-After.
    */
   databaseTimeoutMs: number;
+  /**
+   * DATABASE_POOL_SIZE: connections of `svc serve`'s pool. Past what the database's cores keep
+   * busy, more connections only add idle backends to wake for each query.
+   */
+  databasePoolSize: number;
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
@@ -278,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     databaseUrl: e.DATABASE_URL,
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: path.resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,

@@ -269,3 +269,41 @@ describe('graceful shutdown of svc serve', () => {
     expect(after).toEqual(['svc: SIGINT during shutdown (after SIGTERM); exiting now']);
   });
 });
+
+describe('DATABASE_POOL_SIZE', () => {
+  it("bounds svc serve's connections to PostgreSQL however many requests need one at once", async () => {
+    const databaseUrl = await createTestDatabase();
+    const config = loadConfig({
+      ...TEST_ENV,
+      LOG_LEVEL: 'silent',
+      PORT: String(await freePort()),
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: '2',
+    });
+    expect(config.databasePoolSize).toBe(2);
+    const server = await startServer(config);
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      // A well-formed tenant API key nobody holds: each request reads the key table, and answers 401.
+      // The application cache's LISTEN connection is its own, outside the pool.
+      const headers = { authorization: `Bearer sk_live_${'a'.repeat(40)}` };
+      const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${server.url}/v1/tenants/ten_x`, { headers })));
+      expect(answers.map((a) => a.status)).toEqual(Array(40).fill(401));
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and application_name = 'svc-api' and query not ilike 'listen %'`;
+      expect(row?.n).toBeGreaterThanOrEqual(1);
+      expect(row?.n).toBeLessThanOrEqual(2);
+    } finally {
+      await sql.end();
+      await server.close();
+    }
+  });
+
+  it('defaults to 10 and refuses anything but a positive whole number', () => {
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    for (const value of ['0', '-3', '2.5', 'many']) {
+      expect(() => loadConfig({ DATABASE_POOL_SIZE: value })).toThrow(/DATABASE_POOL_SIZE/);
+    }
+  });
+});

@@ -60,7 +60,12 @@ async function startOn(
   started: (() => Promise<void>)[],
 ): Promise<RunningServer> {
   await migrateDatabase(database.url);
-  const pool = createDatabase({ url: database.url, max: 20, applicationName: 'svc-api', timeoutMs: config.databaseTimeoutMs });
+  const pool = createDatabase({
+    url: database.url,
+    max: config.databasePoolSize,
+    applicationName: 'svc-api',
+    timeoutMs: config.databaseTimeoutMs,
+  });
   const { db, sql } = pool;
   // /healthz's own connection: it must answer within a second even when the pool is saturated.
   const databaseHealth = createHealthProbe(database.url);
