@@ -1,4 +1,4 @@
-import { and, desc, eq, getTableColumns, gt, isNotNull, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNotNull, isNull, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { type AnyPgColumn, alias } from 'drizzle-orm/pg-core';
 import { type DbOrTx, leanRead } from '../client.ts';
 import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
@@ -10,15 +10,32 @@ import { roles } from '../schema/roles.ts';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
+/**
+ * What authenticating a request with a tenant API key reads of the key: who it is, where it
+ * belongs, what it may do, whether it is live, and whose standing bounds it. Nothing else (no
+ * secret hash, no usage or audit timestamps): this read runs on every request a key makes.
+ */
+const credentialColumns = {
+  id: apiKeys.id,
+  tenantId: apiKeys.tenantId,
+  name: apiKeys.name,
+  scopes: apiKeys.scopes,
+  createdByUserId: apiKeys.createdByUserId,
+  expiresAt: apiKeys.expiresAt,
+  revokedAt: apiKeys.revokedAt,
+};
+
+export type ApiKeyCredential = Pick<ApiKeyRow, keyof typeof credentialColumns>;
+
 /** The key whose secret hashes to this value, revoked or not (callers decide). */
-export function prepareFindApiKeyBySecretHash(db: DbOrTx): (secretHash: string) => Promise<ApiKeyRow | undefined> {
+export function prepareFindApiKeyBySecretHash(db: DbOrTx): (secretHash: string) => Promise<ApiKeyCredential | undefined> {
   const query = db
-    .select()
+    .select(credentialColumns)
     .from(apiKeys)
     .where(eq(apiKeys.secretHash, sql.placeholder('secretHash')))
     .limit(1)
     .prepare('svc_find_api_key');
-  const read = leanRead<ApiKeyRow>(query, getTableColumns(apiKeys));
+  const read = leanRead<ApiKeyCredential>(query, credentialColumns);
   return (secretHash) => read.first({ secretHash });
 }
 

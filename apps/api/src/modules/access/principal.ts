@@ -3,7 +3,7 @@ import { AppError } from '@svc/contracts/errors';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { Permission } from '@svc/contracts/permissions';
 import type { Db } from '@svc/db/client';
-import { type ApiKeyRow, prepareFindApiKeyBySecretHash, prepareFindApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
+import { type ApiKeyCredential, prepareFindApiKeyBySecretHash, prepareFindApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import type { Config } from '../../env.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
@@ -37,7 +37,7 @@ const creatorFinders = new WeakMap<object, ReturnType<typeof prepareFindApiKeyCr
  * someone who no longer exists), a suspended creator, or one who is neither a member of the
  * organization nor a platform admin.
  */
-async function creatorAccessOfKey(services: PrincipalServices, key: ApiKeyRow): Promise<CreatorAccess | null> {
+async function creatorAccessOfKey(services: PrincipalServices, key: ApiKeyCredential): Promise<CreatorAccess | null> {
   if (!key.createdByUserId) {
     return null;
   }
@@ -49,7 +49,7 @@ async function creatorAccessOfKey(services: PrincipalServices, key: ApiKeyRow): 
   const standing = await find({ userId: key.createdByUserId, tenantId: key.tenantId });
   return standing ? creatorAccessOf(standing) : null;
 }
-const requestReads = new WeakMap<IncomingMessage, { token: string; row: Promise<ApiKeyRow | undefined> }>();
+const requestReads = new WeakMap<IncomingMessage, { token: string; row: Promise<ApiKeyCredential | undefined> }>();
 
 /**
  * The tenant API key row whose secret is `token` (looked up by its SHA-256), read from the
@@ -61,7 +61,7 @@ export function readApiKeyForRequest(
   services: PrincipalServices,
   req: IncomingMessage | undefined,
   token: string,
-): Promise<ApiKeyRow | undefined> {
+): Promise<ApiKeyCredential | undefined> {
   const done = req ? requestReads.get(req) : undefined;
   if (done && done.token === token) {
     return done.row;
@@ -79,7 +79,7 @@ export function readApiKeyForRequest(
 }
 
 /** Neither revoked nor expired at `now`. */
-export function isLiveApiKey(key: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = new Date()): boolean {
+export function isLiveApiKey(key: Pick<ApiKeyCredential, 'revokedAt' | 'expiresAt'>, now = new Date()): boolean {
   return !key.revokedAt && !(key.expiresAt && key.expiresAt.getTime() <= now.getTime());
 }
 
