@@ -17,28 +17,39 @@ export function runBehindEdge(
   rawPath: string,
   handle: () => Promise<void>,
 ): void {
-  const fail = (error: unknown) => {
-    const appError = asAppError(error);
-    if (!appError) {
-      services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
-    }
-    if (res.headersSent) {
-      return;
-    }
-    if (appError) {
-      sendAppError(req, res, appError, services.config);
-    } else {
-      sendError(req, res, 'internal', 'Internal server error');
-    }
-  };
   try {
     const proceed = edge.run(req, res, rawPath);
     if (proceed instanceof Promise) {
-      proceed.then((go) => (go ? handle() : undefined)).catch(fail);
+      proceed
+        .then((go) => (go ? handle() : undefined))
+        .catch((error: unknown) => {
+          answerFailure(services, req, res, error);
+        });
     } else if (proceed) {
-      handle().catch(fail);
+      handle().catch((error: unknown) => {
+        answerFailure(services, req, res, error);
+      });
     }
   } catch (error) {
-    fail(error);
+    answerFailure(services, req, res, error);
+  }
+}
+
+/**
+ * The answer to an error from the edge or the route (a module function, not a closure made per
+ * request: tsx's keepNames would name it with a defineProperty call on every request).
+ */
+function answerFailure(services: AppServices, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  const appError = asAppError(error);
+  if (!appError) {
+    services.logger.error({ err: error, requestId: requestIdOf(req) }, 'unhandled error');
+  }
+  if (res.headersSent) {
+    return;
+  }
+  if (appError) {
+    sendAppError(req, res, appError, services.config);
+  } else {
+    sendError(req, res, 'internal', 'Internal server error');
   }
 }

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_TRPC_BATCH } from '@svc/contracts/batching';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
-import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AppServices } from '../context.ts';
 import { isLiveApiKey, readApiKeyForRequest } from '../modules/access/principal.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
@@ -139,27 +138,34 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     if (!token || !SECRET_KEY_PATTERN.test(token)) {
       return ipSubject;
     }
-    const perKey = (subject: string): RateLimitSubject => ({ scope: 'backend', subject, limit: config.rateLimit.backendPerMinute, cost });
     const ipSpent = limiter.isExhausted(`public:${ip}`);
-    const byTenantKey = (): RateLimitSubject | Promise<RateLimitSubject> =>
-      ipSpent
-        ? ipSubject
-        : readApiKeyForRequest(services, req, token).then(
-            (key) => (key && isLiveApiKey(key) ? perKey(key.id) : ipSubject),
-            // Authentication reads again and answers the failure; the limiter stays per IP.
-            () => ipSubject,
-          );
     if (!backend) {
-      return byTenantKey();
+      return ipSpent ? ipSubject : byTenantKey(req, token, ipSubject);
     }
-    const bySubject = (known: ApplicationWithOrganization | null | undefined): RateLimitSubject | Promise<RateLimitSubject> =>
-      known ? perKey(known.application.id) : known === null ? byTenantKey() : ipSubject;
     const hash = sha256Hex(token);
     const known = services.applications.peekBySecretKeyHash(hash);
     if (known === undefined && !ipSpent) {
-      return services.applications.bySecretKeyHash(hash).then(bySubject);
+      return services.applications
+        .bySecretKeyHash(hash)
+        .then((found) => (found ? perKey(found.application.id, cost) : byTenantKey(req, token, ipSubject)));
     }
-    return bySubject(known);
+    return known ? perKey(known.application.id, cost) : known === null && !ipSpent ? byTenantKey(req, token, ipSubject) : ipSubject;
+  }
+
+  // Functions of the edge rather than closures named per request: tsx compiles with esbuild's
+  // keepNames, which names every named closure with a defineProperty call each time it is made.
+
+  function perKey(subject: string, cost: number): RateLimitSubject {
+    return { scope: 'backend', subject, limit: config.rateLimit.backendPerMinute, cost };
+  }
+
+  /** A live tenant API key's own budget (the request's one read of the key), else the IP's. */
+  function byTenantKey(req: IncomingMessage, token: string, ipSubject: RateLimitSubject): Promise<RateLimitSubject> {
+    return readApiKeyForRequest(services, req, token).then(
+      (key) => (key && isLiveApiKey(key) ? perKey(key.id, ipSubject.cost) : ipSubject),
+      // Authentication reads again and answers the failure; the limiter stays per IP.
+      () => ipSubject,
+    );
   }
 
   return {

@@ -158,49 +158,27 @@ function runFrom(call: Call, index: number, ctx: object, input: unknown, getRawI
             try {
               parsed = step.parse(raw);
             } catch (cause) {
-              return failed(new TRPCError({ code: 'BAD_REQUEST', cause }));
+              return badInput(cause);
             }
-            const merge = (value: unknown) =>
-              runFrom(call, index + 1, ctx, isObject(input) && isObject(value) ? { ...input, ...value } : value, getRawInput);
             return isPromise(parsed)
-              ? parsed.then(merge, (cause: unknown) => failed(new TRPCError({ code: 'BAD_REQUEST', cause })))
-              : merge(parsed);
+              ? parsed.then((value) => afterInput(call, index, ctx, input, getRawInput, value), badInput)
+              : afterInput(call, index, ctx, input, getRawInput, parsed);
           },
           (cause: unknown) => failed(getTRPCErrorFromUnknown(cause)),
         );
       }
       case 'output': {
-        const checked = (result: Result): Result | Promise<Result> => {
-          if (!result.ok) {
-            return result;
-          }
-          const frozen = isObject(result.data) && Object.isFrozen(result.data);
-          if (frozen && checkedAnswers.has(result.data as object)) {
-            return { ...result, data: checkedAnswers.get(result.data as object) };
-          }
-          const outputFailed = (cause: unknown) =>
-            failed(new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause }));
-          const keep = (data: unknown): Result => {
-            if (frozen && isObject(data)) {
-              checkedAnswers.set(result.data as object, Object.freeze(data));
-              memoized.add(data);
-            }
-            return { ...result, data };
-          };
-          try {
-            const data = step.parse(result.data);
-            return isPromise(data) ? data.then(keep, outputFailed) : keep(data);
-          } catch (cause) {
-            return outputFailed(cause);
-          }
-        };
         const downstream = runFrom(call, index + 1, ctx, input, getRawInput);
-        return isPromise(downstream) ? downstream.then(checked) : checked(downstream);
+        return isPromise(downstream) ? downstream.then((result) => checkOutput(step.parse, result)) : checkOutput(step.parse, downstream);
       }
       case 'resolver': {
         const data = step.fn(optionsOf(call, ctx, input, getRawInput));
-        const ok = (value: unknown): Result => ({ ok: true, data: value, ctx, marker: MARKER });
-        return isPromise(data) ? data.then(ok, (cause: unknown) => failed(getTRPCErrorFromUnknown(cause))) : ok(data);
+        return isPromise(data)
+          ? data.then(
+              (value) => answered(ctx, value),
+              (cause: unknown) => failed(getTRPCErrorFromUnknown(cause)),
+            )
+          : answered(ctx, data);
       }
       case 'middleware': {
         const options = optionsOf(call, ctx, input, getRawInput) as MiddlewareOptions;
@@ -214,13 +192,68 @@ function runFrom(call: Call, index: number, ctx: object, input: unknown, getRawI
               next?.getRawInput ?? getRawInput,
             ),
           );
-        const answered = step.fn(options);
-        return isPromise(answered) ? answered.catch((cause: unknown) => failed(getTRPCErrorFromUnknown(cause))) : answered;
+        const returned = step.fn(options);
+        return isPromise(returned) ? returned.catch((cause: unknown) => failed(getTRPCErrorFromUnknown(cause))) : returned;
       }
     }
   } catch (cause) {
     return failed(getTRPCErrorFromUnknown(cause));
   }
+}
+
+/*
+ * The steps' continuations are functions of this module rather than closures named inside
+ * runFrom: tsx compiles with esbuild's keepNames, which gives every named closure its name with
+ * a defineProperty call each time the closure is made, on every step of every call.
+ */
+
+/** After the input step: the parsed value merged over earlier inputs, then the next step. */
+function afterInput(
+  call: Call,
+  index: number,
+  ctx: object,
+  input: unknown,
+  getRawInput: () => Promise<unknown>,
+  value: unknown,
+): Promise<Result> | Result {
+  return runFrom(call, index + 1, ctx, isObject(input) && isObject(value) ? { ...input, ...value } : value, getRawInput);
+}
+
+function badInput(cause: unknown): Result {
+  return failed(new TRPCError({ code: 'BAD_REQUEST', cause }));
+}
+
+/** The output step: the answer through the output schema, once per frozen answer. */
+function checkOutput(parse: Parser, result: Result): Result | Promise<Result> {
+  if (!result.ok) {
+    return result;
+  }
+  const frozen = isObject(result.data) && Object.isFrozen(result.data);
+  if (frozen && checkedAnswers.has(result.data as object)) {
+    return { ...result, data: checkedAnswers.get(result.data as object) };
+  }
+  try {
+    const data = parse(result.data);
+    return isPromise(data) ? data.then((checked) => keepChecked(result, frozen, checked), outputFailed) : keepChecked(result, frozen, data);
+  } catch (cause) {
+    return outputFailed(cause);
+  }
+}
+
+function keepChecked(result: Extract<Result, { ok: true }>, frozen: boolean, data: unknown): Result {
+  if (frozen && isObject(data)) {
+    checkedAnswers.set(result.data as object, Object.freeze(data));
+    memoized.add(data);
+  }
+  return { ...result, data };
+}
+
+function outputFailed(cause: unknown): Result {
+  return failed(new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause }));
+}
+
+function answered(ctx: object, data: unknown): Result {
+  return { ok: true, data, ctx, marker: MARKER };
 }
 
 function optionsOf(call: Call, ctx: object, input: unknown, getRawInput: () => Promise<unknown>): Omit<MiddlewareOptions, 'next'> {
