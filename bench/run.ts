@@ -41,12 +41,12 @@ import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
-import { type BenchContext, processCpuMs } from './support.ts';
+import { type BenchContext, nodeCommand, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CLI = 'apps/api/src/cli.ts';
+const CLI = SVC_CLI;
 const argv = process.argv.slice(2);
 const SMOKE = argv.includes('--smoke');
 
@@ -131,14 +131,10 @@ function capture(child: ChildProcess): Output {
   return { text: () => buffer };
 }
 
-function nodeArgs(extra: string[] = []): string[] {
-  return [...extra, '--import', 'tsx'];
-}
-
 /** Runs the svc command line to completion; resolves stdout, rejects with the output on failure. */
 function runCli(args: string[], databaseUrl: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs(), CLI, ...args], {
+    const child = spawn(process.execPath, nodeCommand(ROOT, [CLI, ...args], []), {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -221,7 +217,7 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
   const script = { svc: [CLI, 'serve'], baseline: ['bench/baseline-server.ts'], 'control-baseline': ['bench/control-baseline.ts'] }[
     spec.kind
   ];
-  const child = spawn(process.execPath, [...nodeArgs(prof), ...script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeCommand(ROOT, script, prof), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const output = capture(child);
   let exited: number | null | undefined;
@@ -1127,7 +1123,10 @@ async function main(): Promise<number> {
     `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
       `best of rounds per side (highest req/s, lowest p50/p99); latency from every response (sub-ms).`,
   );
-  log('  svc: NODE_ENV=production, LOG_LEVEL=warn, WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).');
+  log(
+    `  svc: node ${nodeCommand(ROOT, [CLI], []).slice(0, -1).join(' ')} (apps/api/bin/svc's flags), NODE_ENV=production, LOG_LEVEL=warn, ` +
+      'WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).',
+  );
   log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');
   log(`  load average at start: ${loadAverage()} (on ${os.cpus().length} cores; anything else running skews the figures)`);
   log('');
@@ -1144,8 +1143,8 @@ async function main(): Promise<number> {
     runCli,
     freePort,
     log,
-    nodeArgs: (kind, label) =>
-      nodeArgs(CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : []),
+    profileArgs: (kind, label) =>
+      CPU_PROF && kind === 'svc' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, `${label}-${++profiles}`)}`] : [],
   };
   const usage = USAGE_SCENARIOS.some(wanted)
     ? await runUsageBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP }, wanted)

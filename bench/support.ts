@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export type BenchContext = {
@@ -18,13 +19,44 @@ export type BenchContext = {
   runCli: (args: string[], databaseUrl: string) => Promise<string>;
   freePort: () => Promise<number>;
   log: (line: string) => void;
-  /** Node arguments for a child that runs TypeScript (`--import tsx`, plus profiling when asked). */
-  nodeArgs: (kind: 'svc' | 'other', label: string) => string[];
+  /** Node arguments that profile a child (`--cpu-prof`, svc's only, when asked), else none. */
+  profileArgs: (kind: 'svc' | 'other', label: string) => string[];
 };
 
 export type Verdict = { name: string; pass: boolean; detail: string };
 
 export const HOST = '127.0.0.1';
+
+/** svc's entry point, as scenarios name it in a child's script (`[ctx.cli, 'serve']`). */
+export const SVC_CLI = 'apps/api/src/cli.ts';
+/** svc's command line as it ships: what `pnpm start` and the container image run. */
+const SVC_BIN = 'apps/api/bin/svc';
+
+let svcFlags: string[] | undefined;
+
+/**
+ * The Node flags svc ships with, read off SVC_BIN's `exec node <flags> --import tsx` line, so the
+ * bench runs svc as it is run and not as the bench remembers it.
+ */
+function svcNodeFlags(root: string): string[] {
+  if (!svcFlags) {
+    const line = /^exec node (.*?)\s*--import tsx /m.exec(readFileSync(path.join(root, SVC_BIN), 'utf8'));
+    if (!line) {
+      throw new Error(`${SVC_BIN} no longer starts svc with 'exec node <flags> --import tsx': update bench/support.ts`);
+    }
+    svcFlags = (line[1] as string).split(/\s+/).filter(Boolean);
+  }
+  return svcFlags;
+}
+
+/**
+ * The Node command line of a child running `script` (a TypeScript file and its arguments) from
+ * the repository root `root`: `profileArgs`, svc's own Node flags when the script is svc's
+ * command line, and tsx.
+ */
+export function nodeCommand(root: string, script: string[], profileArgs: string[]): string[] {
+  return [...profileArgs, ...(script[0] === SVC_CLI ? svcNodeFlags(root) : []), '--import', 'tsx', ...script];
+}
 
 /** A positive number from the environment, or `fallback` when unset. */
 export function positiveSetting(name: string, fallback: number): number {
@@ -66,7 +98,7 @@ export function spawnChild(
   ctx: BenchContext,
   opts: { kind: 'svc' | 'other'; label: string; script: string[]; env: NodeJS.ProcessEnv; graceMs?: number },
 ): Child {
-  const child = spawn(process.execPath, [...ctx.nodeArgs(opts.kind, opts.label), ...opts.script], {
+  const child = spawn(process.execPath, nodeCommand(ctx.root, opts.script, ctx.profileArgs(opts.kind, opts.label)), {
     cwd: ctx.root,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
