@@ -20,11 +20,18 @@ export function runBehindEdge(
   try {
     const proceed = edge.run(req, res, rawPath);
     if (proceed instanceof Promise) {
-      proceed
-        .then((go) => (go ? handle() : undefined))
-        .catch((error: unknown) => {
+      proceed.then(
+        (go) => {
+          if (go) {
+            handle().catch((error: unknown) => {
+              answerFailure(services, req, res, error);
+            });
+          }
+        },
+        (error: unknown) => {
           answerFailure(services, req, res, error);
-        });
+        },
+      );
     } else if (proceed) {
       handle().catch((error: unknown) => {
         answerFailure(services, req, res, error);

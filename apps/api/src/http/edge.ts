@@ -155,6 +155,12 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
   // Functions of the edge rather than closures named per request: tsx compiles with esbuild's
   // keepNames, which names every named closure with a defineProperty call each time it is made.
 
+  /** True when the request may go on: the limit is not spent (else the 429 is written). */
+  function proceedAfterLimit(req: IncomingMessage, res: ServerResponse, subject: RateLimitSubject): boolean | Promise<boolean> {
+    const limited = applyRateLimit(limiter, req, res, subject);
+    return limited instanceof Promise ? limited.then((l) => !l) : !limited;
+  }
+
   function perKey(subject: string, cost: number): RateLimitSubject {
     return { scope: 'backend', subject, limit: config.rateLimit.backendPerMinute, cost };
   }
@@ -195,9 +201,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
         return true;
       }
       const subject = subjectOf(req, path, rawPath);
-      const limited =
-        subject instanceof Promise ? subject.then((s) => applyRateLimit(limiter, req, res, s)) : applyRateLimit(limiter, req, res, subject);
-      return limited instanceof Promise ? limited.then((l) => !l) : !limited;
+      return subject instanceof Promise ? subject.then((s) => proceedAfterLimit(req, res, s)) : proceedAfterLimit(req, res, subject);
     },
   };
 }

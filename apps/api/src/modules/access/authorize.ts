@@ -117,7 +117,8 @@ function effective(held: Iterable<Permission>, isOrgAdmin: boolean): ReadonlySet
 
 const NOT_FOUND = 'organization not found';
 
-async function findTarget(db: DbOrTx, principal: Principal, ref: UntrustedOrganizationRef): Promise<OrganizationRow | undefined> {
+/** Not async: it returns the read's own promise, without a second one around it. */
+function findTarget(db: DbOrTx, principal: Principal, ref: UntrustedOrganizationRef): Promise<OrganizationRow | undefined> {
   if (ref.id !== undefined) {
     return findOrganizationById(db, ref.id);
   }

@@ -130,15 +130,15 @@ export async function apiKeyPrincipal(
  * (a bad one is refused, never ignored in favour of a cookie), else the session cookie. Null for
  * an anonymous request.
  */
-export async function principalOf(services: PrincipalServices, req: IncomingMessage): Promise<Principal | null> {
+export function principalOf(services: PrincipalServices, req: IncomingMessage): Promise<Principal | null> {
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const token = parseBearer(authorization);
     if (!token) {
-      throw new AppError('invalid_secret_key', 'send the API key as Authorization: Bearer sk_live_...');
+      return Promise.reject(new AppError('invalid_secret_key', 'send the API key as Authorization: Bearer sk_live_...'));
     }
+    // The key's own promise, not one more around it: this runs on every API key request.
     return apiKeyPrincipal(services, token, new Date(), req);
   }
-  const current = await sessionOf(services, req);
-  return current ? { kind: 'user', ...current } : null;
+  return sessionOf(services, req).then((current) => (current ? { kind: 'user', ...current } : null));
 }
