@@ -1,4 +1,4 @@
-import { type Column, fillPlaceholders, is, type SQL } from 'drizzle-orm';
+import { type Column, fillPlaceholders, is, Param, Placeholder, type SQL } from 'drizzle-orm';
 import { PgColumn, type PgDialect, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -245,8 +245,24 @@ export function leanRead<Row>(
     }
     return row as Row;
   };
+  // Which parameters are placeholders, and their names, read once: drizzle's fillPlaceholders
+  // asks each parameter's class on every execution. A placeholder wrapped in a Param (a value
+  // its column encodes) keeps drizzle's own filling.
+  const names = params.map((p) => (is(p, Placeholder) ? p.name : undefined));
+  const fill = params.some((p) => is(p, Param))
+    ? (values: Record<string, unknown>) => fillPlaceholders(params, values)
+    : (values: Record<string, unknown>) =>
+        names.map((name, i) => {
+          if (name === undefined) {
+            return params[i];
+          }
+          if (!(name in values)) {
+            throw new Error(`No value for placeholder "${name}" was provided`);
+          }
+          return values[name];
+        });
   const run = (values: Record<string, unknown>) =>
-    client.unsafe(queryString, fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[], { prepare }).values();
+    client.unsafe(queryString, fill(values) as postgres.ParameterOrJSON<never>[], { prepare }).values();
   return {
     all: (values) => run(values).then((raw) => raw.map(decode)),
     first: (values) => run(values).then((raw) => (raw.length > 0 ? decode(raw[0] as unknown[]) : undefined)),

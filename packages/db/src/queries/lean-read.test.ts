@@ -2,7 +2,7 @@ import { newId } from '@svc/contracts/ids';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test/support/db.ts';
-import { createDatabase, type Database } from '../client.ts';
+import { createDatabase, type Database, leanRead } from '../client.ts';
 import { apiKeys } from '../schema/api-keys.ts';
 import { organizations } from '../schema/organizations.ts';
 import { prepareFindApiKeyBySecretHash, prepareFindApiKeyCreatorStanding } from './api-keys.ts';
@@ -116,5 +116,18 @@ describe('leanRead: the hot reads answer what drizzle answers', () => {
       .catch((error: unknown) => error);
     expect(outcome).toBe(undo);
     expect((await findOrganizationById(database.db, tenantId))?.name).toBe('Acme');
+  });
+
+  it('a statement asked without a value for one of its placeholders is refused as drizzle refuses it, and nothing runs', async () => {
+    const query = database.db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.slug, sql.placeholder('slug')))
+      .limit(1)
+      .prepare('lean_read_missing_placeholder');
+    const read = leanRead<{ id: string }>(query, { id: organizations.id });
+    expect(() => read.first({})).toThrow('No value for placeholder "slug" was provided');
+    await expect(query.execute({})).rejects.toThrow('No value for placeholder "slug" was provided');
+    expect(await read.first({ slug: 'lean-acme' })).toStrictEqual({ id: tenantId });
   });
 });
