@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import v8 from 'node:v8';
 import { AppError } from '@svc/contracts/errors';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
@@ -245,13 +244,6 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
-      // V8 moves the objects of an allocation site whose objects often survive a young-generation
-      // collection straight to the old generation. A request's objects are alive across its few
-      // database round trips, so under load a collection finds many of them alive, V8 turns such
-      // sites to old-space allocation, and every later request's short-lived objects fill the old
-      // generation: longer scavenges and frequent full collections. Measured on the tenant-read
-      // bench (2 cores): 4-11% more requests/s and about 30 µs less CPU per request without it.
-      v8.setFlagsFromString('--no-allocation-site-pretenuring');
       const config = loadConfig();
       const logger = createLogger(config);
       surviveLostConnections(logger);
