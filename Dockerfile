@@ -6,5 +6,5 @@ COPY . .
 RUN pnpm install --frozen-lockfile && pnpm build
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=7150
 EXPOSE 7150
-ENTRYPOINT ["apps/api/bin/svc"]
+ENTRYPOINT ["/app/apps/api/bin/svc"]
 CMD ["serve"]
