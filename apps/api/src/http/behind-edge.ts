@@ -23,9 +23,7 @@ export function runBehindEdge(
       proceed.then(
         (go) => {
           if (go) {
-            handle().catch((error: unknown) => {
-              answerFailure(services, req, res, error);
-            });
+            runHandle(services, req, res, handle);
           }
         },
         (error: unknown) => {
@@ -33,10 +31,19 @@ export function runBehindEdge(
         },
       );
     } else if (proceed) {
-      handle().catch((error: unknown) => {
-        answerFailure(services, req, res, error);
-      });
+      runHandle(services, req, res, handle);
     }
+  } catch (error) {
+    answerFailure(services, req, res, error);
+  }
+}
+
+/** Runs the route; whatever it throws or rejects with is answered (answerFailure). */
+function runHandle(services: AppServices, req: IncomingMessage, res: ServerResponse, handle: () => Promise<void>): void {
+  try {
+    handle().catch((error: unknown) => {
+      answerFailure(services, req, res, error);
+    });
   } catch (error) {
     answerFailure(services, req, res, error);
   }
