@@ -25,9 +25,10 @@ async function serve(edge: Edge['run'], handle: (res: http.ServerResponse) => Pr
     logger: { error: (entry: Logged) => logged.push(entry) },
     config: { subscriptionUpgradeUrl: null },
   } as unknown as AppServices;
-  server = http.createServer((req, res) => runBehindEdge(services, { run: edge }, req, res, req.url ?? '/', () => handle(res)));
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', () => resolve()));
-  return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}/`, logged };
+  const listening = http.createServer((req, res) => runBehindEdge(services, { run: edge }, req, res, req.url ?? '/', () => handle(res)));
+  server = listening;
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', () => resolve()));
+  return { url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}/`, logged };
 }
 
 async function answer(url: string): Promise<{ status: number; body: unknown }> {
