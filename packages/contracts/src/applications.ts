@@ -230,9 +230,9 @@ export const ZBackchannelLogoutUrl = z
   );
 
 export const ZClientType = z
-  .enum(['confidential', 'public'])
+  .enum(['confidential', 'public', 'machine'])
   .describe(
-    'confidential (default): a server-side app that authenticates at the token endpoint with the secret key (client_secret_basic or client_secret_post); public: an SPA or native app using PKCE alone.',
+    'confidential (default): a server-side app that authenticates at the token endpoint with the secret key (client_secret_basic or client_secret_post); public: an SPA or native app using PKCE alone; machine: a backend job or partner with no person signing in, which gets tokens for its organization by the client credentials grant.',
   );
 export type TClientType = z.infer<typeof ZClientType>;
 

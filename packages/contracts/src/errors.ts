@@ -98,6 +98,22 @@ export const ERROR_CODES = {
   invalid_cursor: { status: 400, trpc: 'BAD_REQUEST' },
   /** Events feed: the cursor points before the retention window (EVENTS_RETENTION_DAYS); start again without it. */
   cursor_expired: { status: 410, trpc: 'BAD_REQUEST' },
+  /** Authorization: a product permission name that svc reserves (a control-plane permission, an OpenID scope, or the `svc` prefix). */
+  permission_name_reserved: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Authorization: another API resource already has a permission of this name (names are unique across the product). */
+  permission_name_taken: { status: 409, trpc: 'CONFLICT' },
+  /** Authorization: another API resource has this identifier. */
+  resource_identifier_taken: { status: 409, trpc: 'CONFLICT' },
+  /** Authorization: a product permission that no API resource declares. */
+  unknown_permission: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Authorization: a product role's key is taken (by another product role or an organization's custom role). */
+  product_role_key_taken: { status: 409, trpc: 'CONFLICT' },
+  /** Authorization: the built-in roles' product rows keep their key and name and cannot be deleted. */
+  builtin_role_immutable: { status: 409, trpc: 'CONFLICT' },
+  /** Applications: a setting that does not fit the client type (machine clients: no redirect URLs; others: no machine permissions or keys). */
+  client_type_mismatch: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Applications: a machine client's JWK Set is not one svc can verify private_key_jwt with (public asymmetric keys only). */
+  jwks_invalid: { status: 400, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

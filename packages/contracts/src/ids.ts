@@ -22,6 +22,11 @@ export const ID_PREFIXES = {
   billingMapping: 'bmp',
   billingSyncLog: 'bsl',
   request: 'req',
+  /** The product's API resources and their permissions (docs/authorization.md). */
+  apiResource: 'res',
+  apiPermission: 'prm',
+  /** Roles the platform defines for every organization. */
+  productRole: 'prl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -4,6 +4,7 @@ import { type DbOrTx, leanRead } from '../client.ts';
 import { type ExportSection, exportField, exportSqlText } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { apiKeys } from '../schema/api-keys.ts';
+import { productRoles } from '../schema/authorization.ts';
 import { memberships, users } from '../schema/identity.ts';
 import { organizations } from '../schema/organizations.ts';
 import { roles } from '../schema/roles.ts';
@@ -49,6 +50,8 @@ export type ApiKeyCreatorStanding = {
   status: 'active' | 'suspended';
   roleKey: string | null;
   rolePermissions: string[] | null;
+  /** The role key is a product role of the platform (not a built-in one's product row). */
+  isProductRole: boolean;
   isPlatformAdmin: boolean;
 };
 
@@ -92,6 +95,7 @@ export function prepareFindApiKeyCreatorStanding(
     status: users.status,
     roleKey: memberships.roleKey,
     rolePermissions: roles.permissions,
+    isProductRole: sql<boolean>`exists (select 1 from ${productRoles} where ${productRoles.key} = ${memberships.roleKey} and not ${productRoles.builtin})`,
     isPlatformAdmin: sql<boolean>`exists (${platformAdmin})`,
   };
   const query = db

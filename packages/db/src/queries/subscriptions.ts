@@ -167,6 +167,7 @@ type StateDbRow = {
     seat_limit: number | null;
     usage_limits: Record<string, number>;
     usage_thresholds: number[];
+    features?: string[];
     is_default: 'yes' | null;
     created_at: string;
     updated_at: string;
@@ -197,7 +198,7 @@ export async function findSubscriptionState(
       s.status, s.seats, s.created_at as sub_created_at, s.updated_at as sub_updated_at,
       case when p.id is null then null else json_build_object(
         'id', p.id, 'key', p.key, 'name', p.name, 'seat_limit', p.seat_limit, 'usage_limits', p.usage_limits,
-        'usage_thresholds', p.usage_thresholds, 'is_default', p.is_default, 'created_at', p.created_at, 'updated_at', p.updated_at) end as plan,
+        'usage_thresholds', p.usage_thresholds, 'features', p.features, 'is_default', p.is_default, 'created_at', p.created_at, 'updated_at', p.updated_at) end as plan,
       case when s.tenant_id is not null and (${countAlways}::boolean or coalesce(s.seats, p.seat_limit) is not null)
         then (select count(*) from memberships m where m.tenant_id = o.id) end as members,
       case when s.tenant_id is not null and ${since}::timestamptz is not null
@@ -240,6 +241,7 @@ export async function findSubscriptionState(
         seatLimit: plan.seat_limit,
         usageLimits: plan.usage_limits,
         usageThresholds: plan.usage_thresholds,
+        features: plan.features ?? [],
         isDefault: plan.is_default,
         createdAt: new Date(plan.created_at),
         updatedAt: new Date(plan.updated_at),

@@ -45,11 +45,28 @@ export const applications = pgTable(
     backchannelLogoutUrl: text('backchannel_logout_url'),
     /**
      * `confidential`: authenticates at the token endpoint with the secret key (client_secret_basic
-     * or client_secret_post); `public`: PKCE alone (SPAs, native apps).
+     * or client_secret_post); `public`: PKCE alone (SPAs, native apps); `machine`: no person signs
+     * in, it gets tokens for itself by the client credentials grant, acting for its organization
+     * with `machinePermissions` (docs/authorization.md).
      */
-    clientType: text('client_type', { enum: ['confidential', 'public'] })
+    clientType: text('client_type', { enum: ['confidential', 'public', 'machine'] })
       .notNull()
       .default('confidential'),
+    /**
+     * How a machine client authenticates at the token endpoint: its secret key
+     * (`client_secret_basic`, or `client_secret_post`) or a JWT signed with a key it registered
+     * (`private_key_jwt`, RFC 7523, with `jwks` or `jwksUri`). Null for the other client types.
+     */
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method', { enum: ['client_secret_basic', 'private_key_jwt'] }),
+    /** The public keys of a `private_key_jwt` machine client (a JWK Set), or null. */
+    jwks: jsonb('jwks').$type<{ keys: Record<string, unknown>[] }>(),
+    /** Where a `private_key_jwt` machine client publishes its JWK Set (https), or null. */
+    jwksUri: text('jwks_uri'),
+    /**
+     * Product permissions granted to a machine client (api_permissions.name, sorted): what its
+     * access tokens may carry, per resource. Empty for the other client types.
+     */
+    machinePermissions: text('machine_permissions').array().notNull().default(sql`'{}'::text[]`),
     /** Who may sign in to it: `anyone`, or only `members` of its organization. */
     signInAudience: text('sign_in_audience', { enum: ['anyone', 'members'] })
       .notNull()
@@ -64,7 +81,12 @@ export const applications = pgTable(
     uniqueIndex('applications_tenant_slug_key').on(t.tenantId, t.slug),
     index('applications_tenant_created_idx').on(t.tenantId, t.createdAt),
     uniqueIndex('applications_single_keyless_key').on(t.isKeyless).where(sql`${t.isKeyless}`),
-    check('applications_client_type_check', sql`${t.clientType} in ('confidential', 'public')`),
+    check('applications_client_type_check', sql`${t.clientType} in ('confidential', 'public', 'machine')`),
+    check(
+      'applications_token_endpoint_auth_method_check',
+      sql`${t.tokenEndpointAuthMethod} is null or ${t.tokenEndpointAuthMethod} in ('client_secret_basic', 'private_key_jwt')`,
+    ),
+    check('applications_jwks_uri_check', sql`${t.jwksUri} is null or (${t.jwksUri} like 'https://%' and length(${t.jwksUri}) <= 2048)`),
     check('applications_sign_in_audience_check', sql`${t.signInAudience} in ('anyone', 'members')`),
     check('applications_logo_url_check', sql`${t.logoUrl} is null or (${t.logoUrl} like 'https://%' and length(${t.logoUrl}) <= 2048)`),
   ],

@@ -17,8 +17,13 @@ export const roles = pgTable(
     /** Unique within the organization; never a system role's key. What memberships refer to. */
     key: text('key').notNull(),
     name: text('name').notNull(),
-    /** Names from the permission catalog, sorted, no repeats. */
+    /** svc control-plane permission names (contracts' catalog), sorted, no repeats. */
     permissions: text('permissions').array().notNull().default(sql`'{}'::text[]`),
+    /**
+     * The product's permission names (api_permissions.name), sorted, no repeats: what the role
+     * carries in the product's tokens and checks. Never mixed with `permissions`.
+     */
+    productPermissions: text('product_permissions').array().notNull().default(sql`'{}'::text[]`),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

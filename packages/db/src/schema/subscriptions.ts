@@ -17,6 +17,11 @@ export const subscriptionPlans = pgTable(
     usageLimits: jsonb('usage_limits').$type<Record<string, number>>().notNull().default({}),
     /** Percentages of each usage limit that record a `usage.threshold_reached` event (ascending; empty: none). */
     usageThresholds: integer('usage_thresholds').array().notNull().default(sql`'{50,80,100}'::integer[]`),
+    /**
+     * Features the plan includes (`sso`, `audit_export`, ...): lower-case keys, sorted. The check
+     * API and the `entitlements` token scope answer them (docs/authorization.md).
+     */
+    features: text('features').array().notNull().default(sql`'{}'::text[]`),
     isDefault: text('is_default', { enum: ['yes'] }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),

@@ -3,8 +3,8 @@ import { isAdminOnlyPermission, isSystemRole, PERMISSIONS, type Permission, SYST
 import type { DbOrTx } from '@svc/db/client';
 import type { ApiKeyCreatorStanding } from '@svc/db/queries/api-keys';
 import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
-import { findRoleByKey } from '@svc/db/queries/roles';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
+import { grantsOfRole } from './role-grants.ts';
 
 /**
  * A check a procedure adds on the organization `authorize` resolves for it: the subscription rule
@@ -98,9 +98,12 @@ export function creatorAccessOf(standing: ApiKeyCreatorStanding): CreatorAccess 
   if (standing.roleKey === null) {
     return null;
   }
+  // The same rule as role-grants.ts: a product role of the platform holds what org_member holds here.
   const held = isSystemRole(standing.roleKey)
     ? SYSTEM_ROLES[standing.roleKey].permissions
-    : (standing.rolePermissions ?? []).filter((p): p is Permission => KNOWN.has(p));
+    : standing.isProductRole
+      ? SYSTEM_ROLES.org_member.permissions
+      : (standing.rolePermissions ?? []).filter((p): p is Permission => KNOWN.has(p));
   return { permissions: new Set(held), isOrgAdmin: false };
 }
 
@@ -133,13 +136,12 @@ function findTarget(db: DbOrTx, principal: Principal, ref: UntrustedOrganization
   return findOrganizationById(db, id);
 }
 
-/** The permissions a role key grants in an organization (system roles, else its custom role). */
-export async function permissionsOfRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<Permission[]> {
+/** The control-plane permissions a role key grants in an organization (role-grants.ts decides). */
+export async function permissionsOfRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<readonly Permission[]> {
   if (isSystemRole(roleKey)) {
     return SYSTEM_ROLES[roleKey].permissions;
   }
-  const role = await findRoleByKey(db, { tenantId, key: roleKey });
-  return (role?.permissions ?? []) as Permission[];
+  return (await grantsOfRole(db, tenantId, roleKey))?.control ?? [];
 }
 
 /**

@@ -30,7 +30,6 @@ import {
   revokeInvitation as revokeInvitationRow,
 } from '@svc/db/queries/invitations';
 import { findOrganizationById, type OrganizationRow } from '@svc/db/queries/organizations';
-import { findRoleByKey } from '@svc/db/queries/roles';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
 import { acceptInvitedMembership, addOrgMember } from '@svc/db/queries/users';
 import type { SecretBox } from '@svc/db/secret-box';
@@ -39,6 +38,7 @@ import { invitationEmail } from '@svc/jobs/email/template';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
+import { grantsOfRole } from '../access/role-grants.ts';
 import { sha256Hex } from '../applications/keys.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 
@@ -81,12 +81,17 @@ export function inviteLinkOf(publicUrl: string, token: string): string {
   return `${publicUrl}/invitations/accept?token=${encodeURIComponent(token)}`;
 }
 
-/** The role's display name and permissions, or undefined when the organization has no such role. */
-async function roleOf(db: DbOrTx, tenantId: string, roleKey: string): Promise<{ name: string; permissions: string[] } | undefined> {
+/** The role's display name and control-plane permissions, or undefined when the organization has no such role. */
+async function roleOf(
+  db: DbOrTx,
+  tenantId: string,
+  roleKey: string,
+): Promise<{ name: string; permissions: readonly string[] } | undefined> {
   if (isSystemRole(roleKey)) {
     return SYSTEM_ROLES[roleKey];
   }
-  return findRoleByKey(db, { tenantId, key: roleKey });
+  const grants = await grantsOfRole(db, tenantId, roleKey);
+  return grants && { name: grants.name, permissions: grants.control };
 }
 
 /**

@@ -33,8 +33,12 @@ export type AgentContextInput = {
     redirectUrls: string[];
     allowedOrigins: string[];
     postLogoutRedirectUrls: string[];
-    /** confidential: authenticates with the secret key; public: PKCE alone. The keyless app is public. */
-    clientType: 'confidential' | 'public';
+    /**
+     * confidential: authenticates with the secret key; public: PKCE alone. The keyless app is
+     * public. A machine client signs nobody in: its context is for the backend calling the token
+     * endpoint (it is confidential there, with its secret key).
+     */
+    clientType: 'confidential' | 'public' | 'machine';
     oauth: { productionProvider?: string };
     /** The keyless development application's claim link (it carries a secret token); null otherwise. */
     claimUrl?: string | null;

@@ -13,7 +13,6 @@ import type {
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findUnlinkedUserByEmail, findUserBySubject, insertUser, type UserRow } from '@svc/db/queries/identity';
-import { findRoleByKey } from '@svc/db/queries/roles';
 import {
   addOrgMember,
   countOtherActiveOrgAdmins,
@@ -43,6 +42,7 @@ import {
   type UntrustedOrganizationRef,
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
+import { grantsOfRole } from '../access/role-grants.ts';
 import { endSessions } from '../session-store/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
@@ -91,9 +91,9 @@ function shownEmail(row: OrgUserRow): string {
   return row.status === 'invited' ? (row.invitedEmail ?? row.email) : row.email;
 }
 
-/** A role key is a system role or a custom role of the organization; anything else is a 400. */
+/** A role key is a system role, a product role or a custom role of the organization; anything else is a 400. */
 async function assertRoleExists(db: DbOrTx, tenantId: string, roleKey: string): Promise<void> {
-  if (isSystemRole(roleKey) || (await findRoleByKey(db, { tenantId, key: roleKey }))) {
+  if (isSystemRole(roleKey) || (await grantsOfRole(db, tenantId, roleKey))) {
     return;
   }
   throw new AppError('unknown_role', `no role ${roleKey} in this organization (system roles: org_admin, org_member)`);
