@@ -9,6 +9,7 @@ const PUBLIC_PATHS = new Set([
   '/llms.txt',
   // svc's OpenID Provider metadata and keys: single-page applications read them from the browser.
   '/.well-known/openid-configuration',
+  '/.well-known/oauth-authorization-server',
   '/oidc/jwks',
 ]);
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppServices } from '../context.ts';
-import { DISCOVERY_PATH, OIDC_ROUTES } from '../modules/oidc-provider/provider.ts';
+import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, OIDC_ROUTES } from '../modules/oidc-provider/provider.ts';
 import { runBehindEdge } from './behind-edge.ts';
 import { type Edge, normalizePath } from './edge.ts';
 
@@ -20,6 +20,8 @@ export function createProviderDocuments(services: AppServices, edge: Edge): (req
   // the keys change (modules/oidc-provider/provider.ts).
   for (const [path, document] of [
     [DISCOVERY_PATH, () => services.oidc.discovery],
+    // RFC 8414: OAuth clients and agents look here; the same metadata (section 3 allows it).
+    [AUTHORIZATION_SERVER_METADATA_PATH, () => services.oidc.discovery],
     [OIDC_ROUTES.jwks, () => services.oidc.jwks],
   ] as const) {
     routes.set(path, async (_req, res) => {

@@ -3,7 +3,7 @@ import type { Db, Sql } from '@svc/db/client';
 import { findUserById } from '@svc/db/queries/identity';
 import { findSessionStanding, type SessionWithUser } from '@svc/db/queries/sessions';
 import type { Account, KoaContextWithOIDC } from 'oidc-provider';
-import { permissionsOfRole } from '../access/authorize.ts';
+import { grantsOfRole } from '../access/role-grants.ts';
 
 /** Scopes svc's OpenID Provider knows; `organization` adds the organization claims. */
 export const OIDC_SCOPES = ['openid', 'email', 'profile', 'offline_access', 'organization'] as const;
@@ -11,7 +11,11 @@ export const OIDC_SCOPES = ['openid', 'email', 'profile', 'offline_access', 'org
 /** The organization an authorization speaks for, chosen at sign-in and kept in its Grant. */
 export type GrantOrganization = { id: string; slug: string };
 
-/** Claims of the `organization` scope: the membership as it is when the token is issued. */
+/**
+ * Claims of the `organization` scope: the membership as it is when the token is issued, with the
+ * person's product permissions there (docs/authorization.md). svc's control-plane permissions are
+ * checked by svc's API alone and are never in a token.
+ */
 export type OrganizationClaims = { org_id: string; org_slug: string; org_role: string; permissions: string[] };
 
 /** What the provider needs from svc: the hosted session behind a browser request. */
@@ -57,13 +61,13 @@ export async function standingOf(
   if (!standing.roleKey) {
     return null;
   }
-  const permissions = await permissionsOfRole(db, input.organization.id, standing.roleKey);
+  const grants = await grantsOfRole(db, input.organization.id, standing.roleKey);
   return {
     organization: {
       org_id: input.organization.id,
       org_slug: input.organization.slug,
       org_role: standing.roleKey,
-      permissions: [...permissions],
+      permissions: [...(grants?.product ?? [])],
     },
   };
 }

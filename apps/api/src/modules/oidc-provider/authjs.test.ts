@@ -95,6 +95,10 @@ describe('svc OpenID Provider: an Auth.js application', () => {
     await database.sql`
       update applications set redirect_urls = ${[`${origin}/auth/callback/svc`, `${wrongSecretOrigin}/auth/callback/svc`]}
       where id = ${app.application.id}`;
+    // The product's permission the built-in org_admin role carries.
+    await database.sql`insert into api_resources (id, identifier, name) values ('res_reportsreportsrepor', 'https://api.reports.example', 'Reports')`;
+    await database.sql`insert into api_permissions (id, resource_id, name) values ('prm_reportsreportsrepor', 'res_reportsreportsrepor', 'reports.read')`;
+    await database.sql`update product_roles set permissions = '{reports.read}' where key = 'org_admin'`;
   });
 
   afterAll(async () => {
@@ -145,7 +149,7 @@ describe('svc OpenID Provider: an Auth.js application', () => {
     expect(session.svcUser).toBe(member?.user_id);
     expect(session.svcUser).toMatch(/^usr_/);
     expect(session.org).toMatchObject({ id: member?.tenant_id, slug: member?.slug, role: member?.role_key });
-    expect(session.org.permissions.length).toBeGreaterThan(0);
+    expect(session.org.permissions).toEqual(['reports.read']);
     expect(authErrors).toEqual([]);
   });
 

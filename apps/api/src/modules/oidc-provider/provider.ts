@@ -36,7 +36,9 @@ import {
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
 import { providerRequestsInFlight } from './request-context.ts';
+import { TokenResources } from './resources.ts';
 import { OIDC_TTL } from './ttl.ts';
+import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
 
 // Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
 const { default: Provider, errors, interactionPolicy } = await quietly(() => import('oidc-provider'));
@@ -45,6 +47,8 @@ type ProviderInstance = InstanceType<typeof Provider>;
 /** Where the provider's endpoints live; the issuer (PUBLIC_URL) has no path of its own. */
 export const OIDC_PREFIX = '/oidc';
 export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+/** RFC 8414 authorization server metadata: the same document as discovery, for OAuth clients and agents. */
+export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
 export const OIDC_ROUTES = {
   authorization: `${OIDC_PREFIX}/auth`,
   token: `${OIDC_PREFIX}/token`,
@@ -121,6 +125,8 @@ export class OpenIdProvider {
   private unlisten: (() => Promise<void>) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly clients;
+  /** The product's API resources, by identifier (the `resource` parameter). */
+  readonly resources: TokenResources;
   private readonly cookieKeys: string[];
   private readonly publicUrl: URL;
   /** Key of the try sign-in client secrets (see tryClientSecret); derived from SVC_ENCRYPTION_KEY, never sent anywhere. */
@@ -136,6 +142,7 @@ export class OpenIdProvider {
     this.publicUrl = new URL(opts.issuer);
     this.tryCallbackUrl = new URL(TRY_CALLBACK_PATH, this.publicUrl).href;
     this.clients = applicationClients(opts.applications, { keylessEnabled: opts.keylessEnabled, tryCallbackUrl: this.tryCallbackUrl });
+    this.resources = new TokenResources(opts.db);
     this.cookieKeys = [
       Buffer.from(hkdfSync('sha256', opts.encryptionKey, Buffer.alloc(0), 'svc oidc-provider cookies', 32)).toString('base64url'),
     ];
@@ -146,6 +153,7 @@ export class OpenIdProvider {
   static async start(opts: OpenIdProviderOptions): Promise<OpenIdProvider> {
     const op = new OpenIdProvider(opts);
     await ensureCurrentSigningKey(opts.db, opts.secretBox, opts.signingAlg);
+    await op.resources.listen(opts.sql);
     try {
       await op.reload();
     } catch (error) {
@@ -191,6 +199,7 @@ export class OpenIdProvider {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.unlisten?.();
+    await this.resources.close();
     await this.reloading?.catch(() => {});
     const internal = await this.internal?.catch(() => undefined);
     if (internal) {
@@ -330,6 +339,7 @@ export class OpenIdProvider {
     provider.use(offlineAccessWithoutConsentScreen);
     provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
     provider.use(formPostToRedirectUri);
+    provider.use(this.structuredTokenIntrospection());
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
     Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
@@ -604,6 +614,87 @@ export class OpenIdProvider {
     });
   }
 
+  /**
+   * The claims svc adds to an access token (RFC 9068 JWT) when it is issued (docs/oidc.md,
+   * docs/authorization.md): always `sid` (the svc session) and `grant_id` (its grant: userinfo
+   * and introspection refuse the token once the grant is revoked, as after a replayed code).
+   * With an organization chosen at sign-in (scope `organization`): `org_id`, `org_slug`,
+   * `org_role` and `permissions`, the person's product permissions as they are now; for one of
+   * the product's APIs (`resource`), only the permissions on that API, and only those the client
+   * asked for when it asked for any. Never svc's control-plane permissions.
+   */
+  private async tokenClaims(
+    ctx: KoaContextWithOIDC,
+    token: Parameters<NonNullable<Configuration['extraTokenClaims']>>[1],
+  ): Promise<Record<string, unknown> | undefined> {
+    if (token.kind !== 'AccessToken' || !token.accountId) {
+      return undefined;
+    }
+    const sid = token.sid;
+    const base = { sid, grant_id: token.grantId };
+    const api = isApiResourceToken(token) ? await this.resources.byIdentifier(token.resourceServer.identifier()) : null;
+    const scopes = (token.scope ?? '').split(' ');
+    if (!api && !scopes.includes('organization')) {
+      return base;
+    }
+    const grant = ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
+    const standing = await standingOf(this.opts.db, this.opts.sql, {
+      sessionId: sid,
+      userId: token.accountId,
+      organization: organizationOfGrant(grant),
+    });
+    const organization = standing?.organization;
+    if (!api) {
+      return { ...base, ...organization };
+    }
+    if (!organization) {
+      return { ...base, permissions: [] };
+    }
+    const onApi = new Set(api.permissions);
+    const asked = scopes.filter((s) => onApi.has(s));
+    const wanted = asked.length > 0 ? new Set(asked) : onApi;
+    return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)) };
+  }
+
+  /**
+   * RFC 7662 for svc's access tokens, which are JWTs and not stored: oidc-provider refuses to
+   * introspect structured tokens (unsupported_token_type) after it has authenticated the client.
+   * For a confidential client asking about its own token, svc answers instead: verified with its
+   * keys, and active only while its grant and svc session stand (userinfo.ts).
+   */
+  private structuredTokenIntrospection() {
+    return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
+      await next();
+      const client = ctx.oidc?.client;
+      const token = ctx.oidc?.params?.token;
+      if (
+        ctx.oidc?.route !== 'introspection' ||
+        ctx.status !== 400 ||
+        (ctx.body as { error?: unknown } | undefined)?.error !== 'unsupported_token_type' ||
+        !client ||
+        typeof token !== 'string' ||
+        !isStructuredToken(token)
+      ) {
+        return;
+      }
+      ctx.status = 200;
+      ctx.body =
+        client.clientAuthMethod === 'none'
+          ? { active: false }
+          : await introspectAccessToken(
+              {
+                db: this.opts.db,
+                sql: this.opts.sql,
+                issuer: this.opts.issuer,
+                jwks: JSON.parse(this.jwks.json),
+                provider: ctx.oidc.provider,
+              },
+              token,
+              client.clientId,
+            );
+    };
+  }
+
   private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {
     return {
       adapter: createAdapterFactory(this.opts.db, this.clients, this.opts.storage),
@@ -680,21 +771,33 @@ export class OpenIdProvider {
         // request_uri_not_supported); pushed authorization requests are the supported way.
         requestObjects: { enabled: false },
         registration: { enabled: false },
-        // Access tokens are RFC 9068 JWTs (typ at+jwt) whose audience is the client itself,
-        // with or without a `resource` parameter.
+        // Access tokens are RFC 9068 JWTs (typ at+jwt). Without a `resource` parameter their
+        // audience is the client itself; with `resource=<identifier>` of one of the product's
+        // API resources (RFC 8707), that API, and they carry the person's (or the machine
+        // client's) permissions on it (tokenClaims). Any other resource: invalid_target.
         resourceIndicators: {
           enabled: true,
           defaultResource: async (_ctx, client) => clientResource(client.clientId),
           useGrantedResource: async () => true,
           getResourceServerInfo: async (_ctx, resourceIndicator, client) => {
-            if (resourceIndicator !== clientResource(client.clientId)) {
-              throw new errors.InvalidTarget('the only resource is the client itself');
+            if (resourceIndicator === clientResource(client.clientId)) {
+              return {
+                audience: client.clientId,
+                accessTokenFormat: 'jwt',
+                accessTokenTTL: OIDC_TTL.AccessToken,
+                scope: OIDC_SCOPES.join(' '),
+              };
+            }
+            const resource = await this.resources.byIdentifier(resourceIndicator);
+            if (!resource) {
+              throw new errors.InvalidTarget('no API of this product has that identifier (resource)');
             }
             return {
-              audience: client.clientId,
+              audience: resource.identifier,
               accessTokenFormat: 'jwt',
               accessTokenTTL: OIDC_TTL.AccessToken,
-              scope: OIDC_SCOPES.join(' '),
+              // Its permissions are its scopes: a client may ask for fewer (scope=invoices.read).
+              scope: resource.permissions.join(' '),
             };
           },
         },
@@ -718,25 +821,21 @@ export class OpenIdProvider {
         ctx.body = errorPage(out, ctx.oidc?.route?.startsWith('end_session') ? 'sign-out' : 'sign-in');
       },
       findAccount: accountFinder(this.opts.db, this.opts.sql),
-      // RFC 9068 access tokens also carry the svc session (sid) and, with scope `organization`,
-      // the organization claims as the membership is when the token is issued.
-      extraTokenClaims: async (ctx, token) => {
-        if (token.kind !== 'AccessToken') {
-          return undefined;
-        }
-        const sid = token.sid;
-        const scopes = (token.scope ?? '').split(' ');
-        if (!scopes.includes('organization') || !token.accountId) {
-          return { sid };
-        }
-        const grant = ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
-        const standing = await standingOf(this.opts.db, this.opts.sql, {
-          sessionId: sid,
-          userId: token.accountId,
-          organization: organizationOfGrant(grant),
-        });
-        return { sid, ...standing?.organization };
+      extraTokenClaims: (ctx, token) => this.tokenClaims(ctx, token),
+      formats: {
+        customizers: {
+          // An API's access token: its `scope` is exactly the permissions it carries, so a
+          // resource server checking scopes (RFC 9068 section 2.2.3) sees what tokenClaims decided.
+          jwt: (_ctx, token, jwt) => {
+            const permissions = jwt.payload.permissions;
+            if (isApiResourceToken(token) && Array.isArray(permissions)) {
+              jwt.payload.scope = permissions.length > 0 ? permissions.join(' ') : undefined;
+            }
+          },
+        },
       },
+      // RFC 8414 and discovery say the same: RFC 8707 resource indicators are taken.
+      discovery: { claim_types_supported: ['normal'], resource_indicators_supported: true },
       // The token, revocation and introspection endpoints answer a browser only from the
       // client's own allowedOrigins (the keyless application: loopback origins).
       clientBasedCORS: (_ctx, origin, client) => corsAllowed(client.metadata(), origin),
@@ -832,9 +931,19 @@ export function secretMatchesHash(presented: string, storedHash: string | undefi
   return expected.length === actual.length && timingSafeEqual(actual, expected);
 }
 
+const CLIENT_RESOURCE_PREFIX = 'urn:svc:client:';
+
 /** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
 export function clientResource(clientId: string): string {
-  return `urn:svc:client:${clientId}`;
+  return `${CLIENT_RESOURCE_PREFIX}${clientId}`;
+}
+
+/** Whether a token is for one of the product's API resources, not for the client itself. */
+function isApiResourceToken(token: { resourceServer?: { identifier(): string } | undefined }): token is {
+  resourceServer: { identifier(): string };
+} {
+  const identifier = token.resourceServer?.identifier();
+  return typeof identifier === 'string' && !identifier.startsWith(CLIENT_RESOURCE_PREFIX);
 }
 
 /**

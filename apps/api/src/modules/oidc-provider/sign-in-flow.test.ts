@@ -37,6 +37,13 @@ describe('svc OpenID Provider: signing in to an application', () => {
     clientId = (await getOrCreateKeylessApplication(database.db)).application.id;
     config = await oidc.discovery(new URL(server.url), clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
     jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+    // The product's catalog: what the built-in roles carry in tokens (never svc's own catalog).
+    await database.sql`insert into api_resources (id, identifier, name) values ('res_invoicesinvoicesinvo', 'https://api.invoices.example', 'Invoices')`;
+    await database.sql`insert into api_permissions (id, resource_id, name) values
+      ('prm_aaaaaaaaaaaaaaaaaaaa', 'res_invoicesinvoicesinvo', 'invoices.read'),
+      ('prm_bbbbbbbbbbbbbbbbbbbb', 'res_invoicesinvoicesinvo', 'invoices.create')`;
+    await database.sql`update product_roles set permissions = '{invoices.create,invoices.read}' where key = 'org_admin'`;
+    await database.sql`update product_roles set permissions = '{invoices.read}' where key = 'org_member'`;
   });
 
   afterAll(async () => {
@@ -133,7 +140,8 @@ describe('svc OpenID Provider: signing in to an application', () => {
     });
     expect(id.payload.sub).toMatch(/^usr_/);
     expect(sid).toMatch(/^ses_/);
-    expect([...(id.payload.permissions as string[])].sort()).toEqual([...SYSTEM_ROLES.org_admin.permissions].sort());
+    // The product's permissions of the built-in org_admin role; svc's control-plane ones never.
+    expect([...(id.payload.permissions as string[])].sort()).toEqual(['invoices.create', 'invoices.read']);
 
     const at = await verifyAccessToken(tokens.access_token);
     expect(decodeProtectedHeader(tokens.access_token).typ).toBe('at+jwt');
@@ -147,6 +155,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
       org_id: membership?.tenant_id,
       org_slug: membership?.slug,
       org_role: 'org_admin',
+      permissions: ['invoices.create', 'invoices.read'],
     });
     expect((at.payload.scope as string).split(' ').sort()).toEqual(['email', 'offline_access', 'openid', 'organization', 'profile']);
 
@@ -310,7 +319,8 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(picked.steps).toEqual(['pick-organization']);
     const at = await verifyAccessToken(picked.tokens.access_token);
     expect(at.payload).toMatchObject({ org_id: second.organization.id, org_slug: second.organization.slug, org_role: 'org_member' });
-    expect([...(at.payload.permissions as string[])].sort()).toEqual([...SYSTEM_ROLES.org_member.permissions].sort());
+    expect(at.payload.permissions).toEqual(['invoices.read']);
+    expect(SYSTEM_ROLES.org_member.permissions.some((p) => (at.payload.permissions as string[]).includes(p))).toBe(false);
 
     const named = await signIn(jar, { scope: 'openid organization', organization: second.organization.slug }, { person: 'social' });
     expect(named.steps).toEqual([]);
@@ -871,8 +881,10 @@ describe('svc OpenID Provider: a confidential application and its tokens', () =>
     const live = await oidc.tokenIntrospection(config, refreshToken);
     expect(live).toMatchObject({ active: true, client_id: app.application.id, sub: tokens.claims()?.sub });
     expect((live.scope as string).split(' ')).toContain('offline_access');
-    // Access tokens are JWTs: verified with the JWKS, not introspected.
-    await expect(oidc.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ error: 'unsupported_token_type' });
+    // Access tokens are JWTs, and introspected too (RFC 7662): active, the client's and person's.
+    const liveAccess = await oidc.tokenIntrospection(config, tokens.access_token);
+    expect(liveAccess).toMatchObject({ active: true, token_type: 'Bearer', client_id: app.application.id, sub: tokens.claims()?.sub });
+    expect(liveAccess.grant_id).toBeUndefined();
 
     // Refresh rotates; the rotated token is then revoked by the application.
     const refreshed = await oidc.refreshTokenGrant(config, refreshToken);
