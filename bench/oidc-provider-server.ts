@@ -46,6 +46,8 @@ export type MintRequest = {
   organization: { id: string; slug: string };
   redirectUri: string;
   codeChallenge: string;
+  /** One of the product's API resources the code is for (RFC 8707), instead of the client itself. */
+  apiResource?: string;
 };
 
 export const MINT_SCOPE = 'openid email offline_access organization';
@@ -88,10 +90,10 @@ async function mintOne(input: MintRequest): Promise<string> {
   if (!client) {
     throw new Error(`no client ${input.clientId}`);
   }
-  const resource = clientResource(input.clientId);
+  const resource = input.apiResource ?? clientResource(input.clientId);
   const grant = new provider.Grant({ accountId: input.accountId, clientId: input.clientId });
   grant.addOIDCScope(MINT_SCOPE);
-  grant.addResourceScope(resource, MINT_SCOPE);
+  grant.addResourceScope(resource, input.apiResource ? '' : MINT_SCOPE);
   Object.assign(grant, { organization: input.organization });
   const grantId = await grant.save();
   // What the authorization endpoint and the code exchange store (offline_access: not bound to the provider session).

@@ -20,6 +20,7 @@
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
+ * The product's authorization: BENCH_ONLY=client-credentials,token-size (bench/client-credentials.ts; BENCH_CC_CONNECTIONS, default 16).
  * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
@@ -37,6 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } from './backchannel.ts';
+import { CLIENT_CREDENTIALS_SCENARIOS, CLIENT_CREDENTIALS_TARGETS, runClientCredentialsBenches } from './client-credentials.ts';
 import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
@@ -1152,6 +1154,9 @@ async function main(): Promise<number> {
   const exportBenches = EXPORT_SCENARIOS.some(wanted) ? await runExportBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const webhooks = WEBHOOK_SCENARIOS.some(wanted) ? await runWebhookBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const oidcTokens = OIDC_TOKEN_SCENARIOS.some(wanted) ? await runOidcTokenBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const clientCredentials = CLIENT_CREDENTIALS_SCENARIOS.some(wanted)
+    ? await runClientCredentialsBenches(scenarioContext, wanted)
+    : { verdicts: [], results: {} };
   const backchannel = BACKCHANNEL_SCENARIOS.some(wanted)
     ? await runBackchannelBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
@@ -1182,7 +1187,14 @@ async function main(): Promise<number> {
   }
   const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
   log('');
-  results.push(...exportBenches.verdicts, ...oidcTokens.verdicts, ...backchannel.verdicts, ...eventsFeed.verdicts, ...pool.verdicts);
+  results.push(
+    ...exportBenches.verdicts,
+    ...oidcTokens.verdicts,
+    ...clientCredentials.verdicts,
+    ...backchannel.verdicts,
+    ...eventsFeed.verdicts,
+    ...pool.verdicts,
+  );
   log('summary');
   for (const v of results) {
     log(`  ${v.pass ? 'PASS' : 'FAIL'}  ${v.name.padEnd(58)} ${v.detail}`);
@@ -1214,7 +1226,14 @@ async function main(): Promise<number> {
           smallApps: SMALL_APPS,
           rotatingKeys,
         },
-        targets: { ...TARGETS, ...WEBHOOK_TARGETS, ...USAGE_TARGETS, ...OIDC_TOKEN_TARGETS, ...POOL_TARGETS },
+        targets: {
+          ...TARGETS,
+          ...WEBHOOK_TARGETS,
+          ...USAGE_TARGETS,
+          ...OIDC_TOKEN_TARGETS,
+          ...CLIENT_CREDENTIALS_TARGETS,
+          ...POOL_TARGETS,
+        },
         comparisons: comparisons.map((c) => ({
           scenario: c.scenario,
           load: c.load,
@@ -1227,6 +1246,7 @@ async function main(): Promise<number> {
         eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
+        clientCredentials: clientCredentials.results,
         pool: pool.results,
         verdicts: results,
       },

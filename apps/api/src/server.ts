@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
 import { createDatabase, createHealthProbe, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
@@ -24,6 +25,7 @@ import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { SessionLookup } from './modules/session-store/service.ts';
+import { ingesterFor, prepareEvent } from './modules/usage/ingest.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
@@ -98,6 +100,25 @@ async function startOn(
     },
     clientIp,
     engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
+    // One metered usage event per machine token, in the client's organization (docs/authorization.md).
+    meterMachineToken: async ({ organizationId, clientId, tokenId, resource }) => {
+      await ingesterFor(db).submit({
+        tenantId: organizationId,
+        channel: 'metering',
+        actor: { type: 'application', id: clientId },
+        events: [
+          prepareEvent(
+            {
+              idempotencyKey: `machine_token:${tokenId}`,
+              eventType: MACHINE_TOKEN_EVENT_TYPE,
+              quantity: 1,
+              properties: { clientId, resource },
+            },
+            Date.now(),
+          ),
+        ],
+      });
+    },
   });
   started.push(() => oidc.close());
   const services: AppServices = {

@@ -197,6 +197,13 @@ export type TUpdateProductRoleRequest = z.infer<typeof ZUpdateProductRoleRequest
 export const ZDeleteProductRoleRequest = z.object({ id: ZProductRoleId });
 export const ZDeletedProductRole = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedProductRole' });
 
+/**
+ * The usage event type of every access token a machine client gets (client credentials): one
+ * per token, in the client's organization, metered like any usage event, so a plan can limit
+ * machine tokens per month and a blocked subscription stops them (docs/authorization.md).
+ */
+export const MACHINE_TOKEN_EVENT_TYPE = 'machine_token.issued';
+
 /** `usr_` + 20 base62. */
 export const ZUserId = z.string().regex(/^usr_[0-9A-Za-z]{20}$/, 'expected a user id (usr_...)');
 

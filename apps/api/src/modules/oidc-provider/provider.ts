@@ -1,6 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AppError } from '@svc/contracts/errors';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL, revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import { recordApplicationSignIn } from '@svc/db/queries/session-applications';
@@ -95,6 +96,13 @@ export type OpenIdProviderOptions = {
   clientIp: (req: IncomingMessage) => string;
   /** The engine's end-session URL (rp.endSessionUrl): an application's logout ends the engine's session too. */
   engineEndSessionUrl: SvcLogoutDeps['engineEndSessionUrl'];
+  /**
+   * Records the usage event of a machine client's token (MACHINE_TOKEN_EVENT_TYPE) in its
+   * organization before the token is issued; throws the subscription rule's 402 AppError when
+   * the organization may not (inactive subscription, monthly limit reached). Unset: not metered
+   * (the bench's provider-only processes).
+   */
+  meterMachineToken?: (input: { organizationId: string; clientId: string; tokenId: string; resource: string }) => Promise<void>;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -627,6 +635,9 @@ export class OpenIdProvider {
     ctx: KoaContextWithOIDC,
     token: Parameters<NonNullable<Configuration['extraTokenClaims']>>[1],
   ): Promise<Record<string, unknown> | undefined> {
+    if (token.kind === 'ClientCredentials') {
+      return this.machineTokenClaims(ctx, token);
+    }
     if (token.kind !== 'AccessToken' || !token.accountId) {
       return undefined;
     }
@@ -654,6 +665,59 @@ export class OpenIdProvider {
     const asked = scopes.filter((s) => onApi.has(s));
     const wanted = asked.length > 0 ? new Set(asked) : onApi;
     return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)) };
+  }
+
+  /**
+   * A machine client's token (client credentials, docs/authorization.md): for one of the product's
+   * APIs only, acting for the client's organization (`org_id`), with the permissions granted to
+   * the client on that API (those it named in `scope`, when it named any); `sub` is the client.
+   * A client holding nothing there is refused (invalid_target), and so is one naming another
+   * organization. Each token is a usage event of the organization, recorded before it is issued,
+   * so the plan meters it and a blocked subscription refuses it (402).
+   */
+  private async machineTokenClaims(
+    ctx: KoaContextWithOIDC,
+    token: Parameters<NonNullable<Configuration['extraTokenClaims']>>[1],
+  ): Promise<Record<string, unknown>> {
+    const found = await this.opts.applications.byId(token.clientId ?? '');
+    const application = found?.application;
+    if (!found || application?.clientType !== 'machine' || application.status !== 'active') {
+      throw new errors.UnauthorizedClient('only a machine client gets tokens by the client credentials grant');
+    }
+    const named = (ctx.request as { body?: Record<string, unknown> }).body?.organization;
+    if (named !== undefined && named !== found.organization.slug && named !== found.organization.id) {
+      throw new errors.InvalidRequest('a machine client acts for its own organization only');
+    }
+    const api = isApiResourceToken(token) ? await this.resources.byIdentifier(token.resourceServer.identifier()) : null;
+    if (!api) {
+      throw new errors.InvalidTarget('a machine client names the API it calls: resource=<API identifier>');
+    }
+    const onApi = new Set(api.permissions);
+    const held = application.machinePermissions.filter((p) => onApi.has(p));
+    if (held.length === 0) {
+      throw new errors.InvalidTarget('this machine client holds no permission on that API');
+    }
+    const asked = (token.scope ?? '').split(' ').filter((s) => onApi.has(s));
+    const permissions = asked.length > 0 ? held.filter((p) => asked.includes(p)) : held;
+    if (permissions.length === 0) {
+      throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', asked.join(' '));
+    }
+    if (this.opts.meterMachineToken) {
+      try {
+        await this.opts.meterMachineToken({
+          organizationId: found.organization.id,
+          clientId: application.id,
+          tokenId: token.jti ?? '',
+          resource: api.identifier,
+        });
+      } catch (error) {
+        if (error instanceof AppError && error.status === 402) {
+          throw new SubscriptionRefusal(error);
+        }
+        throw error;
+      }
+    }
+    return { org_id: found.organization.id, org_slug: found.organization.slug, permissions };
   }
 
   /**
@@ -709,7 +773,9 @@ export class OpenIdProvider {
       // Public applications: none (PKCE). Confidential ones: their secret key, in the
       // Authorization header or the body. Nothing that would use the stored hash as a key
       // (client_secret_jwt, HS* algorithms, symmetric encryption) is enabled.
-      clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+      // Machine clients may instead sign a JWT with a key they registered (private_key_jwt, RFC
+      // 7523; asymmetric algorithms only, below).
+      clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
       enabledJWA: {
         clientAuthSigningAlgValues: ASYMMETRIC_ALGS,
         requestObjectSigningAlgValues: ASYMMETRIC_ALGS,
@@ -736,6 +802,8 @@ export class OpenIdProvider {
       extraParams: ['organization'],
       features: {
         devInteractions: { enabled: false },
+        // Machine clients (clientType machine): RFC 6749 section 4.4, for the product's APIs.
+        clientCredentials: { enabled: true },
         encryption: { enabled: false },
         revocation: {
           enabled: true,
@@ -779,8 +847,11 @@ export class OpenIdProvider {
           enabled: true,
           defaultResource: async (_ctx, client) => clientResource(client.clientId),
           useGrantedResource: async () => true,
-          getResourceServerInfo: async (_ctx, resourceIndicator, client) => {
+          getResourceServerInfo: async (ctx, resourceIndicator, client) => {
             if (resourceIndicator === clientResource(client.clientId)) {
+              if (ctx.oidc.params?.grant_type === 'client_credentials') {
+                throw new errors.InvalidTarget('a machine client names the API it calls: resource=<API identifier>');
+              }
               return {
                 audience: client.clientId,
                 accessTokenFormat: 'jwt',
@@ -967,4 +1038,16 @@ function errorPage(out: { error: string; error_description?: string | undefined 
     title,
     `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p class="muted">Error: ${escapeHtml(out.error)}. Go back to the application and start again; if this keeps happening, tell its developers.</p>`,
   );
+}
+
+/**
+ * A machine client's token refused by its organization's subscription: HTTP 402 with the
+ * subscription rule's code (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth
+ * `error`, and its message as `error_description`.
+ */
+class SubscriptionRefusal extends errors.OIDCProviderError {
+  constructor(refusal: AppError) {
+    super(402, refusal.code);
+    this.error_description = refusal.message;
+  }
 }
