@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AppError } from '@svc/contracts/errors';
 import { createDatabase, StartupError } from '@svc/db/client';
@@ -7,8 +8,9 @@ import { createSecretBox } from '@svc/db/secret-box';
 import { startWorker } from '@svc/jobs/runner';
 import { resolveDatabase } from './database.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
-import { ConfigError, loadConfig } from './env.ts';
+import { type Config, ConfigError, loadConfig } from './env.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
+import type { MachineInput } from './modules/applications/machine.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
 import { RETIRED_KEY_PUBLISHED_SECONDS, rotateSigningKey } from './modules/oidc-provider/keys.ts';
 import { surviveLostConnections } from './process-guards.ts';
@@ -20,7 +22,10 @@ const USAGE = `svc <command>
   worker                              run the job worker only
   migrate                             apply database migrations and exit
   apps create --org <slug> --name <name> [--org-name <name>] [--status active|disabled]
-                    [--client-type confidential|public] [--json]
+                    [--client-type confidential|public|machine] [--json]
+              a machine client: [--permission <name>]... (product permissions, repeatable)
+                    [--auth-method client_secret_basic|private_key_jwt]
+                    [--jwks-file <path to a JWK Set> | --jwks-uri <https URL>]
   apps set-status <id-or-slug> <active|disabled> [--org <slug>] [--json]
   apps rotate-secret <id-or-slug> [--org <slug>] [--json]
   keys rotate [--json]                a new OpenID Provider signing key (the previous one stays published until its tokens expire)
@@ -95,13 +100,13 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>['db']) => Promise<T>): Promise<T> {
+async function withDatabase<T>(fn: (db: ReturnType<typeof createDatabase>['db'], config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const database = await resolveDatabase(config);
   await migrateDatabase(database.url);
   const { db, close } = createDatabase({ url: database.url, max: 2, applicationName: 'svc-cli' });
   try {
-    return await fn(db);
+    return await fn(db, config);
   } finally {
     await close();
     await database.stop();
@@ -114,6 +119,10 @@ const APPS_OPTIONS = {
   name: { type: 'string' },
   status: { type: 'string' },
   'client-type': { type: 'string' },
+  permission: { type: 'string', multiple: true },
+  'auth-method': { type: 'string' },
+  'jwks-file': { type: 'string' },
+  'jwks-uri': { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
 
@@ -124,6 +133,30 @@ function parseAppsArgs(args: string[]) {
   } catch (error) {
     throw new AppError('validation_failed', `${(error as Error).message} (see svc help)`);
   }
+}
+
+/**
+ * A machine client's options (`apps create --client-type machine`): its product permissions,
+ * how it authenticates, and its keys from a JWK Set file or a URL. The service checks them as it
+ * checks the API's fields (unknown_permission, jwks_invalid, client_type_mismatch for any of
+ * them on another client type).
+ */
+async function machineOptionsOf(values: ReturnType<typeof parseAppsArgs>['values']): Promise<MachineInput> {
+  const method = values['auth-method'];
+  if (method !== undefined && method !== 'client_secret_basic' && method !== 'private_key_jwt') {
+    throw new AppError('validation_failed', '--auth-method must be client_secret_basic or private_key_jwt');
+  }
+  const file = values['jwks-file'];
+  let jwks: string | undefined;
+  if (file !== undefined) {
+    try {
+      jwks = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new AppError('validation_failed', `--jwks-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    }
+  }
+  const permissions = values.permission ? [...new Set(values.permission)].sort() : undefined;
+  return { tokenEndpointAuthMethod: method, jwks, jwksUri: values['jwks-uri'], permissions };
 }
 
 function print(json: boolean, value: unknown, human: string): void {
@@ -143,16 +176,19 @@ async function apps(args: string[]): Promise<void> {
       throw new AppError('validation_failed', '--status must be active or disabled');
     }
     const clientType = values['client-type'] ?? 'confidential';
-    if (clientType !== 'confidential' && clientType !== 'public') {
-      throw new AppError('validation_failed', '--client-type must be confidential or public');
+    if (clientType !== 'confidential' && clientType !== 'public' && clientType !== 'machine') {
+      throw new AppError('validation_failed', '--client-type must be confidential, public or machine');
     }
-    const created = await withDatabase((db) =>
+    const machine = await machineOptionsOf(values);
+    const created = await withDatabase((db, config) =>
       createApplication(db, {
         organizationSlug: values.org as string,
         organizationName: values['org-name'],
         name: values.name as string,
         status,
         clientType,
+        ...machine,
+        urlPolicy: { allowPrivate: config.webhooks.allowPrivate },
       }),
     );
     const { application: a, organization: o } = created;
@@ -167,6 +203,14 @@ async function apps(args: string[]): Promise<void> {
           clientType: a.clientType,
           publishableKey: a.publishableKey,
           secretKeyPrefix: a.secretKeyPrefix,
+          ...(a.clientType === 'machine'
+            ? {
+                tokenEndpointAuthMethod: a.tokenEndpointAuthMethod,
+                jwksUri: a.jwksUri,
+                jwksKeys: a.jwks?.keys.length ?? 0,
+                permissions: a.machinePermissions,
+              }
+            : {}),
         },
         organization: { id: o.id, slug: o.slug, name: o.name },
         publishableKey: created.publishableKey,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZProductPermissionList, ZProductPermissionName } from './authorization.ts';
 import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 
 /**
@@ -236,6 +237,94 @@ export const ZClientType = z
   );
 export type TClientType = z.infer<typeof ZClientType>;
 
+/**
+ * How a machine client authenticates at the token endpoint: `client_secret_basic` (the default)
+ * with its secret key, or `private_key_jwt` (RFC 7523) with a JWT signed by a key it registered.
+ */
+export const ZTokenEndpointAuthMethod = z
+  .enum(['client_secret_basic', 'private_key_jwt'])
+  .describe(
+    'machine clients only: client_secret_basic (default) authenticates at the token endpoint with the secret key; private_key_jwt with a JWT signed by a key of jwks or jwksUri (RFC 7523), and the secret key then serves svc backend routes only',
+  );
+export type TTokenEndpointAuthMethod = z.infer<typeof ZTokenEndpointAuthMethod>;
+
+/** At most this many keys in a machine client's JWK Set. */
+export const MAX_JWKS_KEYS = 10;
+/** Longest JWK Set accepted as JSON text. */
+export const MAX_JWKS_TEXT = 65_536;
+
+/**
+ * A public key of a machine client's JWK Set as svc stores and returns it: only the members
+ * that say what the key is (never anything private, which svc refuses).
+ */
+export const ZPublicJwk = z
+  .object({
+    kty: z.string(),
+    kid: z.string().optional(),
+    use: z.string().optional(),
+    alg: z.string().optional(),
+    n: z.string().optional(),
+    e: z.string().optional(),
+    crv: z.string().optional(),
+    x: z.string().optional(),
+    y: z.string().optional(),
+  })
+  .meta({ id: 'PublicJwk' });
+export type TPublicJwk = z.infer<typeof ZPublicJwk>;
+
+export const ZJwkSet = z.object({ keys: z.array(ZPublicJwk) }).meta({ id: 'JwkSet' });
+export type TJwkSet = z.infer<typeof ZJwkSet>;
+
+/**
+ * A JWK Set in request bodies: the object, or its JSON text as pasted; null clears it. Whatever
+ * is wrong with it (not JSON, not a set, a private or symmetric key, a short RSA key, too many
+ * keys, repeated kids) is 400 `jwks_invalid` from the service naming the problem, not a generic
+ * validation error.
+ */
+export const ZJwkSetInput = z
+  .union([z.record(z.string(), z.unknown()), z.string().max(MAX_JWKS_TEXT)])
+  .nullable()
+  .describe(
+    `machine clients with private_key_jwt: their public keys, a JWK Set ({ "keys": [...] }) or its JSON text; null for none. Public asymmetric keys only (RSA of 2048 bits or more, EC P-256 or P-384, OKP Ed25519), at most ${MAX_JWKS_KEYS}, kids unique (and present when there are several). Anything else is 400 jwks_invalid. Exclusive with jwksUri.`,
+  );
+
+/** Where a machine client publishes its JWK Set; checked by the service (400 `jwks_invalid`). */
+export const ZJwksUriInput = z
+  .string()
+  .max(MAX_URL_LENGTH + 64)
+  .nullable()
+  .describe(
+    'machine clients with private_key_jwt: the https URL of their JWK Set, fetched by svc; null for none. Its host must resolve to public addresses only (never private, loopback, link-local or metadata ones); anything else is 400 jwks_invalid. Exclusive with jwks.',
+  );
+
+/** A machine client's product permissions in request bodies; each must exist (400 `unknown_permission`). */
+export const ZMachinePermissions = ZProductPermissionList.describe(
+  "machine clients only: the product permissions (API resources' permission names) its access tokens may carry, for the resource each token is for. Each must exist (400 unknown_permission) and be held by the caller (403 forbidden). Replaces the whole list.",
+);
+
+/** One product permission a machine client may be granted, with its API resource (the console's picker). */
+export const ZProductPermissionOption = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    resource: z.object({ identifier: z.string().describe('the API identifier: the audience of its tokens'), name: z.string() }),
+  })
+  .meta({ id: 'ProductPermissionOption' });
+export type TProductPermissionOption = z.infer<typeof ZProductPermissionOption>;
+
+export const ZListProductPermissionsRequest = z.object({
+  organization_slug: ZSlug.optional().describe("the organization; default: the session's active workspace or the API key's organization"),
+});
+export type TListProductPermissionsRequest = z.infer<typeof ZListProductPermissionsRequest>;
+
+export const ZProductPermissionCatalog = z
+  .object({
+    data: z.array(ZProductPermissionOption).describe('by resource identifier, then name'),
+    nextCursor: z.null().describe('always null: the catalog is one page'),
+  })
+  .meta({ id: 'ProductPermissionCatalog' });
+export type TProductPermissionCatalog = z.infer<typeof ZProductPermissionCatalog>;
+
 export const ZSignInAudience = z
   .enum(['anyone', 'members'])
   .describe("anyone (default): any person may sign in; members: only members of the application's organization");
@@ -271,6 +360,14 @@ export const ZApplication = z
     clientType: ZClientType,
     signInAudience: ZSignInAudience,
     oauth: z.object({ productionProvider: z.string().nullable() }),
+    tokenEndpointAuthMethod: ZTokenEndpointAuthMethod.nullable().describe(
+      'machine clients: client_secret_basic or private_key_jwt; null for the other client types',
+    ),
+    jwks: ZJwkSet.nullable().describe("a private_key_jwt machine client's public keys, or null"),
+    jwksUri: z.string().nullable().describe("where a private_key_jwt machine client's public keys are published, or null"),
+    permissions: z
+      .array(z.string())
+      .describe('machine clients: the product permissions granted to it (sorted); empty for the other client types'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -302,6 +399,10 @@ export const ZCreateApplicationRequest = z.object({
   clientType: ZClientType.optional(),
   signInAudience: ZSignInAudience.optional(),
   oauth: ZApplicationOauthInput.optional(),
+  tokenEndpointAuthMethod: ZTokenEndpointAuthMethod.optional(),
+  jwks: ZJwkSetInput.optional(),
+  jwksUri: ZJwksUriInput.optional(),
+  permissions: ZMachinePermissions.optional(),
 });
 export type TCreateApplicationRequest = z.infer<typeof ZCreateApplicationRequest>;
 
@@ -328,6 +429,10 @@ const UPDATABLE = [
   'clientType',
   'signInAudience',
   'oauth',
+  'tokenEndpointAuthMethod',
+  'jwks',
+  'jwksUri',
+  'permissions',
 ] as const;
 
 export const ZUpdateApplicationRequest = ZApplicationRef.extend({
@@ -340,6 +445,10 @@ export const ZUpdateApplicationRequest = ZApplicationRef.extend({
   clientType: ZClientType.optional(),
   signInAudience: ZSignInAudience.optional(),
   oauth: ZApplicationOauthInput.optional(),
+  tokenEndpointAuthMethod: ZTokenEndpointAuthMethod.optional(),
+  jwks: ZJwkSetInput.optional(),
+  jwksUri: ZJwksUriInput.optional(),
+  permissions: ZMachinePermissions.optional(),
 }).refine((v) => UPDATABLE.some((field) => v[field] !== undefined), {
   message: `send at least one of ${UPDATABLE.join(', ')}`,
 });
@@ -397,7 +506,49 @@ const logoUrlField = z
     return checked.value;
   });
 
-/** The console's create form: a name, a slug when the one derived from the name will not do, a logo. */
+/**
+ * A form's JWK Set field (a text area): empty for none (null), else JSON text, parsed here so a
+ * typing slip is shown by the field; what the keys are is the service's check (jwks_invalid).
+ */
+const jwksField = z
+  .string()
+  .trim()
+  .max(MAX_JWKS_TEXT)
+  .transform((v, ctx): Record<string, unknown> | null => {
+    if (v === '') {
+      return null;
+    }
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        return parsed as Record<string, unknown>;
+      }
+    } catch {
+      // Reported below, like any other non-object.
+    }
+    ctx.addIssue({ code: 'custom', message: 'paste a JWK Set: a JSON object such as { "keys": [ ... ] }' });
+    return z.NEVER;
+  });
+
+/** A form's JWKS URI field: empty for none (null); its rules are the service's (jwks_invalid). */
+const jwksUriField = z
+  .string()
+  .trim()
+  .max(MAX_URL_LENGTH)
+  .transform((v) => (v === '' ? null : v));
+
+/** The machine client fields of the console's forms; their output is the request's fields. */
+const machineFields = {
+  tokenEndpointAuthMethod: ZTokenEndpointAuthMethod,
+  jwks: jwksField,
+  jwksUri: jwksUriField,
+  permissions: z.array(ZProductPermissionName).max(500),
+};
+
+/**
+ * The console's create form: a name, a slug when the one derived from the name will not do, a
+ * logo, the client type and, for a machine client, how it authenticates and its permissions.
+ */
 export const ZCreateApplicationForm = z.object({
   name: ZName,
   slug: z
@@ -406,6 +557,15 @@ export const ZCreateApplicationForm = z.object({
     .transform((v) => (v === '' ? undefined : v))
     .pipe(ZSlug.optional()),
   logoUrl: logoUrlField,
+  clientType: ZClientType,
+  ...machineFields,
+});
+
+/** The console's settings form of a machine client; its output is the PATCH body's fields. */
+export const ZMachineClientSettingsForm = z.object({
+  name: ZName,
+  logoUrl: logoUrlField,
+  ...machineFields,
 });
 
 /** The console's settings form; its output is the PATCH body's fields. */

@@ -219,6 +219,10 @@ export async function updateApplicationSettings(
     clientType?: ApplicationRow['clientType'];
     signInAudience?: ApplicationRow['signInAudience'];
     oauth?: ApplicationRow['oauth'];
+    tokenEndpointAuthMethod?: ApplicationRow['tokenEndpointAuthMethod'];
+    jwks?: ApplicationRow['jwks'];
+    jwksUri?: string | null;
+    machinePermissions?: string[];
   },
 ): Promise<ApplicationRow | undefined> {
   const [row] = await db
@@ -233,6 +237,10 @@ export async function updateApplicationSettings(
       clientType: opts.clientType,
       signInAudience: opts.signInAudience,
       oauth: opts.oauth,
+      tokenEndpointAuthMethod: opts.tokenEndpointAuthMethod,
+      jwks: opts.jwks,
+      jwksUri: opts.jwksUri,
+      machinePermissions: opts.machinePermissions,
       updatedAt: new Date(),
     })
     .where(and(eq(applications.tenantId, opts.tenantId), eq(applications.id, opts.id), eq(applications.isKeyless, false)))

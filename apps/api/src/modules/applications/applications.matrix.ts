@@ -57,6 +57,14 @@ export const MATRIX: MatrixRoute[] = [
     prepare: async (f) => ({ path: `/v1/applications/${await appOf(f)}/status`, body: { status: 'disabled' } }),
   },
   {
+    method: 'GET',
+    template: '/v1/product-permissions',
+    permission: 'applications.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org }) => ({ path: `/v1/product-permissions?organization_slug=${org.slug}` }),
+  },
+  {
     method: 'POST',
     template: '/v1/applications/{id}/rotate-secret',
     permission: 'applications.manage',

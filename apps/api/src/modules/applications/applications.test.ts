@@ -101,6 +101,11 @@ describe('POST /v1/applications', () => {
       clientType: 'confidential',
       signInAudience: 'anyone',
       oauth: { productionProvider: 'github' },
+      // Machine client settings, none for a confidential client.
+      tokenEndpointAuthMethod: null,
+      jwks: null,
+      jwksUri: null,
+      permissions: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -5,7 +5,10 @@ import {
   type TApplicationRef,
   type TApplicationWithSecret,
   type TCreateApplicationRequest,
+  type TJwkSet,
   type TListApplicationsRequest,
+  type TListProductPermissionsRequest,
+  type TProductPermissionCatalog,
   type TSetApplicationStatusRequest,
   type TUpdateApplicationRequest,
 } from '@svc/contracts/applications';
@@ -27,7 +30,9 @@ import {
   setApplicationStatus,
   updateApplicationSettings,
 } from '@svc/db/queries/applications';
+import { listProductPermissionOptions } from '@svc/db/queries/machine-clients';
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
+import type { AddressPolicy } from '@svc/jobs/webhooks/ssrf';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize } from '../access/authorize.ts';
 import { authorizeRecord } from '../access/authorize-record.ts';
@@ -35,6 +40,16 @@ import type { Principal } from '../access/principal.ts';
 import { endSessions } from '../session-store/end.ts';
 import type { ApplicationCache } from './cache.ts';
 import { newPublishableKey, newSecretKey } from './keys.ts';
+import {
+  assertFitsClientType,
+  assertHoldsMachinePermissions,
+  assertNotAboveCaller,
+  jwksSummary,
+  type MachineColumns,
+  type MachineInput,
+  machineColumnsOf,
+  NOT_MACHINE,
+} from './machine.ts';
 
 const KEYLESS_ORGANIZATION_SLUG = 'keyless-development';
 
@@ -61,11 +76,14 @@ export type CreatedApplication = {
 
 /**
  * Creates an application (and its organization when missing). The slug is the name's slug,
- * suffixed -2, -3, ... when the organization already has it.
+ * suffixed -2, -3, ... when the organization already has it. An operator's act (the command
+ * line), outside any organization's permissions: a machine client's permissions must exist, and
+ * nothing more is asked of who grants them. `urlPolicy` judges a machine client's jwksUri
+ * (default: public addresses only).
  */
 export async function createApplication(
   db: Db,
-  input: {
+  input: MachineInput & {
     organizationSlug: string;
     organizationName?: string;
     name: string;
@@ -77,6 +95,7 @@ export async function createApplication(
     backchannelLogoutUrl?: string | null;
     clientType?: ApplicationRow['clientType'];
     signInAudience?: ApplicationRow['signInAudience'];
+    urlPolicy?: AddressPolicy;
   },
 ): Promise<CreatedApplication> {
   if (!SLUG_PATTERN.test(input.organizationSlug)) {
@@ -91,6 +110,10 @@ export async function createApplication(
     throw new AppError('validation_failed', 'application name must be 1-100 characters');
   }
   const logoUrl = logoUrlOf(input.logoUrl);
+  const clientType = input.clientType ?? 'confidential';
+  assertFitsClientType(clientType, input);
+  const machine =
+    clientType === 'machine' ? await machineColumnsOf(db, undefined, input, input.urlPolicy ?? { allowPrivate: false }) : NOT_MACHINE;
   return db.transaction(async (tx) => {
     const organization = await ensureOrganization(tx, {
       id: newId('organization'),
@@ -106,8 +129,9 @@ export async function createApplication(
       allowedOrigins: input.allowedOrigins,
       postLogoutRedirectUrls: input.postLogoutRedirectUrls,
       backchannelLogoutUrl: input.backchannelLogoutUrl,
-      clientType: input.clientType,
+      clientType,
       signInAudience: input.signInAudience,
+      machine,
     });
     return { ...created, organization };
   });
@@ -133,6 +157,7 @@ async function insertWithFreshKeys(
     clientType?: ApplicationRow['clientType'];
     signInAudience?: ApplicationRow['signInAudience'];
     oauth?: ApplicationRow['oauth'];
+    machine: MachineColumns;
   },
 ): Promise<{ application: ApplicationRow; publishableKey: string; secretKey: string }> {
   const base = input.slug ?? slugify(input.name);
@@ -159,6 +184,7 @@ async function insertWithFreshKeys(
       clientType: input.clientType ?? 'confidential',
       signInAudience: input.signInAudience ?? 'anyone',
       oauth: input.oauth ?? {},
+      ...input.machine,
     });
     if (inserted) {
       const application = await findApplication(tx, { tenantId: input.tenantId, id });
@@ -281,6 +307,12 @@ const NOT_FOUND = 'application not found';
  */
 type CacheAndDb = { db: Db; applications: Pick<ApplicationCache, 'invalidateApplication'> };
 
+/**
+ * What creating or changing a machine client needs besides the database: the address rule its
+ * jwksUri is checked with (WEBHOOK_ALLOW_PRIVATE's, the same as webhook URLs).
+ */
+type UrlPolicy = { urlPolicy: AddressPolicy };
+
 /** The API view of an application (never the secret key or its hash). */
 function toApplication(row: ApplicationRow): TApplication {
   if (row.isKeyless) {
@@ -301,6 +333,11 @@ function toApplication(row: ApplicationRow): TApplication {
     clientType: row.clientType,
     signInAudience: row.signInAudience,
     oauth: { productionProvider: row.oauth.productionProvider ?? null },
+    tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
+    // Stored as checkJwks reduced it: public members only.
+    jwks: row.jwks as TJwkSet | null,
+    jwksUri: row.jwksUri,
+    permissions: row.machinePermissions,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -370,16 +407,24 @@ export async function getApplication(db: Db, principal: Principal, input: TAppli
 
 /** Creates an application with fresh keys; the secret key is in the answer this once. */
 export async function createApplicationFor(
-  db: Db,
+  { db, urlPolicy }: { db: Db } & UrlPolicy,
   principal: Principal,
   request: RequestMeta,
   input: TCreateApplicationRequest,
 ): Promise<TApplicationWithSecret> {
-  const { organization } = await authorize(db, principal, {
+  const access = await authorize(db, principal, {
     organization: { slug: input.organization_slug },
     permission: 'applications.manage',
   });
+  const { organization } = access;
   const logoUrl = logoUrlOf(input.logoUrl);
+  const clientType = input.clientType ?? 'confidential';
+  assertFitsClientType(clientType, input);
+  let machine = NOT_MACHINE;
+  if (clientType === 'machine') {
+    machine = await machineColumnsOf(db, undefined, input, urlPolicy);
+    await assertHoldsMachinePermissions(db, access, machine.machinePermissions);
+  }
   return db.transaction(async (tx) => {
     const created = await insertWithFreshKeys(tx, {
       tenantId: organization.id,
@@ -390,9 +435,10 @@ export async function createApplicationFor(
       allowedOrigins: input.allowedOrigins,
       postLogoutRedirectUrls: input.postLogoutRedirectUrls,
       backchannelLogoutUrl: input.backchannelLogoutUrl,
-      clientType: input.clientType,
+      clientType,
       signInAudience: input.signInAudience,
       oauth: oauthSettings(input.oauth),
+      machine,
     });
     const { application } = created;
     await recordAudit(tx, principal, request, {
@@ -411,6 +457,11 @@ export async function createApplicationFor(
         clientType: application.clientType,
         signInAudience: application.signInAudience,
         oauth: application.oauth,
+        // Named so the audit log's secret-name mask (which takes any field named like a token) keeps it.
+        authMethod: application.tokenEndpointAuthMethod,
+        jwks: await jwksSummary(application.jwks),
+        jwksUri: application.jwksUri,
+        permissions: application.machinePermissions,
       },
     });
     return { application: toApplication(application), secretKey: created.secretKey };
@@ -418,16 +469,43 @@ export async function createApplicationFor(
 }
 
 /**
- * Changes name, logo, allowlists, OpenID Connect client settings or the production OAuth provider;
- * lists are replaced whole. The change notification reaches every process's client registry.
+ * Changes name, logo, allowlists, OpenID Connect client settings, the production OAuth provider
+ * or a machine client's authentication and permissions; lists are replaced whole. A machine
+ * client stays one and no other application becomes one (400 client_type_mismatch); a machine
+ * client holding permissions beyond the caller's is not the caller's to change (403). The change
+ * notification reaches every process's client registry.
  */
 export async function updateApplication(
-  services: CacheAndDb,
+  services: CacheAndDb & UrlPolicy,
   principal: Principal,
   request: RequestMeta,
   input: TUpdateApplicationRequest,
 ): Promise<TApplication> {
   const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const wasMachine = application.clientType === 'machine';
+  if (input.clientType !== undefined && input.clientType !== application.clientType && (wasMachine || input.clientType === 'machine')) {
+    throw new AppError(
+      'client_type_mismatch',
+      wasMachine
+        ? 'a machine client stays a machine client: create another application for people to sign in to'
+        : 'an application people sign in to cannot become a machine client: create a machine client (clientType machine)',
+    );
+  }
+  assertFitsClientType(application.clientType, input);
+  let machine: MachineColumns | undefined;
+  if (wasMachine) {
+    // Changing it (its keys above all) would hand the caller a credential above their own.
+    await assertNotAboveCaller(
+      services.db,
+      access,
+      application,
+      'you cannot change a machine client that holds permissions you do not hold',
+    );
+    machine = await machineColumnsOf(services.db, application, input, services.urlPolicy);
+    if (input.permissions !== undefined) {
+      await assertHoldsMachinePermissions(services.db, access, input.permissions);
+    }
+  }
   const changes = {
     name: input.name,
     logoUrl: logoUrlOf(input.logoUrl),
@@ -441,21 +519,57 @@ export async function updateApplication(
   };
   const result = await services.db.transaction(async (tx) => {
     // The update fires the change notification: every process drops its cached copy, so hosted
-    // sign-in checks return_to against the new allowlist at once.
-    const updated = await updateApplicationSettings(tx, { tenantId: access.organization.id, id: application.id, ...changes });
+    // sign-in checks return_to against the new allowlist at once, and the OpenID Provider sees a
+    // machine client's new keys and permissions.
+    const updated = await updateApplicationSettings(tx, {
+      tenantId: access.organization.id,
+      id: application.id,
+      ...changes,
+      ...(machine ?? {}),
+    });
     if (!updated) {
       throw new AppError('not_found', NOT_FOUND);
     }
+    const machineChanges = machine ? await machineChangesOf(application, machine) : { changes: {} };
     await recordAudit(tx, principal, request, {
       tenantId: access.organization.id,
       action: 'application.updated',
       target: { type: 'application', id: application.id },
-      summary: { changes },
+      summary: {
+        changes: { ...changes, ...machineChanges.changes },
+        ...(machineChanges.previous ? { previous: machineChanges.previous } : {}),
+      },
     });
     return toApplication(updated);
   });
   services.applications.invalidateApplication(result.id);
   return result;
+}
+
+type MachineChanges = { changes: Record<string, unknown>; previous?: { permissions: string[] } };
+
+/**
+ * What an update changed of a machine client's own settings, for its audit entry and webhook
+ * event: each changed field's new value (keys by kid and thumbprint, never more), and the
+ * permissions before when they changed.
+ */
+async function machineChangesOf(before: MachineColumns, after: MachineColumns): Promise<MachineChanges> {
+  const changes: Record<string, unknown> = {};
+  if (after.tokenEndpointAuthMethod !== before.tokenEndpointAuthMethod) {
+    // As in the created entry: `authMethod`, which the audit log's secret-name mask leaves readable.
+    changes.authMethod = after.tokenEndpointAuthMethod;
+  }
+  if (JSON.stringify(after.jwks) !== JSON.stringify(before.jwks)) {
+    changes.jwks = await jwksSummary(after.jwks);
+  }
+  if (after.jwksUri !== before.jwksUri) {
+    changes.jwksUri = after.jwksUri;
+  }
+  const permissionsChanged = after.machinePermissions.join(' ') !== before.machinePermissions.join(' ');
+  if (permissionsChanged) {
+    changes.permissions = after.machinePermissions;
+  }
+  return permissionsChanged ? { changes, previous: { permissions: before.machinePermissions } } : { changes };
 }
 
 /** Enables or disables an application; public and backend routes follow on every process at once. */
@@ -466,6 +580,16 @@ export async function setApplicationStatusFor(
   input: TSetApplicationStatusRequest,
 ): Promise<TApplication> {
   const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  if (application.clientType === 'machine' && input.status === 'active') {
+    // Disabling takes power away, so anyone who manages applications may (a leaked machine
+    // client is stopped by whoever sees it first); enabling gives it back.
+    await assertNotAboveCaller(
+      services.db,
+      access,
+      application,
+      'you cannot enable a machine client that holds permissions you do not hold',
+    );
+  }
   const result = await services.db.transaction(async (tx) => {
     const updated = await changeApplicationStatus(tx, { application, organization: access.organization }, input.status);
     await recordAudit(tx, principal, request, {
@@ -488,6 +612,15 @@ export async function rotateApplicationSecretFor(
   input: TApplicationRef,
 ): Promise<TApplicationWithSecret> {
   const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  if (application.clientType === 'machine') {
+    // The new secret would be a credential holding more than the caller does.
+    await assertNotAboveCaller(
+      services.db,
+      access,
+      application,
+      'you cannot rotate the secret of a machine client that holds permissions you do not hold',
+    );
+  }
   const result = await services.db.transaction(async (tx) => {
     const rotated = await rotateApplicationSecret(tx, { application, organization: access.organization });
     await recordAudit(tx, principal, request, {
@@ -500,4 +633,25 @@ export async function rotateApplicationSecretFor(
   });
   services.applications.invalidateApplication(result.application.id);
   return result;
+}
+
+/**
+ * The product's permissions a machine client may be granted, with their API resource: readable by
+ * whoever may read the organization's applications (and by platform admins).
+ */
+export async function listProductPermissionsFor(
+  db: Db,
+  principal: Principal,
+  input: TListProductPermissionsRequest,
+): Promise<TProductPermissionCatalog> {
+  await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'applications.read' });
+  const rows = await listProductPermissionOptions(db);
+  return {
+    data: rows.map((r) => ({
+      name: r.name,
+      description: r.description,
+      resource: { identifier: r.resourceIdentifier, name: r.resourceName },
+    })),
+    nextCursor: null,
+  };
 }

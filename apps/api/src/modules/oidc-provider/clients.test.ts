@@ -1,4 +1,8 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createDatabase, type Database } from '@svc/db/client';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
+import { exportJWK, generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
@@ -6,6 +10,7 @@ import { startTestServer } from '../../../../../test/support/server.ts';
 import { runCli } from '../../../../../test/support/spawn.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
+import { CORS_METADATA, clientMetadataOf, MACHINE_METADATA, machineClientOf, PRIVATE_KEY_JWT_ALGS } from './clients.ts';
 
 const REDIRECT = 'https://app.example.com/callback';
 const LOGGED_OUT = 'https://app.example.com/logged-out';
@@ -261,6 +266,160 @@ describe('OpenID Provider clients: authentication, rotation, CORS and logout URL
         .poll(() => exchange(server, confidentialId, oidc.None()), { timeout: PROPAGATION_BUDGET_MS, interval: 20 })
         .toBe('invalid_grant');
       expect(await exchange(server, confidentialId, oidc.ClientSecretBasic(secretKey))).toBe('invalid_client');
+    }
+  });
+});
+
+/** An application row as the cache returns it, without a database: what clientMetadataOf reads. */
+function applicationOf(overrides: Partial<ApplicationWithOrganization['application']>): ApplicationWithOrganization {
+  const now = new Date();
+  return {
+    organization: { id: 'ten_AAAAAAAAAAAAAAAAAAAA', slug: 'acme', name: 'Acme' },
+    application: {
+      id: 'app_MMMMMMMMMMMMMMMMMMMM',
+      tenantId: 'ten_AAAAAAAAAAAAAAAAAAAA',
+      slug: 'nightly',
+      name: 'Nightly job',
+      logoUrl: null,
+      status: 'active',
+      publishableKey: 'pk_live_xxxxxxxxxxxxxxxxxxxxxxxx',
+      secretKeyHash: 'a'.repeat(64),
+      secretKeyPrefix: 'sk_live_abcd',
+      redirectUrls: [],
+      allowedOrigins: [],
+      postLogoutRedirectUrls: [],
+      backchannelLogoutUrl: null,
+      clientType: 'machine',
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      jwks: null,
+      jwksUri: null,
+      machinePermissions: ['invoices.create', 'invoices.read'],
+      signInAudience: 'anyone',
+      oauth: {},
+      isKeyless: false,
+      createdAt: now,
+      updatedAt: now,
+      ...overrides,
+    },
+  };
+}
+
+const TRY = { tryCallbackUrl: 'https://svc.example/oidc/try/callback' };
+
+describe('clientMetadataOf: machine applications', () => {
+  it('a client_secret_basic machine client: client credentials only, no redirect, the secret key hash as client secret, its organization and permissions', () => {
+    const metadata = clientMetadataOf(applicationOf({}), TRY);
+    expect(metadata).toEqual({
+      client_id: 'app_MMMMMMMMMMMMMMMMMMMM',
+      client_name: 'Nightly job',
+      application_type: 'web',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret: 'a'.repeat(64),
+      [CORS_METADATA.origins]: [],
+      [CORS_METADATA.loopback]: false,
+      [MACHINE_METADATA.organization]: 'ten_AAAAAAAAAAAAAAAAAAAA',
+      [MACHINE_METADATA.permissions]: ['invoices.create', 'invoices.read'],
+    });
+    expect(machineClientOf(metadata)).toEqual({
+      organizationId: 'ten_AAAAAAAAAAAAAAAAAAAA',
+      permissions: ['invoices.create', 'invoices.read'],
+    });
+  });
+
+  it('a private_key_jwt machine client: its jwks or its jwks_uri, never a client secret; redirect URLs in the row never become redirect URIs', () => {
+    const jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'x', kid: 'k1' }] };
+    const inline = clientMetadataOf(
+      applicationOf({ tokenEndpointAuthMethod: 'private_key_jwt', jwks, redirectUrls: ['https://app.example.com/cb'] }),
+      TRY,
+    );
+    expect(inline).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks,
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+    });
+    expect(inline).not.toHaveProperty('client_secret');
+    expect(inline).not.toHaveProperty('jwks_uri');
+    expect(inline).not.toHaveProperty('token_endpoint_auth_signing_alg');
+    const remote = clientMetadataOf(
+      applicationOf({ tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: 'https://keys.example.com/jwks' }),
+      TRY,
+    );
+    expect(remote).toMatchObject({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://keys.example.com/jwks' });
+    expect(remote).not.toHaveProperty('client_secret');
+    expect(remote).not.toHaveProperty('jwks');
+    // A row with neither (not something the API stores) authenticates no one.
+    expect(clientMetadataOf(applicationOf({ tokenEndpointAuthMethod: 'private_key_jwt' }), TRY)).toMatchObject({ jwks: { keys: [] } });
+  });
+
+  it('other applications carry no machine metadata', () => {
+    const confidential = clientMetadataOf(applicationOf({ clientType: 'confidential', redirectUrls: ['https://app.example.com/cb'] }), TRY);
+    expect(confidential).toMatchObject({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+    expect(confidential).not.toHaveProperty(MACHINE_METADATA.organization);
+    expect(confidential).not.toHaveProperty(MACHINE_METADATA.permissions);
+    expect(machineClientOf(confidential)).toBeUndefined();
+    expect(machineClientOf({ [MACHINE_METADATA.organization]: 42 })).toBeUndefined();
+    expect(machineClientOf({ [MACHINE_METADATA.organization]: 'ten_x', [MACHINE_METADATA.permissions]: ['a', 1, null] })).toEqual({
+      organizationId: 'ten_x',
+      permissions: ['a'],
+    });
+  });
+
+  it('oidc-provider 9 takes both kinds and grants them client credentials (a bare provider, the metadata as is)', async () => {
+    const { default: Provider } = await import('oidc-provider');
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1' }] };
+    const secret = clientMetadataOf(applicationOf({}), TRY);
+    const keyed = clientMetadataOf(
+      applicationOf({ id: 'app_KKKKKKKKKKKKKKKKKKKK', tokenEndpointAuthMethod: 'private_key_jwt', jwks }),
+      TRY,
+    );
+    const issuer = 'http://127.0.0.1';
+    const provider = new Provider(issuer, {
+      clients: [secret, keyed] as never,
+      features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
+      clientAuthMethods: ['client_secret_basic', 'private_key_jwt'],
+      enabledJWA: { clientAuthSigningAlgValues: [...PRIVATE_KEY_JWT_ALGS] as never },
+      extraClientMetadata: {
+        properties: [CORS_METADATA.origins, CORS_METADATA.loopback, MACHINE_METADATA.organization, MACHINE_METADATA.permissions],
+      },
+    });
+    const client = await provider.Client.find(secret.client_id as string);
+    expect(client?.grantTypes).toEqual(['client_credentials']);
+    expect(client?.redirectUris).toEqual([]);
+    expect(client && machineClientOf(client.metadata())).toEqual({
+      organizationId: 'ten_AAAAAAAAAAAAAAAAAAAA',
+      permissions: ['invoices.create', 'invoices.read'],
+    });
+
+    const server = http.createServer(provider.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const metadata = { issuer, token_endpoint: new URL('/token', url).href };
+      const grant = async (clientId: string, auth: oidc.ClientAuth) => {
+        const config = new oidc.Configuration(metadata, clientId, undefined, auth);
+        oidc.allowInsecureRequests(config);
+        try {
+          return (await oidc.clientCredentialsGrant(config)).token_type;
+        } catch (error) {
+          if (error instanceof oidc.WWWAuthenticateChallengeError) {
+            return error.cause[0]?.parameters.error ?? 'unauthorized';
+          }
+          return error instanceof oidc.ResponseBodyError ? error.error : String(error);
+        }
+      };
+      // In a bare provider the client secret is compared as given (svc's provider hashes first).
+      expect(await grant(secret.client_id as string, oidc.ClientSecretBasic('a'.repeat(64)))).toMatch(/bearer/i);
+      expect(await grant(keyed.client_id as string, oidc.PrivateKeyJwt(privateKey))).toMatch(/bearer/i);
+      expect(await grant(keyed.client_id as string, oidc.ClientSecretBasic('a'.repeat(64)))).toBe('invalid_client');
+      const { privateKey: stranger } = await generateKeyPair('ES256');
+      expect(await grant(keyed.client_id as string, oidc.PrivateKeyJwt(stranger))).toBe('invalid_client');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

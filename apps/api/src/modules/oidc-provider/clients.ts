@@ -52,6 +52,8 @@ export function isLoopbackOrigin(origin: string): boolean {
  * `tryCallbackUrl` (svc's own try sign-in callback) is a redirect URI of every client through the
  * provider's redirectUriAllowed; it is listed here only for an application that has no redirect
  * URL of its own, since oidc-provider takes no client without one.
+ *
+ * A machine application is a client credentials client instead (machineClientMetadataOf).
  */
 export function clientMetadataOf(found: ApplicationWithOrganization, opts: { tryCallbackUrl: string }): AdapterPayload {
   const { application } = found;
@@ -69,6 +71,9 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
       [CORS_METADATA.origins]: application.allowedOrigins,
       [CORS_METADATA.loopback]: true,
     };
+  }
+  if (application.clientType === 'machine') {
+    return machineClientMetadataOf(found);
   }
   const confidential = application.clientType === 'confidential';
   const redirectUris = application.redirectUrls.filter(isRedirectUri);
@@ -91,6 +96,77 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
     [CORS_METADATA.origins]: application.allowedOrigins,
     [CORS_METADATA.loopback]: false,
     ...(application.signInAudience === 'members' ? { [MEMBERS_OF_METADATA]: application.tenantId } : {}),
+  };
+}
+
+/**
+ * A machine application (docs/api.md, "Machine clients") as a client: the client credentials
+ * grant alone, so no response types and no redirect URIs (oidc-provider requires redirect URIs
+ * only of clients with response types), and no CORS origin. It authenticates with its secret key
+ * (`client_secret_basic`: client_secret is the key's SHA-256, compared as for confidential
+ * clients) or, for `private_key_jwt` (RFC 7523), with an assertion signed by a key of its `jwks`
+ * or `jwks_uri`; such a client has no client_secret here, so its secret key (which still serves
+ * svc's backend routes) is not a way in at the token endpoint. Which algorithms an assertion may
+ * use is the provider's asymmetric list (never HS*, which would need a shared secret); svc stored
+ * only keys those algorithms verify with (PRIVATE_KEY_JWT_ALGS). MACHINE_METADATA carries the
+ * organization it acts for and the product permissions it was granted.
+ */
+function machineClientMetadataOf({ application }: ApplicationWithOrganization): AdapterPayload {
+  const auth: AdapterPayload =
+    application.tokenEndpointAuthMethod === 'private_key_jwt'
+      ? {
+          token_endpoint_auth_method: 'private_key_jwt',
+          // Never both (oidc-provider refuses that). A row with neither (not something the API
+          // stores) gets an empty key set: a client that no assertion authenticates.
+          ...(application.jwksUri ? { jwks_uri: application.jwksUri } : { jwks: application.jwks ?? { keys: [] } }),
+        }
+      : { token_endpoint_auth_method: 'client_secret_basic', client_secret: application.secretKeyHash };
+  return {
+    client_id: application.id,
+    client_name: application.name,
+    ...(application.logoUrl ? { logo_uri: application.logoUrl } : {}),
+    application_type: 'web',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+    ...auth,
+    [CORS_METADATA.origins]: [],
+    [CORS_METADATA.loopback]: false,
+    [MACHINE_METADATA.organization]: application.tenantId,
+    [MACHINE_METADATA.permissions]: application.machinePermissions,
+  };
+}
+
+/**
+ * The JWS algorithms a private_key_jwt machine client may sign its client assertion with: the
+ * asymmetric ones (RS256 and PS256 for RSA keys, ES256 for P-256, ES384 for P-384, Ed25519 /
+ * EdDSA for Ed25519). A machine client's JWK Set is checked against this list when it is saved,
+ * so a key that names another `alg` is refused then rather than failing at the token endpoint;
+ * the provider's client authentication algorithms must include these.
+ */
+export const PRIVATE_KEY_JWT_ALGS: readonly string[] = ['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA'];
+
+/**
+ * Client metadata svc adds for machine clients (register both as extraClientMetadata in
+ * provider.ts, beside CORS_METADATA): the id of the organization the client acts for, and the
+ * product permission names granted to it (sorted).
+ */
+export const MACHINE_METADATA = { organization: 'svc_organization', permissions: 'svc_machine_permissions' } as const;
+
+/**
+ * A machine client's organization and granted product permissions, from its metadata (as
+ * clientMetadataOf stored it); undefined for every other client. Anything that is not a string
+ * in the permission list is dropped, never widened into something else.
+ */
+export function machineClientOf(metadata: Record<string, unknown>): { organizationId: string; permissions: string[] } | undefined {
+  const organizationId = metadata[MACHINE_METADATA.organization];
+  if (typeof organizationId !== 'string' || organizationId === '') {
+    return undefined;
+  }
+  const permissions = metadata[MACHINE_METADATA.permissions];
+  return {
+    organizationId,
+    permissions: Array.isArray(permissions) ? permissions.filter((p): p is string => typeof p === 'string') : [],
   };
 }
 
