@@ -70,7 +70,7 @@ describe('svc OpenID Provider: machine clients', () => {
     await database.sql`
       update applications set client_type = 'machine', redirect_urls = '{}',
         token_endpoint_auth_method = ${extra.jwks ? 'private_key_jwt' : 'client_secret_basic'},
-        jwks = ${extra.jwks ? database.sql.json(extra.jwks as never) : null}, machine_permissions = ${permissions}
+        jwks = ${extra.jwks ? JSON.stringify(extra.jwks) : null}::jsonb, machine_permissions = ${permissions}
       where id = ${created.application.id}`;
     return created;
   }
@@ -163,7 +163,11 @@ describe('svc OpenID Provider: machine clients', () => {
   it('an application that is not a machine client cannot use the grant; a disabled machine client gets nothing', async () => {
     const web = await seedApplication(database.db, { clientType: 'confidential', redirectUrls: ['https://app.example/cb'] });
     await database.sql`update applications set machine_permissions = '{invoices.read}' where id = ${web.application.id}`;
-    expect((await rawToken(web.application.id, web.secretKey, { resource: INVOICES })).body.error).toBe('unauthorized_client');
+    // oidc-provider's answer to a grant type the client may not use.
+    expect((await rawToken(web.application.id, web.secretKey, { resource: INVOICES })).body).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'requested grant type is not allowed for this client',
+    });
 
     const m = await machine(['invoices.read']);
     await database.sql`update applications set status = 'disabled' where id = ${m.application.id}`;
@@ -175,7 +179,7 @@ describe('svc OpenID Provider: machine clients', () => {
     const m = await machine(['invoices.read']);
     const planId = newId('subscriptionPlan');
     await database.sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits)
-      values (${planId}, ${planId.toLowerCase()}, 'Two tokens', 10, ${database.sql.json({ [MACHINE_TOKEN_EVENT_TYPE]: 2 })})`;
+      values (${planId}, ${planId.toLowerCase()}, 'Two tokens', 10, ${JSON.stringify({ [MACHINE_TOKEN_EVENT_TYPE]: 2 })}::jsonb)`;
     await database.sql`update subscriptions set plan_id = ${planId} where tenant_id = ${m.organization.id}`;
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);

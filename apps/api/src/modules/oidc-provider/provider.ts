@@ -684,7 +684,9 @@ export class OpenIdProvider {
     if (!found || application?.clientType !== 'machine' || application.status !== 'active') {
       throw new errors.UnauthorizedClient('only a machine client gets tokens by the client credentials grant');
     }
-    const named = (ctx.request as { body?: Record<string, unknown> }).body?.organization;
+    // The token endpoint takes no `organization` parameter; one sent anyway is read from the body
+    // oidc-provider parsed, so that naming another organization is refused rather than ignored.
+    const named = (ctx.oidc.body as Record<string, unknown> | undefined)?.organization;
     if (named !== undefined && named !== found.organization.slug && named !== found.organization.id) {
       throw new errors.InvalidRequest('a machine client acts for its own organization only');
     }
