@@ -28,6 +28,9 @@ const provider = new Provider(process.env.PUBLIC_URL as string, {
     },
   ],
   clientDefaults: { id_token_signed_response_alg: alg },
+  // svc's token endpoint path, so both sides are loaded alike.
+  routes: { token: '/oidc/token' },
+  ttl: { ClientCredentials: 600 },
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
