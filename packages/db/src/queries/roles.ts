@@ -78,12 +78,16 @@ export async function updateRole(
   return row;
 }
 
-/** How many memberships of the organization, whatever their status, hold the role `roleKey`. */
-export async function countMembershipsWithRole(db: DbOrTx, opts: { tenantId: string; roleKey: string }): Promise<number> {
+/**
+ * How many memberships of the organization, whatever their status, hold the role `roleKey`.
+ * `tenantId: null` counts them in every organization: for a product role, which every
+ * organization shares (the one count without a tenant predicate, by design).
+ */
+export async function countMembershipsWithRole(db: DbOrTx, opts: { tenantId: string | null; roleKey: string }): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(memberships)
-    .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.roleKey, opts.roleKey)));
+    .where(and(opts.tenantId !== null ? eq(memberships.tenantId, opts.tenantId) : undefined, eq(memberships.roleKey, opts.roleKey)));
   return row?.n ?? 0;
 }
 
