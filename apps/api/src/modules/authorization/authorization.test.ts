@@ -400,6 +400,74 @@ describe('API resources', () => {
   });
 });
 
+describe('races between the catalog and its holders', () => {
+  it('a permission committed while its resource is being deleted goes from every holder too', async () => {
+    const db = server.services.db;
+    const f = fresh();
+    const resource = await createResource({ identifier: f.identifier, name: 'Racing', permissions: [{ name: f.perm('a') }] });
+    const org = await seedOrganization(db);
+    const roleId = newId('role');
+    await db.insert(roles).values({ id: roleId, tenantId: org.id, key: 'late', name: 'Late', productPermissions: [f.perm('a')] });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    // What adding a permission and granting it does, held open: the resource is locked as
+    // POST .../permissions locks it.
+    const adder = server.services.sql.begin(async (tx) => {
+      await tx`select id from api_resources where id = ${resource.id} for update`;
+      await tx`insert into api_permissions (id, resource_id, name) values (${newId('apiPermission')}, ${resource.id}, ${f.perm('late')})`;
+      await tx`update roles set product_permissions = ${[f.perm('a'), f.perm('late')]} where id = ${roleId}`;
+      locked();
+      await gate;
+    });
+    await isLocked;
+    const deleting = asPlatform('DELETE', `/v1/api-resources/${resource.id}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    await adder;
+    const res = await deleting;
+    expect(res.status, res.text).toBe(200);
+    const [role] = await db.select().from(roles).where(eq(roles.id, roleId));
+    expect(role?.productPermissions).toEqual([]);
+    const [audit] = await platformAudit('api_resource.deleted', resource.id);
+    expect(audit?.summary).toMatchObject({ permissions: [f.perm('a'), f.perm('late')] });
+  });
+
+  it('a role granting a permission while it is deleted never keeps the name', async () => {
+    const db = server.services.db;
+    const f = fresh();
+    const resource = await createResource({ identifier: f.identifier, name: 'Racing', permissions: [{ name: f.perm('gone') }] });
+    const { org } = await adminOfNewOrg();
+    const results = await Promise.all([
+      asPlatform('DELETE', `/v1/api-resources/${resource.id}/permissions/${f.perm('gone')}`),
+      asPlatform('POST', '/v1/roles', {
+        organization_slug: org.slug,
+        key: 'racer',
+        name: 'Racer',
+        permissions: [],
+        productPermissions: [f.perm('gone')],
+      }),
+      asPlatform('POST', '/v1/product-roles', { key: `${f.tag}_racer`, name: 'Racer', permissions: [f.perm('gone')] }),
+    ]);
+    expect(results[0]?.status).toBe(200);
+    for (const r of results.slice(1)) {
+      expect([201, 400], r.text).toContain(r.status);
+    }
+    const custom = await db.select().from(roles).where(eq(roles.tenantId, org.id));
+    expect(custom.flatMap((r) => r.productPermissions)).toEqual([]);
+    const product = await db
+      .select()
+      .from(productRoles)
+      .where(eq(productRoles.key, `${f.tag}_racer`));
+    expect(product.flatMap((r) => r.permissions)).toEqual([]);
+  });
+});
+
 describe('bad input: refused with a code, nothing stored', () => {
   const badNames: [string, string, string][] = [
     ['upper case', 'Invoices.read', 'validation_failed'],

@@ -347,6 +347,12 @@ export async function deleteApiResource(
   input: TDeleteApiResourceRequest,
 ): Promise<TDeletedApiResource> {
   return db.transaction(async (tx) => {
+    // Locked first: a permission being added meanwhile (which locks the resource too) either
+    // commits before the delete reads the permissions, and goes with them from every holder, or
+    // waits and finds no resource. Never a permission deleted by the cascade alone, left in roles.
+    if (!(await findApiResourceById(tx, { id: input.id, forUpdate: true }))) {
+      throw new AppError('not_found', RESOURCE_NOT_FOUND);
+    }
     const deleted = await deleteApiResourceRow(tx, input.id);
     if (!deleted) {
       throw new AppError('not_found', RESOURCE_NOT_FOUND);
