@@ -27,6 +27,17 @@ const EXEMPT: Record<string, string> = {
   'POST /v1/subscription-plans': 'platform admins only, no organization involved: every caller kind in subscriptions tests',
   'PATCH /v1/subscription-plans/{id}': 'platform admins only, no organization involved: every caller kind in subscriptions tests',
   'PATCH /v1/subscription': 'platform admins only (an org admin gets 403): every caller kind in subscriptions tests',
+  'POST /v1/api-resources': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'PATCH /v1/api-resources/{id}': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'DELETE /v1/api-resources/{id}': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'POST /v1/api-resources/{id}/permissions': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'PATCH /v1/api-resources/{id}/permissions/{name}':
+    'platform admins only, no organization involved: every caller kind in authorization tests',
+  'DELETE /v1/api-resources/{id}/permissions/{name}':
+    'platform admins only, no organization involved: every caller kind in authorization tests',
+  'POST /v1/product-roles': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'PATCH /v1/product-roles/{id}': 'platform admins only, no organization involved: every caller kind in authorization tests',
+  'DELETE /v1/product-roles/{id}': 'platform admins only, no organization involved: every caller kind in authorization tests',
 };
 
 const MODULES = path.resolve(import.meta.dirname, '../apps/api/src/modules');

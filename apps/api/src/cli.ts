@@ -1,17 +1,22 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { ZCreateApiResourceRequest, ZCreateProductRoleRequest } from '@svc/contracts/authorization';
 import { AppError } from '@svc/contracts/errors';
+import { newId } from '@svc/contracts/ids';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
 import { startWorker } from '@svc/jobs/runner';
+import type { z } from 'zod';
 import { resolveDatabase } from './database.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { type Config, ConfigError, loadConfig } from './env.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
+import type { RequestMeta } from './modules/access/audit.ts';
 import type { MachineInput } from './modules/applications/machine.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
+import { apiResourcePage, createApiResource, createProductRole, productRolePage } from './modules/authorization/service.ts';
 import { RETIRED_KEY_PUBLISHED_SECONDS, rotateSigningKey } from './modules/oidc-provider/keys.ts';
 import { surviveLostConnections } from './process-guards.ts';
 import { startServer } from './server.ts';
@@ -29,6 +34,13 @@ const USAGE = `svc <command>
   apps set-status <id-or-slug> <active|disabled> [--org <slug>] [--json]
   apps rotate-secret <id-or-slug> [--org <slug>] [--json]
   keys rotate [--json]                a new OpenID Provider signing key (the previous one stays published until its tokens expire)
+  resources create --identifier <https-url> --name <name> [--description <text>]
+                    [--permission <name>]... [--json]
+                                      register an API of the product with its permissions
+  resources list [--json]             the product's API resources and their permissions
+  product-roles create --key <key> --name <name> [--description <text>] [--permission <name>]... [--json]
+                                      a role every organization has, from the product's permissions
+  product-roles list [--json]         the built-in rows (org_admin, org_member), then the product roles
 
 Configuration comes from the environment; see README.md.`;
 
@@ -284,6 +296,139 @@ async function keys(args: string[]): Promise<void> {
   );
 }
 
+/**
+ * The command line acts as the operator who holds the database: its catalog changes are audited
+ * as the system (no person), like the platform-level entries of a platform admin.
+ */
+function cliRequest(): RequestMeta {
+  return { ipAddress: null, userAgent: 'svc-cli', requestId: newId('request') };
+}
+
+const CATALOG_OPTIONS = {
+  identifier: { type: 'string' },
+  key: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: 'string' },
+  permission: { type: 'string', multiple: true },
+  json: { type: 'boolean', default: false },
+} as const;
+
+/** `schema.parse`, its first issue as a one-line validation error naming the option. */
+function parsedOptions<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) {
+    return result.data;
+  }
+  const [issue] = result.error.issues;
+  const where = issue?.path.length ? `${issue.path.map(String).join('.')}: ` : '';
+  throw new AppError('validation_failed', `${where}${issue?.message ?? 'invalid options'}`);
+}
+
+/** Every page of a list, in order. */
+async function allPages<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor: string | null }>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const next = await page(cursor);
+    out.push(...next.data);
+    cursor = next.nextCursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
+function parseCatalogArgs(args: string[]) {
+  try {
+    return parseArgs({ args, options: CATALOG_OPTIONS }).values;
+  } catch (error) {
+    throw new AppError('validation_failed', `${(error as Error).message} (see svc help)`);
+  }
+}
+
+async function resources(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const values = parseCatalogArgs(rest);
+  const json = values.json ?? false;
+  if (sub === 'create') {
+    if (!values.identifier || !values.name) {
+      throw new AppError('validation_failed', 'resources create needs --identifier <https-url> and --name <name>');
+    }
+    const input = parsedOptions(ZCreateApiResourceRequest, {
+      identifier: values.identifier,
+      name: values.name,
+      description: values.description,
+      permissions: (values.permission ?? []).map((name) => ({ name })),
+    });
+    const { publicUrl } = loadConfig();
+    const resource = await withDatabase((db) => createApiResource(db, null, cliRequest(), input, { publicUrl }));
+    print(
+      json,
+      { resource },
+      `created ${resource.name} (${resource.id}) for ${resource.identifier}` +
+        (resource.permissions.length ? `\npermissions: ${resource.permissions.map((p) => p.name).join(' ')}` : ''),
+    );
+    return;
+  }
+  if (sub === 'list') {
+    const list = await withDatabase((db) => allPages((cursor) => apiResourcePage(db, { limit: 200, cursor })));
+    print(
+      json,
+      { data: list },
+      list.length
+        ? list
+            .map(
+              (r) =>
+                `${r.id}  ${r.identifier}  ${r.name}${r.permissions.length ? `  [${r.permissions.map((p) => p.name).join(' ')}]` : ''}`,
+            )
+            .join('\n')
+        : 'no API resources yet (svc resources create)',
+    );
+    return;
+  }
+  throw new AppError(
+    'validation_failed',
+    sub ? `unknown resources command ${sub} (resources create or resources list)` : 'resources needs a command: create or list',
+  );
+}
+
+async function productRoles(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const values = parseCatalogArgs(rest);
+  const json = values.json ?? false;
+  if (sub === 'create') {
+    if (!values.key || !values.name) {
+      throw new AppError('validation_failed', 'product-roles create needs --key <key> and --name <name>');
+    }
+    const input = parsedOptions(ZCreateProductRoleRequest, {
+      key: values.key,
+      name: values.name,
+      description: values.description,
+      permissions: values.permission ?? [],
+    });
+    const role = await withDatabase((db) => createProductRole(db, null, cliRequest(), input));
+    print(
+      json,
+      { role },
+      `created product role ${role.key} (${role.id})${role.permissions.length ? `: ${role.permissions.join(' ')}` : ''}`,
+    );
+    return;
+  }
+  if (sub === 'list') {
+    const list = await withDatabase((db) => allPages((cursor) => productRolePage(db, { limit: 200, cursor })));
+    print(
+      json,
+      { data: list },
+      list.map((r) => `${r.id}  ${r.key}  ${r.name}${r.builtin ? ' (built in)' : ''}  [${r.permissions.join(' ')}]`).join('\n'),
+    );
+    return;
+  }
+  throw new AppError(
+    'validation_failed',
+    sub
+      ? `unknown product-roles command ${sub} (product-roles create or product-roles list)`
+      : 'product-roles needs a command: create or list',
+  );
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -347,6 +492,12 @@ async function main(argv: string[]): Promise<void> {
     case 'keys':
       await keys(rest);
       return;
+    case 'resources':
+      await resources(rest);
+      return;
+    case 'product-roles':
+      await productRoles(rest);
+      return;
     case undefined:
     case 'help':
     case '--help':
@@ -355,7 +506,7 @@ async function main(argv: string[]): Promise<void> {
     default:
       throw new AppError(
         'validation_failed',
-        `unknown command ${command} (serve, worker, migrate, apps or keys; svc help shows the usage)`,
+        `unknown command ${command} (serve, worker, migrate, apps, keys, resources or product-roles; svc help shows the usage)`,
       );
   }
 }

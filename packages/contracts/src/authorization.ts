@@ -129,13 +129,36 @@ export const ZApiResourcePage = ZPage(ZApiResource).meta({ id: 'ApiResourcePage'
 
 export const ZPermissionInput = z.object({ name: ZProductPermissionName, description: ZDescription.default('') });
 
-export const ZListApiResourcesRequest = ZListQuery;
-export const ZGetApiResourceRequest = z.object({ id: ZApiResourceId });
+/**
+ * Reading the catalog: platform admins, and whoever holds roles.read in the organization named
+ * by `organization_slug` (default: the session's workspace, an API key's own organization), who
+ * need it to build custom roles. The catalog is the same for every organization.
+ */
+const readerOrganization = ZSlug.optional().describe(
+  "the organization whose roles.read lets you read the catalog; default: the session's active workspace or the API key's organization",
+);
+
+export const ZListApiResourcesRequest = ZListQuery.extend({ organization_slug: readerOrganization });
+export type TListApiResourcesRequest = z.infer<typeof ZListApiResourcesRequest>;
+export const ZGetApiResourceRequest = z.object({ id: ZApiResourceId, organization_slug: readerOrganization });
+export type TGetApiResourceRequest = z.infer<typeof ZGetApiResourceRequest>;
 export const ZCreateApiResourceRequest = z.object({
   identifier: ZResourceIdentifier,
   name: ZName,
   description: ZDescription.default(''),
-  permissions: z.array(ZPermissionInput).max(500).default([]),
+  permissions: z
+    .array(ZPermissionInput)
+    .max(500)
+    .default([])
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      for (const [index, p] of list.entries()) {
+        if (seen.has(p.name)) {
+          ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `${p.name} is listed twice` });
+        }
+        seen.add(p.name);
+      }
+    }),
 });
 export type TCreateApiResourceRequest = z.infer<typeof ZCreateApiResourceRequest>;
 export const ZUpdateApiResourceRequest = z
@@ -143,7 +166,9 @@ export const ZUpdateApiResourceRequest = z
   .refine((v) => v.name !== undefined || v.description !== undefined, { message: 'send name or description' });
 export type TUpdateApiResourceRequest = z.infer<typeof ZUpdateApiResourceRequest>;
 export const ZDeleteApiResourceRequest = z.object({ id: ZApiResourceId });
+export type TDeleteApiResourceRequest = z.infer<typeof ZDeleteApiResourceRequest>;
 export const ZDeletedApiResource = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedApiResource' });
+export type TDeletedApiResource = z.infer<typeof ZDeletedApiResource>;
 
 /** POST /v1/api-resources/{id}/permissions. */
 export const ZCreateApiPermissionRequest = ZPermissionInput.extend({ id: ZApiResourceId });
@@ -154,6 +179,11 @@ export type TUpdateApiPermissionRequest = z.infer<typeof ZUpdateApiPermissionReq
 /** DELETE /v1/api-resources/{id}/permissions/{name}: also taken out of every role and machine client holding it. */
 export const ZDeleteApiPermissionRequest = z.object({ id: ZApiResourceId, name: ZProductPermissionName });
 export type TDeleteApiPermissionRequest = z.infer<typeof ZDeleteApiPermissionRequest>;
+/** `id` is the resource's. */
+export const ZDeletedApiPermission = z
+  .object({ id: z.string(), name: z.string(), deleted: z.literal(true) })
+  .meta({ id: 'DeletedApiPermission' });
+export type TDeletedApiPermission = z.infer<typeof ZDeletedApiPermission>;
 
 export const ZProductRoleId = z.string().regex(/^prl_(?:[0-9A-Za-z]{20}|org_admin|org_member)$/, 'expected a product role id (prl_...)');
 
@@ -175,7 +205,9 @@ export const ZProductRole = z
 export type TProductRole = z.infer<typeof ZProductRole>;
 export const ZProductRolePage = ZPage(ZProductRole).meta({ id: 'ProductRolePage' });
 
-export const ZListProductRolesRequest = ZListQuery;
+/** The first page starts with the two built-in rows, then product roles newest first. */
+export const ZListProductRolesRequest = ZListQuery.extend({ organization_slug: readerOrganization });
+export type TListProductRolesRequest = z.infer<typeof ZListProductRolesRequest>;
 export const ZCreateProductRoleRequest = z.object({
   key: ZRoleKey,
   name: ZName,
@@ -195,7 +227,9 @@ export const ZUpdateProductRoleRequest = z
   });
 export type TUpdateProductRoleRequest = z.infer<typeof ZUpdateProductRoleRequest>;
 export const ZDeleteProductRoleRequest = z.object({ id: ZProductRoleId });
+export type TDeleteProductRoleRequest = z.infer<typeof ZDeleteProductRoleRequest>;
 export const ZDeletedProductRole = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedProductRole' });
+export type TDeletedProductRole = z.infer<typeof ZDeletedProductRole>;
 
 /**
  * The usage event type of every access token a machine client gets (client credentials): one

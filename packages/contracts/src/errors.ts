@@ -28,13 +28,13 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE' },
   unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE' },
   rate_limited: { status: 429, trpc: 'TOO_MANY_REQUESTS' },
-  /** Roles: a custom role's key is taken in the organization, or is a system role's key. */
+  /** Roles: a custom role's key is taken in the organization, or is a system role's or a product role's key. */
   role_key_taken: { status: 409, trpc: 'CONFLICT' },
-  /** Roles: org_admin and org_member are built in and cannot be changed. */
+  /** Roles: org_admin and org_member are built in, and product roles are the platform's: an organization cannot change them. */
   system_role_immutable: { status: 409, trpc: 'CONFLICT' },
   /** Roles: a custom role still held by a membership (any status) or a pending invitation cannot be deleted. */
   role_in_use: { status: 409, trpc: 'CONFLICT' },
-  /** A role key that is neither a system role nor a custom role of the organization. */
+  /** A role key that is neither a system role, a product role nor a custom role of the organization. */
   unknown_role: { status: 400, trpc: 'BAD_REQUEST' },
   /** Invitations: no invitation has this token (or id, within the organization). */
   invitation_not_found: { status: 404, trpc: 'NOT_FOUND' },

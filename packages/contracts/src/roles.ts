@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZProductPermissionList } from './authorization.ts';
 import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 import { ZPermission, ZPermissionList, ZRoleKey } from './permissions.ts';
 
@@ -9,8 +10,21 @@ import { ZPermission, ZPermissionList, ZRoleKey } from './permissions.ts';
  */
 export const SYSTEM_ROLE_IDS = { org_admin: 'rol_org_admin', org_member: 'rol_org_member' } as const;
 
-/** `rol_` + 20 base62 (a custom role), or a system role's id. Anything else is a 400. */
-export const ZRoleId = z.string().regex(/^rol_(?:[0-9A-Za-z]{20}|org_admin|org_member)$/, 'expected a role id (rol_...)');
+/**
+ * `rol_` + 20 base62 (a custom role), a system role's id, or a product role's (`prl_`: the
+ * platform's, listed here so an organization can assign them, changed only at
+ * /v1/product-roles). Anything else is a 400.
+ */
+export const ZRoleId = z
+  .string()
+  .regex(/^(?:rol_(?:[0-9A-Za-z]{20}|org_admin|org_member)|prl_[0-9A-Za-z]{20})$/, 'expected a role id (rol_...)');
+
+/**
+ * Where a role comes from: `system` (org_admin, org_member), `product` (a product role the
+ * platform defines for every organization), `custom` (the organization's own).
+ */
+export const ZRoleKind = z.enum(['system', 'product', 'custom']);
+export type TRoleKind = z.infer<typeof ZRoleKind>;
 
 export const ZRole = z
   .object({
@@ -18,10 +32,13 @@ export const ZRole = z
     /** What memberships and invitations name (`roleKey`). */
     key: z.string(),
     name: z.string(),
-    /** Sorted, from the permission catalog. */
+    /** svc's control-plane permissions, sorted, from the permission catalog (a product role: what org_member holds). */
     permissions: z.array(ZPermission),
-    /** Built in (org_admin, org_member): cannot be changed or deleted. */
+    /** The product's permissions (API resources' permission names), sorted: what the product's tokens and checks carry. */
+    productPermissions: z.array(z.string()),
+    /** Built in (org_admin, org_member): cannot be changed or deleted. Product roles cannot be changed here either. */
     system: z.boolean(),
+    kind: ZRoleKind,
     /** Null for system roles. */
     createdAt: z.string().nullable(),
     updatedAt: z.string().nullable(),
@@ -30,8 +47,8 @@ export const ZRole = z
 export type TRole = z.infer<typeof ZRole>;
 
 /**
- * GET /v1/roles: the first page starts with the two system roles, then custom roles newest
- * first; `limit` and `cursor` page through the custom roles.
+ * GET /v1/roles: the first page starts with the two system roles, then product roles and custom
+ * roles together, newest first; `limit` and `cursor` page through those.
  */
 export const ZListRolesRequest = ZListQuery.extend({ organization_slug: ZSlug.optional() });
 export type TListRolesRequest = z.infer<typeof ZListRolesRequest>;
@@ -42,6 +59,11 @@ export const ZCreateRoleRequest = z.object({
   key: ZRoleKey,
   name: ZName,
   permissions: ZPermissionList,
+  /**
+   * Product permissions (names some API resource declares); never more than the caller holds.
+   * Optional rather than defaulted, so a form's input and output types stay the same shape.
+   */
+  productPermissions: ZProductPermissionList.optional(),
 });
 export type TCreateRoleRequest = z.infer<typeof ZCreateRoleRequest>;
 
@@ -51,8 +73,11 @@ export const ZUpdateRoleRequest = z
     organization_slug: ZSlug.optional(),
     name: ZName.optional(),
     permissions: ZPermissionList.optional(),
+    productPermissions: ZProductPermissionList.optional(),
   })
-  .refine((v) => v.name !== undefined || v.permissions !== undefined, { message: 'send name or permissions' });
+  .refine((v) => v.name !== undefined || v.permissions !== undefined || v.productPermissions !== undefined, {
+    message: 'send name, permissions or productPermissions',
+  });
 export type TUpdateRoleRequest = z.infer<typeof ZUpdateRoleRequest>;
 
 /** DELETE /v1/roles/{id}?organization_slug=: a custom role that no member or pending invitation holds. */

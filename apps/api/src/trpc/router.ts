@@ -1,6 +1,7 @@
 import { apiKeysRouter } from '../modules/api-keys/router.ts';
 import { applicationsRouter } from '../modules/applications/router.ts';
 import { auditLogsRouter } from '../modules/audit-logs/router.ts';
+import { authorizationRouter } from '../modules/authorization/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { billingRouter } from '../modules/billing/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
@@ -28,6 +29,7 @@ export const appRouter = router({
   me: meRouter,
   tenants: tenantsRouter,
   roles: rolesRouter,
+  authorization: authorizationRouter,
   invitations: invitationsRouter,
   auditLogs: auditLogsRouter,
   applications: applicationsRouter,

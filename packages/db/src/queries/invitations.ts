@@ -72,12 +72,25 @@ export async function findPendingInvitationByEmail(
   return row;
 }
 
-/** How many of the organization's invitations are pending at `now` with the role `roleKey`. */
-export async function countPendingInvitationsWithRole(db: DbOrTx, opts: { tenantId: string; roleKey: string; now: Date }): Promise<number> {
+/**
+ * How many of the organization's invitations are pending at `now` with the role `roleKey`.
+ * `tenantId: null` counts them in every organization: for a product role, which every
+ * organization shares (the one count without a tenant predicate, by design).
+ */
+export async function countPendingInvitationsWithRole(
+  db: DbOrTx,
+  opts: { tenantId: string | null; roleKey: string; now: Date },
+): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(invitations)
-    .where(and(eq(invitations.tenantId, opts.tenantId), eq(invitations.roleKey, opts.roleKey), statusIs('pending', opts.now)));
+    .where(
+      and(
+        opts.tenantId !== null ? eq(invitations.tenantId, opts.tenantId) : undefined,
+        eq(invitations.roleKey, opts.roleKey),
+        statusIs('pending', opts.now),
+      ),
+    );
   return row?.n ?? 0;
 }
 

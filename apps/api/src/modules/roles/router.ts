@@ -14,15 +14,25 @@ import { createRole, deleteRole, listRoles, updateRole } from './service.ts';
 export const rolesRouter = router({
   list: controlProcedure
     .meta({
-      openapi: { method: 'GET', path: '/roles', tags: ['roles'], summary: 'List the system roles and the custom roles of an organization' },
+      openapi: {
+        method: 'GET',
+        path: '/roles',
+        tags: ['roles'],
+        summary: 'List the system roles, the product roles and the custom roles of an organization',
+      },
     })
     .input(ZListRolesRequest)
     .output(ZRolePage)
     .query(({ ctx, input }) => listRoles(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
-      errors: ['role_key_taken'],
-      openapi: { method: 'POST', path: '/roles', tags: ['roles'], summary: 'Create a custom role from the permission catalog' },
+      errors: ['role_key_taken', 'unknown_permission'],
+      openapi: {
+        method: 'POST',
+        path: '/roles',
+        tags: ['roles'],
+        summary: "Create a custom role from svc's permission catalog and the product's permissions",
+      },
       successStatus: 201,
     })
     .input(ZCreateRoleRequest)
@@ -30,7 +40,7 @@ export const rolesRouter = router({
     .mutation(({ ctx, input }) => createRole(ctx.services.db, ctx.principal, ctx.request, input)),
   update: controlProcedure
     .meta({
-      errors: ['system_role_immutable'],
+      errors: ['system_role_immutable', 'unknown_permission'],
       openapi: { method: 'PATCH', path: '/roles/{id}', tags: ['roles'], summary: 'Rename a custom role or replace its permissions' },
     })
     .input(ZUpdateRoleRequest)

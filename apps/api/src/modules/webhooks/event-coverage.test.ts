@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from '@svc/contracts/events';
+import { organizations } from '@svc/db/schema/organizations';
 import { roles } from '@svc/db/schema/roles';
 import { webhookDeliveries, webhookEvents } from '@svc/db/schema/webhooks';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -283,5 +284,83 @@ describe('a mutation that fails leaves no event', () => {
     } finally {
       await db.execute(sql.raw('drop trigger test_poison_delivery on webhook_deliveries; drop function test_poison_delivery();'));
     }
+  });
+});
+
+describe("the platform's catalog changes are events of the platform workspace", () => {
+  it('each change of an API resource or product role emits one event there, and none in any organization', async () => {
+    const db = server.services.db;
+    const box = server.services.secretBox;
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const [workspace] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.kind, 'platform'));
+    const platformId = workspace?.id as string;
+    const all = [...EVENT_TYPES];
+    const endpoint = await seedWebhookEndpoint(db, box, { tenantId: platformId, eventTypes: all });
+    const tenant = await seedOrganization(db);
+    const tenantEndpoint = await seedWebhookEndpoint(db, box, { tenantId: tenant.id, eventTypes: all });
+    let known = await eventIdsOf(platformId);
+    const tenantBefore = await eventIdsOf(tenant.id);
+
+    async function expectEvents<T extends { status: number; text: string }>(types: string[], mutation: () => Promise<T>): Promise<T> {
+      const result = await mutation();
+      expectOk(result, types.join(', '));
+      const now = await eventIdsOf(platformId);
+      const fresh = [...now].filter((id) => !known.has(id));
+      known = now;
+      const events = fresh.length ? await db.select().from(webhookEvents).where(inArray(webhookEvents.id, fresh)) : [];
+      expect(events.map((e) => e.type).sort()).toEqual([...types].sort());
+      for (const event of events) {
+        const deliveries = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, event.id));
+        expect(deliveries.map((d) => d.endpointId)).toEqual([endpoint.id]);
+        expect(event.data).toMatchObject({ organizationId: platformId, actor: { type: 'user', id: platform.user.id } });
+      }
+      return result;
+    }
+
+    const resource = await expectEvents(['api_resource.created'], () =>
+      call('POST', '/v1/api-resources', {
+        cookie: platform.cookie,
+        body: { identifier: 'https://events.example.com', name: 'Events API', permissions: [{ name: 'events.read' }] },
+      }),
+    );
+    const id = resource.json.id as string;
+    await expectEvents(['api_resource.updated'], () =>
+      call('PATCH', `/v1/api-resources/${id}`, { cookie: platform.cookie, body: { name: 'Events' } }),
+    );
+    await expectEvents(['api_resource.updated'], () =>
+      call('POST', `/v1/api-resources/${id}/permissions`, { cookie: platform.cookie, body: { name: 'events.write' } }),
+    );
+    await expectEvents(['api_resource.updated'], () =>
+      call('PATCH', `/v1/api-resources/${id}/permissions/events.write`, { cookie: platform.cookie, body: { description: 'Write' } }),
+    );
+    await expectEvents(['api_resource.updated'], () =>
+      call('DELETE', `/v1/api-resources/${id}/permissions/events.write`, { cookie: platform.cookie }),
+    );
+    const role = await expectEvents(['product_role.created'], () =>
+      call('POST', '/v1/product-roles', {
+        cookie: platform.cookie,
+        body: { key: 'events_reader', name: 'Reader', permissions: ['events.read'] },
+      }),
+    );
+    await expectEvents(['product_role.updated'], () =>
+      call('PATCH', `/v1/product-roles/${role.json.id}`, { cookie: platform.cookie, body: { permissions: [] } }),
+    );
+    await expectEvents(['product_role.updated'], () =>
+      call('PATCH', '/v1/product-roles/prl_org_member', { cookie: platform.cookie, body: { permissions: ['events.read'] } }),
+    );
+    await expectEvents(['product_role.deleted'], () => call('DELETE', `/v1/product-roles/${role.json.id}`, { cookie: platform.cookie }));
+    await expectEvents(['api_resource.deleted'], () => call('DELETE', `/v1/api-resources/${id}`, { cookie: platform.cookie }));
+    // A refused change (a taken identifier) emits nothing.
+    await call('POST', '/v1/api-resources', { cookie: platform.cookie, body: { identifier: 'https://taken.example.com', name: 'Taken' } });
+    known = await eventIdsOf(platformId);
+    const refused = await call('POST', '/v1/api-resources', {
+      cookie: platform.cookie,
+      body: { identifier: 'https://taken.example.com', name: 'Again' },
+    });
+    expect(refused.status).toBe(409);
+    expect(await eventIdsOf(platformId)).toEqual(known);
+
+    expect(await eventIdsOf(tenant.id)).toEqual(tenantBefore);
+    expect(await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, tenantEndpoint.id))).toEqual([]);
   });
 });

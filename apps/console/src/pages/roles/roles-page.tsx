@@ -188,7 +188,7 @@ type CreateRoleDialogProps = { slug: string; open: boolean; onOpenChange: (open:
 function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDialogProps) {
   const trpc = useTRPC();
   const invalidate = useInvalidateRoles();
-  const empty = { organization_slug: slug, key: '', name: '', permissions: [] as Permission[] };
+  const empty = { organization_slug: slug, key: '', name: '', permissions: [] as Permission[], productPermissions: [] as string[] };
   const form = useForm({ resolver: zodResolver(ZCreateRoleRequest), defaultValues: empty });
   const errors = form.formState.errors;
   const create = useMutation(trpc.roles.create.mutationOptions());
