@@ -191,6 +191,41 @@ export async function rotateApiKeySecret(
   return row;
 }
 
+/**
+ * Where a person's keys are revoked because their standing there ended (modules/api-keys
+ * revokeKeysOfCreator): one organization (its membership was removed or suspended), every
+ * organization (their account was suspended), or every organization where they hold no active
+ * membership now (they left the platform admin group, which let them act anywhere).
+ */
+export type CreatorKeysScope = { tenantId: string } | 'all_organizations' | 'organizations_not_active_in';
+
+/**
+ * The keys `userId` created in `scope` that are not revoked yet, oldest first. For one
+ * organization the tenant predicate leads; the other scopes read across organizations by the
+ * creator, which is the question asked (what did this person create, anywhere). Each key found is
+ * then revoked by (tenant, id), so every write keeps its tenant predicate.
+ */
+export async function listUnrevokedKeysOfCreator(
+  db: DbOrTx,
+  opts: { userId: string; scope: CreatorKeysScope },
+): Promise<{ id: string; tenantId: string }[]> {
+  const { scope } = opts;
+  return db
+    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId })
+    .from(apiKeys)
+    .where(
+      and(
+        typeof scope === 'object' ? eq(apiKeys.tenantId, scope.tenantId) : undefined,
+        eq(apiKeys.createdByUserId, opts.userId),
+        isNull(apiKeys.revokedAt),
+        scope === 'organizations_not_active_in'
+          ? sql`not exists (select 1 from ${memberships} where ${countingMembership(memberships, apiKeys.createdByUserId, apiKeys.tenantId)})`
+          : undefined,
+      ),
+    )
+    .orderBy(apiKeys.createdAt, apiKeys.id);
+}
+
 /** Marks a key revoked; undefined when it is unknown or already revoked (the first time stays). */
 export async function revokeApiKey(db: DbOrTx, opts: { tenantId: string; id: string; now: Date }): Promise<ApiKeyRow | undefined> {
   const [row] = await db

@@ -43,6 +43,7 @@ import {
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
+import { revokeKeysOfCreator } from '../api-keys/service.ts';
 import { endSessions } from '../session-store/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
@@ -235,11 +236,14 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
  *   only. A suspended membership leaves the user's session memberships at once on every API
  *   process (the row's update bumps users.memberships_version), and the user's sessions that have
  *   this organization open move to another of their organizations in the same transaction: they
- *   keep every other organization and their sign-in. An `invited` membership is the person's to
- *   accept: its status cannot be set (409 membership_pending); its role can.
+ *   keep every other organization and their sign-in. The tenant API keys they created in this
+ *   organization are revoked in the same transaction (a reactivation does not revive them). An
+ *   `invited` membership is the person's to accept: its status cannot be set (409
+ *   membership_pending); its role can.
  * - `name` and `accountStatus` are the person's own (one name everywhere; a suspended account
  *   cannot sign in anywhere): platform admins only, anyone else gets 403 user_profile_forbidden.
- *   Suspending an account ends all of the person's sessions in the same transaction.
+ *   Suspending an account ends all of the person's sessions and revokes the API keys they
+ *   created in every organization, in the same transaction.
  * - Nobody but a platform admin changes the role or status of a platform admin (403
  *   platform_admin_protected), and the platform workspace's members follow the engine's platform
  *   admin group (409 platform_workspace_managed).
@@ -317,6 +321,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
         sessionsMoved = await moveSessionsOfMemberOut(tx, { tenantId, userId });
         // The sign-ins to applications made for this organization end with the membership.
         await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
+        // And the keys they created here, for good: a reactivation must not revive them.
+        await revokeKeysOfCreator(tx, principal, request, { userId, scope: { tenantId }, reason: 'membership_suspended' });
       }
     }
     if (changes.name || changes.accountStatus) {
@@ -327,10 +333,12 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
         ...(changes.accountStatus ? { status: next.accountStatus } : {}),
       });
     }
-    const sessionsEnded =
-      changes.accountStatus?.to === 'suspended'
-        ? (await endSessions(tx, { kind: 'account_suspended', tenantId, userId })).sessionIds.length
-        : 0;
+    let sessionsEnded = 0;
+    if (changes.accountStatus?.to === 'suspended') {
+      sessionsEnded = (await endSessions(tx, { kind: 'account_suspended', tenantId, userId })).sessionIds.length;
+      // A suspended account stands nowhere: its keys go in every organization, for good.
+      await revokeKeysOfCreator(tx, principal, request, { userId, scope: 'all_organizations', reason: 'account_suspended' });
+    }
     await recordAudit(tx, principal, request, {
       tenantId,
       action: 'user.updated',
@@ -361,7 +369,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
  * - Removing an `invited` membership withdraws the invitation (audited as membership.withdrawn,
  *   not member.removed: the person never was a member).
  * - Sessions that had this organization open move to another of the user's organizations in the
- *   same transaction, so their next request no longer sees this one.
+ *   same transaction, so their next request no longer sees this one, and the tenant API keys the
+ *   person created here are revoked (being invited again does not revive them).
  */
 export async function removeUser(
   db: Db,
@@ -400,8 +409,10 @@ export async function removeUser(
     if (!removed) {
       throw new AppError('not_found', USER_NOT_FOUND);
     }
-    // The sign-ins to applications made for this organization end with the membership.
+    // The sign-ins to applications made for this organization end with the membership, and the
+    // keys they created here go for good: being invited again must not revive them.
     await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
+    await revokeKeysOfCreator(tx, principal, request, { userId, scope: { tenantId }, reason: 'membership_removed' });
     // An invited person never was a member: removing the membership withdraws the invitation.
     await recordAudit(tx, principal, request, {
       tenantId,
