@@ -72,14 +72,10 @@ const platformMemberships = alias(memberships, 'platform_memberships');
 const platformOrganizations = alias(organizations, 'platform_organizations');
 
 /**
- * Reads a key creator's standing in the key's organization: one indexed read (users by id, the
- * membership by (tenant, user), the custom role by (tenant, key), and an existence probe of a
- * platform workspace membership). Undefined when the user no longer exists.
+ * The read of a creator's standing, over placeholders (the prepared per-request read) or values
+ * (a read inside a transaction): one statement, so both ask exactly the same question.
  */
-export function prepareFindApiKeyCreatorStanding(
-  db: DbOrTx,
-): (opts: { userId: string; tenantId: string }) => Promise<ApiKeyCreatorStanding | undefined> {
-  const tenantId = sql.placeholder('tenantId');
+function creatorStandingQuery(db: DbOrTx, userId: SQLWrapper, tenantId: SQLWrapper) {
   const platformAdmin = db
     .select({ one: sql`1` })
     .from(platformMemberships)
@@ -103,10 +99,40 @@ export function prepareFindApiKeyCreatorStanding(
     .from(users)
     .leftJoin(memberships, countingMembership(memberships, users.id, tenantId))
     .leftJoin(roles, and(eq(roles.tenantId, tenantId), eq(roles.key, memberships.roleKey)))
-    .where(eq(users.id, sql.placeholder('userId')))
-    .limit(1)
-    .prepare('svc_find_api_key_creator');
-  return leanRead<ApiKeyCreatorStanding>(query, fields).first;
+    .where(eq(users.id, userId))
+    .limit(1);
+  return { query, fields };
+}
+
+/**
+ * Reads a key creator's standing in the key's organization: one indexed read (users by id, the
+ * membership by (tenant, user), the custom role by (tenant, key), and an existence probe of a
+ * platform workspace membership). Undefined when the user no longer exists.
+ */
+export function prepareFindApiKeyCreatorStanding(
+  db: DbOrTx,
+): (opts: { userId: string; tenantId: string }) => Promise<ApiKeyCreatorStanding | undefined> {
+  const { query, fields } = creatorStandingQuery(db, sql.placeholder('userId'), sql.placeholder('tenantId'));
+  return leanRead<ApiKeyCreatorStanding>(query.prepare('svc_find_api_key_creator'), fields).first;
+}
+
+/**
+ * A would-be key creator's standing in `tenantId`, read inside the transaction that creates the
+ * key, after taking a share lock on the person's users row. Every change that ends a standing
+ * writes that row in its transaction (a membership's insert, update or delete bumps
+ * users.memberships_version by trigger; an account suspension sets users.status), so the two
+ * serialise: a change already made is seen here (READ COMMITTED reads it once it commits), and a
+ * change made after waits for the key to commit and then finds it to revoke. Undefined when the
+ * user no longer exists.
+ */
+export async function lockApiKeyCreatorStanding(
+  tx: DbOrTx,
+  opts: { userId: string; tenantId: string },
+): Promise<ApiKeyCreatorStanding | undefined> {
+  await tx.execute(sql`select 1 from ${users} where ${users.id} = ${opts.userId} for share`);
+  const { query } = creatorStandingQuery(tx, sql`${opts.userId}`, sql`${opts.tenantId}`);
+  const [row] = await query;
+  return row;
 }
 
 /**

@@ -241,4 +241,47 @@ describe('a key whose creator leaves the organization stays void when they come 
     await staff.signInAgain([]);
     expect((await useKey(asMember, memberOrg.org.id)).status).toBe(200);
   });
+
+  it('a key minted while its creator is being removed is refused, never left behind unrevoked', async () => {
+    const { org, asAdmin } = await orgWithAdmin();
+    const member = await person();
+    await join(org, asAdmin, member);
+    const sql = server.services.sql;
+    // A removal that has deleted the membership and not committed yet.
+    let deleted!: () => void;
+    let commit!: () => void;
+    const hasDeleted = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    const mayCommit = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const removal = sql.begin(async (tx) => {
+      await tx`delete from memberships where tenant_id = ${org.id} and user_id = ${member.user.id}`;
+      deleted();
+      await mayCommit;
+    });
+    await hasDeleted;
+    const minting = call('POST', `/v1/tenants/${org.id}/api-keys`, {
+      auth: { cookie: member.cookie },
+      body: { name: 'racing', scopes: ['tenant.read'] },
+    });
+    // The key's transaction waits for the removal (or, were it not to, finishes first).
+    for (let i = 0; i < 100; i++) {
+      const [waiting] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+      if ((waiting?.n ?? 0) > 0) {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    commit();
+    await removal;
+    const minted = await minting;
+    expect(minted.status, minted.text).toBe(404);
+    expect(minted.json.error.code).toBe('not_found');
+    const live = await sql`
+      select id from api_keys where tenant_id = ${org.id} and created_by_user_id = ${member.user.id} and revoked_at is null`;
+    expect(live).toEqual([]);
+  });
 });

@@ -20,11 +20,12 @@ import {
   insertApiKey,
   listApiKeys as listApiKeyRows,
   listUnrevokedKeysOfCreator,
+  lockApiKeyCreatorStanding,
   revokeApiKey as revokeApiKeyRow,
   rotateApiKeySecret,
 } from '@svc/db/queries/api-keys';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, authorize } from '../access/authorize.ts';
+import { type Access, assertGrantable, authorize, creatorAccessOf } from '../access/authorize.ts';
 import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { newSecretKey } from '../applications/keys.ts';
@@ -98,6 +99,14 @@ export async function createApiKey(
   assertGrantable(access, input.scopes, 'you cannot create a key with scopes you may not use yourself');
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   return db.transaction(async (tx) => {
+    // The creator's standing again, serialised with its removal or suspension (which revokes the
+    // keys it finds): otherwise a key created while the person is being removed would be missed
+    // by that revocation and come back to life when they return. Gone meanwhile: the 404 the
+    // next request would get from authorize.
+    const standing = await lockApiKeyCreatorStanding(tx, { userId: principal.user.id, tenantId: access.organization.id });
+    if (!standing || !creatorAccessOf(standing)) {
+      throw new AppError('not_found', 'organization not found');
+    }
     const row = await insertApiKey(tx, {
       id: newId('apiKey'),
       tenantId: access.organization.id,
