@@ -16,6 +16,7 @@ import { findUnlinkedUserByEmail, findUserBySubject, insertUser, type UserRow } 
 import {
   addOrgMember,
   countOtherActiveOrgAdmins,
+  declineInvitedMembership,
   findOnlyVerifiedUserByEmail,
   findOrgUser,
   isOrgMemberEmail,
@@ -244,9 +245,11 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
  *   cannot sign in anywhere): platform admins only, anyone else gets 403 user_profile_forbidden.
  *   Suspending an account ends all of the person's sessions and revokes the API keys they
  *   created in every organization, in the same transaction.
- * - Nobody but a platform admin changes the role or status of a platform admin (403
- *   platform_admin_protected), and the platform workspace's members follow the engine's platform
- *   admin group (409 platform_workspace_managed).
+ * - Nobody but a platform admin changes the role or status of a platform admin who accepted the
+ *   membership (403 platform_admin_protected), and the platform workspace's members follow the
+ *   engine's platform admin group (409 platform_workspace_managed). An `invited` membership is
+ *   treated alike whoever the person is (anyone's email can be added: a difference would tell
+ *   the organization who the platform admins are); it grants nothing until accepted.
  * - An organization keeps at least one active org_admin: demoting or suspending the last one is a
  *   409 last_org_admin (checked under a per-organization lock, so two admins demoting each other
  *   at once cannot both succeed).
@@ -364,11 +367,12 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
  * - The last active org_admin cannot be removed (409 last_org_admin, under the same lock as
  *   demotions), and a tenant API key removes nobody above its own scopes.
  * - The platform workspace's members follow the engine's platform admin group: 409
- *   platform_workspace_managed; a platform admin is removed by nobody in a tenant (403
- *   platform_admin_protected).
+ *   platform_workspace_managed; a platform admin who accepted a membership is removed by nobody
+ *   in a tenant (403 platform_admin_protected).
  * - Removing an `invited` membership withdraws the invitation (audited as membership.withdrawn,
- *   not member.removed: the person never was a member).
- * - Sessions that had this organization open move to another of the user's organizations in the
+ *   not member.removed: the person never was a member) and does nothing else, for anyone, so the
+ *   answer says nothing of who the person is.
+ * - Otherwise, sessions that had this organization open move to another of the user's organizations in the
  *   same transaction, so their next request no longer sees this one, and the tenant API keys the
  *   person created here are revoked (being invited again does not revive them).
  */
@@ -401,6 +405,22 @@ export async function removeUser(
       );
     }
     assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
+    if (current.status === 'invited') {
+      // Withdrawing an invitation (the same deletion as the person's decline): they never were a
+      // member, so nothing else of theirs is the organization's to touch. A platform admin may
+      // have the organization open, or keys in it, as a platform admin: moving those sessions or
+      // revoking those keys would act on them, and answer differently for them than for anyone.
+      if (!(await declineInvitedMembership(tx, { tenantId, userId }))) {
+        throw new AppError('not_found', USER_NOT_FOUND);
+      }
+      await recordAudit(tx, principal, request, {
+        tenantId,
+        action: 'membership.withdrawn',
+        target: { type: 'user', id: userId },
+        summary: { email: shownEmail(current), roleKey: current.roleKey, status: current.status },
+      });
+      return { id: userId, removed: true, sessionsMoved: 0 };
+    }
     const isActiveAdmin = current.roleKey === 'org_admin' && current.status === 'active';
     if (isActiveAdmin && (await countOtherActiveOrgAdmins(tx, { tenantId, exceptUserId: userId })) === 0) {
       throw new AppError('last_org_admin', 'this is the last active org admin of the organization: make someone else org_admin first');
@@ -413,10 +433,9 @@ export async function removeUser(
     // keys they created here go for good: being invited again must not revive them.
     await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
     await revokeKeysOfCreator(tx, principal, request, { userId, scope: { tenantId }, reason: 'membership_removed' });
-    // An invited person never was a member: removing the membership withdraws the invitation.
     await recordAudit(tx, principal, request, {
       tenantId,
-      action: current.status === 'invited' ? 'membership.withdrawn' : 'member.removed',
+      action: 'member.removed',
       target: { type: 'user', id: userId },
       summary: { email: shownEmail(current), roleKey: current.roleKey, status: current.status },
     });
