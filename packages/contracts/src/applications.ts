@@ -227,7 +227,7 @@ export const ZBackchannelLogoutUrl = z
   })
   .nullable()
   .describe(
-    'URL (https; http only for localhost/127.0.0.1) svc POSTs an OpenID Connect Back-Channel Logout token to when a session that signed in to the application ends; null for none.',
+    'URL (https; http only for localhost/127.0.0.1) svc POSTs an OpenID Connect Back-Channel Logout token to when a session that signed in to the application ends; null for none. A host that is a private, loopback, link-local, reserved or cloud metadata address or name (the webhook address rules) is 400 backchannel_logout_url_not_allowed.',
   );
 
 export const ZClientType = z

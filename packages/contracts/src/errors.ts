@@ -60,6 +60,8 @@ export const ERROR_CODES = {
   header_too_large: { status: 431, trpc: 'BAD_REQUEST' },
   /** Applications: the logo URL is not https, not a valid absolute URL, carries credentials or is longer than 2,048 characters. */
   logo_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Applications: the back-channel logout URL's host is a private, loopback, link-local, reserved or cloud metadata address or name (the webhook address rules). */
+  backchannel_logout_url_not_allowed: { status: 400, trpc: 'BAD_REQUEST' },
   /** Webhooks: the URL is not http(s), has credentials, or is not a valid absolute URL. */
   webhook_url_invalid: { status: 400, trpc: 'BAD_REQUEST' },
   /** Webhooks: the URL's host is or resolves to a private, loopback, link-local or metadata address. */

@@ -72,14 +72,10 @@ const platformMemberships = alias(memberships, 'platform_memberships');
 const platformOrganizations = alias(organizations, 'platform_organizations');
 
 /**
- * Reads a key creator's standing in the key's organization: one indexed read (users by id, the
- * membership by (tenant, user), the custom role by (tenant, key), and an existence probe of a
- * platform workspace membership). Undefined when the user no longer exists.
+ * The read of a creator's standing, over placeholders (the prepared per-request read) or values
+ * (a read inside a transaction): one statement, so both ask exactly the same question.
  */
-export function prepareFindApiKeyCreatorStanding(
-  db: DbOrTx,
-): (opts: { userId: string; tenantId: string }) => Promise<ApiKeyCreatorStanding | undefined> {
-  const tenantId = sql.placeholder('tenantId');
+function creatorStandingQuery(db: DbOrTx, userId: SQLWrapper, tenantId: SQLWrapper) {
   const platformAdmin = db
     .select({ one: sql`1` })
     .from(platformMemberships)
@@ -103,10 +99,40 @@ export function prepareFindApiKeyCreatorStanding(
     .from(users)
     .leftJoin(memberships, countingMembership(memberships, users.id, tenantId))
     .leftJoin(roles, and(eq(roles.tenantId, tenantId), eq(roles.key, memberships.roleKey)))
-    .where(eq(users.id, sql.placeholder('userId')))
-    .limit(1)
-    .prepare('svc_find_api_key_creator');
-  return leanRead<ApiKeyCreatorStanding>(query, fields).first;
+    .where(eq(users.id, userId))
+    .limit(1);
+  return { query, fields };
+}
+
+/**
+ * Reads a key creator's standing in the key's organization: one indexed read (users by id, the
+ * membership by (tenant, user), the custom role by (tenant, key), and an existence probe of a
+ * platform workspace membership). Undefined when the user no longer exists.
+ */
+export function prepareFindApiKeyCreatorStanding(
+  db: DbOrTx,
+): (opts: { userId: string; tenantId: string }) => Promise<ApiKeyCreatorStanding | undefined> {
+  const { query, fields } = creatorStandingQuery(db, sql.placeholder('userId'), sql.placeholder('tenantId'));
+  return leanRead<ApiKeyCreatorStanding>(query.prepare('svc_find_api_key_creator'), fields).first;
+}
+
+/**
+ * A would-be key creator's standing in `tenantId`, read inside the transaction that creates the
+ * key, after taking a share lock on the person's users row. Every change that ends a standing
+ * writes that row in its transaction (a membership's insert, update or delete bumps
+ * users.memberships_version by trigger; an account suspension sets users.status), so the two
+ * serialise: a change already made is seen here (READ COMMITTED reads it once it commits), and a
+ * change made after waits for the key to commit and then finds it to revoke. Undefined when the
+ * user no longer exists.
+ */
+export async function lockApiKeyCreatorStanding(
+  tx: DbOrTx,
+  opts: { userId: string; tenantId: string },
+): Promise<ApiKeyCreatorStanding | undefined> {
+  await tx.execute(sql`select 1 from ${users} where ${users.id} = ${opts.userId} for share`);
+  const { query } = creatorStandingQuery(tx, sql`${opts.userId}`, sql`${opts.tenantId}`);
+  const [row] = await query;
+  return row;
 }
 
 /**
@@ -189,6 +215,41 @@ export async function rotateApiKeySecret(
     .where(and(eq(apiKeys.tenantId, opts.tenantId), eq(apiKeys.id, opts.id), liveKey(apiKeys, opts.now)))
     .returning();
   return row;
+}
+
+/**
+ * Where a person's keys are revoked because their standing there ended (modules/api-keys
+ * revokeKeysOfCreator): one organization (its membership was removed or suspended), every
+ * organization (their account was suspended), or every organization where they hold no active
+ * membership now (they left the platform admin group, which let them act anywhere).
+ */
+export type CreatorKeysScope = { tenantId: string } | 'all_organizations' | 'organizations_not_active_in';
+
+/**
+ * The keys `userId` created in `scope` that are not revoked yet, oldest first. For one
+ * organization the tenant predicate leads; the other scopes read across organizations by the
+ * creator, which is the question asked (what did this person create, anywhere). Each key found is
+ * then revoked by (tenant, id), so every write keeps its tenant predicate.
+ */
+export async function listUnrevokedKeysOfCreator(
+  db: DbOrTx,
+  opts: { userId: string; scope: CreatorKeysScope },
+): Promise<{ id: string; tenantId: string }[]> {
+  const { scope } = opts;
+  return db
+    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId })
+    .from(apiKeys)
+    .where(
+      and(
+        typeof scope === 'object' ? eq(apiKeys.tenantId, scope.tenantId) : undefined,
+        eq(apiKeys.createdByUserId, opts.userId),
+        isNull(apiKeys.revokedAt),
+        scope === 'organizations_not_active_in'
+          ? sql`not exists (select 1 from ${memberships} where ${countingMembership(memberships, apiKeys.createdByUserId, apiKeys.tenantId)})`
+          : undefined,
+      ),
+    )
+    .orderBy(apiKeys.createdAt, apiKeys.id);
 }
 
 /** Marks a key revoked; undefined when it is unknown or already revoked (the first time stays). */

@@ -41,12 +41,17 @@ const orgSessionColumns = {
 };
 
 /**
- * The session's user is a member (whatever the membership's status) of the organization the
- * session is active in: with `active_tenant_id`, what makes a session the organization's. Over
- * any alias of `sessions`, so the export applies this rule, not a copy of it.
+ * The session's user is a member (active or suspended) of the organization the session is active
+ * in: with `active_tenant_id`, what makes a session the organization's. Over any alias of
+ * `sessions`, so the export applies this rule, not a copy of it.
+ *
+ * Not an `invited` membership: the person has consented to nothing yet, and the only sessions an
+ * invited person can have open in the organization are a platform admin's (who may open any
+ * workspace), so listing, counting or revoking them would show the organization who the
+ * platform admins are, their name and address, and let it sign them out.
  */
 function openedByMember(s: { userId: AnyPgColumn; activeTenantId: AnyPgColumn }): SQL {
-  return sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${s.activeTenantId} and ${memberships.userId} = ${s.userId})`;
+  return sql`exists (select 1 from ${memberships} where ${memberships.tenantId} = ${s.activeTenantId} and ${memberships.userId} = ${s.userId} and ${memberships.status} <> 'invited')`;
 }
 
 function inOrganization(tenantId: string): SQL | undefined {

@@ -258,14 +258,20 @@ export async function countOtherActiveOrgAdmins(db: DbOrTx, opts: { tenantId: st
 }
 
 /**
- * Whether the member `userId` of `tenantId` is a platform admin: a member of the platform
- * workspace, or signed in (ever) as a member of the engine's platform admin group. Nobody in a
- * tenant may suspend, demote or remove them.
+ * Whether `userId` is a member of `tenantId` who accepted the membership (active or suspended) and
+ * is a platform admin: a member of the platform workspace, or signed in (ever) as a member of the
+ * engine's platform admin group. Nobody in a tenant may suspend, demote or remove them.
+ *
+ * An `invited` membership never counts: anyone's email can be added, so an answer that depended
+ * on who the person is would tell any organization who the platform admins are. Until the person
+ * accepts, the membership grants nothing and the organization may change or withdraw it as for
+ * anyone else.
  */
 export async function isPlatformAdminMember(db: DbOrTx, opts: { tenantId: string; userId: string }): Promise<boolean> {
   const rows = await db.execute<{ platform: boolean }>(sql`
     select exists (
-      select 1 from ${memberships} here where here.tenant_id = ${opts.tenantId} and here.user_id = ${opts.userId}
+      select 1 from ${memberships} here
+      where here.tenant_id = ${opts.tenantId} and here.user_id = ${opts.userId} and here.status <> 'invited'
     ) and (
       exists (
         select 1 from ${memberships} m join ${organizations} o on o.id = m.tenant_id

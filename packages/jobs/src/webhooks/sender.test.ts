@@ -204,8 +204,15 @@ describe('webhook sender against real local receivers', () => {
     expect(r.requests).toHaveLength(2);
   });
 
-  it('the metadata address stays refused even with WEBHOOK_ALLOW_PRIVATE, also inside NAT64 and 6to4', async () => {
-    for (const url of ['http://169.254.169.254/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/']) {
+  it('the metadata address and names stay refused even with WEBHOOK_ALLOW_PRIVATE, also inside NAT64 and 6to4', async () => {
+    for (const url of [
+      'http://169.254.169.254/',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'http://[2002:a9fe:a9fe::1]/',
+      // By name too, whatever a resolver would answer for it.
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://Metadata.Google.Internal./',
+    ]) {
       const result = await sender({ allowPrivate: true }).send({ url, headers: HEADERS, body: BODY });
       expect(result.outcome, url).toBe('address_not_allowed');
     }

@@ -1,7 +1,7 @@
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
 import { Agent, type Dispatcher } from 'undici';
-import { checkWebhookUrlShape, guardedLookup, hostOf, isAddressAllowed } from './ssrf.ts';
+import { checkWebhookUrlShape, guardedLookup, judgeHost } from './ssrf.ts';
 
 /**
  * One webhook POST, bounded in every direction a receiver can push back (ARCHITECTURE.md
@@ -406,9 +406,9 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
       };
     } else {
       const url = shape.url;
-      const host = hostOf(url);
-      // Node connects to an IP literal without calling `lookup`: check it here.
-      if (isIP(host) && !isAddressAllowed(host, { allowPrivate: opts.allowPrivate })) {
+      // Node connects to an IP literal without calling `lookup`: check it here, with the names
+      // refused whatever they resolve to (metadata services, loopback names).
+      if (judgeHost(url, { allowPrivate: opts.allowPrivate }) === 'refused') {
         target = {
           ok: false,
           result: {

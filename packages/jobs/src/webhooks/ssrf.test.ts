@@ -1,6 +1,15 @@
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { checkWebhookUrl, isAddressAllowed, SPECIAL_RANGES, type SpecialRange, specialRangeOf } from './ssrf.ts';
+import {
+  checkUrlWithoutDns,
+  checkWebhookUrl,
+  isAddressAllowed,
+  judgeHost,
+  METADATA_HOSTNAMES,
+  SPECIAL_RANGES,
+  type SpecialRange,
+  specialRangeOf,
+} from './ssrf.ts';
 
 /** An IP address as a number, so a range's first address and the ones around it can be computed. */
 function toBig(address: string): { n: bigint; bits: number } {
@@ -130,5 +139,67 @@ describe('the special-purpose address table', () => {
       expect('problem' in result && result.problem.code, url).toBe('webhook_url_not_allowed');
     }
     expect('url' in (await checkWebhookUrl('http://[64:ff9b::808:808]/hook', STRICT))).toBe(true);
+  });
+});
+
+describe('hosts judged without DNS (the save of a back-channel logout URL, and every send)', () => {
+  const judge = (url: string, policy = STRICT) => judgeHost(new URL(url), policy);
+
+  it('an IP literal is judged by the table in every notation the URL parser accepts', () => {
+    for (const url of [
+      'https://169.254.169.254/',
+      'https://2852039166/',
+      'https://0251.0376.0251.0376/',
+      'https://0xa9fea9fe/',
+      'https://0xa9.0xfe.0xa9.0xfe/',
+      'https://169.254.43518/',
+      'https://169.254.169.254./',
+      'https://[::ffff:a9fe:a9fe]/',
+      'https://[::ffff:169.254.169.254]/',
+      'https://[fd00:ec2::254]/',
+      'https://[64:ff9b::a9fe:a9fe]/',
+    ]) {
+      expect(judge(url, LOOSE), url).toBe('refused');
+    }
+    for (const url of ['http://2130706433/', 'http://127.1/', 'https://[::1]/', 'https://10.1.2.3/', 'https://[fd12::1]/']) {
+      expect(judge(url), url).toBe('refused');
+      expect(judge(url, LOOSE), url).toBe('allowed');
+    }
+    expect(judge('https://8.8.8.8/')).toBe('allowed');
+    expect(judge('https://[2606:4700:4700::1111]/')).toBe('allowed');
+  });
+
+  it('known metadata names are refused whatever the case, trailing dots and WEBHOOK_ALLOW_PRIVATE', () => {
+    for (const name of METADATA_HOSTNAMES) {
+      for (const url of [`https://${name}/`, `https://${name.toUpperCase()}./x`, `http://${name}..:80/`]) {
+        expect(judge(url, LOOSE), url).toBe('refused');
+      }
+    }
+    // Only the names themselves: a name that merely contains one is resolved like any other.
+    expect(judge('https://metadata.google.internal.example.com/')).toBe('resolve');
+    expect(judge('https://app.example.com/')).toBe('resolve');
+  });
+
+  it('localhost and names under it are loopback: refused unless WEBHOOK_ALLOW_PRIVATE', () => {
+    for (const url of ['http://localhost:3000/', 'http://LOCALHOST./', 'https://api.localhost/']) {
+      expect(judge(url), url).toBe('refused');
+      expect(judge(url, LOOSE), url).toBe('allowed');
+    }
+  });
+
+  it('checkUrlWithoutDns answers webhook_url_not_allowed for those, passes names to resolve later, and keeps the shape rules', () => {
+    const problem = (url: string) => {
+      const checked = checkUrlWithoutDns(url, STRICT);
+      return 'problem' in checked ? checked.problem.code : null;
+    };
+    expect(problem('https://metadata.google.internal/computeMetadata/v1/')).toBe('webhook_url_not_allowed');
+    expect(problem('https://2852039166/')).toBe('webhook_url_not_allowed');
+    expect(problem('https://does-not-resolve.invalid/bc')).toBeNull();
+    expect(problem('ftp://example.com/')).toBe('webhook_url_invalid');
+  });
+
+  it('checkWebhookUrl refuses a metadata name before asking DNS', async () => {
+    const result = await checkWebhookUrl('https://metadata.google.internal/hook', LOOSE);
+    expect('problem' in result && result.problem.code).toBe('webhook_url_not_allowed');
   });
 });

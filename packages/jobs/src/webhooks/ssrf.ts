@@ -2,12 +2,14 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * The outbound-webhook address rules (ARCHITECTURE.md section 7). A webhook URL is http(s)
- * without credentials, and every address its host resolves to must be public: every range of the
- * IANA IPv4 and IPv6 special-purpose address registries is refused, and so is IPv6 outside global
- * unicast (2000::/3). The check is made when an endpoint is saved and again, on the addresses
- * actually connected to, at every delivery (the guarded lookup below), so DNS rebinding after the
- * save gains nothing.
+ * The outbound-webhook address rules (ARCHITECTURE.md section 7), for every URL svc POSTs to on
+ * someone else's say-so: webhook endpoints and applications' back-channel logout URLs (both sent
+ * by the webhook sender). A URL is http(s) without credentials, and every address its host
+ * resolves to must be public: every range of the IANA IPv4 and IPv6 special-purpose address
+ * registries is refused, and so is IPv6 outside global unicast (2000::/3); known cloud metadata
+ * host names are refused by name. The check is made when the URL is saved and again, on the
+ * addresses actually connected to, at every delivery (the guarded lookup below), so DNS
+ * rebinding after the save gains nothing.
  *
  * WEBHOOK_ALLOW_PRIVATE lets loopback and private networks through for local development and
  * tests; link-local and cloud metadata addresses stay refused even then.
@@ -194,6 +196,57 @@ export function hostOf(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
+/**
+ * Host names of cloud metadata services, refused by name whatever they resolve to (they resolve
+ * to a refused address inside the cloud, but a save may happen where DNS does not answer, and a
+ * resolver may be configured to say otherwise). Compared lower-cased, without trailing dots.
+ */
+export const METADATA_HOSTNAMES: ReadonlySet<string> = new Set([
+  // Google Cloud (the short name resolves through the instance's search domain).
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  // AWS EC2.
+  'instance-data',
+  'instance-data.ec2.internal',
+  // Tencent Cloud.
+  'metadata.tencentyun.com',
+]);
+
+/** RFC 6761: `localhost` and every name under it are loopback, whatever DNS says. */
+function isLoopbackName(name: string): boolean {
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/**
+ * What can be said of a URL's host without DNS. The WHATWG URL parser has already turned every
+ * IPv4 notation it accepts (decimal `2852039166`, octal, hex, short forms, a trailing dot) into
+ * dotted quads and IPv6 into its canonical form, so an IP literal is judged here by the address
+ * table in whatever notation it was written; a known metadata name is refused; a loopback name
+ * is judged as 127.0.0.1. `resolve`: a name whose addresses decide (at save, and at every
+ * connection through guardedLookup).
+ */
+export function judgeHost(url: URL, policy: AddressPolicy): 'allowed' | 'refused' | 'resolve' {
+  const host = hostOf(url);
+  if (isIP(host)) {
+    return isAddressAllowed(host, policy) ? 'allowed' : 'refused';
+  }
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  if (METADATA_HOSTNAMES.has(name)) {
+    return 'refused';
+  }
+  if (isLoopbackName(name)) {
+    return isAddressAllowed('127.0.0.1', policy) ? 'allowed' : 'refused';
+  }
+  return 'resolve';
+}
+
+const NOT_ALLOWED: UrlProblem = {
+  code: 'webhook_url_not_allowed',
+  message:
+    'the URL is or resolves to a private, loopback, link-local, reserved or cloud metadata address; svc sends only to public addresses',
+};
+
 /** Shape rules only (no DNS): http(s), absolute, no credentials, no fragment, at most 2048 characters. */
 export function checkWebhookUrlShape(raw: string): { url: URL } | { problem: UrlProblem } {
   if (raw.length > 2048) {
@@ -227,34 +280,39 @@ function lookupAll(host: string): Promise<LookupAddress[]> {
 }
 
 /**
- * The full check made when an endpoint is saved: shape, then every address the host resolves
- * to. A host that does not resolve is refused too (the receiver must exist to be registered).
+ * Everything checkWebhookUrl checks that needs no DNS: the shape, then the host by judgeHost. For
+ * a URL whose host need not resolve when it is saved (an application's back-channel logout URL,
+ * often registered before its receiver is deployed); each send checks the resolved addresses.
  */
-export async function checkWebhookUrl(raw: string, policy: AddressPolicy): Promise<{ url: URL } | { problem: UrlProblem }> {
+export function checkUrlWithoutDns(raw: string, policy: AddressPolicy): { url: URL } | { problem: UrlProblem } {
   const shape = checkWebhookUrlShape(raw);
   if ('problem' in shape) {
     return shape;
   }
-  const host = hostOf(shape.url);
+  return judgeHost(shape.url, policy) === 'refused' ? { problem: NOT_ALLOWED } : shape;
+}
+
+/**
+ * The full check made when an endpoint is saved: checkUrlWithoutDns, then every address a host
+ * name resolves to. A host that does not resolve is refused too (the receiver must exist to be
+ * registered).
+ */
+export async function checkWebhookUrl(raw: string, policy: AddressPolicy): Promise<{ url: URL } | { problem: UrlProblem }> {
+  const checked = checkUrlWithoutDns(raw, policy);
+  if ('problem' in checked || judgeHost(checked.url, policy) !== 'resolve') {
+    return checked;
+  }
+  const host = hostOf(checked.url);
   let addresses: string[];
-  if (isIP(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = (await lookupAll(host)).map((a) => a.address);
-    } catch {
-      return { problem: { code: 'webhook_url_invalid', message: `the host ${host} does not resolve` } };
-    }
+  try {
+    addresses = (await lookupAll(host)).map((a) => a.address);
+  } catch {
+    return { problem: { code: 'webhook_url_invalid', message: `the host ${host} does not resolve` } };
   }
   if (addresses.length === 0 || !addresses.every((a) => isAddressAllowed(a, policy))) {
-    return {
-      problem: {
-        code: 'webhook_url_not_allowed',
-        message: 'the URL resolves to a private, loopback, link-local or reserved address; webhooks go to public addresses only',
-      },
-    };
+    return { problem: NOT_ALLOWED };
   }
-  return { url: shape.url };
+  return checked;
 }
 
 /** Raised by the guarded lookup: the connection is never opened. */

@@ -10,19 +10,22 @@ import type {
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import type { Permission } from '@svc/contracts/permissions';
-import type { Db } from '@svc/db/client';
+import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
   type ApiKeyRow,
+  type CreatorKeysScope,
   findApiKey,
   findApiKeyTenant,
   insertApiKey,
   listApiKeys as listApiKeyRows,
+  listUnrevokedKeysOfCreator,
+  lockApiKeyCreatorStanding,
   revokeApiKey as revokeApiKeyRow,
   rotateApiKeySecret,
 } from '@svc/db/queries/api-keys';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, authorize } from '../access/authorize.ts';
+import { type Access, assertGrantable, authorize, creatorAccessOf } from '../access/authorize.ts';
 import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { newSecretKey } from '../applications/keys.ts';
@@ -96,6 +99,14 @@ export async function createApiKey(
   assertGrantable(access, input.scopes, 'you cannot create a key with scopes you may not use yourself');
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   return db.transaction(async (tx) => {
+    // The creator's standing again, serialised with its removal or suspension (which revokes the
+    // keys it finds): otherwise a key created while the person is being removed would be missed
+    // by that revocation and come back to life when they return. Gone meanwhile: the 404 the
+    // next request would get from authorize.
+    const standing = await lockApiKeyCreatorStanding(tx, { userId: principal.user.id, tenantId: access.organization.id });
+    if (!standing || !creatorAccessOf(standing)) {
+      throw new AppError('not_found', 'organization not found');
+    }
     const row = await insertApiKey(tx, {
       id: newId('apiKey'),
       tenantId: access.organization.id,
@@ -166,7 +177,7 @@ export async function revokeApiKey(db: Db, principal: Principal, request: Reques
   }
   const now = new Date();
   return db.transaction(async (tx) => {
-    const row = await revokeApiKeyRow(tx, { tenantId: access.organization.id, id: key.id, now });
+    const row = await revokeInTransaction(tx, principal, request, { tenantId: access.organization.id, id: key.id, now });
     if (!row) {
       const current = await findApiKey(tx, { tenantId: access.organization.id, id: key.id });
       if (!current) {
@@ -174,12 +185,60 @@ export async function revokeApiKey(db: Db, principal: Principal, request: Reques
       }
       return toApiKey(current, now);
     }
+    return toApiKey(row, now);
+  });
+}
+
+/**
+ * Why svc revoked a key on its own: its creator's standing where the key belongs ended. The
+ * `reason` of the key's api_key.revoked audit entry and event.
+ */
+export type CreatorDeparture = 'membership_removed' | 'membership_suspended' | 'account_suspended' | 'platform_admin_left';
+
+/**
+ * The one revocation: marks the key revoked and records api_key.revoked (audit entry and webhook
+ * event) in `tx`. Undefined, and nothing written, when the key is unknown or already revoked (a
+ * concurrent revocation won: it wrote the entry).
+ */
+async function revokeInTransaction(
+  tx: DbOrTx,
+  principal: Principal | null,
+  request: RequestMeta,
+  opts: { tenantId: string; id: string; now: Date; reason?: CreatorDeparture },
+): Promise<ApiKeyRow | undefined> {
+  const row = await revokeApiKeyRow(tx, { tenantId: opts.tenantId, id: opts.id, now: opts.now });
+  if (row) {
     await recordAudit(tx, principal, request, {
       tenantId: row.tenantId,
       action: 'api_key.revoked',
       target: { type: 'api_key', id: row.id },
-      summary: { name: row.name },
+      summary: { name: row.name, ...(opts.reason ? { reason: opts.reason } : {}) },
     });
-    return toApiKey(row, now);
-  });
+  }
+  return row;
+}
+
+/**
+ * Revokes, in the caller's transaction, the keys `userId` created in `scope` because their
+ * standing there just ended (`reason`). Such a key is void already (every request bounds a key by
+ * what its creator may do now, access/principal.ts), but only while the standing stays ended:
+ * re-invited and accepted, reactivated, or back in the platform admin group, the person would
+ * bring it back to life. Revoked, it stays dead, and the key list says so at once. Each key is an
+ * ordinary revocation (audit entry and api_key.revoked event, by `principal`, or by svc when null).
+ * Returns how many were revoked.
+ */
+export async function revokeKeysOfCreator(
+  tx: DbOrTx,
+  principal: Principal | null,
+  request: RequestMeta,
+  opts: { userId: string; scope: CreatorKeysScope; reason: CreatorDeparture },
+  now = new Date(),
+): Promise<number> {
+  let revoked = 0;
+  for (const key of await listUnrevokedKeysOfCreator(tx, { userId: opts.userId, scope: opts.scope })) {
+    if (await revokeInTransaction(tx, principal, request, { tenantId: key.tenantId, id: key.id, now, reason: opts.reason })) {
+      revoked++;
+    }
+  }
+  return revoked;
 }

@@ -707,6 +707,123 @@ describe('logoUrl', () => {
   });
 });
 
+describe('backchannelLogoutUrl: refused at save when svc may not send there', () => {
+  const REFUSED = [
+    'https://169.254.169.254/latest/meta-data/iam/security-credentials/',
+    'https://[::ffff:a9fe:a9fe]/',
+    'https://[::ffff:169.254.169.254]/bc',
+    'https://[fd00:ec2::254]/latest/meta-data/',
+    'https://metadata.google.internal/computeMetadata/v1/',
+    // The same addresses and names however they are written: the URL parser reads decimal,
+    // octal, hex and short IPv4 forms and a trailing dot as 169.254.169.254; names ignore case
+    // and a trailing dot.
+    'https://2852039166/latest/meta-data/',
+    'https://0251.0376.0251.0376/',
+    'https://0xa9fea9fe/',
+    'https://169.254.43518/',
+    'https://169.254.169.254./',
+    'https://METADATA.Google.Internal./computeMetadata/v1/',
+    'https://[64:ff9b::a9fe:a9fe]/',
+    // Loopback and private networks: refused unless WEBHOOK_ALLOW_PRIVATE (not set here).
+    'https://127.0.0.1/bc',
+    'http://127.0.0.1:3000/bc',
+    'http://localhost:3000/bc',
+    'http://2130706433/bc',
+    'https://10.0.0.5/bc',
+    'https://[::1]/bc',
+  ];
+
+  async function trpc(admin: SignedIn, procedure: string, input: unknown) {
+    const res = await fetch(`${server.url}/trpc/${procedure}`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+      body: JSON.stringify(input),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  }
+
+  it.each(REFUSED)('refuses %s with 400 backchannel_logout_url_not_allowed, on create and update, REST and /trpc', async (url) => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org, { backchannelLogoutUrl: 'https://app.example.com/bc' });
+    const created = await call('POST', '/v1/applications', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, name: 'Refused', backchannelLogoutUrl: url },
+    });
+    expect(created.status, created.text).toBe(400);
+    expect(created.body.error.code).toBe('backchannel_logout_url_not_allowed');
+    const updated = await call('PATCH', `/v1/applications/${application.id}`, {
+      cookie: admin.cookie,
+      body: { backchannelLogoutUrl: url },
+    });
+    expect(updated.status, updated.text).toBe(400);
+    expect(updated.body.error.code).toBe('backchannel_logout_url_not_allowed');
+    const viaTrpc = [
+      await trpc(admin, 'applications.create', { organization_slug: org.slug, name: 'Refused', backchannelLogoutUrl: url }),
+      await trpc(admin, 'applications.update', { id: application.id, backchannelLogoutUrl: url }),
+    ];
+    for (const res of viaTrpc) {
+      expect(res.status).toBe(400);
+      expect(res.body.error.data.code).toBe('backchannel_logout_url_not_allowed');
+    }
+    // Nothing stored: one application (the first), its URL unchanged, one application.created entry.
+    const rows = await server.services.db.select().from(applications).where(eq(applications.tenantId, org.id));
+    expect(rows.map((r) => r.backchannelLogoutUrl)).toEqual(['https://app.example.com/bc']);
+    expect(await auditOf(org.id, 'application.created')).toHaveLength(1);
+    expect(await auditOf(org.id, 'application.updated')).toHaveLength(0);
+  });
+
+  it('a public https URL still saves, on create and update; null clears it', async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { application } = await create(admin, org, { backchannelLogoutUrl: 'https://app.example.com/backchannel' });
+    expect(application.backchannelLogoutUrl).toBe('https://app.example.com/backchannel');
+    for (const url of ['https://rp.example.org:8443/logout?tenant=1', 'https://8.8.8.8/bc', 'https://[2606:4700:4700::1111]/bc']) {
+      const res = await call('PATCH', `/v1/applications/${application.id}`, { cookie: admin.cookie, body: { backchannelLogoutUrl: url } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.backchannelLogoutUrl).toBe(url);
+    }
+    const cleared = await call('PATCH', `/v1/applications/${application.id}`, {
+      cookie: admin.cookie,
+      body: { backchannelLogoutUrl: null },
+    });
+    expect(cleared.body.backchannelLogoutUrl).toBeNull();
+  });
+
+  describe('with WEBHOOK_ALLOW_PRIVATE (development and tests)', () => {
+    let loose: Awaited<ReturnType<typeof startTestServer>>;
+    beforeAll(async () => {
+      loose = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    });
+    afterAll(async () => {
+      await loose?.close();
+    });
+
+    it('loopback and private addresses save; link-local and metadata ones stay refused', async () => {
+      const org = await seedOrganization(loose.services.db);
+      const admin = await seedSignedIn(loose.services.db, { organization: org, roleKey: 'org_admin' });
+      const save = (backchannelLogoutUrl: string) =>
+        fetch(`${loose.url}/v1/applications`, {
+          method: 'POST',
+          headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: loose.services.config.publicUrl },
+          body: JSON.stringify({ organization_slug: org.slug, name: 'Local', backchannelLogoutUrl }),
+        }).then(async (res) => ({ status: res.status, body: (await res.json()) as Json }));
+      for (const url of ['http://127.0.0.1:3000/bc', 'http://localhost:3000/bc', 'https://10.0.0.5/bc']) {
+        const res = await save(url);
+        expect(res.status, url).toBe(201);
+      }
+      for (const url of [
+        'https://169.254.169.254/',
+        'https://[fd00:ec2::254]/',
+        'https://metadata.google.internal/',
+        'https://2852039166/',
+      ]) {
+        const res = await save(url);
+        expect(res.status, url).toBe(400);
+        expect(res.body.error.code).toBe('backchannel_logout_url_not_allowed');
+      }
+    });
+  });
+});
+
 describe('POST /v1/applications/{id}/status', () => {
   it('disabling makes public and backend routes answer 409 application_disabled at once; enabling restores them', async () => {
     const { org, admin } = await adminOfNewOrg();

@@ -26,7 +26,7 @@ import {
 
 const tags = ['applications'];
 
-/** A machine client's jwksUri is judged by the webhook URL rule (WEBHOOK_ALLOW_PRIVATE). */
+/** A machine client's jwksUri and a back-channel logout URL are judged by the webhook URL rule (WEBHOOK_ALLOW_PRIVATE). */
 function urlPolicyOf(services: AppServices): AddressPolicy {
   return { allowPrivate: services.config.webhooks.allowPrivate };
 }
@@ -42,7 +42,7 @@ export const applicationsRouter = router({
     .query(({ ctx, input }) => listApplicationsOf(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
-      errors: ['conflict', 'logo_url_invalid', ...MACHINE_ERRORS],
+      errors: ['conflict', 'logo_url_invalid', 'backchannel_logout_url_not_allowed', ...MACHINE_ERRORS],
       openapi: { method: 'POST', path: '/applications', tags, summary: 'Create an application; its secret key is shown once' },
       successStatus: 201,
       subscription: {},
@@ -59,7 +59,7 @@ export const applicationsRouter = router({
     .query(({ ctx, input }) => getApplication(ctx.services.db, ctx.principal, input)),
   update: controlProcedure
     .meta({
-      errors: ['logo_url_invalid', ...MACHINE_ERRORS],
+      errors: ['logo_url_invalid', 'backchannel_logout_url_not_allowed', ...MACHINE_ERRORS],
       openapi: {
         method: 'PATCH',
         path: '/applications/{id}',

@@ -32,7 +32,7 @@ import {
 } from '@svc/db/queries/applications';
 import { listProductPermissionOptions } from '@svc/db/queries/machine-clients';
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
-import type { AddressPolicy } from '@svc/jobs/webhooks/ssrf';
+import { type AddressPolicy, checkUrlWithoutDns } from '@svc/jobs/webhooks/ssrf';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, authorize } from '../access/authorize.ts';
 import { authorizeRecord } from '../access/authorize-record.ts';
@@ -308,8 +308,9 @@ const NOT_FOUND = 'application not found';
 type CacheAndDb = { db: Db; applications: Pick<ApplicationCache, 'invalidateApplication'> };
 
 /**
- * What creating or changing a machine client needs besides the database: the address rule its
- * jwksUri is checked with (WEBHOOK_ALLOW_PRIVATE's, the same as webhook URLs).
+ * What creating or changing an application needs besides the database: the address rule a
+ * machine client's jwksUri and a back-channel logout URL are checked with (WEBHOOK_ALLOW_PRIVATE's,
+ * the same as webhook URLs).
  */
 type UrlPolicy = { urlPolicy: AddressPolicy };
 
@@ -356,6 +357,29 @@ function logoUrlOf(raw: string | null | undefined): string | null | undefined {
     throw new AppError('logo_url_invalid', checked.error);
   }
   return checked.value;
+}
+
+/**
+ * A back-channel logout URL from a request, checked against the address rules the sender applies
+ * (packages/jobs webhooks/ssrf.ts, one table): an IP literal in any notation and a known metadata
+ * or loopback name are judged now, 400 backchannel_logout_url_not_allowed; a host name's
+ * addresses are checked at every send, as for a webhook (DNS need not answer when it is saved).
+ * Null clears it, undefined leaves it.
+ */
+function backchannelLogoutUrlOf(raw: string | null | undefined, urlPolicy: AddressPolicy): string | null | undefined {
+  if (raw === undefined || raw === null) {
+    return raw;
+  }
+  const checked = checkUrlWithoutDns(raw, urlPolicy);
+  if ('problem' in checked) {
+    throw new AppError(
+      checked.problem.code === 'webhook_url_not_allowed' ? 'backchannel_logout_url_not_allowed' : 'validation_failed',
+      checked.problem.code === 'webhook_url_not_allowed'
+        ? 'the back-channel logout URL points at a private, loopback, link-local, reserved or cloud metadata address; svc sends logout tokens to public addresses only'
+        : checked.problem.message,
+    );
+  }
+  return raw;
 }
 
 function oauthSettings(input: TCreateApplicationRequest['oauth']): ApplicationRow['oauth'] {
@@ -418,6 +442,7 @@ export async function createApplicationFor(
   });
   const { organization } = access;
   const logoUrl = logoUrlOf(input.logoUrl);
+  const backchannelLogoutUrl = backchannelLogoutUrlOf(input.backchannelLogoutUrl, urlPolicy);
   const clientType = input.clientType ?? 'confidential';
   assertFitsClientType(clientType, input);
   let machine = NOT_MACHINE;
@@ -434,7 +459,7 @@ export async function createApplicationFor(
       redirectUrls: input.redirectUrls,
       allowedOrigins: input.allowedOrigins,
       postLogoutRedirectUrls: input.postLogoutRedirectUrls,
-      backchannelLogoutUrl: input.backchannelLogoutUrl,
+      backchannelLogoutUrl,
       clientType,
       signInAudience: input.signInAudience,
       oauth: oauthSettings(input.oauth),
@@ -512,7 +537,7 @@ export async function updateApplication(
     redirectUrls: input.redirectUrls,
     allowedOrigins: input.allowedOrigins,
     postLogoutRedirectUrls: input.postLogoutRedirectUrls,
-    backchannelLogoutUrl: input.backchannelLogoutUrl,
+    backchannelLogoutUrl: backchannelLogoutUrlOf(input.backchannelLogoutUrl, services.urlPolicy),
     clientType: input.clientType,
     signInAudience: input.signInAudience,
     oauth: input.oauth === undefined ? undefined : oauthSettings(input.oauth),

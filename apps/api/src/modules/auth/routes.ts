@@ -3,7 +3,9 @@ import { findApplication, findApplicationTenantId } from '@svc/db/queries/applic
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
+import { requestIdOf } from '../../http/errors.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
+import { requestMetaOf } from '../access/audit.ts';
 import { signInFromEngine } from '../identity/service.ts';
 import { createSession, revokeSession } from '../session-store/service.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
@@ -158,7 +160,10 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     }
     try {
       const { identity } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
-      const outcome = await signInFromEngine(db, identity, { platformAdminGroup: config.platformAdminGroup });
+      const outcome = await signInFromEngine(db, identity, {
+        platformAdminGroup: config.platformAdminGroup,
+        request: requestMetaOf(req, services.clientIp, requestIdOf(req)),
+      });
       const { token } = await createSession(db, config.session, {
         userId: outcome.user.id,
         activeTenantId: outcome.workspace.id,

@@ -14,6 +14,8 @@ import {
 } from '@svc/db/queries/identity';
 import { ensureOrganization, insertOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { adoptPreProvisionedUsers, lockEmail } from '@svc/db/queries/users';
+import type { RequestMeta } from '../access/audit.ts';
+import { revokeKeysOfCreator } from '../api-keys/service.ts';
 import { slugify } from '../applications/service.ts';
 import { endSessions } from '../session-store/end.ts';
 
@@ -25,6 +27,9 @@ export type Workspace = MembershipView['organization'];
 export type SignInOutcome = { user: UserRow; workspace: Workspace; isPlatformAdmin: boolean };
 
 export const PLATFORM_ORGANIZATION_SLUG = 'platform';
+
+/** The request facts of a sign-in that did not come through an HTTP request (the operator's tools, tests). */
+const ENGINE_SIGN_IN: RequestMeta = { ipAddress: null, userAgent: null, requestId: 'engine-sign-in' };
 
 /**
  * SPEC.md 1.4: a member of the platform admin group opens the platform workspace; anyone else
@@ -40,7 +45,15 @@ export const PLATFORM_ORGANIZATION_SLUG = 'platform';
  * found by it.) A person who already had a user of their own gets the pre-provisioned user's
  * memberships (still invited), again only once the engine says the email is verified.
  */
-export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: { platformAdminGroup: string }): Promise<SignInOutcome> {
+export async function signInFromEngine(
+  db: Db,
+  identity: EngineIdentity,
+  opts: {
+    platformAdminGroup: string;
+    /** The sign-in request, for the audit entries svc writes on its own (keys revoked on leaving the group). */
+    request?: RequestMeta;
+  },
+): Promise<SignInOutcome> {
   const email = identity.email.trim().toLowerCase();
   const now = new Date();
   return db.transaction(async (tx) => {
@@ -92,8 +105,20 @@ export async function signInFromEngine(db: Db, identity: EngineIdentity, opts: {
       return { user, workspace: { id: platform.id, slug: platform.slug, name: platform.name, kind: 'platform' }, isPlatformAdmin };
     }
     // The group is the platform workspace's membership list: whoever left it leaves the workspace,
-    // and the sessions they opened as a platform admin end (their API keys lose that standing too).
-    await endSessions(tx, { kind: 'platform_admin_left', userId: user.id }, now);
+    // and the sessions they opened as a platform admin end. The API keys they created where only
+    // that standing let them act (the platform workspace, organizations they are no active member
+    // of) are revoked, so that being put back in the group does not revive them; where they are a
+    // member, their keys stay, bounded by their role there.
+    const ended = await endSessions(tx, { kind: 'platform_admin_left', userId: user.id }, now);
+    if (ended.leftPlatformWorkspace) {
+      await revokeKeysOfCreator(
+        tx,
+        null,
+        opts.request ?? ENGINE_SIGN_IN,
+        { userId: user.id, scope: 'organizations_not_active_in', reason: 'platform_admin_left' },
+        now,
+      );
+    }
     const existing = (await membershipsOfUser(tx, user.id)).find((m) => m.organization.kind === 'tenant');
     if (existing) {
       return { user, workspace: existing.organization, isPlatformAdmin };

@@ -30,6 +30,8 @@ export type SessionsEnded = {
   sessionIds: string[];
   /** The application sign-ins that ended. */
   signIns: EndedSignIn[];
+  /** `platform_admin_left` only: the person was a member of the platform workspace until now. */
+  leftPlatformWorkspace: boolean;
 };
 
 /**
@@ -54,6 +56,7 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
   return db.transaction(async (tx) => {
     let sessionIds: string[] = [];
     let signIns: EndedSignIn[];
+    let leftPlatformWorkspace = false;
     switch (ending.kind) {
       case 'signed_out':
         sessionIds = await revokeSessionById(tx, { id: ending.sessionId, at });
@@ -64,9 +67,12 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
       case 'account_suspended':
         sessionIds = await revokeSessionsOfOrgUser(tx, { tenantId: ending.tenantId, userId: ending.userId, at });
         break;
-      case 'platform_admin_left':
-        sessionIds = (await leavePlatformWorkspace(tx, { userId: ending.userId, at })).sessionIds;
+      case 'platform_admin_left': {
+        const left = await leavePlatformWorkspace(tx, { userId: ending.userId, at });
+        sessionIds = left.sessionIds;
+        leftPlatformWorkspace = left.membershipsRemoved > 0;
         break;
+      }
       case 'membership_ended':
         await revokeOidcGrants(tx, { accountId: ending.userId, organizationId: ending.tenantId });
         break;
@@ -98,7 +104,7 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
       }
     }
     await recordEvents(tx, sessionEndedEvents(signIns, ending.kind, at));
-    return { sessionIds, signIns };
+    return { sessionIds, signIns, leftPlatformWorkspace };
   });
 }
 

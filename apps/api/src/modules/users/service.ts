@@ -16,6 +16,7 @@ import { findUnlinkedUserByEmail, findUserBySubject, insertUser, type UserRow } 
 import {
   addOrgMember,
   countOtherActiveOrgAdmins,
+  declineInvitedMembership,
   findOnlyVerifiedUserByEmail,
   findOrgUser,
   isOrgMemberEmail,
@@ -43,6 +44,7 @@ import {
 } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
+import { revokeKeysOfCreator } from '../api-keys/service.ts';
 import { endSessions } from '../session-store/end.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts';
@@ -235,14 +237,19 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
  *   only. A suspended membership leaves the user's session memberships at once on every API
  *   process (the row's update bumps users.memberships_version), and the user's sessions that have
  *   this organization open move to another of their organizations in the same transaction: they
- *   keep every other organization and their sign-in. An `invited` membership is the person's to
- *   accept: its status cannot be set (409 membership_pending); its role can.
+ *   keep every other organization and their sign-in. The tenant API keys they created in this
+ *   organization are revoked in the same transaction (a reactivation does not revive them). An
+ *   `invited` membership is the person's to accept: its status cannot be set (409
+ *   membership_pending); its role can.
  * - `name` and `accountStatus` are the person's own (one name everywhere; a suspended account
  *   cannot sign in anywhere): platform admins only, anyone else gets 403 user_profile_forbidden.
- *   Suspending an account ends all of the person's sessions in the same transaction.
- * - Nobody but a platform admin changes the role or status of a platform admin (403
- *   platform_admin_protected), and the platform workspace's members follow the engine's platform
- *   admin group (409 platform_workspace_managed).
+ *   Suspending an account ends all of the person's sessions and revokes the API keys they
+ *   created in every organization, in the same transaction.
+ * - Nobody but a platform admin changes the role or status of a platform admin who accepted the
+ *   membership (403 platform_admin_protected), and the platform workspace's members follow the
+ *   engine's platform admin group (409 platform_workspace_managed). An `invited` membership is
+ *   treated alike whoever the person is (anyone's email can be added: a difference would tell
+ *   the organization who the platform admins are); it grants nothing until accepted.
  * - An organization keeps at least one active org_admin: demoting or suspending the last one is a
  *   409 last_org_admin (checked under a per-organization lock, so two admins demoting each other
  *   at once cannot both succeed).
@@ -317,6 +324,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
         sessionsMoved = await moveSessionsOfMemberOut(tx, { tenantId, userId });
         // The sign-ins to applications made for this organization end with the membership.
         await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
+        // And the keys they created here, for good: a reactivation must not revive them.
+        await revokeKeysOfCreator(tx, principal, request, { userId, scope: { tenantId }, reason: 'membership_suspended' });
       }
     }
     if (changes.name || changes.accountStatus) {
@@ -327,10 +336,12 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
         ...(changes.accountStatus ? { status: next.accountStatus } : {}),
       });
     }
-    const sessionsEnded =
-      changes.accountStatus?.to === 'suspended'
-        ? (await endSessions(tx, { kind: 'account_suspended', tenantId, userId })).sessionIds.length
-        : 0;
+    let sessionsEnded = 0;
+    if (changes.accountStatus?.to === 'suspended') {
+      sessionsEnded = (await endSessions(tx, { kind: 'account_suspended', tenantId, userId })).sessionIds.length;
+      // A suspended account stands nowhere: its keys go in every organization, for good.
+      await revokeKeysOfCreator(tx, principal, request, { userId, scope: 'all_organizations', reason: 'account_suspended' });
+    }
     await recordAudit(tx, principal, request, {
       tenantId,
       action: 'user.updated',
@@ -356,12 +367,14 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
  * - The last active org_admin cannot be removed (409 last_org_admin, under the same lock as
  *   demotions), and a tenant API key removes nobody above its own scopes.
  * - The platform workspace's members follow the engine's platform admin group: 409
- *   platform_workspace_managed; a platform admin is removed by nobody in a tenant (403
- *   platform_admin_protected).
+ *   platform_workspace_managed; a platform admin who accepted a membership is removed by nobody
+ *   in a tenant (403 platform_admin_protected).
  * - Removing an `invited` membership withdraws the invitation (audited as membership.withdrawn,
- *   not member.removed: the person never was a member).
- * - Sessions that had this organization open move to another of the user's organizations in the
- *   same transaction, so their next request no longer sees this one.
+ *   not member.removed: the person never was a member) and does nothing else, for anyone, so the
+ *   answer says nothing of who the person is.
+ * - Otherwise, sessions that had this organization open move to another of the user's organizations in the
+ *   same transaction, so their next request no longer sees this one, and the tenant API keys the
+ *   person created here are revoked (being invited again does not revive them).
  */
 export async function removeUser(
   db: Db,
@@ -392,6 +405,22 @@ export async function removeUser(
       );
     }
     assertGrantable(access, await permissionsOfRole(tx, tenantId, current.roleKey));
+    if (current.status === 'invited') {
+      // Withdrawing an invitation (the same deletion as the person's decline): they never were a
+      // member, so nothing else of theirs is the organization's to touch. A platform admin may
+      // have the organization open, or keys in it, as a platform admin: moving those sessions or
+      // revoking those keys would act on them, and answer differently for them than for anyone.
+      if (!(await declineInvitedMembership(tx, { tenantId, userId }))) {
+        throw new AppError('not_found', USER_NOT_FOUND);
+      }
+      await recordAudit(tx, principal, request, {
+        tenantId,
+        action: 'membership.withdrawn',
+        target: { type: 'user', id: userId },
+        summary: { email: shownEmail(current), roleKey: current.roleKey, status: current.status },
+      });
+      return { id: userId, removed: true, sessionsMoved: 0 };
+    }
     const isActiveAdmin = current.roleKey === 'org_admin' && current.status === 'active';
     if (isActiveAdmin && (await countOtherActiveOrgAdmins(tx, { tenantId, exceptUserId: userId })) === 0) {
       throw new AppError('last_org_admin', 'this is the last active org admin of the organization: make someone else org_admin first');
@@ -400,12 +429,13 @@ export async function removeUser(
     if (!removed) {
       throw new AppError('not_found', USER_NOT_FOUND);
     }
-    // The sign-ins to applications made for this organization end with the membership.
+    // The sign-ins to applications made for this organization end with the membership, and the
+    // keys they created here go for good: being invited again must not revive them.
     await endSessions(tx, { kind: 'membership_ended', tenantId, userId });
-    // An invited person never was a member: removing the membership withdraws the invitation.
+    await revokeKeysOfCreator(tx, principal, request, { userId, scope: { tenantId }, reason: 'membership_removed' });
     await recordAudit(tx, principal, request, {
       tenantId,
-      action: current.status === 'invited' ? 'membership.withdrawn' : 'member.removed',
+      action: 'member.removed',
       target: { type: 'user', id: userId },
       summary: { email: shownEmail(current), roleKey: current.roleKey, status: current.status },
     });

@@ -130,7 +130,7 @@ async function me(cookie: string) {
 }
 
 describe('the attack: a fresh sign-up adds the platform admin and tries to lock them out', () => {
-  it('never touches the platform admin: they sign in and act as before; the attacker sees only what it typed', async () => {
+  it('never touches the platform admin: they sign in and act as before; the attacker sees only what it typed, as for anyone', async () => {
     const db = server.services.db;
     const platform = await person({ platformAdmin: true, name: 'Paula Platform' });
     const [before] = await db.select().from(users).where(eq(users.id, platform.user.id));
@@ -174,23 +174,29 @@ describe('the attack: a fresh sign-up adds the platform admin and tries to lock 
       createdAt: shown.joinedAt,
     });
 
-    const attempts: [unknown, string][] = [
-      [{ status: 'suspended' }, 'platform_admin_protected'],
-      [{ roleKey: 'org_admin' }, 'platform_admin_protected'],
-      [{ name: 'Pwned' }, 'user_profile_forbidden'],
-      [{ accountStatus: 'suspended' }, 'user_profile_forbidden'],
+    // An invitation: the organization cannot act on the person through it (their name and account
+    // are not its, the status is theirs to accept), and it answers as it would for anyone, so it
+    // learns nothing of who the person is.
+    const attempts: [unknown, number, string][] = [
+      [{ status: 'suspended' }, 409, 'membership_pending'],
+      [{ name: 'Pwned' }, 403, 'user_profile_forbidden'],
+      [{ accountStatus: 'suspended' }, 403, 'user_profile_forbidden'],
     ];
-    for (const [body, code] of attempts) {
+    for (const [body, status, code] of attempts) {
       const res = await call('PATCH', `/v1/users/${platform.user.id}`, {
         auth: asAttacker,
         body: { organization_slug: slug, ...(body as object) },
       });
-      expect(res.status, JSON.stringify(body)).toBe(403);
+      expect(res.status, JSON.stringify(body)).toBe(status);
       expect(codeOf(res)).toBe(code);
     }
-    const removed = await call('DELETE', `/v1/users/${platform.user.id}?organization_slug=${slug}`, { auth: asAttacker });
-    expect(removed.status).toBe(403);
-    expect(codeOf(removed)).toBe('platform_admin_protected');
+    // The role offered is the organization's to choose, as for anyone: it grants nothing until accepted.
+    const offered = await call('PATCH', `/v1/users/${platform.user.id}`, {
+      auth: asAttacker,
+      body: { organization_slug: slug, roleKey: 'org_admin' },
+    });
+    expect(offered.status, offered.text).toBe(200);
+    expect(offered.json).toMatchObject({ status: 'invited', roleKey: 'org_admin', name: '' });
 
     // The platform admin: untouched, signed in, acting in the platform workspace, and able to sign in again.
     const [after] = await db.select().from(users).where(eq(users.id, platform.user.id));
@@ -209,9 +215,18 @@ describe('the attack: a fresh sign-up adds the platform admin and tries to lock 
     expect(again.workspace.kind).toBe('platform');
     // The invitation granted the attacker's workspace nothing of the platform admin.
     expect((await membershipOf(attacker.ownWorkspace.id, platform.user.id))?.status).toBe('invited');
+
+    // Withdrawing it, as for anyone, ends only the invitation.
+    const withdrawn = await call('DELETE', `/v1/users/${platform.user.id}?organization_slug=${slug}`, { auth: asAttacker });
+    expect(withdrawn.status, withdrawn.text).toBe(200);
+    expect(withdrawn.json).toEqual({ id: platform.user.id, removed: true, sessionsMoved: 0 });
+    const afterwards = await me(platform.cookie);
+    expect(afterwards.status).toBe(200);
+    expect(afterwards.json.activeWorkspace?.id).toBe(platform.organization.id);
+    expect(afterwards.json.pendingMemberships).toEqual([]);
   });
 
-  it('the same attack with a tenant API key holding users.manage (every scope) fails the same way', async () => {
+  it('the same attack with a tenant API key holding users.manage (every scope) gains nothing either', async () => {
     const db = server.services.db;
     const platform = await person({ platformAdmin: true, name: 'Pat Platform' });
     const attacker = await signUp();
@@ -225,18 +240,22 @@ describe('the attack: a fresh sign-up adds the platform admin and tries to lock 
     expect(added.status).toBe(201);
     expect(added.json).toMatchObject({ name: 'Typed', status: 'invited', lastSignInAt: null, emailVerified: false });
     expect(added.text).not.toContain('Pat Platform');
-    for (const [body, code] of [
-      [{ status: 'suspended' }, 'platform_admin_protected'],
-      [{ roleKey: 'org_member' }, 'platform_admin_protected'],
-      [{ name: 'Pwned' }, 'user_profile_forbidden'],
+    for (const [body, status, code] of [
+      [{ status: 'suspended' }, 409, 'membership_pending'],
+      [{ name: 'Pwned' }, 403, 'user_profile_forbidden'],
     ] as const) {
       const res = await call('PATCH', `/v1/users/${platform.user.id}`, { auth: asKey, body: { organization_slug: slug, ...body } });
-      expect(res.status, JSON.stringify(body)).toBe(403);
+      expect(res.status, JSON.stringify(body)).toBe(status);
       expect(codeOf(res)).toBe(code);
     }
-    const removed = await call('DELETE', `/v1/users/${platform.user.id}?organization_slug=${slug}`, { auth: asKey });
-    expect(removed.status).toBe(403);
-    expect(codeOf(removed)).toBe('platform_admin_protected');
+    const offered = await call('PATCH', `/v1/users/${platform.user.id}`, {
+      auth: asKey,
+      body: { organization_slug: slug, roleKey: 'org_admin' },
+    });
+    expect(offered.status, offered.text).toBe(200);
+    const withdrawn = await call('DELETE', `/v1/users/${platform.user.id}?organization_slug=${slug}`, { auth: asKey });
+    expect(withdrawn.status, withdrawn.text).toBe(200);
+    expect(await membershipOf(attacker.ownWorkspace.id, platform.user.id)).toBeUndefined();
     const [after] = await db.select().from(users).where(eq(users.id, platform.user.id));
     expect(after).toMatchObject({ name: 'Pat Platform', status: 'active' });
     expect((await me(platform.cookie)).status).toBe(200);
@@ -513,5 +532,81 @@ describe('an email svc has never seen', () => {
     expect(listed.data).toEqual([expect.objectContaining({ id: placeholder.id, name: '', lastSignInAt: null, emailVerified: false })]);
     expect((await call('POST', `/v1/me/memberships/${org.id}/accept`, { auth: { cookie } })).status).toBe(200);
     expect((await call('GET', `/v1/tenants/${org.id}`, { auth: { cookie } })).status).toBe(200);
+  });
+});
+
+describe('an org admin cannot tell a platform admin from anyone else', () => {
+  /**
+   * Everything an org admin sees of a person it added by email, through every route that shows or
+   * acts on that person, with what differs between any two people (ids, emails, times, request
+   * ids) replaced by placeholders.
+   */
+  async function transcript(target: Person): Promise<string[]> {
+    const attacker = await signUp();
+    const auth = { cookie: attacker.cookie };
+    const slug = attacker.ownWorkspace.slug;
+    const orgId = attacker.ownWorkspace.id;
+    const masked = (text: string) =>
+      text
+        .replaceAll(target.user.id, '<user>')
+        .replaceAll(target.user.email, '<email>')
+        .replaceAll(target.sessionId, '<session>')
+        .replaceAll(orgId, '<org>')
+        .replaceAll(slug, '<slug>')
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+        .replace(/"requestId":"[^"]*"/g, '"requestId":"<request>"');
+    const lines: string[] = [];
+    const note = (label: string, res: { status: number; json: unknown }, body: unknown = res.json) =>
+      lines.push(`${label} ${res.status} ${masked(JSON.stringify(body))}`);
+    type Listed = { data: { id?: string; userId?: string; user?: { id: string } }[] };
+    const theirs = (res: { json: Record<string, unknown> }) =>
+      (res.json as Listed).data.filter((x) => x.id === target.user.id || x.userId === target.user.id || x.user?.id === target.user.id);
+
+    const added = await call('POST', '/v1/users', { auth, body: { organization_slug: slug, email: target.user.email, name: 'Typed' } });
+    note('create', added);
+    // The person may look at the organization meanwhile: a platform admin can open any workspace.
+    await call('POST', '/v1/me/workspace', { auth: { cookie: target.cookie }, body: { organization_slug: slug } });
+
+    const users = await call('GET', `/v1/users?organization_slug=${slug}`, { auth });
+    note('users', users, theirs(users));
+    const invited = await call('GET', `/v1/users?organization_slug=${slug}&status=invited`, { auth });
+    note('users invited', invited, theirs(invited));
+    const members = await call('GET', `/v1/tenants/${orgId}/members`, { auth });
+    note('members', members, theirs(members));
+    const sessions = await call('GET', `/v1/sessions?organization_slug=${slug}&state=all`, { auth });
+    note('sessions', sessions, theirs(sessions));
+    const sessionsOf = await call('GET', `/v1/sessions?organization_slug=${slug}&state=all&user_id=${target.user.id}`, { auth });
+    note('sessions of', sessionsOf);
+    const overview = await call('GET', `/v1/tenants/${orgId}/overview`, { auth });
+    note('overview', overview, (overview.json as { counts?: unknown }).counts);
+    const revokeSession = await call('POST', `/v1/sessions/${target.sessionId}/revoke`, { auth, body: { organization_slug: slug } });
+    note('revoke session', revokeSession);
+    for (const body of [
+      { roleKey: 'org_admin' },
+      { status: 'suspended' },
+      { status: 'active' },
+      { name: 'Renamed' },
+      { accountStatus: 'suspended' },
+      { roleKey: 'org_member' },
+    ]) {
+      const res = await call('PATCH', `/v1/users/${target.user.id}`, { auth, body: { organization_slug: slug, ...body } });
+      note(`patch ${JSON.stringify(body)}`, res);
+    }
+    const removed = await call('DELETE', `/v1/users/${target.user.id}?organization_slug=${slug}`, { auth });
+    note('remove', removed);
+    const again = await call('DELETE', `/v1/users/${target.user.id}?organization_slug=${slug}`, { auth });
+    note('remove again', again);
+    const readded = await call('POST', '/v1/users', { auth, body: { organization_slug: slug, email: target.user.email } });
+    note('create again', readded);
+    return lines;
+  }
+
+  it('every answer about a person added by email is the same whether or not they are a platform admin', async () => {
+    const platform = await person({ platformAdmin: true, name: 'Pia Platform' });
+    const plain = await person({ name: 'Pete Plain' });
+    const [ofPlatform, ofPlain] = [await transcript(platform), await transcript(plain)];
+    expect(ofPlatform).toEqual(ofPlain);
+    // And the protection is unchanged once a platform admin has accepted a membership.
+    expect((await me(platform.cookie)).status).toBe(200);
   });
 });
