@@ -492,7 +492,7 @@ function permissionParagraphs(c: Ctx): string[] {
     return [
       claims,
       `The code checks one permission of that catalog, ${permission}, which the API "${resource.name}" (${resource.identifier}) declares: ${where}. Replace it with the permission each of your routes requires. ` +
-        `The tokens this app gets are for the app itself (aud ${c.oidc.clientId}) and carry all of the person's product permissions; a token meant for that API is requested with resource=${resource.identifier} (RFC 8707): its aud is ${resource.identifier} and its permissions (and scope) are the person's permissions on that API alone.`,
+        `The tokens this app gets are for the app itself (aud ${c.oidc.clientId}) and carry all of the person's product permissions; a token meant for that API is requested with resource=${resource.identifier} (RFC 8707): its aud is ${resource.identifier} and its scope is exactly the person's permissions on that API, space-separated, which that API checks.`,
     ];
   }
   return [

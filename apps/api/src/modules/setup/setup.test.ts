@@ -542,6 +542,8 @@ describe("the product's permissions: role and one check, never svc's own catalog
       }
       expect(ctx.aiAgentPrompt).toContain('The code checks one permission of that catalog, reports.export');
       expect(ctx.aiAgentPrompt).toContain('resource=https://api.reports.example (RFC 8707)');
+      // An API's token carries the permissions as its scope alone (docs/authorization.md).
+      expect(ctx.aiAgentPrompt).toContain("its scope is exactly the person's permissions on that API");
       expect(ctx.aiAgentPrompt).not.toContain('invoices.read');
       expect(ctx.aiAgentPrompt).not.toContain('example name');
     });
