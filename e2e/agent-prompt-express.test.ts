@@ -8,6 +8,14 @@ describePromptApp({
   origin: 'http://localhost:3000',
   steps: ['Install', 'Environment', 'file server.mjs', 'Run'],
   verifiesAccessTokens: true,
+  // The product declares an API whose first permission org_admin holds: the app checks that one,
+  // answers true, and false once the role no longer grants it.
+  catalog: {
+    identifier: 'https://api.reports.example',
+    name: 'Reports',
+    permissions: ['reports.view', 'reports.export'],
+    orgAdmin: ['reports.export'],
+  },
   inspect: ({ dir, run, serverUrl, clientId }) => {
     // Every value filled in, the session secret generated, nothing to paste while keyless.
     const env = readEnvFile(path.join(dir, '.env'));

@@ -11,6 +11,13 @@ describePythonPromptApp({
   module: 'app',
   modules: ['authlib', 'flask', 'requests', 'dotenv'],
   verifiesAccessTokens: true,
+  // A second language against a real catalog: two permissions granted, the checked one among them.
+  catalog: {
+    identifier: 'https://api.billing.example',
+    name: 'Billing',
+    permissions: ['invoices.read', 'invoices.approve'],
+    orgAdmin: ['invoices.read', 'invoices.approve'],
+  },
   inspect: ({ dir, run, steps, serverUrl, clientId }) => {
     const env = readEnvFile(path.join(dir, '.env'));
     expect(env.get('SVC_ISSUER')).toBe(serverUrl);

@@ -23,18 +23,44 @@ export type PromptAppOptions = {
   env?: Record<string, string>;
   /** The app serves /api/me that verifies svc's access tokens (server frameworks). */
   verifiesAccessTokens: boolean;
+  /**
+   * The product's catalog, written before the context is read: one API resource, its
+   * permissions, and those the built-in org_admin role grants (the demo person is org_admin of
+   * their workspace). Without it the catalog stays empty and the app checks the example name.
+   */
+  catalog?: ProductCatalog;
   /** Further checks of the generated project (the .env, the Run command). */
   inspect?: (project: { dir: string; run: string; steps: PromptStep[]; serverUrl: string; clientId: string }) => void;
 };
+
+export type ProductCatalog = { identifier: string; name: string; permissions: string[]; orgAdmin: string[] };
+
+/** The name the context has an app check while no API declares a permission (setup/frameworks/shared.ts). */
+const EXAMPLE_PERMISSION = 'invoices.read';
+
+/** The catalog as svc stores it, through the test's database, and org_admin's product permissions. */
+async function seedCatalog(sql: Database['sql'], catalog: ProductCatalog): Promise<void> {
+  await sql`insert into api_resources (id, identifier, name) values ('res_e2ecatalogresource01', ${catalog.identifier}, ${catalog.name})`;
+  for (const [i, name] of catalog.permissions.entries()) {
+    await sql`insert into api_permissions (id, resource_id, name) values (${`prm_e2ecatalogpermiss${String(i).padStart(2, '0')}`}, 'res_e2ecatalogresource01', ${name})`;
+  }
+  await grantOrgAdmin(sql, catalog.orgAdmin);
+}
+
+async function grantOrgAdmin(sql: Database['sql'], permissions: string[]): Promise<void> {
+  await sql`update product_roles set permissions = ${[...permissions].sort()}::text[] where key = 'org_admin'`;
+}
 
 /**
  * The agent context of one framework followed word for word, as its own e2e suite: the prompt's
  * commands run as written and its files written as given in an empty folder, its Run command
  * started; then a person signs in to the generated app in Chromium through svc and the
- * development engine, the protected /profile page shows their email, id, organization, role and
- * permissions (elements #email, #sub, #org_slug, #org_role, #permissions), "Sign out" ends the
- * app's and svc's sessions through the end-session endpoint, and (server frameworks) /api/me
- * verifies svc's access tokens against the JWKS and refuses forged ones.
+ * development engine, the protected /profile page shows their email, id, organization, product
+ * role, product permissions ("none yet" for none) and whether they hold the one product permission
+ * the context named (elements #email, #sub, #org_slug, #org_role, #permissions,
+ * #checked_permission, #allowed), "Sign out" ends the app's and svc's sessions through the
+ * end-session endpoint, and (server frameworks) /api/me verifies svc's access tokens against the
+ * JWKS, answers the role and the check, and refuses forged tokens.
  */
 export function describePromptApp(opts: PromptAppOptions): void {
   describeInChromium(`e2e: the ${opts.framework} agent context, followed literally`, () => {
@@ -47,12 +73,20 @@ export function describePromptApp(opts: PromptAppOptions): void {
     let healthyAt = 0;
     const dir = mkdtempSync(path.join(os.tmpdir(), `svc-${opts.framework}-app-`));
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env } as NodeJS.ProcessEnv;
+    const catalog = opts.catalog;
+    /** What the context must name: the catalog's first permission by name, else the example. */
+    const checked = catalog ? ([...catalog.permissions].sort()[0] as string) : EXAMPLE_PERMISSION;
+    /** The demo person's product permissions as org_admin, sorted as svc stores them. */
+    const granted = catalog ? [...catalog.orgAdmin].sort() : [];
 
     beforeAll(async () => {
       const databaseUrl = await createTestDatabase();
       server = await startServer({ databaseUrl });
       healthyAt = Date.now();
       database = createDatabase({ url: databaseUrl, max: 2, applicationName: `svc-e2e-prompt-${opts.framework}` });
+      if (catalog) {
+        await seedCatalog(database.sql, catalog);
+      }
       browser = await launchChromium();
     });
 
@@ -77,9 +111,18 @@ export function describePromptApp(opts: PromptAppOptions): void {
     }, async () => {
       const res = await fetch(`${server.url}/v1/setup/agent-context?keyless=1&framework=${opts.framework}`);
       expect(res.status).toBe(200);
-      const context = (await res.json()) as { aiAgentPrompt: string; oidc: { issuer: string; clientId: string } };
+      const context = (await res.json()) as {
+        aiAgentPrompt: string;
+        oidc: { issuer: string; clientId: string };
+        permissionCheck: { permission: string; source: string; resource: { identifier: string } | null };
+      };
       clientId = context.oidc.clientId;
       expect(context.oidc.issuer).toBe(server.url);
+      expect(context.permissionCheck).toMatchObject(
+        catalog
+          ? { permission: checked, source: 'catalog', resource: { identifier: catalog.identifier } }
+          : { permission: EXAMPLE_PERMISSION, source: 'example', resource: null },
+      );
 
       const { run, steps } = followPrompt(context.aiAgentPrompt, dir, { skip: opts.skip, env });
       expect(steps.map((s) => (s.kind === 'file' ? `file ${s.path}` : s.section))).toEqual(opts.steps);
@@ -87,7 +130,7 @@ export function describePromptApp(opts: PromptAppOptions): void {
       app = await startApp(run, dir, opts.origin, { env, timeoutMs: 240_000 });
     });
 
-    it('signs a person in: the protected page shows who they are, their organization and role; sign-out ends both sessions', {
+    it('signs a person in: the protected page shows who they are, their organization, product role and permissions and the permission check; sign-out ends both sessions', {
       timeout: 180_000,
     }, async () => {
       expect(app, 'the app runs').toBeDefined();
@@ -108,7 +151,11 @@ export function describePromptApp(opts: PromptAppOptions): void {
       expect(await page.locator('#sub').textContent()).toBe(who.user_id);
       expect(await page.locator('#org_slug').textContent()).toBe(who.slug);
       expect(await page.locator('#org_role').textContent()).toBe(who.role_key);
-      expect(await page.locator('#permissions').textContent()).toContain('users.read');
+      expect(who.role_key).toBe('org_admin');
+      // The product's permissions, never svc's own control-plane ones.
+      expect(await page.locator('#permissions').textContent()).toBe(granted.join(' ') || 'none yet');
+      expect(await page.locator('#checked_permission').textContent()).toBe(checked);
+      expect(await page.locator('#allowed').textContent()).toBe(granted.includes(checked) ? 'yes' : 'no');
       await saveScreenshot(page, `agent-prompt-${opts.framework}-profile`);
 
       // Sign-out through svc's end-session endpoint (its confirmation page), back to the app.
@@ -139,12 +186,19 @@ export function describePromptApp(opts: PromptAppOptions): void {
     });
 
     if (opts.verifiesAccessTokens) {
-      it("verifies svc's access token against the JWKS: the right one passes with its claims, others get 401", async () => {
+      it("verifies svc's access token against the JWKS: the right one passes with its role and permission check, others get 401", async () => {
         const { accessToken: token, idToken } = await tokensFor(server.url, clientId);
         const who = await member();
         const ok = await fetch(`${opts.origin}/api/me`, { headers: { authorization: `Bearer ${token}` } });
         expect(ok.status).toBe(200);
-        expect(await ok.json()).toMatchObject({ sub: who.user_id, org_id: who.tenant_id, org_slug: who.slug, org_role: who.role_key });
+        expect(await ok.json()).toEqual({
+          sub: who.user_id,
+          org_id: who.tenant_id,
+          org_slug: who.slug,
+          org_role: who.role_key,
+          permissions: granted,
+          check: { permission: checked, allowed: granted.includes(checked) },
+        });
 
         const [h, p, s] = token.split('.') as [string, string, string];
         const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
@@ -160,6 +214,27 @@ export function describePromptApp(opts: PromptAppOptions): void {
           expect(res.status, label).toBe(401);
         }
       });
+
+      if (catalog) {
+        it('answers false for the checked permission once org_admin no longer grants it (the next token)', async () => {
+          // org_admin now holds the catalog's other permissions, not the checked one.
+          const rest = catalog.permissions.filter((p) => p !== checked).sort();
+          expect(granted).toContain(checked);
+          await grantOrgAdmin(database.sql, rest);
+          try {
+            const { accessToken } = await tokensFor(server.url, clientId);
+            const res = await fetch(`${opts.origin}/api/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+            expect(res.status).toBe(200);
+            expect(await res.json()).toMatchObject({
+              org_role: 'org_admin',
+              permissions: rest,
+              check: { permission: checked, allowed: false },
+            });
+          } finally {
+            await grantOrgAdmin(database.sql, granted);
+          }
+        });
+      }
     }
   });
 }

@@ -63,6 +63,30 @@ export const ZAgentEnvVar = z
   .meta({ id: 'AgentContextEnvVar' });
 export type TAgentEnvVar = z.infer<typeof ZAgentEnvVar>;
 
+/**
+ * The product permission the generated app checks (docs/authorization.md): the first one of the
+ * product's catalog when the platform has declared any, else an example name the developer
+ * replaces. Never one of svc's control-plane permissions, which no application token carries.
+ */
+export const ZAgentPermissionCheck = z
+  .object({
+    permission: z.string().describe('the product permission the generated code checks, such as invoices.read'),
+    source: z
+      .enum(['catalog', 'example'])
+      .describe(
+        "catalog: a permission an API resource of this svc declares; example: a placeholder, until the platform declares its API's permissions",
+      ),
+    resource: z
+      .object({
+        identifier: z.string().describe('the API identifier: the `resource` parameter (RFC 8707) and the `aud` of its access tokens'),
+        name: z.string(),
+      })
+      .nullable()
+      .describe('the API resource declaring the permission; null for an example'),
+  })
+  .meta({ id: 'AgentPermissionCheck' });
+export type TAgentPermissionCheck = z.infer<typeof ZAgentPermissionCheck>;
+
 export const ZAgentContextResponse = z
   .object({
     service: z.object({
@@ -110,6 +134,7 @@ export const ZAgentContextResponse = z
       recovery: z.url(),
       console: z.url(),
     }),
+    permissionCheck: ZAgentPermissionCheck,
     steps: z.array(z.string()).describe('ordered setup steps'),
     aiAgentPrompt: z.string().describe('self-contained instructions to paste into an IDE or coding agent'),
   })

@@ -181,6 +181,54 @@ describe('the agent context as a document', () => {
   });
 });
 
+describe("the permission the generated app checks, read from the product's catalog", () => {
+  type PermissionCtx = { permissionCheck: { permission: string; source: string; resource: unknown }; aiAgentPrompt: string };
+  const get = async (query: string) => {
+    const res = await fetch(`${server.url}/v1/setup/agent-context?${query}`);
+    expect(res.status).toBe(200);
+    return { tag: res.headers.get('etag'), body: (await res.json()) as PermissionCtx };
+  };
+
+  it('names an example while no API declares a permission, then the first permission of the first API by name; the ETag follows', async () => {
+    const app = await seedApplication(server.services.db);
+    const sql = server.services.sql;
+    const before = await get(`publishable_key=${app.publishableKey}&framework=express`);
+    expect(before.body.permissionCheck).toEqual({ permission: 'invoices.read', source: 'example', resource: null });
+    expect(before.body.aiAgentPrompt).toContain("const CHECKED_PERMISSION = 'invoices.read';");
+
+    try {
+      // An API without permissions sorts first and is skipped; Billing's permissions by name: invoices.archive first.
+      await sql`insert into api_resources (id, identifier, name) values
+        ('res_analyticsanalyticsan', 'https://api.analytics.example', 'Analytics'),
+        ('res_billingbillingbillin', 'https://api.billing.example', 'Billing'),
+        ('res_zetazetazetazetazeta', 'https://api.zeta.example', 'Zeta')`;
+      await sql`insert into api_permissions (id, resource_id, name) values
+        ('prm_billingwritebilling', 'res_billingbillingbillin', 'invoices.write'),
+        ('prm_billingarchivebilli', 'res_billingbillingbillin', 'invoices.archive'),
+        ('prm_zetareadzetareadzet', 'res_zetazetazetazetazeta', 'aaa.read')`;
+
+      for (const query of [`publishable_key=${app.publishableKey}&framework=express`, 'keyless=1&framework=flask']) {
+        const after = await get(query);
+        expect(after.body.permissionCheck, query).toEqual({
+          permission: 'invoices.archive',
+          source: 'catalog',
+          resource: { identifier: 'https://api.billing.example', name: 'Billing' },
+        });
+        expect(after.body.aiAgentPrompt).toContain('resource=https://api.billing.example');
+        expect(after.body.aiAgentPrompt).not.toContain('invoices.read');
+      }
+      const after = await get(`publishable_key=${app.publishableKey}&framework=express`);
+      expect(after.tag).not.toBe(before.tag);
+      const md = await (await fetch(`${server.url}/v1/setup/agent-context?publishable_key=${app.publishableKey}&format=markdown`)).text();
+      expect(md).toContain('\n## Permission the app checks\n\n- Permission: `invoices.archive`\n');
+      expect(md).toContain('declared by the API Billing (identifier `https://api.billing.example`)');
+    } finally {
+      await sql`delete from api_resources where id in ('res_analyticsanalyticsan', 'res_billingbillingbillin', 'res_zetazetazetazetazeta')`;
+    }
+    expect((await get(`publishable_key=${app.publishableKey}&framework=express`)).tag).toBe(before.tag);
+  });
+});
+
 describe('GET /llms.txt', () => {
   /** Every Markdown link of the document. */
   const linksOf = (doc: string) => [...doc.matchAll(/\[([^\]]+)\]\(([^)\s]+)\)/g)].map((m) => m[2] as string);

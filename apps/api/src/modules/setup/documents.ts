@@ -72,6 +72,16 @@ function source(value: TAgentContextResponse['redirectUrlsSource']): string {
     : 'Source: framework defaults for local development (the application has none yet); register them in the svc console.';
 }
 
+/** The product permission the generated code checks, and where it comes from. */
+function permissionCheckLines(check: TAgentContextResponse['permissionCheck']): string[] {
+  return [
+    `- Permission: ${code(check.permission)}`,
+    check.resource
+      ? `- Source: the product's catalog, declared by the API ${text(check.resource.name)} (identifier ${code(check.resource.identifier)})`
+      : '- Source: an example name; no API of this svc declares a permission yet',
+  ];
+}
+
 /**
  * GET /v1/setup/agent-context?format=markdown: the JSON answer as one Markdown document, with
  * every field of it; the prompt keeps its own sections, one heading level down.
@@ -106,6 +116,10 @@ export function renderAgentContextMarkdown(ctx: TAgentContextResponse): string {
     `- Issuer: ${code(ctx.oidc.issuer)}`,
     `- Client id: ${code(ctx.oidc.clientId)}`,
     `- Discovery document: <${ctx.oidc.discoveryUrl}>`,
+    '',
+    '## Permission the app checks',
+    '',
+    ...permissionCheckLines(ctx.permissionCheck),
     '',
     `## Framework: ${text(fw.name)}`,
     '',

@@ -4,7 +4,7 @@ import { router } from '../../trpc/init.ts';
 import { publishableKeyProcedure } from '../../trpc/procedures.ts';
 import { claimUrlOf } from '../client-config/service.ts';
 import { answerAgentContext } from './documents.ts';
-import { buildAgentContext, resolveFormat } from './service.ts';
+import { loadAgentContext, resolveFormat } from './service.ts';
 
 export const setupRouter = router({
   agentContext: publishableKeyProcedure
@@ -31,7 +31,7 @@ export const setupRouter = router({
       // JSON over tRPC; on /v1 answerAgentContext writes JSON or Markdown, after this check.
       resolveFormat(input.format);
       const { application, organization } = ctx.resolved.found;
-      return buildAgentContext({
+      return loadAgentContext(ctx.services.db, {
         publicUrl: ctx.services.config.publicUrl,
         engine: ctx.services.config.engine,
         application: { ...application, claimUrl: claimUrlOf(ctx.services.config, ctx.services.secretBox, ctx.resolved) },

@@ -6,10 +6,15 @@ import {
   type TAgentContextFormat,
   type TAgentContextResponse,
   type TAgentEnvVar,
+  type TAgentPermissionCheck,
   type TFramework,
 } from '@svc/contracts/agent-context';
+import { PRODUCT_PERMISSION_PATTERN, reservedPermissionReason, resourceIdentifierProblem } from '@svc/contracts/authorization';
 import { AppError } from '@svc/contracts/errors';
+import type { DbOrTx } from '@svc/db/client';
+import { type CatalogPermission, listFirstCatalogPermissions } from '@svc/db/queries/setup';
 import { oauthBlock } from '../client-config/service.ts';
+import { DECLARING_PERMISSIONS_DOC, EXAMPLE_PERMISSION } from './frameworks/shared.ts';
 import { type AppFile, type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue, type WiringValues } from './frameworks.ts';
 import { block } from './markdown.ts';
 
@@ -47,7 +52,45 @@ export type AgentContextInput = {
   keyless: boolean;
   /** Raw `framework` query value; missing or empty selects `rest`. */
   framework: string | undefined;
+  /**
+   * The first permissions of the product's catalog (listFirstCatalogPermissions); empty when the
+   * platform has declared none. The first usable one is what the generated code checks.
+   */
+  catalogPermissions: CatalogPermission[];
 };
+
+/** How many catalog rows the context reads: the first usable one is nearly always the first. */
+const CATALOG_ROWS = 10;
+
+/**
+ * GET /v1/setup/agent-context: the product's catalog read (names and identifiers only, never a
+ * secret), then the context built from it. The framework is resolved first, so an unknown one
+ * answers 400 without a read.
+ */
+export async function loadAgentContext(db: DbOrTx, input: Omit<AgentContextInput, 'catalogPermissions'>): Promise<TAgentContextResponse> {
+  resolveFramework(input.framework);
+  const catalogPermissions = await listFirstCatalogPermissions(db, { limit: CATALOG_ROWS });
+  return buildAgentContext({ ...input, catalogPermissions });
+}
+
+/**
+ * The permission the generated app checks: the first catalog permission that is a well-formed
+ * product name (the code writes it as a string literal) of a well-formed API identifier, else the
+ * example. The catalog's own writes refuse anything else, and svc's control-plane names in
+ * particular; a row written around them is skipped rather than taught as a token claim.
+ */
+export function permissionCheckOf(catalog: CatalogPermission[]): TAgentPermissionCheck {
+  const usable = catalog.find(
+    (p) =>
+      PRODUCT_PERMISSION_PATTERN.test(p.name) &&
+      p.name.length <= 100 &&
+      reservedPermissionReason(p.name) === undefined &&
+      resourceIdentifierProblem(p.resourceIdentifier) === undefined,
+  );
+  return usable
+    ? { permission: usable.name, source: 'catalog', resource: { identifier: usable.resourceIdentifier, name: usable.resourceName } }
+    : { permission: EXAMPLE_PERMISSION, source: 'example', resource: null };
+}
 
 /** Resolves the `framework` query value, or throws 400 `unsupported_framework`. */
 export function resolveFramework(raw: string | undefined): TFramework {
@@ -188,6 +231,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
   const ctx: Ctx = {
     spec,
     app,
+    permissionCheck: permissionCheckOf(input.catalogPermissions),
     organization,
     keyless,
     baseUrl,
@@ -241,6 +285,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
     javascriptOriginsSource: originsFromApp ? 'application' : 'framework_default',
     oauth,
     endpoints,
+    permissionCheck: ctx.permissionCheck,
     steps: buildSteps(ctx),
     aiAgentPrompt: buildPrompt(ctx),
   };
@@ -249,6 +294,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
 type Ctx = {
   spec: FrameworkSpec;
   app: AgentContextInput['application'];
+  permissionCheck: TAgentPermissionCheck;
   organization: AgentContextInput['organization'];
   keyless: boolean;
   baseUrl: string;
@@ -274,6 +320,7 @@ function wiringValues(c: Ctx): WiringValues {
     baseUrl: c.baseUrl,
     hostedSignIn: c.endpoints.hostedSignIn,
     keyless: c.keyless,
+    permissionCheck: c.permissionCheck,
   };
 }
 
@@ -414,6 +461,7 @@ function buildSteps(c: Ctx): string[] {
   }
   steps.push(`Start the app with ${c.spec.runCommand}.`);
   steps.push(...notesOf(c));
+  steps.push(permissionParagraphs(c).join(' '));
   steps.push(...developmentAllowances(c));
   steps.push(
     `Development sign-in uses the shared_development ${c.oauth.sharedDevelopment.provider} mode: no OAuth credentials are needed.`,
@@ -425,6 +473,33 @@ function buildSteps(c: Ctx): string[] {
     steps.push(claimInstruction(c));
   }
   return steps;
+}
+
+/**
+ * What the app learns about the person's rights in the product, and the one permission its code
+ * checks: a real one of the catalog, or an example with the way to declare one's own. svc's own
+ * control-plane permissions are named as a kind, never by name: no token carries them.
+ */
+function permissionParagraphs(c: Ctx): string[] {
+  const { permission, resource } = c.permissionCheck;
+  const where = c.spec.meRoute
+    ? `the profile page says whether the person holds it, and ${c.spec.meRoute} answers check: { permission: '${permission}', allowed } from the verified access token`
+    : `the profile page says whether the person holds it (the ID token's claims; it only decides what to show), and your own API checks the same permission in the access token it receives`;
+  const claims =
+    "The app reads what the person may do in your product from two claims: org_role, the person's role key in the organization they signed in for (the built-in org_admin or org_member, or a role the platform or the organization defined), and permissions, the permissions that role grants in your product's own catalog, which the platform declares on its API resources. " +
+    'svc\'s own administration permissions (who may manage members, keys or webhooks in svc) are checked by svc alone and are never in a token or userinfo: do not look for them there. permissions may be empty; the app then says "none yet".';
+  if (resource) {
+    return [
+      claims,
+      `The code checks one permission of that catalog, ${permission}, which the API "${resource.name}" (${resource.identifier}) declares: ${where}. Replace it with the permission each of your routes requires. ` +
+        `The tokens this app gets are for the app itself (aud ${c.oidc.clientId}) and carry all of the person's product permissions; a token meant for that API is requested with resource=${resource.identifier} (RFC 8707): its aud is ${resource.identifier} and its scope is exactly the person's permissions on that API, space-separated, which that API checks.`,
+    ];
+  }
+  return [
+    claims,
+    `This svc declares no API permissions yet, so the code checks an example name, ${permission}: ${where}. It answers no (false) until the platform declares the permission on an API resource and a role grants it; the built-in org_admin and org_member roles grant no product permission until the platform gives them some. ` +
+      `To declare your API and its permissions, see ${DECLARING_PERMISSIONS_DOC}; then replace ${permission} in the code with your own permission.`,
+  ];
 }
 
 function claimInstruction(c: Ctx): string {
@@ -443,7 +518,7 @@ function buildPrompt(c: Ctx): string {
     `Set up sign-in for this ${spec.name} (${spec.language}) app with svc. Everything you need is below: run the commands and write the files exactly as given, in order; do not ask the user anything except to paste secret values.`,
     '',
     '## What svc is',
-    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). With scope "organization" the ID token, the access token and userinfo say which organization the person acts in: org_id, org_slug, org_role and permissions.`,
+    `svc (${c.baseUrl}, API v1, docs ${c.baseUrl}/docs, OpenAPI ${c.baseUrl}/v1/openapi.json) is a hosted identity and access control plane and the OpenID Provider your app signs users in with: standard OpenID Connect, authorization code flow with PKCE (S256), against issuer ${c.oidc.issuer} (discovery ${c.oidc.discoveryUrl}) with client id ${c.oidc.clientId} (the application id). With scope "organization" the ID token, the access token and userinfo say which organization the person acts in and what they may do in your product: org_id, org_slug, org_role and permissions (see "Roles and permissions" below).`,
     'svc never receives or stores user passwords: the identity engine hosts password entry, password recovery, email verification, MFA and passkeys. Do not build a password form or store passwords.',
     `Hosted pages you can link to (your app learns who signed in only through the OpenID Connect flow below): sign-in ${c.endpoints.hostedSignIn}, sign-up ${c.endpoints.hostedSignUp}, password recovery ${c.endpoints.recovery}.`,
     '',
@@ -467,6 +542,7 @@ function buildPrompt(c: Ctx): string {
       claimInstruction(c),
     );
   }
+  lines.push('', '## Roles and permissions', ...permissionParagraphs(c));
   lines.push(
     '',
     '## 1. Install',
@@ -512,7 +588,7 @@ function buildPrompt(c: Ctx): string {
     '## 8. Verify',
     `1. Public config: ${clientConfigCurl(c)} must answer 200 with application.id "${app.id}" and oauth.sharedDevelopment.mode "shared_development".`,
     `2. ${backendCheckInstruction(c)}`,
-    `3. Start the app (section 5), open ${new URL(c.callbackUrl).origin}, sign in, and confirm the browser comes back through ${c.callbackUrl} and the app shows the signed-in user with their org_slug and org_role.`,
+    `3. Start the app (section 5), open ${new URL(c.callbackUrl).origin}, sign in, and confirm the browser comes back through ${c.callbackUrl} and the app shows the signed-in user with their org_slug, org_role, product permissions ("none yet" while their role grants none) and whether they hold ${c.permissionCheck.permission}${c.permissionCheck.source === 'example' ? ' (no, until it is declared and a role grants it)' : ''}.`,
     '',
     'When done, tell the user which files you changed and which secret values they still need to provide.',
   );

@@ -5,11 +5,13 @@ import {
   ZAgentContextRequest,
   ZAgentContextResponse,
 } from '@svc/contracts/agent-context';
+import { PRODUCT_PERMISSION_PATTERN, reservedPermissionReason } from '@svc/contracts/authorization';
 import { AppError } from '@svc/contracts/errors';
+import { PERMISSIONS } from '@svc/contracts/permissions';
 import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { describe, expect, it } from 'vitest';
 import { FRAMEWORKS } from './frameworks.ts';
-import { type AgentContextInput, buildAgentContext } from './service.ts';
+import { type AgentContextInput, buildAgentContext, permissionCheckOf } from './service.ts';
 
 const PK = `pk_live_${'a1B2c3D4e5F6g7H8i9J0k1L2'}`;
 
@@ -33,6 +35,7 @@ function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
     organization: { slug: 'acme', name: 'Acme' },
     keyless: false,
     framework: undefined,
+    catalogPermissions: [],
     ...overrides,
   };
 }
@@ -470,5 +473,127 @@ describe('a browser-only framework and a confidential application', () => {
     const pub = buildAgentContext(input({ framework: 'react', application }));
     expect(pub.aiAgentPrompt).not.toContain('a browser app cannot keep a secret');
     expect(buildAgentContext(input({ framework: 'react', keyless: true })).aiAgentPrompt).not.toContain('cannot keep a secret');
+  });
+});
+
+describe("the product's permissions: role and one check, never svc's own catalog", () => {
+  const REPORTS = { name: 'reports.export', resourceName: 'Reports API', resourceIdentifier: 'https://api.reports.example' };
+  /** What each framework's code or notes write for the check, with the permission in it. */
+  const CHECK_CODE: Record<TFramework, (name: string) => string[]> = {
+    express: (name) => [
+      `const CHECKED_PERMISSION = '${name}';`,
+      'check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) }',
+    ],
+    rest: (name) => [
+      `const CHECKED_PERMISSION = '${name}';`,
+      'check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) }',
+    ],
+    nextjs: (name) => [
+      `export const CHECKED_PERMISSION = '${name}';`,
+      'check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) }',
+    ],
+    react: (name) => [`const CHECKED_PERMISSION = '${name}';`, "permissions.includes(CHECKED_PERMISSION) ? 'yes' : 'no'"],
+    fastapi: (name) => [
+      `CHECKED_PERMISSION = '${name}'`,
+      "'check': {'permission': CHECKED_PERMISSION, 'allowed': CHECKED_PERMISSION in permissions}",
+    ],
+    django: (name) => [
+      `CHECKED_PERMISSION = '${name}'`,
+      "'check': {'permission': CHECKED_PERMISSION, 'allowed': CHECKED_PERMISSION in permissions}",
+    ],
+    flask: (name) => [
+      `CHECKED_PERMISSION = '${name}'`,
+      "'check': {'permission': CHECKED_PERMISSION, 'allowed': CHECKED_PERMISSION in permissions}",
+    ],
+    laravel: (name) => [
+      `'checked_permission' => '${name}'`,
+      "'allowed' => in_array(config('services.svc.checked_permission'), $permissions, true)",
+    ],
+    rails: (name) => [`CHECKED_PERMISSION = '${name}'`, "'allowed' => permissions.include?(CHECKED_PERMISSION)"],
+  };
+
+  describe.each(SUPPORTED_FRAMEWORKS)('%s', (framework) => {
+    it('with no API permission declared, checks the example invoices.read and says how to declare your own', () => {
+      for (const keyless of [false, true]) {
+        const ctx = buildAgentContext(input({ framework, keyless }));
+        expect(ctx.permissionCheck).toEqual({ permission: 'invoices.read', source: 'example', resource: null });
+        for (const line of CHECK_CODE[framework]('invoices.read')) {
+          expect(ctx.aiAgentPrompt).toContain(line);
+        }
+        expect(ctx.aiAgentPrompt).toContain('docs/authorization.md, section "Declaring your API and its permissions"');
+        expect(ctx.aiAgentPrompt).toContain('the code checks an example name, invoices.read');
+        expect(ctx.aiAgentPrompt).toMatch(
+          /answers no \(false\) until the platform declares the permission on an API resource and a role grants it/,
+        );
+        expect(ctx.aiAgentPrompt).toContain('"none yet"');
+        expect(ctx.steps.some((s) => s.includes('the code checks an example name, invoices.read'))).toBe(true);
+      }
+    });
+
+    it("with a catalog, checks its first permission and names its API's identifier", () => {
+      const ctx = buildAgentContext(input({ framework, catalogPermissions: [REPORTS] }));
+      expect(ctx.permissionCheck).toEqual({
+        permission: 'reports.export',
+        source: 'catalog',
+        resource: { identifier: 'https://api.reports.example', name: 'Reports API' },
+      });
+      for (const line of CHECK_CODE[framework]('reports.export')) {
+        expect(ctx.aiAgentPrompt).toContain(line);
+      }
+      expect(ctx.aiAgentPrompt).toContain('The code checks one permission of that catalog, reports.export');
+      expect(ctx.aiAgentPrompt).toContain('resource=https://api.reports.example (RFC 8707)');
+      // An API's token carries the permissions as its scope alone (docs/authorization.md).
+      expect(ctx.aiAgentPrompt).toContain("its scope is exactly the person's permissions on that API");
+      expect(ctx.aiAgentPrompt).not.toContain('invoices.read');
+      expect(ctx.aiAgentPrompt).not.toContain('example name');
+    });
+
+    it("names svc's control-plane permissions nowhere: no app is taught to read them from a token", () => {
+      for (const catalogPermissions of [[], [REPORTS]]) {
+        for (const keyless of [false, true]) {
+          const json = JSON.stringify(buildAgentContext(input({ framework, keyless, catalogPermissions })));
+          for (const permission of PERMISSIONS) {
+            expect(json, permission).not.toContain(permission);
+          }
+        }
+      }
+    });
+
+    it('shows the product role and the product permissions, "none yet" when there are none', () => {
+      const ctx = buildAgentContext(input({ framework }));
+      expect(ctx.aiAgentPrompt).toContain('org_role');
+      if (framework === 'laravel' || framework === 'rails') {
+        expect(ctx.aiAgentPrompt).toMatch(/\|\| 'none yet'|\?: 'none yet'/);
+        return;
+      }
+      expect(ctx.aiAgentPrompt).toContain('id="org_role"');
+      expect(ctx.aiAgentPrompt).toMatch(/<dt>Product permissions<\/dt>/);
+      expect(ctx.aiAgentPrompt).toMatch(/\|\| 'none yet'|or 'none yet'/);
+      expect(ctx.aiAgentPrompt).toContain('id="checked_permission"');
+      expect(ctx.aiAgentPrompt).toContain('id="allowed"');
+    });
+  });
+
+  it('skips catalog rows the catalog itself would refuse: control-plane names, malformed names or identifiers', () => {
+    const rows = [
+      { name: 'tenant.read', resourceName: 'Old', resourceIdentifier: 'https://api.old.example' },
+      { name: "x'; drop", resourceName: 'Old', resourceIdentifier: 'https://api.old.example' },
+      { name: 'ok.read', resourceName: 'Old', resourceIdentifier: 'https://api.old.example/#frag' },
+      REPORTS,
+    ];
+    expect(permissionCheckOf(rows).permission).toBe('reports.export');
+    expect(permissionCheckOf(rows.slice(0, 3))).toEqual({ permission: 'invoices.read', source: 'example', resource: null });
+    expect(permissionCheckOf([])).toMatchObject({ source: 'example' });
+  });
+
+  it('the example is a well-formed product name that svc does not reserve', () => {
+    expect(permissionCheckOf([]).permission).toMatch(PRODUCT_PERMISSION_PATTERN);
+    expect(reservedPermissionReason(permissionCheckOf([]).permission)).toBeUndefined();
+  });
+
+  it('react checks in the browser only to decide what to show, and sends its API the access token to check', () => {
+    const ctx = buildAgentContext(input({ framework: 'react', catalogPermissions: [REPORTS] }));
+    expect(ctx.aiAgentPrompt).not.toContain('/api/me answers');
+    expect(ctx.aiAgentPrompt).toContain('your own API checks the same permission in the access token it receives');
   });
 });

@@ -4,12 +4,13 @@ import {
   PAGES,
   PYTHON_ENV_LOADING,
   PYTHON_LANGUAGE,
+  permissionConstant,
   pipInstall,
   REGISTER_ARGS,
   USER_FROM_CLAIMS,
   VENV_NOTE,
 } from './python.ts';
-import { type FrameworkSpec, localSecret, serverVars } from './shared.ts';
+import { type FrameworkSpec, localSecret, serverVars, type WiringValues } from './shared.ts';
 
 /**
  * Django with Authlib's Django client (authorization code + PKCE; a confidential client with the
@@ -17,7 +18,7 @@ import { type FrameworkSpec, localSecret, serverVars } from './shared.ts';
  * authlib.jose to verify svc's access tokens against the JWKS. One file that is its own settings,
  * URLconf and manage.py; python-dotenv reads .env.
  */
-const APP = `# Sign-in with svc (OpenID Connect) for Django: Authlib's Django client, authlib.jose, python-dotenv.
+const appPy = (v: WiringValues) => `# Sign-in with svc (OpenID Connect) for Django: Authlib's Django client, authlib.jose, python-dotenv.
 # One file: settings, views and URLs; run it like manage.py (python3 app.py runserver 8000).
 import os
 import sys
@@ -33,6 +34,8 @@ from django.conf import settings
 load_dotenv()
 
 ${ISSUER_CHECK}
+
+${permissionConstant(v)}
 
 settings.configure(
     DEBUG=False,
@@ -160,15 +163,16 @@ export const django: FrameworkSpec & { id: 'django' } = {
   envLoading: PYTHON_ENV_LOADING,
   envVars: [...serverVars(), localSecret('DJANGO_SECRET_KEY', "Django's SECRET_KEY: it signs the app's session cookie")],
   devOrigin: 'http://localhost:8000',
+  meRoute: '/api/me',
   callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [{ path: 'app.py', language: 'python', content: APP }],
+  files: (v) => [{ path: 'app.py', language: 'python', content: appPy(v) }],
   runCommand: 'python3 app.py runserver 8000',
   notes: (v) => [
     VENV_NOTE,
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}.`,
     '/logout signs out of the app and of svc (end-session endpoint) and comes back to the home page.',
-    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    `Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
     'In an existing Django project, move the settings into settings.py, the views into an app and the paths into urls.py; they need nothing else.',
   ],
 };

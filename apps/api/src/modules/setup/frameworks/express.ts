@@ -1,11 +1,11 @@
-import { type FrameworkSpec, localSecret, pub, serverVars } from './shared.ts';
+import { type FrameworkSpec, localSecret, permissionComment, permissionLiteral, pub, serverVars, type WiringValues } from './shared.ts';
 
 /**
  * Express with openid-client 6 (authorization code + PKCE; a confidential client with the secret
  * key, a public one while keyless), express-session for the app's own session, jose 6 to verify
  * svc's access tokens against the JWKS. One file, ES modules, Node's own --env-file.
  */
-const SERVER = `// Sign-in with svc (OpenID Connect) for Express: openid-client 6, express-session, jose 6.
+const server = (v: WiringValues) => `// Sign-in with svc (OpenID Connect) for Express: openid-client 6, express-session, jose 6.
 import express from 'express';
 import session from 'express-session';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -17,6 +17,9 @@ const clientId = process.env.SVC_CLIENT_ID;
 const secretKey = process.env.SVC_SECRET_KEY;
 const redirectUri = process.env.SVC_REDIRECT_URI;
 const postLogoutRedirectUri = process.env.SVC_POST_LOGOUT_REDIRECT_URI;
+
+${permissionComment(v, '//')}
+const CHECKED_PERMISSION = ${permissionLiteral(v)};
 
 // Development allowance: plain http only for an svc on this machine, never in production.
 const local = ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
@@ -112,7 +115,8 @@ app.get('/profile', (req, res) => {
   <dt>User id</dt><dd id="sub">\${esc(user.sub)}</dd>
   <dt>Organization</dt><dd id="org_slug">\${esc(user.org_slug)}</dd>
   <dt>Role</dt><dd id="org_role">\${esc(user.org_role)}</dd>
-  <dt>Permissions</dt><dd id="permissions">\${esc(user.permissions.join(' '))}</dd>
+  <dt>Product permissions</dt><dd id="permissions">\${esc(user.permissions.join(' ') || 'none yet')}</dd>
+  <dt>Has <code id="checked_permission">\${esc(CHECKED_PERMISSION)}</code></dt><dd id="allowed">\${user.permissions.includes(CHECKED_PERMISSION) ? 'yes' : 'no'}</dd>
 </dl>
 <p><a href="/logout">Sign out</a></p>\`),
   );
@@ -131,7 +135,9 @@ app.get('/logout', (req, res) => {
 });
 
 // An API for your other clients: send svc's access token as "Authorization: Bearer <token>".
-// It is an RFC 9068 JWT, verified here against svc's JWKS (no request to svc per call).
+// It is an RFC 9068 JWT, verified here against svc's JWKS (no request to svc per call). It answers
+// the person's product role and permissions, and whether they hold CHECKED_PERMISSION: a route
+// that requires it answers 403 when allowed is false.
 app.get('/api/me', async (req, res) => {
   const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
   if (!token) {
@@ -140,12 +146,14 @@ app.get('/api/me', async (req, res) => {
   }
   try {
     const { payload } = await jwtVerify(token, jwks, { issuer: metadata.issuer, audience: clientId, typ: 'at+jwt' });
+    const permissions = Array.isArray(payload.permissions) ? payload.permissions : [];
     res.json({
       sub: payload.sub,
       org_id: payload.org_id,
       org_slug: payload.org_slug,
       org_role: payload.org_role,
-      permissions: payload.permissions ?? [],
+      permissions,
+      check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) },
     });
   } catch {
     res.status(401).json({ error: 'invalid access token' });
@@ -175,13 +183,14 @@ export const express: FrameworkSpec & { id: 'express' } = {
     localSecret('SESSION_SECRET', "express-session signs the app's session cookie with it"),
   ],
   devOrigin: 'http://localhost:3000',
+  meRoute: '/api/me',
   callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [{ path: 'server.mjs', language: 'js', content: SERVER }],
+  files: (v) => [{ path: 'server.mjs', language: 'js', content: server(v) }],
   runCommand: 'node --env-file=.env server.mjs',
   notes: (v) => [
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}.`,
     '/logout signs out of the app and of svc (end-session endpoint) and comes back to the home page.',
-    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    `Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
   ],
 };

@@ -4,19 +4,22 @@ import {
   PAGES,
   PYTHON_ENV_LOADING,
   PYTHON_LANGUAGE,
+  permissionConstant,
   pipInstall,
   REGISTER_ARGS,
   USER_FROM_CLAIMS,
   VENV_NOTE,
 } from './python.ts';
-import { type FrameworkSpec, localSecret, serverVars } from './shared.ts';
+import { type FrameworkSpec, localSecret, serverVars, type WiringValues } from './shared.ts';
 
 /**
  * FastAPI with Authlib's Starlette client (authorization code + PKCE; a confidential client with
  * the secret key, a public one while keyless), Starlette's SessionMiddleware (itsdangerous),
  * authlib.jose to verify svc's access tokens against the JWKS. One file; python-dotenv reads .env.
  */
-const MAIN = `# Sign-in with svc (OpenID Connect) for FastAPI: Authlib's Starlette client, authlib.jose, python-dotenv.
+const mainPy = (
+  v: WiringValues,
+) => `# Sign-in with svc (OpenID Connect) for FastAPI: Authlib's Starlette client, authlib.jose, python-dotenv.
 import os
 import time
 from html import escape
@@ -32,6 +35,8 @@ from starlette.middleware.sessions import SessionMiddleware
 load_dotenv()
 
 ${ISSUER_CHECK}
+
+${permissionConstant(v)}
 
 app = FastAPI()
 # The app's own session: a cookie signed with SESSION_SECRET (itsdangerous).
@@ -151,14 +156,15 @@ export const fastapi: FrameworkSpec & { id: 'fastapi' } = {
   envLoading: PYTHON_ENV_LOADING,
   envVars: [...serverVars(), localSecret('SESSION_SECRET', "SessionMiddleware signs the app's session cookie with it")],
   devOrigin: 'http://localhost:8000',
+  meRoute: '/api/me',
   callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [{ path: 'main.py', language: 'python', content: MAIN }],
+  files: (v) => [{ path: 'main.py', language: 'python', content: mainPy(v) }],
   runCommand: 'python3 -m uvicorn main:app --port 8000',
   notes: (v) => [
     VENV_NOTE,
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}.`,
     '/logout signs out of the app and of svc (end-session endpoint) and comes back to the home page.',
-    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    `Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
   ],
 };

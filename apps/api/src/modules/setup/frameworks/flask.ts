@@ -4,19 +4,20 @@ import {
   PAGES,
   PYTHON_ENV_LOADING,
   PYTHON_LANGUAGE,
+  permissionConstant,
   pipInstall,
   REGISTER_ARGS,
   USER_FROM_CLAIMS,
   VENV_NOTE,
 } from './python.ts';
-import { type FrameworkSpec, localSecret, pub, serverVars } from './shared.ts';
+import { type FrameworkSpec, localSecret, pub, serverVars, type WiringValues } from './shared.ts';
 
 /**
  * Flask with Authlib's Flask client (authorization code + PKCE; a confidential client with the
  * secret key, a public one while keyless), Flask's signed-cookie session, authlib.jose to verify
  * svc's access tokens against the JWKS. One file; python-dotenv reads .env.
  */
-const APP = `# Sign-in with svc (OpenID Connect) for Flask: Authlib's Flask client, authlib.jose, python-dotenv.
+const appPy = (v: WiringValues) => `# Sign-in with svc (OpenID Connect) for Flask: Authlib's Flask client, authlib.jose, python-dotenv.
 import os
 import time
 from functools import wraps
@@ -31,6 +32,8 @@ from flask import Flask, jsonify, redirect, request, session
 load_dotenv()
 
 ${ISSUER_CHECK}
+
+${permissionConstant(v)}
 
 app = Flask(__name__)
 app.secret_key = os.environ['FLASK_SECRET_KEY']
@@ -143,14 +146,15 @@ export const flask: FrameworkSpec & { id: 'flask' } = {
     localSecret('FLASK_SECRET_KEY', "Flask signs the app's session cookie with it"),
   ],
   devOrigin: 'http://localhost:5000',
+  meRoute: '/api/me',
   callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [{ path: 'app.py', language: 'python', content: APP }],
+  files: (v) => [{ path: 'app.py', language: 'python', content: appPy(v) }],
   runCommand: 'python3 app.py',
   notes: (v) => [
     VENV_NOTE,
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}.`,
     '/logout signs out of the app and of svc (end-session endpoint) and comes back to the home page.',
-    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    `Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
   ],
 };

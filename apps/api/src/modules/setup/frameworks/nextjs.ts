@@ -1,4 +1,13 @@
-import { type FrameworkSpec, ISSUER_NOTE, localSecret, pub, secretKey } from './shared.ts';
+import {
+  type FrameworkSpec,
+  ISSUER_NOTE,
+  localSecret,
+  permissionComment,
+  permissionLiteral,
+  pub,
+  secretKey,
+  type WiringValues,
+} from './shared.ts';
 
 /**
  * Next.js 15 (App Router) with Auth.js v5 (next-auth 5 beta, on @auth/core 0.41, the line svc's
@@ -6,7 +15,7 @@ import { type FrameworkSpec, ISSUER_NOTE, localSecret, pub, secretKey } from './
  * empty, a confidential one (client_secret_basic) when it is set; jose 6 verifies svc's access
  * tokens at /api/me. Plain JavaScript, relative imports: no tsconfig or path alias needed.
  */
-const AUTH_JS = `// Sign-in with svc (OpenID Connect) for Next.js: Auth.js v5 (next-auth), its generic OIDC provider.
+const authJs = (v: WiringValues) => `// Sign-in with svc (OpenID Connect) for Next.js: Auth.js v5 (next-auth), its generic OIDC provider.
 import NextAuth from 'next-auth';
 
 const issuer = new URL(process.env.SVC_ISSUER);
@@ -17,6 +26,9 @@ if (issuer.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].include
 }
 // Empty for the keyless development app: a public client that proves itself with PKCE alone.
 const secretKey = process.env.SVC_SECRET_KEY;
+
+${permissionComment(v, '//')}
+export const CHECKED_PERMISSION = ${permissionLiteral(v)};
 
 export const { handlers, auth, signIn, signOut } = NextAuth({
   providers: [
@@ -152,7 +164,7 @@ export default async function Home() {
 `;
 
 const PROFILE = `import { redirect } from 'next/navigation';
-import { auth } from '../../auth.js';
+import { auth, CHECKED_PERMISSION } from '../../auth.js';
 import { signOutEverywhere } from '../actions.js';
 
 // A protected page: signed out, it sends you to sign in. React escapes every value it renders.
@@ -162,6 +174,7 @@ export default async function Profile() {
     redirect('/login');
   }
   const user = session.user;
+  const permissions = user.permissions ?? [];
   return (
     <main>
       <h1>{user.name ?? user.email}</h1>
@@ -174,8 +187,12 @@ export default async function Profile() {
         <dd id="org_slug">{user.org_slug}</dd>
         <dt>Role</dt>
         <dd id="org_role">{user.org_role}</dd>
-        <dt>Permissions</dt>
-        <dd id="permissions">{(user.permissions ?? []).join(' ')}</dd>
+        <dt>Product permissions</dt>
+        <dd id="permissions">{permissions.join(' ') || 'none yet'}</dd>
+        <dt>
+          Has <code id="checked_permission">{CHECKED_PERMISSION}</code>
+        </dt>
+        <dd id="allowed">{permissions.includes(CHECKED_PERMISSION) ? 'yes' : 'no'}</dd>
       </dl>
       <form action={signOutEverywhere}>
         <button type="submit">Sign out</button>
@@ -186,13 +203,14 @@ export default async function Profile() {
 `;
 
 const ME_ROUTE = `import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { svcMetadata } from '../../../auth.js';
+import { CHECKED_PERMISSION, svcMetadata } from '../../../auth.js';
 
 let jwks;
 
 // An API for your other clients: they send svc's access token as a Bearer token in the
 // Authorization header. It is an RFC 9068 JWT, verified here against svc's JWKS (fetched once
-// and cached: no request to svc per call).
+// and cached: no request to svc per call). It answers the person's product role and permissions,
+// and whether they hold CHECKED_PERMISSION: a route that requires it answers 403 when allowed is false.
 export async function GET(request) {
   const token = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
   if (!token) {
@@ -206,12 +224,14 @@ export async function GET(request) {
       audience: process.env.SVC_CLIENT_ID,
       typ: 'at+jwt',
     });
+    const permissions = Array.isArray(payload.permissions) ? payload.permissions : [];
     return Response.json({
       sub: payload.sub,
       org_id: payload.org_id,
       org_slug: payload.org_slug,
       org_role: payload.org_role,
-      permissions: payload.permissions ?? [],
+      permissions,
+      check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) },
     });
   } catch {
     return Response.json({ error: 'invalid access token' }, { status: 401 });
@@ -242,10 +262,11 @@ export const nextjs: FrameworkSpec & { id: 'nextjs' } = {
     localSecret('AUTH_SECRET', 'Auth.js encrypts its session cookie with it'),
   ],
   devOrigin: 'http://localhost:3000',
+  meRoute: '/api/me',
   callbackPath: '/api/auth/callback/svc',
   postLogoutPath: '/',
-  files: () => [
-    { path: 'auth.js', language: 'js', content: AUTH_JS },
+  files: (v) => [
+    { path: 'auth.js', language: 'js', content: authJs(v) },
     { path: 'app/api/auth/[...nextauth]/route.js', language: 'js', content: AUTH_ROUTE },
     { path: 'app/login/route.js', language: 'js', content: LOGIN_ROUTE },
     { path: 'app/actions.js', language: 'js', content: ACTIONS },
@@ -256,8 +277,8 @@ export const nextjs: FrameworkSpec & { id: 'nextjs' } = {
   ],
   runCommand: 'npx next dev --port 3000',
   notes: (v) => [
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role). next dev compiles each page on its first request, so the first load takes a few seconds.`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}. next dev compiles each page on its first request, so the first load takes a few seconds.`,
     '"Sign out" ends the Auth.js session and svc\'s (end-session endpoint) and comes back to the home page.',
-    "Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS.",
+    `Your other clients call /api/me with svc's access token as a Bearer token; the app verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
   ],
 };

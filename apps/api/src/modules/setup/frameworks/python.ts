@@ -1,3 +1,5 @@
+import { permissionComment, permissionLiteral, type WiringValues } from './shared.ts';
+
 /**
  * What the Python frameworks (Flask, FastAPI, Django) share: all three sign in with Authlib's
  * client for their framework and verify svc's access tokens with authlib.jose, so the parts that
@@ -41,6 +43,11 @@ if _issuer_url.scheme != 'https' and not (
 ):
     raise RuntimeError('SVC_ISSUER must be https:// (http is allowed only for an svc on localhost)')`;
 
+/** The product permission the app checks, as a module constant the pages and /api/me read. */
+export function permissionConstant(v: WiringValues): string {
+  return `${permissionComment(v, '#')}\nCHECKED_PERMISSION = ${permissionLiteral(v)}`;
+}
+
 /** Keyword arguments of oauth.register('svc', ...): discovery, scope, PKCE, client authentication. */
 export const REGISTER_ARGS = `    server_metadata_url=ISSUER + '/.well-known/openid-configuration',
     client_id=CLIENT_ID,
@@ -76,13 +83,15 @@ def home_page(user):
 
 
 def profile_page(user):
+    allowed = 'yes' if CHECKED_PERMISSION in user['permissions'] else 'no'
     return page(f"""<h1>{escape(user['name'] or user['email'] or '')}</h1>
 <dl>
   <dt>Email</dt><dd id="email">{escape(user['email'] or '')}</dd>
   <dt>User id</dt><dd id="sub">{escape(user['sub'])}</dd>
   <dt>Organization</dt><dd id="org_slug">{escape(user['org_slug'] or '')}</dd>
   <dt>Role</dt><dd id="org_role">{escape(user['org_role'] or '')}</dd>
-  <dt>Permissions</dt><dd id="permissions">{escape(' '.join(user['permissions']))}</dd>
+  <dt>Product permissions</dt><dd id="permissions">{escape(' '.join(user['permissions']) or 'none yet')}</dd>
+  <dt>Has <code id="checked_permission">{escape(CHECKED_PERMISSION)}</code></dt><dd id="allowed">{allowed}</dd>
 </dl>
 <p><a href="/logout">Sign out</a></p>""")
 
@@ -146,10 +155,14 @@ def bearer_token(authorization):
 
 
 def me(claims):
+    """The person's product role and permissions, and whether they hold CHECKED_PERMISSION: a route
+    that requires it answers 403 when allowed is false."""
+    permissions = list(claims.get('permissions') or [])
     return {
         'sub': claims['sub'],
         'org_id': claims.get('org_id'),
         'org_slug': claims.get('org_slug'),
         'org_role': claims.get('org_role'),
-        'permissions': list(claims.get('permissions') or []),
+        'permissions': permissions,
+        'check': {'permission': CHECKED_PERMISSION, 'allowed': CHECKED_PERMISSION in permissions},
     }`;

@@ -1,4 +1,4 @@
-import { type FrameworkSpec, pub } from './shared.ts';
+import { type FrameworkSpec, permissionComment, permissionLiteral, pub, type WiringValues } from './shared.ts';
 
 /**
  * A Vite single-page app with oidc-client-ts 3 and react-oidc-context 3: a public client
@@ -71,8 +71,13 @@ createRoot(document.getElementById('root')).render(
 );
 `;
 
-const APP_JSX = `import { useEffect, useState } from 'react';
+const appJsx = (v: WiringValues) => `import { useEffect, useState } from 'react';
 import { useAuth, withAuthenticationRequired } from 'react-oidc-context';
+
+${permissionComment(v, '//')}
+// The browser only decides what to show with it: your API checks the same permission in the
+// access token it receives, since anyone can change what runs in a browser.
+const CHECKED_PERMISSION = ${permissionLiteral(v)};
 
 // Where sign-in comes back to (read by onSigninCallback in main.jsx).
 const toProfile = { state: { returnTo: '/profile' } };
@@ -113,6 +118,7 @@ const Profile = withAuthenticationRequired(
   function ProfilePage() {
     const auth = useAuth();
     const profile = auth.user.profile;
+    const permissions = Array.isArray(profile.permissions) ? profile.permissions : [];
     return (
       <>
         <h1>{profile.name ?? profile.email}</h1>
@@ -125,8 +131,12 @@ const Profile = withAuthenticationRequired(
           <dd id="org_slug">{profile.org_slug}</dd>
           <dt>Role</dt>
           <dd id="org_role">{profile.org_role}</dd>
-          <dt>Permissions</dt>
-          <dd id="permissions">{(profile.permissions ?? []).join(' ')}</dd>
+          <dt>Product permissions</dt>
+          <dd id="permissions">{permissions.join(' ') || 'none yet'}</dd>
+          <dt>
+            Has <code id="checked_permission">{CHECKED_PERMISSION}</code>
+          </dt>
+          <dd id="allowed">{permissions.includes(CHECKED_PERMISSION) ? 'yes' : 'no'}</dd>
         </dl>
         {/* Ends the session here and at svc (end-session endpoint, with id_token_hint). */}
         <button type="button" onClick={() => auth.signoutRedirect()}>
@@ -182,18 +192,20 @@ export const react: FrameworkSpec & { id: 'react' } = {
     ),
   ],
   devOrigin: 'http://localhost:5173',
+  // A browser app has no server route: the product's own API checks the access token.
+  meRoute: null,
   callbackPath: '/callback',
   postLogoutPath: '/',
-  files: () => [
+  files: (v) => [
     { path: 'index.html', language: 'html', content: INDEX_HTML },
     { path: 'vite.config.js', language: 'js', content: VITE_CONFIG },
     { path: 'src/main.jsx', language: 'jsx', content: MAIN_JSX },
-    { path: 'src/App.jsx', language: 'jsx', content: APP_JSX },
+    { path: 'src/App.jsx', language: 'jsx', content: appJsx(v) },
   ],
   runCommand: 'npx vite',
   notes: (v) => [
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}, from the ID token's claims.`,
     '"Sign out" ends the session in the browser and at svc (end-session endpoint) and comes back to the home page.',
-    "Send auth.user.access_token (from useAuth()) as a Bearer token to your own API, which verifies it against svc's JWKS. Load the public application config with fetch(import.meta.env.VITE_SVC_BASE_URL + '/v1/client/config', { headers: { 'X-SVC-Publishable-Key': import.meta.env.VITE_SVC_PUBLISHABLE_KEY } }). Never put the secret key in a VITE_ variable or anywhere in the SPA.",
+    `Send auth.user.access_token (from useAuth()) as a Bearer token to your own API, which verifies it against svc's JWKS and checks the permission there (permissions.includes('${v.permissionCheck.permission}') on the verified claims, 403 when false): a SPA has no server route of its own, and a check in the browser only decides what to show. Load the public application config with fetch(import.meta.env.VITE_SVC_BASE_URL + '/v1/client/config', { headers: { 'X-SVC-Publishable-Key': import.meta.env.VITE_SVC_PUBLISHABLE_KEY } }). Never put the secret key in a VITE_ variable or anywhere in the SPA.`,
   ],
 };

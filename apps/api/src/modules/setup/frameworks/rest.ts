@@ -1,10 +1,10 @@
-import { type FrameworkSpec, pub, serverVars } from './shared.ts';
+import { type FrameworkSpec, permissionComment, permissionLiteral, pub, serverVars, type WiringValues } from './shared.ts';
 
 /**
  * No library: the authorization code flow with PKCE as plain HTTP, shown as a dependency-free
  * Node.js server (node:http, node:crypto, fetch) that any language can port line by line.
  */
-const SERVER = `// The OpenID Connect authorization code flow with PKCE against svc, by hand: node:http,
+const server = (v: WiringValues) => `// The OpenID Connect authorization code flow with PKCE against svc, by hand: node:http,
 // node:crypto and fetch, no library. Each step is plain HTTP any language can do the same way.
 import { createHash, createPublicKey, randomBytes, timingSafeEqual, verify } from 'node:crypto';
 import http from 'node:http';
@@ -15,6 +15,11 @@ const clientId = process.env.SVC_CLIENT_ID;
 const secretKey = process.env.SVC_SECRET_KEY;
 const redirectUri = process.env.SVC_REDIRECT_URI;
 const postLogoutRedirectUri = process.env.SVC_POST_LOGOUT_REDIRECT_URI;
+
+${permissionComment(v, '//')}
+const CHECKED_PERMISSION = ${permissionLiteral(v)};
+/** The product permissions a token or ID token carries (none when the role grants none). */
+const permissionsOf = (claims) => (Array.isArray(claims.permissions) ? claims.permissions : []);
 
 // Development allowance: plain http only for an svc on this machine, never in production.
 const issuerUrl = new URL(issuer);
@@ -126,6 +131,7 @@ const server = http.createServer(async (req, res) => {
     if (url.pathname === '/profile') {
       const user = sessionOf(req, res).data.user;
       if (!user) return redirect(res, '/login');
+      const permissions = permissionsOf(user);
       return html(
         res,
         200,
@@ -135,7 +141,8 @@ const server = http.createServer(async (req, res) => {
   <dt>User id</dt><dd id="sub">\${esc(user.sub)}</dd>
   <dt>Organization</dt><dd id="org_slug">\${esc(user.org_slug)}</dd>
   <dt>Role</dt><dd id="org_role">\${esc(user.org_role)}</dd>
-  <dt>Permissions</dt><dd id="permissions">\${esc((user.permissions ?? []).join(' '))}</dd>
+  <dt>Product permissions</dt><dd id="permissions">\${esc(permissions.join(' ') || 'none yet')}</dd>
+  <dt>Has <code id="checked_permission">\${esc(CHECKED_PERMISSION)}</code></dt><dd id="allowed">\${permissions.includes(CHECKED_PERMISSION) ? 'yes' : 'no'}</dd>
 </dl>
 <p><a href="/logout">Sign out</a></p>\`,
       );
@@ -153,12 +160,22 @@ const server = http.createServer(async (req, res) => {
       return redirect(res, end.href);
     }
     if (url.pathname === '/api/me') {
-      // 6. An API call with svc's access token (an RFC 9068 JWT), verified against the JWKS.
+      // 6. An API call with svc's access token (an RFC 9068 JWT), verified against the JWKS: the
+      // person's product role and permissions, and whether they hold CHECKED_PERMISSION (a route
+      // that requires it answers 403 when allowed is false).
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!token) return json(res, 401, { error: 'missing bearer token' });
       try {
         const claims = await verifyJwt(token, { audience: clientId, typ: 'at+jwt' });
-        return json(res, 200, { sub: claims.sub, org_id: claims.org_id, org_slug: claims.org_slug, org_role: claims.org_role, permissions: claims.permissions ?? [] });
+        const permissions = permissionsOf(claims);
+        return json(res, 200, {
+          sub: claims.sub,
+          org_id: claims.org_id,
+          org_slug: claims.org_slug,
+          org_role: claims.org_role,
+          permissions,
+          check: { permission: CHECKED_PERMISSION, allowed: permissions.includes(CHECKED_PERMISSION) },
+        });
       } catch {
         return json(res, 401, { error: 'invalid access token' });
       }
@@ -190,12 +207,14 @@ export const rest: FrameworkSpec & { id: 'rest' } = {
   // No framework, so no one default: 8080 is the most common one of plain HTTP servers (Go's
   // net/http examples, Spring Boot, Tomcat, most server images).
   devOrigin: 'http://localhost:8080',
+  meRoute: '/api/me',
   callbackPath: '/auth/callback',
   postLogoutPath: '/',
-  files: () => [{ path: 'server.mjs', language: 'js', content: SERVER }],
+  files: (v) => [{ path: 'server.mjs', language: 'js', content: server(v) }],
   runCommand: 'node --env-file=.env server.mjs',
   notes: (v) => [
-    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug) and role (org_role).`,
+    `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}.`,
+    `Your other clients call /api/me with svc's access token as a Bearer token; the server verifies it against svc's JWKS and answers the role, the product permissions and check: { permission: '${v.permissionCheck.permission}', allowed }.`,
     `The same flow by hand: GET ${v.discoveryUrl} for the endpoints; send the browser to authorization_endpoint with response_type=code, client_id=${v.clientId}, redirect_uri, scope "openid email profile organization", state and a PKCE S256 code_challenge; at the callback POST grant_type=authorization_code, code, redirect_uri and code_verifier to token_endpoint (client_id in the form while keyless, HTTP Basic with the secret key otherwise); verify the id_token against jwks_uri.`,
     `Read the public application config from any client: curl -sS -H "X-SVC-Publishable-Key: $SVC_PUBLISHABLE_KEY" "$SVC_BASE_URL/v1/client/config". Hosted sign-in without OIDC: ${v.hostedSignIn}.`,
   ],

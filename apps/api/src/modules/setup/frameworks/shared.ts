@@ -1,4 +1,4 @@
-import type { TFramework } from '@svc/contracts/agent-context';
+import type { TAgentPermissionCheck, TFramework } from '@svc/contracts/agent-context';
 
 /** Public values the service fills into environment variables. */
 export type PublicValue = 'publishableKey' | 'issuer' | 'clientId' | 'baseUrl' | 'callbackUrl' | 'postLogoutUrl' | 'devPort';
@@ -35,6 +35,8 @@ export type WiringValues = {
   hostedSignIn: string;
   /** The keyless development application: a public client (PKCE alone), no secret key. */
   keyless: boolean;
+  /** The product permission the app's code checks (a catalog name or an example; never secret). */
+  permissionCheck: TAgentPermissionCheck;
 };
 
 /** A file of the app, written exactly as given (path relative to the project root). */
@@ -59,14 +61,21 @@ export type FrameworkSpec = {
    * svc's default ports (@svc/contracts/ports) are chosen to stay clear of these.
    */
   devOrigin: string;
+  /**
+   * The app's JSON route that verifies svc's access tokens and answers the person's role and one
+   * permission check; null for a browser-only app, whose API is elsewhere.
+   */
+  meRoute: '/api/me' | null;
   /** Path of the OIDC redirect URI the app's code serves. */
   callbackPath: string;
   /** Path the app sends people to after signing out through svc's end-session endpoint. */
   postLogoutPath: string;
   /**
-   * The app's complete source files for sign-in, callback, a protected page showing the person and
-   * their organization, sign-out and (server frameworks) access-token verification. Values come
-   * from envFile, so the files do not change with the application.
+   * The app's complete source files for sign-in, callback, a protected page showing the person,
+   * their organization, product role and product permissions, sign-out and (server frameworks)
+   * access-token verification in /api/me with one product permission checked. Values come from
+   * envFile, so the files do not change with the application; the one permission they check is
+   * written in the code, as an app names what its routes require.
    */
   files: (v: WiringValues) => AppFile[];
   /** The command that starts the app at devOrigin, loading envFile. */
@@ -123,3 +132,35 @@ export const serverVars = (): EnvVarSpec[] => [
   pub('SVC_PUBLISHABLE_KEY', 'publishableKey', 'server', 'Publishable key (pk_live_...): identifies the application; public.'),
   pub('SVC_BASE_URL', 'baseUrl', 'server', 'svc API base URL.'),
 ];
+
+/**
+ * The name the generated code checks while the product declares no API permission: the
+ * developer's own to replace. Not one of svc's control-plane permissions, which never reach a token.
+ */
+export const EXAMPLE_PERMISSION = 'invoices.read';
+
+/** Where a developer reads how to declare their API's permissions (a section of svc's docs). */
+export const DECLARING_PERMISSIONS_DOC = 'svc\'s docs/authorization.md, section "Declaring your API and its permissions"';
+
+/** The permission as a string literal of JavaScript, Python, PHP and Ruby alike (names are [a-z0-9._:-]). */
+export function permissionLiteral(v: WiringValues): string {
+  return `'${v.permissionCheck.permission}'`;
+}
+
+/**
+ * The comment above the permission constant of the generated code: where the name comes from and
+ * what to do with it. An API identifier is a canonical URL (no line break), safe in a comment.
+ */
+export function permissionComment(v: WiringValues, prefix: '//' | '#'): string {
+  const check = v.permissionCheck;
+  const lines = check.resource
+    ? [
+        `The product permission this app checks: one your API ${check.resource.identifier} declares in svc.`,
+        'Replace it with the permission each of your routes requires.',
+      ]
+    : [
+        'The product permission this app checks: an example name. It is false until your API declares',
+        'it in svc and a role grants it; replace it with your own permission.',
+      ];
+  return lines.map((line) => `${prefix} ${line}`).join('\n');
+}
