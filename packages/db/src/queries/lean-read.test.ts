@@ -27,6 +27,7 @@ beforeAll(async () => {
     ['usr_leancustom', 'active'],
     ['usr_leanadmin', 'active'],
     ['usr_leanoutsider', 'suspended'],
+    ['usr_leanproduct', 'active'],
   ] as const) {
     await db.execute(
       sql`insert into users (id, engine_subject, email, name, status) values (${id}, ${id}, ${`${id}@example.com`}, ${id}, ${status})`,
@@ -37,6 +38,11 @@ beforeAll(async () => {
   );
   await db.execute(sql`insert into memberships (tenant_id, user_id, role_key) values (${tenantId}, 'usr_leancustom', 'auditor')`);
   await db.execute(sql`insert into memberships (tenant_id, user_id, role_key) values (${platformId}, 'usr_leanadmin', 'org_admin')`);
+  // A product role of the platform: what org_member holds in svc's control plane (access/role-grants.ts).
+  await db.execute(
+    sql`insert into product_roles (id, key, name, permissions) values ('prl_leanaccountantlean', 'accountant', 'Accountant', '{}')`,
+  );
+  await db.execute(sql`insert into memberships (tenant_id, user_id, role_key) values (${tenantId}, 'usr_leanproduct', 'accountant')`);
   await db.execute(sql`
     insert into api_keys (id, tenant_id, name, scopes, secret_hash, secret_prefix, created_by_user_id, expires_at, revoked_at, last_used_at, rotated_at)
     values ('key_leanfull', ${tenantId}, 'Full', ${'{tenant.read,members.read}'}::text[], 'hash-full', 'sk_live_full', 'usr_leancustom',
@@ -81,18 +87,28 @@ describe('leanRead: the hot reads answer what drizzle answers', () => {
       status: 'active',
       roleKey: 'auditor',
       rolePermissions: ['tenant.read', 'audit.read'],
+      isProductRole: false,
+      isPlatformAdmin: false,
+    });
+    expect(await find({ userId: 'usr_leanproduct', tenantId })).toStrictEqual({
+      status: 'active',
+      roleKey: 'accountant',
+      rolePermissions: null,
+      isProductRole: true,
       isPlatformAdmin: false,
     });
     expect(await find({ userId: 'usr_leanadmin', tenantId })).toStrictEqual({
       status: 'active',
       roleKey: null,
       rolePermissions: null,
+      isProductRole: false,
       isPlatformAdmin: true,
     });
     expect(await find({ userId: 'usr_leanoutsider', tenantId })).toStrictEqual({
       status: 'suspended',
       roleKey: null,
       rolePermissions: null,
+      isProductRole: false,
       isPlatformAdmin: false,
     });
     expect(await find({ userId: 'usr_nobody', tenantId })).toBeUndefined();

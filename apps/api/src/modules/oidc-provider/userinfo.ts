@@ -2,11 +2,21 @@ import type { Db, Sql } from '@svc/db/client';
 import { findUserById } from '@svc/db/queries/identity';
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { AppServices } from '../../context.ts';
 import { organizationOfGrant, standingOf, userClaims } from './accounts.ts';
 
 /** What userinfo answers for an access token: the claims, or why the token is refused (401 invalid_token). */
 export type UserinfoAnswer = { claims: Record<string, unknown> } | { refused: string };
+
+/**
+ * What userinfo needs of the process's services (AppServices has them all; named here so that
+ * this module, which the provider itself uses, does not depend on the services container).
+ */
+export type UserinfoServices = {
+  db: Db;
+  sql: Sql;
+  config: { publicUrl: string };
+  oidc: { jwks: { json: string }; provider: Pick<KoaContextWithOIDC['oidc']['provider'], 'Grant'> };
+};
 
 /** What checking one of svc's access tokens needs: the database, the issuer, the public keys and the provider. */
 type TokenCheckDeps = {
@@ -66,7 +76,7 @@ function organizationOf(payload: JWTPayload) {
  * APIs is that API's, not a key to the person's profile. The userinfo endpoint (routes.ts) and
  * the try sign-in page both answer with this.
  */
-export async function userinfoOf(services: AppServices, token: string): Promise<UserinfoAnswer> {
+export async function userinfoOf(services: UserinfoServices, token: string): Promise<UserinfoAnswer> {
   const deps: TokenCheckDeps = {
     db: services.db,
     sql: services.sql,
