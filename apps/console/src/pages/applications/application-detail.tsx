@@ -25,6 +25,7 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onEdit, onRot
   const config = useQuery(trpc.service.config.queryOptions());
   const issuer = config.data?.publicUrl.replace(/\/+$/, '');
   const app = application.data;
+  const machine = app?.clientType === 'machine';
 
   return (
     <section className="panel" data-testid="application-detail" data-application-id={id}>
@@ -120,62 +121,145 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onEdit, onRot
                 <>
                   confidential <span className="muted">client secret: the secret key (client_secret_basic or client_secret_post)</span>
                 </>
+              ) : app.clientType === 'machine' ? (
+                <>
+                  machine <span className="muted">client credentials grant, for this organization</span>
+                </>
               ) : (
                 <>
                   public <span className="muted">no secret; PKCE (S256) required</span>
                 </>
               )}
             </dd>
-            <dt>Who may sign in</dt>
-            <dd data-testid="application-sign-in-audience-fact">
-              {app.signInAudience === 'members' ? 'members of this organization only' : 'anyone'}
-            </dd>
-            <dt>Redirect URLs</dt>
-            <dd data-testid="application-oidc-redirect-urls">
-              <UrlList urls={app.redirectUrls} label="redirect URL" />
-            </dd>
-            <dt>Allowed origins</dt>
-            <dd data-testid="application-oidc-allowed-origins">
-              <UrlList urls={app.allowedOrigins} label="allowed origin" />
-            </dd>
-            <dt>Post-logout redirect URLs</dt>
-            <dd data-testid="application-oidc-post-logout-urls">
-              <UrlList urls={app.postLogoutRedirectUrls} label="post-logout redirect URL" />
-            </dd>
-            <dt>Back-channel logout URL</dt>
-            <dd data-testid="application-oidc-backchannel-url">
-              <UrlList urls={app.backchannelLogoutUrl ? [app.backchannelLogoutUrl] : []} label="back-channel logout URL" />
-            </dd>
-            <dt>Production OAuth provider</dt>
-            <dd data-testid="application-production-provider-fact">
-              {app.oauth.productionProvider ? (
-                <code>{app.oauth.productionProvider}</code>
-              ) : (
-                <span className="muted">shared development provider</span>
-              )}
-            </dd>
           </dl>
-          <div className="form-row">
-            {app.status === 'active' ? (
-              // A real sign-in to this application through svc's OpenID Provider, shown on svc:
-              // a full page navigation, since the browser goes through svc's authorization endpoint.
-              <a
-                className="button button--primary"
-                href={`${issuer ?? ''}/oidc/try/${encodeURIComponent(id)}`}
-                data-testid="application-try-sign-in"
-                title="Signs you in to this application through svc and shows the ID token, access token and userinfo"
-              >
-                Try sign-in
-              </a>
-            ) : (
-              <span className="muted" data-testid="application-try-sign-in-disabled">
-                Enable the application (its menu, “⋯”) to try signing in.
-              </span>
-            )}
-          </div>
+          {machine ? <MachineFacts application={app} issuer={issuer} /> : <SignInFacts application={app} />}
+          {!machine && (
+            <div className="form-row">
+              {app.status === 'active' ? (
+                // A real sign-in to this application through svc's OpenID Provider, shown on svc:
+                // a full page navigation, since the browser goes through svc's authorization endpoint.
+                <a
+                  className="button button--primary"
+                  href={`${issuer ?? ''}/oidc/try/${encodeURIComponent(id)}`}
+                  data-testid="application-try-sign-in"
+                  title="Signs you in to this application through svc and shows the ID token, access token and userinfo"
+                >
+                  Try sign-in
+                </a>
+              ) : (
+                <span className="muted" data-testid="application-try-sign-in-disabled">
+                  Enable the application (its menu, “⋯”) to try signing in.
+                </span>
+              )}
+            </div>
+          )}
         </div>
       )}
     </section>
+  );
+}
+
+/** What people signing in to a confidential or public application meet: audience, allowlists, logout, provider. */
+function SignInFacts({ application: app }: { application: TApplication }) {
+  return (
+    <dl className="facts" data-testid="application-sign-in">
+      <dt>Who may sign in</dt>
+      <dd data-testid="application-sign-in-audience-fact">
+        {app.signInAudience === 'members' ? 'members of this organization only' : 'anyone'}
+      </dd>
+      <dt>Redirect URLs</dt>
+      <dd data-testid="application-oidc-redirect-urls">
+        <UrlList urls={app.redirectUrls} label="redirect URL" />
+      </dd>
+      <dt>Allowed origins</dt>
+      <dd data-testid="application-oidc-allowed-origins">
+        <UrlList urls={app.allowedOrigins} label="allowed origin" />
+      </dd>
+      <dt>Post-logout redirect URLs</dt>
+      <dd data-testid="application-oidc-post-logout-urls">
+        <UrlList urls={app.postLogoutRedirectUrls} label="post-logout redirect URL" />
+      </dd>
+      <dt>Back-channel logout URL</dt>
+      <dd data-testid="application-oidc-backchannel-url">
+        <UrlList urls={app.backchannelLogoutUrl ? [app.backchannelLogoutUrl] : []} label="back-channel logout URL" />
+      </dd>
+      <dt>Production OAuth provider</dt>
+      <dd data-testid="application-production-provider-fact">
+        {app.oauth.productionProvider ? (
+          <code>{app.oauth.productionProvider}</code>
+        ) : (
+          <span className="muted">shared development provider</span>
+        )}
+      </dd>
+    </dl>
+  );
+}
+
+/**
+ * A machine client's facts: where it gets tokens, how it authenticates there (its keys by kid, or
+ * their URL) and the product permissions it is granted.
+ */
+function MachineFacts({ application: app, issuer }: { application: TApplication; issuer: string | undefined }) {
+  return (
+    <dl className="facts" data-testid="application-machine">
+      <dt>Token endpoint</dt>
+      <dd>
+        {issuer ? (
+          <Identifier value={`${issuer}/oidc/token`} label="token endpoint" tail={16} testId="application-machine-token-endpoint" />
+        ) : (
+          <Skeleton label="Loading the token endpoint…" lines={1} />
+        )}
+      </dd>
+      <dt>Authentication</dt>
+      <dd data-testid="application-machine-auth-method">
+        {app.tokenEndpointAuthMethod === 'private_key_jwt' ? (
+          <>
+            private_key_jwt <span className="muted">a JWT signed with one of its keys; the secret key serves svc's backend API only</span>
+          </>
+        ) : (
+          <>
+            client_secret_basic <span className="muted">the secret key as client secret</span>
+          </>
+        )}
+      </dd>
+      {app.tokenEndpointAuthMethod === 'private_key_jwt' && (
+        <>
+          <dt>Keys</dt>
+          <dd data-testid="application-machine-keys">
+            {app.jwksUri ? (
+              <Identifier value={app.jwksUri} label="JWKS URI" tail={16} testId="application-machine-jwks-uri" />
+            ) : (
+              <ul className="url-list">
+                {(app.jwks?.keys ?? []).map((key, index) => (
+                  <li key={key.kid ?? index}>
+                    <code>{key.kid ?? '(no kid)'}</code>{' '}
+                    <span className="muted">
+                      {key.kty}
+                      {key.crv ? ` ${key.crv}` : ''}
+                      {key.alg ? `, ${key.alg}` : ''}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </dd>
+        </>
+      )}
+      <dt>Permissions</dt>
+      <dd data-testid="application-machine-permissions">
+        {app.permissions.length === 0 ? (
+          <span className="muted">none</span>
+        ) : (
+          <ul className="url-list">
+            {app.permissions.map((permission) => (
+              <li key={permission}>
+                <code>{permission}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+    </dl>
   );
 }
 

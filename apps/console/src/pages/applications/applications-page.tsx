@@ -14,6 +14,7 @@ import { ApplicationActions } from './application-actions.tsx';
 import { ApplicationDetail, StatusPill } from './application-detail.tsx';
 import { ApplicationSettingsDialog } from './application-settings-dialog.tsx';
 import { CreateApplicationDialog } from './create-application-form.tsx';
+import { MachineSettingsDialog } from './machine-settings-dialog.tsx';
 
 const PAGE_SIZE = 50;
 
@@ -168,14 +169,23 @@ export function ApplicationsPage() {
           </dl>
         )}
       </SecretOnceDialog>
-      {editing && organizationSlug !== undefined && (
-        <ApplicationSettingsDialog
-          key={editing.id}
-          application={editing}
-          organizationSlug={organizationSlug}
-          onClose={() => setEditing(null)}
-        />
-      )}
+      {editing &&
+        organizationSlug !== undefined &&
+        (editing.clientType === 'machine' ? (
+          <MachineSettingsDialog
+            key={editing.id}
+            application={editing}
+            organizationSlug={organizationSlug}
+            onClose={() => setEditing(null)}
+          />
+        ) : (
+          <ApplicationSettingsDialog
+            key={editing.id}
+            application={editing}
+            organizationSlug={organizationSlug}
+            onClose={() => setEditing(null)}
+          />
+        ))}
       <ListPage
         testId="applications"
         noun="applications"

@@ -1,10 +1,18 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import { type TApplicationWithSecret, ZCreateApplicationForm } from '@svc/contracts/applications';
+import {
+  type TApplication,
+  type TApplicationWithSecret,
+  type TCreateApplicationRequest,
+  ZCreateApplicationForm,
+} from '@svc/contracts/applications';
 import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
+import type { z } from 'zod';
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
+import { Select, type SelectOption } from '../../components/select.tsx';
 import { useTRPC } from '../../trpc.ts';
+import { MachineClientFields } from './machine-client-fields.tsx';
 
 /** The name field's id: the dialog focuses it when it opens. */
 export const NAME_FIELD_ID = 'application-name';
@@ -17,21 +25,56 @@ type Props = {
   onCreated: (created: TApplicationWithSecret) => void | Promise<void>;
 };
 
-const EMPTY = { name: '', slug: '', logoUrl: '' };
+const CLIENT_TYPES: SelectOption<TApplication['clientType']>[] = [
+  { value: 'confidential', label: 'confidential: a server that keeps the secret key' },
+  { value: 'public', label: 'public: an SPA or native app (PKCE only)' },
+  { value: 'machine', label: 'machine: a backend job or partner, no person signs in' },
+];
+
+const EMPTY = {
+  name: '',
+  slug: '',
+  logoUrl: '',
+  clientType: 'confidential' as const,
+  tokenEndpointAuthMethod: 'client_secret_basic' as const,
+  jwks: '',
+  jwksUri: '',
+  permissions: [] as string[],
+};
+
+/** The create request of the form's values: the machine settings only for a machine client. */
+function requestOf(organizationSlug: string, values: z.output<typeof ZCreateApplicationForm>): TCreateApplicationRequest {
+  const base = { organization_slug: organizationSlug, name: values.name, slug: values.slug, logoUrl: values.logoUrl };
+  if (values.clientType !== 'machine') {
+    return { ...base, clientType: values.clientType };
+  }
+  const keyed = values.tokenEndpointAuthMethod === 'private_key_jwt';
+  return {
+    ...base,
+    clientType: 'machine',
+    tokenEndpointAuthMethod: values.tokenEndpointAuthMethod,
+    permissions: values.permissions,
+    ...(keyed ? { jwks: values.jwks, jwksUri: values.jwksUri } : {}),
+  };
+}
 
 /**
  * "Create application" (the page header's primary button) and its form: name, optional slug and
- * logo (https only, checked by the contracts form schema); allowlists and the OAuth provider are
- * edited on the application.
+ * logo (https only, checked by the contracts form schema), and the client type; a machine client
+ * also gets its token endpoint authentication, keys and permissions here (it has no redirect URLs
+ * or origins). Allowlists and the OAuth provider are edited on the application.
  */
 export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, onCreated }: Props) {
   const trpc = useTRPC();
   const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: EMPTY });
   const errors = form.formState.errors;
+  const clientType = form.watch('clientType');
+  const method = form.watch('tokenEndpointAuthMethod');
+  const permissions = form.watch('permissions');
   const create = useMutation(trpc.applications.create.mutationOptions());
   const { close, settle } = dialogMutation({ onOpenChange, forget: () => form.reset(EMPTY), mutation: create });
   const submit = form.handleSubmit(async (values) => {
-    const created = await settle(create.mutateAsync({ organization_slug: organizationSlug, ...values }));
+    const created = await settle(create.mutateAsync(requestOf(organizationSlug, values)));
     if (created) {
       await onCreated(created);
     }
@@ -48,6 +91,7 @@ export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, 
       }
       title="Create application"
       description="You get a publishable key for browsers and a secret key for your backend; the secret key is shown once."
+      wide={clientType === 'machine'}
       onSubmit={submit}
       submitLabel="Create application"
       pending={create.isPending}
@@ -81,6 +125,39 @@ export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, 
           />
         )}
       </Field>
+      <Field
+        label="Client type"
+        hint="Machine clients get tokens for this organization by the client credentials grant; they have no redirect URLs or origins."
+        error={errors.clientType?.message}
+      >
+        {(control) => (
+          <Select
+            {...control}
+            value={clientType}
+            options={CLIENT_TYPES}
+            testId="application-create-client-type"
+            onValueChange={(value) => form.setValue('clientType', value, { shouldDirty: true })}
+          />
+        )}
+      </Field>
+      {clientType === 'machine' && (
+        <MachineClientFields
+          organizationSlug={organizationSlug}
+          method={method}
+          onMethodChange={(value) => form.setValue('tokenEndpointAuthMethod', value, { shouldDirty: true })}
+          jwks={form.register('jwks')}
+          jwksUri={form.register('jwksUri')}
+          permissions={permissions}
+          onPermissionsChange={(next) => form.setValue('permissions', next, { shouldDirty: true })}
+          errors={{
+            method: errors.tokenEndpointAuthMethod?.message,
+            jwks: errors.jwks?.message,
+            jwksUri: errors.jwksUri?.message,
+            permissions: errors.permissions?.message,
+          }}
+          testId="application-create-machine"
+        />
+      )}
     </FormDialog>
   );
 }
