@@ -33,6 +33,7 @@ export const EVENT_TYPES = [
   'api_key.revoked',
   'application.created',
   'application.updated',
+  'application.secret_rotated',
   'tenant.created',
   'tenant.updated',
   'tenant.deleted',
@@ -78,6 +79,8 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'api_key.revoked': 'api_keys.read',
   'application.created': 'applications.read',
   'application.updated': 'applications.read',
+  // A new secret key: a machine client's or confidential application's old one stops working.
+  'application.secret_rotated': 'applications.read',
   'tenant.created': 'tenant.read',
   'tenant.updated': 'tenant.read',
   'tenant.deleted': 'tenant.read',

@@ -220,7 +220,7 @@ type KeyKind = { label: string; algs: readonly string[]; members: readonly ('n' 
 
 /** What each accepted key type verifies with, among PRIVATE_KEY_JWT_ALGS (the first imports it). */
 function kindOf(kty: unknown, crv: unknown): KeyKind | string {
-  const only = (algs: readonly string[]) => algs.filter((a) => PRIVATE_KEY_JWT_ALGS.includes(a));
+  const only = (algs: readonly string[]) => algs.filter((a) => (PRIVATE_KEY_JWT_ALGS as readonly string[]).includes(a));
   switch (kty) {
     case 'RSA':
       return { label: 'RSA', algs: only(['RS256', 'PS256']), members: ['n', 'e'] };

@@ -10,7 +10,7 @@ import { startTestServer } from '../../../../../test/support/server.ts';
 import { runCli } from '../../../../../test/support/spawn.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
-import { CORS_METADATA, clientMetadataOf, MACHINE_METADATA, machineClientOf, PRIVATE_KEY_JWT_ALGS } from './clients.ts';
+import { CORS_METADATA, clientMetadataOf, PRIVATE_KEY_JWT_ALGS } from './clients.ts';
 
 const REDIRECT = 'https://app.example.com/callback';
 const LOGGED_OUT = 'https://app.example.com/logged-out';
@@ -105,9 +105,10 @@ describe('OpenID Provider clients: authentication, rotation, CORS and logout URL
     });
   }
 
-  it('discovery advertises none, client_secret_basic and client_secret_post, and nothing symmetric', async () => {
+  it('discovery advertises none, client_secret_basic, client_secret_post and private_key_jwt (machine clients), and nothing symmetric', async () => {
     const metadata = (await discover(a, confidentialId, oidc.None())).serverMetadata();
-    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_basic', 'client_secret_post']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+    expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata.backchannel_logout_supported).toBe(true);
     expect(metadata.backchannel_logout_session_supported).toBe(true);
@@ -307,7 +308,7 @@ function applicationOf(overrides: Partial<ApplicationWithOrganization['applicati
 const TRY = { tryCallbackUrl: 'https://svc.example/oidc/try/callback' };
 
 describe('clientMetadataOf: machine applications', () => {
-  it('a client_secret_basic machine client: client credentials only, no redirect, the secret key hash as client secret, its organization and permissions', () => {
+  it('a client_secret_basic machine client: client credentials only, no redirect, the secret key hash as client secret', () => {
     const metadata = clientMetadataOf(applicationOf({}), TRY);
     expect(metadata).toEqual({
       client_id: 'app_MMMMMMMMMMMMMMMMMMMM',
@@ -320,12 +321,6 @@ describe('clientMetadataOf: machine applications', () => {
       client_secret: 'a'.repeat(64),
       [CORS_METADATA.origins]: [],
       [CORS_METADATA.loopback]: false,
-      [MACHINE_METADATA.organization]: 'ten_AAAAAAAAAAAAAAAAAAAA',
-      [MACHINE_METADATA.permissions]: ['invoices.create', 'invoices.read'],
-    });
-    expect(machineClientOf(metadata)).toEqual({
-      organizationId: 'ten_AAAAAAAAAAAAAAAAAAAA',
-      permissions: ['invoices.create', 'invoices.read'],
     });
   });
 
@@ -355,17 +350,9 @@ describe('clientMetadataOf: machine applications', () => {
     expect(clientMetadataOf(applicationOf({ tokenEndpointAuthMethod: 'private_key_jwt' }), TRY)).toMatchObject({ jwks: { keys: [] } });
   });
 
-  it('other applications carry no machine metadata', () => {
+  it('other applications keep the authorization code grant, never client credentials', () => {
     const confidential = clientMetadataOf(applicationOf({ clientType: 'confidential', redirectUrls: ['https://app.example.com/cb'] }), TRY);
     expect(confidential).toMatchObject({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
-    expect(confidential).not.toHaveProperty(MACHINE_METADATA.organization);
-    expect(confidential).not.toHaveProperty(MACHINE_METADATA.permissions);
-    expect(machineClientOf(confidential)).toBeUndefined();
-    expect(machineClientOf({ [MACHINE_METADATA.organization]: 42 })).toBeUndefined();
-    expect(machineClientOf({ [MACHINE_METADATA.organization]: 'ten_x', [MACHINE_METADATA.permissions]: ['a', 1, null] })).toEqual({
-      organizationId: 'ten_x',
-      permissions: ['a'],
-    });
   });
 
   it('oidc-provider 9 takes both kinds and grants them client credentials (a bare provider, the metadata as is)', async () => {
@@ -383,17 +370,11 @@ describe('clientMetadataOf: machine applications', () => {
       features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
       clientAuthMethods: ['client_secret_basic', 'private_key_jwt'],
       enabledJWA: { clientAuthSigningAlgValues: [...PRIVATE_KEY_JWT_ALGS] as never },
-      extraClientMetadata: {
-        properties: [CORS_METADATA.origins, CORS_METADATA.loopback, MACHINE_METADATA.organization, MACHINE_METADATA.permissions],
-      },
+      extraClientMetadata: { properties: [CORS_METADATA.origins, CORS_METADATA.loopback] },
     });
     const client = await provider.Client.find(secret.client_id as string);
     expect(client?.grantTypes).toEqual(['client_credentials']);
     expect(client?.redirectUris).toEqual([]);
-    expect(client && machineClientOf(client.metadata())).toEqual({
-      organizationId: 'ten_AAAAAAAAAAAAAAAAAAAA',
-      permissions: ['invoices.create', 'invoices.read'],
-    });
 
     const server = http.createServer(provider.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

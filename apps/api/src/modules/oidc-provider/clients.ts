@@ -108,8 +108,9 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
  * or `jwks_uri`; such a client has no client_secret here, so its secret key (which still serves
  * svc's backend routes) is not a way in at the token endpoint. Which algorithms an assertion may
  * use is the provider's asymmetric list (never HS*, which would need a shared secret); svc stored
- * only keys those algorithms verify with (PRIVATE_KEY_JWT_ALGS). MACHINE_METADATA carries the
- * organization it acts for and the product permissions it was granted.
+ * only keys those algorithms verify with (PRIVATE_KEY_JWT_ALGS). The organization it acts for and
+ * the permissions it holds are read from the application itself when a token is issued
+ * (provider.ts machineTokenClaims), not copied here.
  */
 function machineClientMetadataOf({ application }: ApplicationWithOrganization): AdapterPayload {
   const auth: AdapterPayload =
@@ -132,8 +133,6 @@ function machineClientMetadataOf({ application }: ApplicationWithOrganization): 
     ...auth,
     [CORS_METADATA.origins]: [],
     [CORS_METADATA.loopback]: false,
-    [MACHINE_METADATA.organization]: application.tenantId,
-    [MACHINE_METADATA.permissions]: application.machinePermissions,
   };
 }
 
@@ -141,34 +140,10 @@ function machineClientMetadataOf({ application }: ApplicationWithOrganization): 
  * The JWS algorithms a private_key_jwt machine client may sign its client assertion with: the
  * asymmetric ones (RS256 and PS256 for RSA keys, ES256 for P-256, ES384 for P-384, Ed25519 /
  * EdDSA for Ed25519). A machine client's JWK Set is checked against this list when it is saved,
- * so a key that names another `alg` is refused then rather than failing at the token endpoint;
- * the provider's client authentication algorithms must include these.
+ * so a key that names another `alg` is refused then rather than failing at the token endpoint.
+ * The provider verifies client assertions with exactly these (provider.ts).
  */
-export const PRIVATE_KEY_JWT_ALGS: readonly string[] = ['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA'];
-
-/**
- * Client metadata svc adds for machine clients (register both as extraClientMetadata in
- * provider.ts, beside CORS_METADATA): the id of the organization the client acts for, and the
- * product permission names granted to it (sorted).
- */
-export const MACHINE_METADATA = { organization: 'svc_organization', permissions: 'svc_machine_permissions' } as const;
-
-/**
- * A machine client's organization and granted product permissions, from its metadata (as
- * clientMetadataOf stored it); undefined for every other client. Anything that is not a string
- * in the permission list is dropped, never widened into something else.
- */
-export function machineClientOf(metadata: Record<string, unknown>): { organizationId: string; permissions: string[] } | undefined {
-  const organizationId = metadata[MACHINE_METADATA.organization];
-  if (typeof organizationId !== 'string' || organizationId === '') {
-    return undefined;
-  }
-  const permissions = metadata[MACHINE_METADATA.permissions];
-  return {
-    organizationId,
-    permissions: Array.isArray(permissions) ? permissions.filter((p): p is string => typeof p === 'string') : [],
-  };
-}
+export const PRIVATE_KEY_JWT_ALGS = ['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA'] as const;
 
 /**
  * Client metadata svc adds to oidc-provider's (registered as extraClientMetadata in provider.ts):

@@ -33,6 +33,7 @@ import {
   isLoopbackRedirect,
   MEMBERS_OF_METADATA,
   membersOnlyOrganization,
+  PRIVATE_KEY_JWT_ALGS,
 } from './clients.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
@@ -994,8 +995,12 @@ function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
 }
 
-/** Signing algorithms a client may use for what it signs: never HS*, whose key would be the stored secret hash. */
-const ASYMMETRIC_ALGS = ['RS256', 'PS256', 'ES256', 'Ed25519', 'EdDSA'] as const;
+/**
+ * Signing algorithms a client may use for what it signs (client assertions of private_key_jwt
+ * machine clients among them): never HS*, whose key would be the stored secret hash. The list the
+ * applications API checks a machine client's keys against when they are saved.
+ */
+const ASYMMETRIC_ALGS = [...PRIVATE_KEY_JWT_ALGS];
 
 /** Whether `presented` hashes (SHA-256, hex) to `storedHash`, compared in constant time. */
 export function secretMatchesHash(presented: string, storedHash: string | undefined): boolean {

@@ -181,6 +181,15 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       ),
       'application update',
     );
+    expectOk(
+      await expectEvents(['application.secret_rotated'], () =>
+        call('POST', `/v1/applications/${app.json.application.id}/rotate-secret`, {
+          cookie: admin.cookie,
+          body: { organization_slug: org.slug },
+        }),
+      ),
+      'application secret rotation',
+    );
 
     // The organization itself.
     expectOk(
@@ -207,6 +216,7 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
         'api_key.revoked',
         'application.created',
         'application.updated',
+        'application.secret_rotated',
         'tenant.updated',
       ].sort(),
     );
