@@ -1,6 +1,6 @@
 import { newId } from '@svc/contracts/ids';
 import { PERMISSIONS } from '@svc/contracts/permissions';
-import type { Db } from '@svc/db/client';
+import { createDatabase, type Db } from '@svc/db/client';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { apiPermissions, apiResources, productRoles } from '@svc/db/schema/authorization';
 import { memberships, users } from '@svc/db/schema/identity';
@@ -13,6 +13,7 @@ import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { AccessCache } from './cache.ts';
 import { MATRIX } from './permission-check.matrix.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -591,5 +592,111 @@ describe('POST /v1/permissions/check: features', () => {
     await db.delete(subscriptions).where(eq(subscriptions.tenantId, org.id));
     const none = await check({ organizationId: org.id, feature: 'sso' }, { cookie: admin.cookie });
     expect(none.body).toEqual({ allowed: false, organizationId: org.id, feature: 'sso', remaining: null });
+  });
+});
+
+describe('AccessCache', () => {
+  /** A cache of its own, listening on a connection of its own (named, so a test can cut it). */
+  async function ownCache(maxEntries?: number) {
+    const applicationName = `svc-access-test-${unique()}`;
+    const pool = createDatabase({ url: server.databaseUrl, max: 2, applicationName });
+    const cache = new AccessCache(pool.db, { ttlMs: 600_000, maxEntries });
+    await cache.listen(pool.sql);
+    const close = async () => {
+      await cache.close();
+      await pool.close();
+    };
+    return { cache, applicationName, close };
+  }
+
+  it('does not keep a read that raced an invalidation of its user, nor of everything', async () => {
+    const { org, member } = await orgWith();
+    const { cache, close } = await ownCache();
+    try {
+      const racing = cache.standing(org.id, member.user.id);
+      cache.invalidateUser(member.user.id);
+      expect((await racing)?.roleKey).toBe('org_member');
+      expect(cache.size).toBe(0);
+      const cleared = cache.standing(org.id, member.user.id);
+      cache.clear();
+      await cleared;
+      expect(cache.size).toBe(0);
+      await cache.standing(org.id, member.user.id);
+      expect(cache.size).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('holds at most maxEntries, dropping the oldest', async () => {
+    const { org, admin, member } = await orgWith();
+    const { cache, close } = await ownCache(2);
+    try {
+      await cache.standing(org.id, admin.user.id);
+      await cache.standing(org.id, member.user.id);
+      await cache.subscriptionTerms(org.id);
+      expect(cache.size).toBe(2);
+    } finally {
+      await close();
+    }
+  });
+
+  it('drops everything when its LISTEN connection is re-established (notifications may have been missed)', async () => {
+    const { org, member } = await orgWith();
+    const { cache, applicationName, close } = await ownCache();
+    try {
+      await cache.standing(org.id, member.user.id);
+      await cache.subscriptionTerms(org.id);
+      expect(cache.size).toBe(2);
+      const cut = await server.services.sql<{ cut: boolean }[]>`
+        select pg_terminate_backend(pid) as cut from pg_stat_activity
+        where application_name = ${applicationName} and query ilike 'listen%'`;
+      expect(cut.length).toBeGreaterThan(0);
+      const deadline = Date.now() + 10_000;
+      while (cache.size > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(cache.size).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it("drops a user's entries on u:<id>, everything on * or an unknown payload, only what an organization change names on the application channel", async () => {
+    const { org, admin, member } = await orgWith();
+    const { cache, close } = await ownCache();
+    const settle = async (want: number) => {
+      const deadline = Date.now() + 2_000;
+      while (cache.size !== want && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(cache.size).toBe(want);
+    };
+    const warm = async () => {
+      await cache.standing(org.id, admin.user.id);
+      await cache.standing(org.id, member.user.id);
+      await cache.subscriptionTerms(org.id);
+      expect(cache.size).toBe(3);
+    };
+    try {
+      await warm();
+      await server.services.sql`select pg_notify('svc_access_changed', ${`u:${member.user.id}`})`;
+      await settle(2);
+      await server.services.sql`select pg_notify('svc_access_changed', '*')`;
+      await settle(0);
+      await warm();
+      await server.services.sql`select pg_notify('svc_access_changed', 'something new')`;
+      await settle(0);
+      await warm();
+      // An application's own change is the application cache's business.
+      await server.services.sql`select pg_notify('svc_application_changed', 'app_00000000000000000000')`;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(cache.size).toBe(3);
+      // An organization renamed: its slug may now name another one.
+      await server.services.sql`update organizations set name = ${`Renamed ${unique()}`} where id = ${org.id}`;
+      await settle(0);
+    } finally {
+      await close();
+    }
   });
 });
