@@ -1,5 +1,6 @@
 import { newId } from '@svc/contracts/ids';
 import { PERMISSIONS } from '@svc/contracts/permissions';
+import { ZSubscriptionPlanForm } from '@svc/contracts/subscriptions';
 import { createDatabase, type Db } from '@svc/db/client';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { apiPermissions, apiResources, productRoles } from '@svc/db/schema/authorization';
@@ -505,6 +506,48 @@ describe('POST /v1/permissions/check: features', () => {
       await subscribe(org, { status });
       expect(await ask('sso'), status).toMatchObject({ allowed: false, plan: pro.key, status });
     }
+  });
+
+  it('plans refuse feature keys that are not lower-case words (400, nothing stored); the console form reads a comma list', async () => {
+    for (const features of [
+      ['SSO'],
+      ['sso '],
+      ['1sso'],
+      ['s-so'],
+      ['ѕso'],
+      ['x'.repeat(65)],
+      'sso',
+      Array.from({ length: 101 }, (_, i) => `f${i}`),
+    ]) {
+      const res = await call(
+        'POST',
+        '/v1/subscription-plans',
+        { cookie: platform.cookie },
+        { key: `bad-${unique()}`, name: 'Bad', seatLimit: null, features },
+      );
+      expect(res.status, JSON.stringify(features)).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+    }
+    const form = ZSubscriptionPlanForm.safeParse({
+      key: 'team',
+      name: 'Team',
+      seatLimit: '',
+      usageLimits: '',
+      usageThresholds: '',
+      features: ' sso, audit_export\nsso ',
+      isDefault: false,
+    });
+    expect(form.success && form.data.features).toEqual(['audit_export', 'sso']);
+    const bad = ZSubscriptionPlanForm.safeParse({
+      key: 'team',
+      name: 'Team',
+      seatLimit: '',
+      usageLimits: '',
+      usageThresholds: '',
+      features: 'SSO',
+      isDefault: false,
+    });
+    expect(bad.success).toBe(false);
   });
 
   it("a feature that is also a usage-limited event type: usable while this month's quantity is below the limit (remaining > 0)", async () => {
