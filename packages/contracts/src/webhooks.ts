@@ -44,7 +44,7 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'tenant.created': 'The organization was created',
   'tenant.updated': 'The organization was renamed or its slug changed',
   'tenant.deleted': 'The organization was deleted',
-  'subscription.updated': 'The subscription changed',
+  'subscription.updated': "The subscription changed: plan, seats, status, or the plan's features",
   'export.completed': 'An export finished',
 };
 
