@@ -33,30 +33,26 @@ export type CheckStanding = {
 const KNOWN_CONTROL: ReadonlySet<string> = new Set(PERMISSIONS);
 const NONE: ReadonlySet<never> = new Set();
 
-type Entry = { value: unknown; expiresAt: number; userId: string | undefined };
+type Entry = { value: unknown; expiresAt: number };
+
+/** What `peek` gives for a key not held (or expired). */
+const MISS: unique symbol = Symbol('miss');
 
 /**
- * Per-process cache of what the permission check reads (POST /v1/permissions/check): a person's
- * standing per (organization, user), organizations by id and slug, whether a product permission
- * exists, an organization's subscription terms, and an application's sign-in records.
- *
- * Correctness across processes, as for the application cache (applications/cache.ts): every
- * change of a membership, a user's status, a role, a product role, the permission catalog, a
- * subscription or a plan NOTIFYs `svc_access_changed` in its transaction, from whichever process
- * or tool made it; each process drops the user's entries (`u:<userId>`) or everything (`*`) when
- * it hears it, within milliseconds of the commit. An organization's rename or deletion is heard on
- * the application channel (`*` there). When a LISTEN connection is (re)established everything is
- * dropped, since notifications may have been missed meanwhile. A load racing an invalidation is
- * not stored (generation check), so a row read before the NOTIFY arrived never outlives it. The
- * TTL is only a safety net; the size is bounded (the oldest entry goes first).
- *
- * Only answers a later insert would change without a notification are never stored negative:
- * an organization not found (one may be created with that slug), and an application sign-in not
- * found (the person may sign in next).
+ * Buckets of entries. A person's entries (standings by organization id, sign-in records) are in
+ * the bucket named by their user id, so `u:<userId>` drops one bucket; the others have fixed
+ * names. Two levels rather than one map of composed keys: a lookup hashes the strings it was
+ * given (the request's user id, the organization's id) instead of building and hashing a new
+ * key each time, which is most of what a cached check costs.
  */
+const ORGANIZATION_BY_ID = 'o:i';
+const ORGANIZATION_BY_SLUG = 'o:s';
+const PERMISSION_NAMES = 'p';
+const SUBSCRIPTION_TERMS = 't';
+
 export class AccessCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly keysByUser = new Map<string, Set<string>>();
+  private readonly buckets = new Map<string, Map<string, Entry>>();
+  private count = 0;
   private readonly inflight = new Map<string, Promise<unknown>>();
   private generation = 0;
   private readonly unlisteners: (() => Promise<void>)[] = [];
@@ -96,7 +92,8 @@ export class AccessCache {
   /** The person's standing in the organization; null when they have no membership there (or do not exist). */
   standing(tenantId: string, userId: string): Promise<CheckStanding | null> {
     return this.get(
-      `s:${tenantId}:${userId}`,
+      userId,
+      tenantId,
       async () => {
         const row = await findMemberStanding(this.db, { tenantId, userId });
         if (!row) {
@@ -111,115 +108,148 @@ export class AccessCache {
           product: grants ? new Set(grants.product) : NONE,
         } satisfies CheckStanding;
       },
-      { userId, storeNull: true },
+      true,
     );
   }
 
   /** The organization by id or by slug; null when none (not stored: it may be created). */
   organization(ref: { id: string } | { slug: string }): Promise<OrganizationRow | null> {
     return 'id' in ref
-      ? this.get(`o:i:${ref.id}`, async () => (await findOrganizationById(this.db, ref.id)) ?? null, { storeNull: false })
-      : this.get(`o:s:${ref.slug}`, async () => (await findOrganizationBySlug(this.db, ref.slug)) ?? null, { storeNull: false });
+      ? this.get(ORGANIZATION_BY_ID, ref.id, async () => (await findOrganizationById(this.db, ref.id)) ?? null, false)
+      : this.get(ORGANIZATION_BY_SLUG, ref.slug, async () => (await findOrganizationBySlug(this.db, ref.slug)) ?? null, false);
   }
 
   /** Some API resource declares this product permission. */
   productPermissionExists(name: string): Promise<boolean> {
-    return this.get(`p:${name}`, () => productPermissionExists(this.db, name), { storeNull: true });
+    return this.get(PERMISSION_NAMES, name, () => productPermissionExists(this.db, name), true);
   }
 
   /** The organization's subscription terms (plan, status, features, usage limits); null without a subscription. */
   subscriptionTerms(tenantId: string): Promise<EntitlementTermsRow | null> {
-    return this.get(`t:${tenantId}`, async () => (await findEntitlementTerms(this.db, tenantId)) ?? null, { storeNull: true });
+    return this.get(SUBSCRIPTION_TERMS, tenantId, async () => (await findEntitlementTerms(this.db, tenantId)) ?? null, true);
   }
 
   /** The person has signed in to the application for the organization (queries/permission-check.ts); only true is stored. */
   hasSignedInFor(opts: { applicationId: string; userId: string; organizationId: string }): Promise<boolean> {
-    return this.get(`v:${opts.applicationId}:${opts.userId}:${opts.organizationId}`, () => hasSignedInFor(this.db, opts), {
-      userId: opts.userId,
-      storeNull: false,
-    });
+    return this.get(opts.userId, `v:${opts.applicationId}:${opts.organizationId}`, () => hasSignedInFor(this.db, opts), false);
+  }
+
+  /**
+   * The answers above as held now, without loading: undefined when not held (the caller then
+   * loads through the methods above). The check answers from these synchronously when everything
+   * it needs is held, which is the steady state, and pays for no promise.
+   */
+  peekStanding(tenantId: string, userId: string, now = Date.now()): CheckStanding | null | undefined {
+    const value = this.peek(userId, tenantId, now);
+    return value === MISS ? undefined : (value as CheckStanding | null);
+  }
+
+  peekOrganization(ref: { id: string } | { slug: string }, now = Date.now()): OrganizationRow | undefined {
+    const value = 'id' in ref ? this.peek(ORGANIZATION_BY_ID, ref.id, now) : this.peek(ORGANIZATION_BY_SLUG, ref.slug, now);
+    return value === MISS ? undefined : (value as OrganizationRow);
+  }
+
+  peekProductPermissionExists(name: string, now = Date.now()): boolean | undefined {
+    const value = this.peek(PERMISSION_NAMES, name, now);
+    return value === MISS ? undefined : (value as boolean);
+  }
+
+  /** True when held; undefined otherwise (only true is ever stored). */
+  peekHasSignedInFor(opts: { applicationId: string; userId: string; organizationId: string }, now = Date.now()): true | undefined {
+    return this.peek(opts.userId, `v:${opts.applicationId}:${opts.organizationId}`, now) === true ? true : undefined;
   }
 
   invalidateUser(userId: string): void {
     this.generation++;
     // A load already under way may have read the old row: later callers must not share it.
     this.inflight.clear();
-    const keys = this.keysByUser.get(userId);
-    if (keys) {
-      for (const key of keys) {
-        this.entries.delete(key);
-      }
-      this.keysByUser.delete(userId);
+    const bucket = this.buckets.get(userId);
+    if (bucket) {
+      this.count -= bucket.size;
+      this.buckets.delete(userId);
     }
   }
 
   clear(): void {
     this.generation++;
     this.inflight.clear();
-    this.entries.clear();
-    this.keysByUser.clear();
+    this.buckets.clear();
+    this.count = 0;
   }
 
   /** Entries held now (tests, metrics). */
   get size(): number {
-    return this.entries.size;
+    return this.count;
+  }
+
+  private peek(bucket: string, key: string, now: number): unknown {
+    const hit = this.buckets.get(bucket)?.get(key);
+    return hit && hit.expiresAt > now ? hit.value : MISS;
   }
 
   /**
-   * The cached value of `key`, else `load()`'s (one load per key at a time). `storeNull: false`
-   * keeps null and false answers out of the cache.
+   * The cached value of `key` in `bucket`, else `load()`'s (one load per key at a time).
+   * `storeNull: false` keeps null and false answers out of the cache.
    */
-  private get<V>(key: string, load: () => Promise<V>, opts: { userId?: string; storeNull: boolean }): Promise<V> {
-    const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > Date.now()) {
-      return Promise.resolve(hit.value as V);
+  private get<V>(bucket: string, key: string, load: () => Promise<V>, storeNull: boolean): Promise<V> {
+    const hit = this.peek(bucket, key, Date.now());
+    if (hit !== MISS) {
+      return Promise.resolve(hit as V);
     }
-    const pending = this.inflight.get(key);
+    const flight = `${bucket}\u0000${key}`;
+    const pending = this.inflight.get(flight);
     if (pending) {
       return pending as Promise<V>;
     }
     const generation = this.generation;
     const promise = load()
       .then((value) => {
-        if (generation === this.generation && (opts.storeNull || (value !== null && value !== false))) {
-          this.store(key, value, opts.userId);
+        if (generation === this.generation && (storeNull || (value !== null && value !== false))) {
+          this.store(bucket, key, value);
         }
         return value;
       })
       .finally(() => {
-        if (this.inflight.get(key) === promise) {
-          this.inflight.delete(key);
+        if (this.inflight.get(flight) === promise) {
+          this.inflight.delete(flight);
         }
       });
-    this.inflight.set(key, promise);
+    this.inflight.set(flight, promise);
     return promise;
   }
 
-  private store(key: string, value: unknown, userId: string | undefined): void {
-    const max = this.opts.maxEntries ?? 100_000;
-    if (this.entries.size >= max && !this.entries.has(key)) {
-      // Maps iterate in insertion order: drop the oldest entry.
-      const oldest = this.entries.entries().next().value;
-      if (oldest !== undefined) {
-        const [oldestKey, entry] = oldest;
-        this.entries.delete(oldestKey);
-        const keys = entry.userId === undefined ? undefined : this.keysByUser.get(entry.userId);
-        keys?.delete(oldestKey);
-        if (keys?.size === 0) {
-          this.keysByUser.delete(entry.userId as string);
-        }
-      }
+  private store(bucket: string, key: string, value: unknown): void {
+    let entries = this.buckets.get(bucket);
+    if (entries?.has(key)) {
+      entries.delete(key);
+      this.count--;
     }
-    // Re-inserted, so that it counts as the newest.
-    this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: Date.now() + this.opts.ttlMs, userId });
-    if (userId !== undefined) {
-      let keys = this.keysByUser.get(userId);
-      if (!keys) {
-        keys = new Set();
-        this.keysByUser.set(userId, keys);
-      }
-      keys.add(key);
+    if (this.count >= (this.opts.maxEntries ?? 100_000)) {
+      this.evictOldest();
+      entries = this.buckets.get(bucket);
+    }
+    if (!entries) {
+      entries = new Map();
+      this.buckets.set(bucket, entries);
+    }
+    entries.set(key, { value, expiresAt: Date.now() + this.opts.ttlMs });
+    this.count++;
+  }
+
+  /** Maps iterate in insertion order: the oldest bucket's oldest entry goes. */
+  private evictOldest(): void {
+    const oldest = this.buckets.entries().next().value;
+    if (!oldest) {
+      return;
+    }
+    const [name, entries] = oldest;
+    const first = entries.keys().next().value;
+    if (first !== undefined) {
+      entries.delete(first);
+      this.count--;
+    }
+    if (entries.size === 0) {
+      this.buckets.delete(name);
     }
   }
 }
