@@ -24,6 +24,7 @@
  * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
+ * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -42,6 +43,7 @@ import { CLIENT_CREDENTIALS_SCENARIOS, CLIENT_CREDENTIALS_TARGETS, runClientCred
 import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
+import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
 import { type BenchContext, nodeCommand, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
@@ -1164,6 +1166,9 @@ async function main(): Promise<number> {
     ? await runEventsFeedBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
   const pool = POOL_SCENARIOS.some(wanted) ? await runPoolBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const permissionCheck = PERMISSION_CHECK_SCENARIOS.some(wanted)
+    ? await runPermissionCheckBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP, connections: CONNECTIONS }, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1194,6 +1199,7 @@ async function main(): Promise<number> {
     ...backchannel.verdicts,
     ...eventsFeed.verdicts,
     ...pool.verdicts,
+    ...permissionCheck.verdicts,
   );
   log('summary');
   for (const v of results) {
@@ -1244,6 +1250,7 @@ async function main(): Promise<number> {
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
         sessions: { targets: BACKCHANNEL_TARGETS, ...backchannel.results },
         eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
+        permissionCheck: { targets: PERMISSION_CHECK_TARGETS, ...permissionCheck.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
         clientCredentials: clientCredentials.results,

@@ -8,6 +8,7 @@ import type { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
 import type { OpenIdProvider } from './modules/oidc-provider/provider.ts';
+import type { AccessCache } from './modules/permission-check/cache.ts';
 import type { SessionLookup } from './modules/session-store/service.ts';
 
 /** Long-lived services of one API process, built once at startup. */
@@ -19,6 +20,8 @@ export type AppServices = {
   databaseHealth: { check: () => Promise<boolean> };
   logger: Logger;
   applications: ApplicationCache;
+  /** The permission check's standings, organizations and subscription terms, dropped on NOTIFY (svc_access_changed). */
+  access: AccessCache;
   /** Batched session reads (one indexed read per check, shared by concurrent checks). */
   sessions: SessionLookup;
   /** Tenant API keys' last-used times, written in batches. */

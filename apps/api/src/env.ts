@@ -81,6 +81,7 @@ const ZEnv = z.object({
     .optional()
     .transform((v) => v ?? 24 * 7),
   APPLICATION_CACHE_TTL_MS: int(60_000),
+  ACCESS_CACHE_TTL_MS: int(30_000),
   SESSION_IDLE_TIMEOUT_HOURS: int(24 * 7, 1),
   SESSION_ABSOLUTE_TIMEOUT_HOURS: int(24 * 30, 1),
   PLATFORM_ADMIN_GROUP: z.string().min(1).default('platform-admins'),
@@ -196,6 +197,11 @@ export type Config = {
     admin: EngineAdminApi | null;
   };
   applicationCacheTtlMs: number;
+  /**
+   * Safety-net TTL of the permission check's per-process cache (modules/permission-check/cache.ts);
+   * changes reach it by NOTIFY at once.
+   */
+  accessCacheTtlMs: number;
   /** svc as OpenID Provider of its applications (issuer: publicUrl). */
   oidc: { signingAlg: 'RS256' | 'ES256' };
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
@@ -321,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       admin: engineAdminApi(e),
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
+    accessCacheTtlMs: e.ACCESS_CACHE_TTL_MS,
     oidc: { signingAlg: e.OIDC_SIGNING_ALG },
     invitationTtlMs: e.INVITATION_TTL_HOURS * 3_600_000,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },

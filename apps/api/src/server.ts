@@ -24,6 +24,7 @@ import { cookieNames, readCookie } from './modules/auth/cookies.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
+import { AccessCache } from './modules/permission-check/cache.ts';
 import { SessionLookup } from './modules/session-store/service.ts';
 import { ingesterFor, prepareEvent } from './modules/usage/ingest.ts';
 
@@ -31,7 +32,7 @@ export type RunningServer = { url: string; services: AppServices; close: () => P
 
 /**
  * `svc serve`: database (embedded when DATABASE_URL is unset), migrations under the advisory
- * lock, the application cache with its LISTEN, the in-process worker unless WORKER_ENABLED=false,
+ * lock, the application and access caches with their LISTENs, the in-process worker unless WORKER_ENABLED=false,
  * and the HTTP server. A startup failure releases whatever was already started before it throws.
  */
 export async function startServer(config: Config, logger = createLogger(config)): Promise<RunningServer> {
@@ -78,6 +79,9 @@ async function startOn(
   const applications = new ApplicationCache(db, { ttlMs: config.applicationCacheTtlMs });
   started.push(() => applications.close());
   await applications.listen(sql);
+  const access = new AccessCache(db, { ttlMs: config.accessCacheTtlMs });
+  started.push(() => access.close());
+  await access.listen(sql);
   const engine = await resolveEngine(config, logger, started);
   const sessions = new SessionLookup(db, engine.config.session);
   const apiKeyUsage = new ApiKeyUsage(db, 60_000, (error) => logger.warn({ err: error }, 'could not record API key use'));
@@ -128,6 +132,7 @@ async function startOn(
     databaseHealth,
     logger,
     applications,
+    access,
     sessions,
     apiKeyUsage,
     clientIp,
@@ -230,6 +235,7 @@ async function startOn(
     }
     await step('API key last-used times', () => apiKeyUsage.close());
     await step('application cache', () => applications.close());
+    await step('access cache', () => access.close());
     await step('OpenID Provider key listener', () => oidc.close());
     await step('database pool', closeDb);
     await step('embedded database', database.stop);

@@ -44,10 +44,61 @@ export function createSvcClient(opts: SvcClientOptions) {
     /** Every event of the feed after `cursor` (default: from the start), following nextCursor (iterateEvents). */
     iterate: (input: EventsIterateInput = {}) => iterateEvents(trpc.events.list, input),
   };
-  // The tRPC client is a proxy answering any path: `events` is this object, the rest its own.
+  const checks = {
+    /**
+     * May the person do `permission` (a product permission or one of svc's) in the organization
+     * now? True only when svc answers allowed; a refusal of the question itself (not_found for an
+     * organization the key may not ask about, unknown_permission, a network failure) throws, so
+     * an outage is never read as "allowed". `svc.permissions.check.query(...)` gives the whole
+     * answer (role, organizationId).
+     */
+    can: async (input: CanInput): Promise<boolean> =>
+      (await trpc.permissions.check.query({ ...organizationOf(input), userId: input.userId, permission: input.permission })).allowed,
+    /**
+     * May the organization use `feature` now (its plan includes it, its subscription is active or
+     * trialing, and a usage-limited feature has quantity left this month)? Throws like `can`;
+     * `svc.permissions.check.query({ feature })` gives plan, status and remaining.
+     */
+    hasFeature: async (input: HasFeatureInput): Promise<boolean> =>
+      (
+        await trpc.permissions.check.query({
+          ...organizationOf(input),
+          ...(input.userId !== undefined ? { userId: input.userId } : {}),
+          feature: input.feature,
+        })
+      ).allowed,
+  };
+  // The tRPC client is a proxy answering any path: `events`, `can` and `hasFeature` are ours, the rest its own.
   return new Proxy(trpc, {
-    get: (target, prop, receiver) => (prop === 'events' ? events : Reflect.get(target, prop, receiver)),
-  }) as Omit<typeof trpc, 'events'> & { events: typeof events };
+    get: (target, prop, receiver) =>
+      prop === 'events' ? events : prop === 'can' || prop === 'hasFeature' ? checks[prop] : Reflect.get(target, prop, receiver),
+  }) as Omit<typeof trpc, 'events'> & { events: typeof events } & typeof checks;
+}
+
+/**
+ * Which organization a check is about: by id or by slug, or neither (the key's own organization:
+ * an application's, or a tenant API key's).
+ */
+export type CheckOrganization =
+  | { organizationId: string; organizationSlug?: never }
+  | { organizationSlug: string; organizationId?: never }
+  | { organizationId?: undefined; organizationSlug?: undefined };
+
+/** `svc.can(...)`: the person and the permission, in an organization. */
+export type CanInput = CheckOrganization & { userId: string; permission: string };
+
+/**
+ * `svc.hasFeature(...)`: the feature, in an organization. An application asking about an
+ * organization other than its own names a person who signed in to it for that organization
+ * (docs/authorization.md, "Checking a permission").
+ */
+export type HasFeatureInput = CheckOrganization & { feature: string; userId?: string };
+
+function organizationOf(input: CheckOrganization): { organizationId?: string; organization_slug?: string } {
+  if (input.organizationId !== undefined) {
+    return { organizationId: input.organizationId };
+  }
+  return input.organizationSlug !== undefined ? { organization_slug: input.organizationSlug } : {};
 }
 
 export type SvcClient = ReturnType<typeof createSvcClient>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZFeatureKey } from './authorization.ts';
 import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 import { ZUsageEventType } from './usage.ts';
 
@@ -55,6 +56,23 @@ export const ZUsageLimits = z
     'event type (lower-case words joined by . _ : or -, at most 64 characters) -> quantity allowed per calendar month (UTC); a type not listed is unlimited, 0 allows none',
   );
 
+/** At most this many features per plan. */
+export const MAX_FEATURES = 100;
+
+/**
+ * What a plan includes beside its limits (`sso`, `audit_export`): feature keys, sorted, each once.
+ * The check API answers them (`{ feature }`) and the `entitlements` token scope carries them
+ * (docs/authorization.md). A key that is also a usage event type the plan limits is usable only
+ * while that type has quantity left this month.
+ */
+export const ZFeatureList = z
+  .array(ZFeatureKey)
+  .max(MAX_FEATURES, `at most ${MAX_FEATURES} features`)
+  .transform((list) => [...new Set(list)].sort())
+  .describe(
+    'feature keys the plan includes (lower-case letters, digits and _, starting with a letter, at most 64 characters); stored sorted, each once',
+  );
+
 /** The usage alerts every plan gets unless it says otherwise: at 50, 80 and 100% of each limit. */
 export const DEFAULT_USAGE_THRESHOLDS = [50, 80, 100] as const;
 /** At most this many alert thresholds per plan. */
@@ -96,6 +114,8 @@ export const ZSubscriptionPlan = z
     usageLimits: z.record(z.string(), z.number().int()),
     /** Percentages of each usage limit that record a usage.threshold_reached event (ascending; empty: none). */
     usageThresholds: z.array(z.number().int()),
+    /** Feature keys the plan includes, sorted (docs/authorization.md, "Checking a feature"). */
+    features: z.array(z.string()),
     /** New organizations get this plan (exactly one plan is the default). */
     isDefault: z.boolean(),
     createdAt: z.string(),
@@ -117,6 +137,7 @@ export const ZCreateSubscriptionPlanRequest = z.object({
   seatLimit: ZSeatCount.nullable().describe('members allowed; null is unlimited'),
   usageLimits: ZUsageLimits.default({}),
   usageThresholds: ZUsageThresholds.default([...DEFAULT_USAGE_THRESHOLDS]),
+  features: ZFeatureList.default([]),
   isDefault: z.boolean().optional().describe('make this the plan new organizations get (the previous default stops being one)'),
 });
 export type TCreateSubscriptionPlanRequest = z.infer<typeof ZCreateSubscriptionPlanRequest>;
@@ -130,13 +151,14 @@ export const ZUpdateSubscriptionPlanRequest = z
     seatLimit: ZSeatCount.nullable().optional(),
     usageLimits: ZUsageLimits.optional().describe('replaces the whole map'),
     usageThresholds: ZUsageThresholds.optional().describe('replaces the whole list'),
+    features: ZFeatureList.optional().describe('replaces the whole list'),
     isDefault: z
       .boolean()
       .optional()
       .describe('true makes this the default plan; false is refused for the default plan (make another plan the default instead)'),
   })
   .refine((v) => Object.keys(v).some((k) => k !== 'id' && v[k as keyof typeof v] !== undefined), {
-    message: 'send key, name, seatLimit, usageLimits, usageThresholds or isDefault',
+    message: 'send key, name, seatLimit, usageLimits, usageThresholds, features or isDefault',
   });
 export type TUpdateSubscriptionPlanRequest = z.infer<typeof ZUpdateSubscriptionPlanRequest>;
 
@@ -355,6 +377,28 @@ const usageThresholdsField = z
     return checked.data;
   });
 
+/** `sso, audit_export` -> `['audit_export', 'sso']` (commas, spaces or lines; empty: none), each key checked like the API body. */
+const featuresField = z
+  .string()
+  .max(MAX_FEATURES * 66)
+  .transform((text, ctx) => {
+    const keys = text.split(/[\s,]+/).filter((k) => k !== '');
+    const bad = keys.filter((k) => !ZFeatureKey.safeParse(k).success);
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${bad.slice(0, 3).join(', ')}: a feature key is lower-case letters, digits and underscores, starting with a letter`,
+      });
+      return z.NEVER;
+    }
+    const checked = ZFeatureList.safeParse(keys);
+    if (!checked.success) {
+      ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'not a valid feature list' });
+      return z.NEVER;
+    }
+    return checked.data;
+  });
+
 /** The console's plan form (create and edit); its output is the POST body (PATCH sends the same fields). */
 export const ZSubscriptionPlanForm = z.object({
   key: ZPlanKey,
@@ -362,6 +406,7 @@ export const ZSubscriptionPlanForm = z.object({
   seatLimit: seatsField,
   usageLimits: usageLimitLines,
   usageThresholds: usageThresholdsField,
+  features: featuresField,
   isDefault: z.boolean(),
 });
 export type TSubscriptionPlanFormInput = z.input<typeof ZSubscriptionPlanForm>;

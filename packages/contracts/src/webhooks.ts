@@ -47,10 +47,11 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'api_key.revoked': 'An API key was revoked',
   'application.created': 'An application was created',
   'application.updated': "An application's settings or status changed",
+  'application.secret_rotated': "An application's secret key was rotated: the previous one (and the client secret it was) no longer works",
   'tenant.created': 'The organization was created',
   'tenant.updated': 'The organization was renamed or its slug changed',
   'tenant.deleted': 'The organization was deleted',
-  'subscription.updated': 'The subscription changed',
+  'subscription.updated': "The subscription changed: plan, seats, status, or the plan's features",
   'export.completed': 'An export finished',
 };
 

@@ -47,7 +47,14 @@ export function trpcProcedureCount(rawPath: string, url: string | undefined): nu
 }
 
 /** Routes authenticated by a backend credential: a known key spends its own budget. */
-const BACKEND_PREFIXES = ['/v1/backend/', '/v1/usage/events', '/v1/usage-events', '/trpc/backend.'];
+const BACKEND_PREFIXES = [
+  '/v1/backend/',
+  '/v1/usage/events',
+  '/v1/usage-events',
+  '/v1/permissions/check',
+  '/trpc/backend.',
+  '/trpc/permissions.check',
+];
 /** API routes a tenant API key may call: a live key spends its own budget on them. */
 const API_PREFIXES = ['/v1/', '/trpc/'];
 /**

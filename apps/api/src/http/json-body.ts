@@ -6,26 +6,61 @@ import { MAX_BODY_BYTES } from './edge.ts';
 import { sendError, sendValidationFailed } from './errors.ts';
 import { refusedInput } from './input-guard.ts';
 
+/** A body being read: kept on its request, so the listeners below need no closure per request. */
+const READING = Symbol('svc.readingBody');
+type Reading = IncomingMessage & {
+  [READING]?: { chunks: Buffer[]; size: number; limit: number; resolve: (text: string) => void; reject: (error: unknown) => void };
+};
+
+// The listeners are functions of this module, called with the request as `this`, rather than
+// closures made per request: tsx compiles with esbuild's keepNames, which names every named
+// closure with a defineProperty call each time it is made (as in http/edge.ts and trpc/call.ts).
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  const reading = this[READING];
+  if (!reading) {
+    return;
+  }
+  reading.size += chunk.length;
+  if (reading.size > reading.limit) {
+    stopReading(this);
+    this.resume();
+    reading.reject(new AppError('payload_too_large', 'Request body too large'));
+    return;
+  }
+  reading.chunks.push(chunk);
+}
+
+function onBodyEnd(this: Reading): void {
+  const reading = this[READING];
+  if (!reading) {
+    return;
+  }
+  stopReading(this);
+  const { chunks } = reading;
+  reading.resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+}
+
+function onBodyError(this: Reading, error: unknown): void {
+  const reading = this[READING];
+  stopReading(this);
+  reading?.reject(error);
+}
+
+/** The error listener stays: an error after the body was read (a reset connection) finds nothing to reject, and crashes nothing. */
+function stopReading(req: Reading): void {
+  req.off('data', onBodyData);
+  req.off('end', onBodyEnd);
+  req[READING] = undefined;
+}
+
 /** The request body as text, at most `limit` bytes (413 payload_too_large beyond; the rest is drained). */
 function readText(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.resume();
-        reject(new AppError('payload_too_large', 'Request body too large'));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', reject);
+    (req as Reading)[READING] = { chunks: [], size: 0, limit, resolve, reject };
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.on('error', onBodyError);
   });
 }
 

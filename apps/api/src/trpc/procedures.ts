@@ -4,6 +4,7 @@ import { assertPlatformAdmin } from '../modules/access/authorize.ts';
 import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
+import { checkCallerOf } from '../modules/permission-check/caller.ts';
 import { publicProcedure } from './init.ts';
 import { type GateCall, subscriptionGuard } from './subscription-gate.ts';
 
@@ -18,6 +19,19 @@ export const publishableKeyProcedure = publicProcedure.meta({ auth: 'publishable
 export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).use(async ({ ctx, next }) => {
   const found = await resolveSecretKey(ctx.services, ctx.req.headers.authorization);
   return next({ ctx: { application: found } });
+});
+
+/**
+ * The permission check (POST /v1/permissions/check): an application secret key, a tenant API key
+ * or a session; anonymous gets 401. What each may ask about is the check's own rule
+ * (modules/permission-check/service.ts), which `authorize` applies to the last two.
+ */
+export const permissionCheckProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', control: true }).use(async ({ ctx, next }) => {
+  const caller = await checkCallerOf(ctx.services, ctx.req);
+  if (!caller) {
+    throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
+  }
+  return next({ ctx: { caller } });
 });
 
 /** Procedures for a signed-in browser (the HttpOnly session cookie); anonymous gets 401. */

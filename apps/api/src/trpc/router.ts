@@ -10,6 +10,7 @@ import { exportsRouter } from '../modules/exports/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
 import { jobQueueRouter } from '../modules/job-queue/router.ts';
 import { meRouter } from '../modules/me/router.ts';
+import { permissionCheckRouter } from '../modules/permission-check/router.ts';
 import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service/router.ts';
 import { sessionsRouter } from '../modules/sessions/router.ts';
@@ -44,6 +45,7 @@ export const appRouter = router({
   exports: exportsRouter,
   usage: usageRouter,
   subscriptions: subscriptionsRouter,
+  permissions: permissionCheckRouter,
 });
 
 /** The router type the console and the typed clients import (never the implementation). */

@@ -67,6 +67,8 @@ export async function insertSubscriptionPlan(
     seatLimit: number | null;
     usageLimits: Record<string, number>;
     usageThresholds: number[];
+    /** Sorted, each once. */
+    features: string[];
     isDefault: boolean;
   },
 ): Promise<SubscriptionPlanRow | undefined> {
@@ -91,6 +93,7 @@ export async function updateSubscriptionPlan(
     seatLimit?: number | null;
     usageLimits?: Record<string, number>;
     usageThresholds?: number[];
+    features?: string[];
     isDefault?: true;
   },
 ): Promise<SubscriptionPlanRow | 'key_taken' | undefined> {
@@ -113,6 +116,7 @@ export async function updateSubscriptionPlan(
         ...(opts.seatLimit !== undefined ? { seatLimit: opts.seatLimit } : {}),
         ...(opts.usageLimits !== undefined ? { usageLimits: opts.usageLimits } : {}),
         ...(opts.usageThresholds !== undefined ? { usageThresholds: opts.usageThresholds } : {}),
+        ...(opts.features !== undefined ? { features: opts.features } : {}),
         ...(opts.isDefault ? { isDefault: 'yes' as const } : {}),
         updatedAt: sql`now()`,
       })
@@ -129,6 +133,44 @@ export async function updateSubscriptionPlan(
 }
 
 // Subscriptions -----------------------------------------------------------------------------
+
+/** What an organization's subscription entitles it to: its plan's key, features and usage limits, and its status. */
+export type EntitlementTermsRow = {
+  planKey: string;
+  status: SubscriptionStatus;
+  features: string[];
+  usageLimits: Record<string, number>;
+};
+
+/**
+ * The organization's subscription terms (entitlements, the feature check), in one read by the
+ * two primary keys; undefined when it has no subscription (the platform and keyless workspaces,
+ * an organization that does not exist). No member count and no usage: findSubscriptionState
+ * counts those when a feature needs them.
+ */
+export async function findEntitlementTerms(db: DbOrTx, tenantId: string): Promise<EntitlementTermsRow | undefined> {
+  const [row] = await db
+    .select({
+      planKey: subscriptionPlans.key,
+      status: subscriptions.status,
+      features: subscriptionPlans.features,
+      usageLimits: subscriptionPlans.usageLimits,
+    })
+    .from(subscriptions)
+    .innerJoin(subscriptionPlans, eq(subscriptionPlans.id, subscriptions.planId))
+    .where(eq(subscriptions.tenantId, tenantId))
+    .limit(1);
+  return row;
+}
+
+/**
+ * The organizations subscribed to a plan (a change of its features is announced to each). Plans
+ * are platform-wide: the predicate is the plan, not a tenant.
+ */
+export async function listTenantIdsOnPlan(db: DbOrTx, planId: string): Promise<string[]> {
+  const rows = await db.select({ tenantId: subscriptions.tenantId }).from(subscriptions).where(eq(subscriptions.planId, planId));
+  return rows.map((r) => r.tenantId);
+}
 
 /** One limited event type this month. */
 export type UsageAgainstLimitRow = { eventType: string; limit: number; used: number };

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { isEventType } from '@svc/contracts/events';
+import { type EventType, isEventType } from '@svc/contracts/events';
 import { newId } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
 import { insertAuditLog } from '@svc/db/queries/audit-logs';
-import { type RecordedEvent, recordEvent } from '@svc/db/queries/webhook-events';
+import { type RecordedEvent, recordEvent, recordEvents } from '@svc/db/queries/webhook-events';
 import type { Principal } from './principal.ts';
 
 /** Where a mutation came from, for its audit entry. */
@@ -104,6 +104,28 @@ export async function recordAudit(
     });
   }
   return undefined;
+}
+
+/**
+ * The webhook events of one platform-level change that concerns many organizations (a plan's
+ * features change for every organization on the plan): one event per organization, with the
+ * payload recordAudit would give it, all recorded in one statement (recordEvents), in the
+ * caller's transaction. The change's own audit entry is the platform-level one the caller writes.
+ */
+export async function recordOrganizationEvents(
+  tx: DbOrTx,
+  principal: Principal | null,
+  type: EventType,
+  entries: readonly { tenantId: string; target: AuditEntry['target']; summary: Record<string, unknown> }[],
+): Promise<RecordedEvent[]> {
+  return recordEvents(
+    tx,
+    entries.map((entry) => ({
+      tenantId: entry.tenantId,
+      type,
+      data: eventData({ ...entry, action: type }, redact(entry.summary) as Record<string, unknown>, principal),
+    })),
+  );
 }
 
 /**

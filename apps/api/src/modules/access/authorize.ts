@@ -107,11 +107,25 @@ export function creatorAccessOf(standing: ApiKeyCreatorStanding): CreatorAccess 
   return { permissions: new Set(held), isOrgAdmin: false };
 }
 
-/** What a holder of `held` may exercise: admin-only permissions need the org admin role too. */
-function effective(held: Iterable<Permission>, isOrgAdmin: boolean): ReadonlySet<Permission> {
+/** A member holding this role key is an org admin (admin-only permissions count for them): only org_admin's holders. */
+export function isOrgAdminRole(roleKey: string): boolean {
+  return roleKey === 'org_admin';
+}
+
+/**
+ * Whether a holder of `held` may exercise `permission`: it holds it, and an admin-only one
+ * (ADMIN_ONLY_PERMISSIONS) only as an org admin. The one rule `authorize` and the permission
+ * check (modules/permission-check) judge a control-plane permission by.
+ */
+export function mayExercise(held: ReadonlySet<Permission>, isOrgAdmin: boolean, permission: Permission): boolean {
+  return held.has(permission) && (isOrgAdmin || !isAdminOnlyPermission(permission));
+}
+
+/** What a holder of `held` may exercise (mayExercise, for each). */
+function effective(held: ReadonlySet<Permission>, isOrgAdmin: boolean): ReadonlySet<Permission> {
   const out = new Set<Permission>();
   for (const p of held) {
-    if (isOrgAdmin || !isAdminOnlyPermission(p)) {
+    if (mayExercise(held, isOrgAdmin, p)) {
       out.add(p);
     }
   }
@@ -183,7 +197,7 @@ export async function authorize(
       throw new AppError('not_found', NOT_FOUND);
     }
     held = new Set(await permissionsOfRole(db, organization.id, membership.roleKey));
-    isOrgAdmin = membership.roleKey === 'org_admin';
+    isOrgAdmin = isOrgAdminRole(membership.roleKey);
   }
   // After the 404s (an outsider learns nothing, not even a 402), before the 403s. Reads and
   // most writes have no guard: no await for them.

@@ -107,7 +107,12 @@ describe('OpenID Provider clients: authentication, rotation, CORS and logout URL
 
   it('discovery advertises none, client_secret_basic, client_secret_post and private_key_jwt (machine clients), and nothing symmetric', async () => {
     const metadata = (await discover(a, confidentialId, oidc.None())).serverMetadata();
-    expect(metadata.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual([
+      'none',
+      'client_secret_basic',
+      'client_secret_post',
+      'private_key_jwt',
+    ]);
     expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata.backchannel_logout_supported).toBe(true);

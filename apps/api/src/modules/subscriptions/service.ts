@@ -19,6 +19,7 @@ import {
   findSubscriptionState,
   insertSubscriptionPlan,
   listSubscriptionPlans,
+  listTenantIdsOnPlan,
   lockDefaultPlanChoice,
   lockSubscription,
   type SubscriptionPlanRow,
@@ -27,10 +28,11 @@ import {
   updateSubscriptionPlan,
 } from '@svc/db/queries/subscriptions';
 import { upgradeUrlFor } from '../../http/errors.ts';
-import { type RequestMeta, recordAudit } from '../access/audit.ts';
+import { type RequestMeta, recordAudit, recordOrganizationEvents } from '../access/audit.ts';
 import { authorize } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { recordReachedThresholds } from '../usage/thresholds.ts';
+import { type FeaturesChange, featuresChange } from './entitlements.ts';
 import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
 
 const NO_SUBSCRIPTION = 'this workspace has no subscription: the platform and keyless workspaces are never limited';
@@ -44,6 +46,7 @@ function toPlan(row: SubscriptionPlanRow): TSubscriptionPlan {
     seatLimit: row.seatLimit,
     usageLimits: row.usageLimits,
     usageThresholds: row.usageThresholds,
+    features: row.features,
     isDefault: row.isDefault === 'yes',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -87,6 +90,7 @@ export async function createPlan(
       seatLimit: input.seatLimit,
       usageLimits: input.usageLimits,
       usageThresholds: input.usageThresholds,
+      features: input.features,
       isDefault: input.isDefault === true,
     });
     if (!row) {
@@ -135,6 +139,7 @@ export async function updatePlan(
       seatLimit: input.seatLimit,
       usageLimits: input.usageLimits,
       usageThresholds: input.usageThresholds,
+      features: input.features,
       isDefault: makeDefault ? true : undefined,
     });
     if (row === 'key_taken') {
@@ -152,6 +157,21 @@ export async function updatePlan(
     if (input.usageLimits !== undefined || input.usageThresholds !== undefined) {
       // Thresholds this month's usage reached under the new terms, for every organization on the plan.
       await recordReachedThresholds(tx, { planId: row.id });
+    }
+    const features = featuresChange(before.features, row.features);
+    if (features) {
+      // What each organization on the plan may use changed: its webhook endpoints hear of it.
+      const tenantIds = await listTenantIdsOnPlan(tx, row.id);
+      await recordOrganizationEvents(
+        tx,
+        principal,
+        'subscription.updated',
+        tenantIds.map((tenantId) => ({
+          tenantId,
+          target: { type: 'subscription', id: tenantId },
+          summary: { changes: { features }, cause: 'plan_updated', plan: row.key },
+        })),
+      );
     }
     return toPlan(row);
   });
@@ -251,6 +271,7 @@ export async function updateSubscriptionFor(
     }
     let planId: string | undefined;
     let planKeys: { before: string; after: string } | undefined;
+    let features: FeaturesChange | undefined;
     if (input.planKey !== undefined) {
       const plan = await findSubscriptionPlanByKey(tx, input.planKey);
       if (!plan) {
@@ -260,6 +281,7 @@ export async function updateSubscriptionFor(
         const previous = await findSubscriptionPlanById(tx, before.planId);
         planId = plan.id;
         planKeys = { before: previous?.key ?? before.planId, after: plan.key };
+        features = featuresChange(previous?.features ?? [], plan.features);
       }
     }
     const seats = input.seats !== undefined && input.seats !== before.seats ? input.seats : undefined;
@@ -279,6 +301,7 @@ export async function updateSubscriptionFor(
       summary: {
         changes: {
           ...(planKeys ? { planKey: planKeys } : {}),
+          ...(features ? { features } : {}),
           ...(seats !== undefined ? { seats: { before: before.seats, after: seats } } : {}),
           ...(status !== undefined ? { status: { before: before.status, after: status } } : {}),
         },

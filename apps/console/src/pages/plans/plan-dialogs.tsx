@@ -35,6 +35,7 @@ const EMPTY: TSubscriptionPlanFormInput = {
   seatLimit: '',
   usageLimits: '',
   usageThresholds: '50, 80, 100',
+  features: '',
   isDefault: false,
 };
 
@@ -109,6 +110,28 @@ function PlanFields({
           />
         )}
       </Field>
+      <Field
+        label="Features"
+        error={errors.features?.message}
+        hint={
+          <>
+            Keys the plan includes, separated by commas: <code>sso, audit_export</code>. A key that is also a limited event type is usable
+            while the month has quantity left.
+          </>
+        }
+        testId={`${prefix}-features`}
+      >
+        {(control) => (
+          <input
+            {...control}
+            autoComplete="off"
+            spellCheck={false}
+            placeholder="sso, audit_export"
+            data-testid={`${prefix}-features`}
+            {...form.register('features')}
+          />
+        )}
+      </Field>
       {defaultLocked ? (
         <p className="muted" data-testid={`${prefix}-default-locked`}>
           This is the default plan for new organizations: to change that, make another plan the default.
@@ -180,6 +203,7 @@ function formValues(plan: TSubscriptionPlan): TSubscriptionPlanFormInput {
     seatLimit: plan.seatLimit === null ? '' : String(plan.seatLimit),
     usageLimits: usageLimitsToLines(plan.usageLimits),
     usageThresholds: plan.usageThresholds.join(', '),
+    features: plan.features.join(', '),
     isDefault: plan.isDefault,
   };
 }
@@ -199,6 +223,7 @@ export function EditPlanDialog({ plan, onClose }: { plan: TSubscriptionPlan; onC
         seatLimit: values.seatLimit,
         usageLimits: values.usageLimits,
         usageThresholds: values.usageThresholds,
+        features: values.features,
         // The default stays the default until another plan takes over (the API refuses false).
         ...(values.isDefault && !plan.isDefault ? { isDefault: true } : {}),
       })

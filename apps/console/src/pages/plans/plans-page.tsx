@@ -75,6 +75,23 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
         );
       },
     }),
+    column.accessor((plan) => plan.features.join(' '), {
+      id: 'features',
+      header: 'Features',
+      enableSorting: false,
+      meta: {
+        width: '12rem',
+        description: 'What the plan includes beside its limits: the check API and the entitlements token scope answer them',
+      },
+      cell: (info) => {
+        const features = info.row.original.features;
+        return (
+          <span className="chips" data-testid="plan-features" title={features.join(', ')}>
+            {features.length === 0 ? <span className="muted">none</span> : features.map((f) => <code key={f}>{f}</code>)}
+          </span>
+        );
+      },
+    }),
     column.accessor((plan) => plan.usageThresholds.join(' '), {
       id: 'alerts',
       header: 'Alerts',

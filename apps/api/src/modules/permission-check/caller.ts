@@ -1,0 +1,33 @@
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '@svc/contracts/errors';
+import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
+import { type Principal, type PrincipalServices, principalOf } from '../access/principal.ts';
+import { parseBearer, sha256Hex } from '../applications/keys.ts';
+
+/**
+ * Who asks the permission check: a product's backend with its application's secret key, or a
+ * control-plane caller (a tenant API key, a signed-in person). docs/authorization.md
+ * "Checking a permission" says what each may ask about.
+ */
+export type CheckCaller = { kind: 'application'; found: ApplicationWithOrganization } | Principal;
+
+/**
+ * The caller behind a request, or null for an anonymous one. A bearer `sk_live_` secret is first
+ * looked up as an application's (the cached lookup every backend route makes), then as a tenant
+ * API key's (principalOf, which answers 401 for a key that is neither, revoked or void); without
+ * an Authorization header, the session cookie.
+ */
+export async function checkCallerOf(services: PrincipalServices, req: IncomingMessage): Promise<CheckCaller | null> {
+  const token = req.headers.authorization === undefined ? undefined : parseBearer(req.headers.authorization);
+  if (token && SECRET_KEY_PATTERN.test(token)) {
+    const found = await services.applications.bySecretKeyHash(sha256Hex(token));
+    if (found) {
+      if (found.application.status === 'disabled') {
+        throw new AppError('application_disabled', 'this application is disabled');
+      }
+      return { kind: 'application', found };
+    }
+  }
+  return principalOf(services, req);
+}
