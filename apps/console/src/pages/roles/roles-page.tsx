@@ -12,11 +12,12 @@ import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { PermissionGroups } from '../../components/permission-groups.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
-import { PermissionGroups } from './permission-groups.tsx';
+import { CONSOLE_PERMISSION_GROUPS } from './console-permission-groups.ts';
 
 const PAGE_SIZE = 50;
 
@@ -240,9 +241,12 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
         </Field>
       </div>
       <PermissionGroups
-        field={form.register('permissions')}
+        legend="Permissions"
+        groups={CONSOLE_PERMISSION_GROUPS}
         value={form.watch('permissions')}
-        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
+        onChange={(next) =>
+          form.setValue('permissions', next as Permission[], { shouldDirty: true, shouldValidate: form.formState.isSubmitted })
+        }
         error={errors.permissions?.message}
         testId="roles-create-permission"
       />
@@ -290,9 +294,12 @@ function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; on
         {(control) => <input {...control} autoComplete="off" data-testid="role-edit-name" {...form.register('name')} />}
       </Field>
       <PermissionGroups
-        field={form.register('permissions')}
+        legend="Permissions"
+        groups={CONSOLE_PERMISSION_GROUPS}
         value={form.watch('permissions') ?? []}
-        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
+        onChange={(next) =>
+          form.setValue('permissions', next as Permission[], { shouldDirty: true, shouldValidate: form.formState.isSubmitted })
+        }
         error={errors.permissions?.message}
         testId="role-edit-permission"
       />
