@@ -27,7 +27,7 @@ export function ProductPermissionPicker({
   onChange,
   error,
   grantable,
-  legend = 'Permissions in your product',
+  legend = 'Your product’s permissions',
   hint,
   testId,
 }: ProductPermissionPickerProps) {

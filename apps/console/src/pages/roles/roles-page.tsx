@@ -81,21 +81,21 @@ function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void
     column.accessor('key', {
       header: 'Key',
       sortFn: 'text',
-      meta: { width: '10rem', description: 'What memberships and invitations name' },
+      meta: { width: '13rem', description: 'What memberships and invitations name' },
       cell: (info) => <Identifier value={info.getValue()} label="role key" testId="role-key" />,
     }),
     column.accessor((role) => role.permissions.join(' '), {
       id: 'permissions',
-      header: 'svc console',
+      header: 'Console permissions',
       enableSorting: false,
-      meta: { width: '28%', description: 'What holders may see and manage in this console' },
+      meta: { width: '25%', description: 'What holders may see and manage in this svc console' },
       cell: (info) => <PermissionChips names={info.row.original.permissions} testId="role-permissions" />,
     }),
     column.accessor((role) => role.productPermissions.join(' '), {
       id: 'productPermissions',
-      header: 'Your product',
+      header: 'Product permissions',
       enableSorting: false,
-      meta: { width: '22%', description: "What holders may do in the product's APIs: their tokens and the check API carry these" },
+      meta: { width: '20%', description: "What holders may do in the product's APIs: their tokens and the check API carry these" },
       cell: (info) => <PermissionChips names={info.row.original.productPermissions} testId="role-product-permissions" />,
     }),
     // System and product roles cannot be changed here: no menu.
@@ -292,7 +292,6 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
       <div className="form-stack">
         <ProductPermissionPicker
           slug={slug}
-          legend="Your product’s permissions"
           hint={PRODUCT_HINT}
           value={form.watch('productPermissions') ?? []}
           onChange={(next) => form.setValue('productPermissions', next, revalidate)}
@@ -364,7 +363,6 @@ function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; on
       <div className="form-stack">
         <ProductPermissionPicker
           slug={slug}
-          legend="Your product’s permissions"
           hint={PRODUCT_HINT}
           value={form.watch('productPermissions') ?? []}
           onChange={(next) => form.setValue('productPermissions', next, revalidate)}
