@@ -29,6 +29,8 @@ const CONSOLE = '/auth/console';
 type Seeded = {
   organization: { id: string; slug: string };
   application: { id: string; publishableKey: string; redirectUrl: string };
+  /** An API resource of the product's catalog (docs/authorization.md). */
+  resourceId: string;
   deliveryId: string;
   claimUrl: string;
 };
@@ -45,6 +47,7 @@ const CONSOLE_PAGES: ConsolePage[] = [
     platformOnly: 'platformOnly' in item && item.platformOnly,
   })),
   { name: 'application-detail', path: (s) => `/applications?application=${s.application.id}`, platformOnly: false },
+  { name: 'api-resource-detail', path: (s) => `/authorization/resources/${s.resourceId}`, platformOnly: false },
   { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
   { name: 'not-found', path: () => '/no-such-page', platformOnly: false },
 ];
@@ -218,8 +221,9 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
   /**
    * Realistic data through the real API, so that no list is empty and the values have real
    * lengths: the tenant admin's organization (renamed) and a second one, two applications, API
-   * keys (one revoked), two webhook endpoints (one receiver down) and their deliveries, a custom
-   * role, a user added by email, invitations (pending, revoked, accepted), usage events of two
+   * keys (one revoked), two webhook endpoints (one receiver down) and their deliveries, the
+   * product's catalog (two APIs, the built-in rows' permissions, a product role), a custom role
+   * with permissions of both catalogs, a user added by email, invitations (pending, revoked, accepted), usage events of two
    * types (1,200 against 3) sent with a tenant API key, billing connected and mapped, two exports.
    * The platform admin joins both organizations (so the organization picker shows for them too),
    * puts the first on a plan with usage limits and acts in it.
@@ -270,11 +274,42 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       signInAudience: 'members',
     });
 
+    // The product's catalog, which the platform declares: two APIs, the built-in org_admin holding
+    // most of it (so the tenant admin may grant it), and a product role of the platform's own.
+    const orders = await must(platform, 201, 'POST', '/v1/api-resources', {
+      identifier: 'https://api.northwind-traders.example/orders/v2',
+      name: 'Orders and fulfilment API (v2)',
+      description: 'Orders, shipments and returns of the customer portal and the warehouse scanners.',
+      permissions: [
+        { name: 'orders.read', description: 'List and read orders with their lines' },
+        { name: 'orders.create', description: 'Place orders on behalf of a customer' },
+        { name: 'orders.cancel', description: 'Cancel an order before it ships' },
+        { name: 'shipments.dispatch', description: 'Mark a shipment as handed to the carrier' },
+        { name: 'returns:approve', description: 'Approve a return and issue the credit note' },
+      ],
+    });
+    await must(platform, 201, 'POST', '/v1/api-resources', {
+      identifier: 'https://reports.northwind-traders.example',
+      name: 'Reports',
+      permissions: [{ name: 'reports.export', description: 'Export monthly reports as CSV' }],
+    });
+    await must(platform, 200, 'PATCH', '/v1/product-roles/prl_org_admin', {
+      permissions: ['orders.read', 'orders.create', 'orders.cancel', 'reports.export'],
+    });
+    await must(platform, 200, 'PATCH', '/v1/product-roles/prl_org_member', { permissions: ['orders.read'] });
+    await must(platform, 201, 'POST', '/v1/product-roles', {
+      key: 'warehouse_supervisor',
+      name: 'Warehouse supervisor',
+      description: 'Dispatches shipments and approves returns at the Frankfurt warehouse',
+      permissions: ['orders.read', 'shipments.dispatch', 'returns:approve'],
+    });
+
     await must(tenant, 201, 'POST', '/v1/roles', {
       organization_slug: slug,
       key: 'billing_analyst',
       name: 'Billing analyst',
       permissions: ['billing.read', 'usage.read', 'subscription.read', 'exports.create', 'audit.read'],
+      productPermissions: ['orders.read', 'reports.export'],
     });
     await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,
@@ -390,6 +425,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
         publishableKey: portal.application.publishableKey,
         redirectUrl: 'https://portal.northwind-traders.example/auth/callback',
       },
+      resourceId: orders.id,
       deliveryId,
       claimUrl: keyless.claimUrl,
     };

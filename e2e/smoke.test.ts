@@ -25,6 +25,9 @@ const NAV_PAGES = [
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
   { id: 'exports', path: '/exports', heading: 'Exports' },
   { id: 'settings', path: '/settings', heading: 'Settings' },
+  // The Authorization section: the product's catalog, read-only for an org admin (roles.read).
+  { id: 'api-resources', path: '/authorization/resources', heading: 'API resources' },
+  { id: 'product-roles', path: '/authorization/product-roles', heading: 'Product roles' },
 ] as const;
 
 describeInChromium('e2e smoke: svc serve in real Chromium', () => {

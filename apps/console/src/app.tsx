@@ -1,6 +1,6 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { type ComponentType, lazy, useEffect, useState } from 'react';
-import { createBrowserRouter } from 'react-router';
+import { createBrowserRouter, Navigate } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
 import { Toaster } from 'sonner';
 import { ConsoleLayout } from './layout/console-layout.tsx';
@@ -86,6 +86,19 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),
             },
             { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },
+            { path: 'authorization', element: <Navigate to="/authorization/resources" replace /> },
+            {
+              path: 'authorization/resources',
+              element: page(async () => (await import('./pages/authorization/api-resources-page.tsx')).ApiResourcesPage),
+            },
+            {
+              path: 'authorization/resources/:id',
+              element: page(async () => (await import('./pages/authorization/api-resource-page.tsx')).ApiResourcePage),
+            },
+            {
+              path: 'authorization/product-roles',
+              element: page(async () => (await import('./pages/authorization/product-roles-page.tsx')).ProductRolesPage),
+            },
             { path: '*', element: page(async () => (await import('./pages/not-found/not-found-page.tsx')).NotFoundPage) },
           ],
         },

@@ -4,7 +4,7 @@ import { Link, NavLink, Outlet, useNavigation } from 'react-router';
 import { Skeleton } from '../components/skeleton.tsx';
 import { useTRPC } from '../trpc.ts';
 import { CommandPalette } from './command-palette.tsx';
-import { visibleNavItems } from './nav-items.ts';
+import { type NavItem, navGroups, visibleNavItems } from './nav-items.ts';
 import { PendingMemberships } from './pending-memberships.tsx';
 import { SessionBar } from './session-bar.tsx';
 
@@ -31,18 +31,22 @@ export function ConsoleLayout() {
       </header>
       <nav className="shell__nav" aria-label="Console" data-testid="nav">
         <ul>
-          {visibleNavItems(me.data?.isPlatformAdmin ?? false).map((item) => (
-            <li key={item.id}>
-              <NavLink
-                to={item.path}
-                end={item.path === '/'}
-                className={({ isActive }) => (isActive ? 'nav-link nav-link--active' : 'nav-link')}
-                data-testid={`nav-${item.id}`}
-              >
-                {item.label}
-              </NavLink>
-            </li>
-          ))}
+          {navGroups(visibleNavItems(me.data?.isPlatformAdmin ?? false)).flatMap((group) =>
+            group.section === null ? (
+              group.items.map((item) => <NavEntry key={item.id} item={item} />)
+            ) : (
+              <li key={group.section} className="nav-section" data-testid={`nav-section-${group.section.toLowerCase()}`}>
+                <span className="nav-section__title" id={`nav-section-${group.section.toLowerCase()}`}>
+                  {group.section}
+                </span>
+                <ul aria-labelledby={`nav-section-${group.section.toLowerCase()}`}>
+                  {group.items.map((item) => (
+                    <NavEntry key={item.id} item={item} />
+                  ))}
+                </ul>
+              </li>
+            ),
+          )}
         </ul>
       </nav>
       <main className="shell__main" aria-busy={navigation.state === 'loading'}>
@@ -53,5 +57,21 @@ export function ConsoleLayout() {
         </Suspense>
       </main>
     </div>
+  );
+}
+
+/** One link of the left navigation; a page under its path (a detail) keeps it current. */
+function NavEntry({ item }: { item: NavItem }) {
+  return (
+    <li>
+      <NavLink
+        to={item.path}
+        end={item.path === '/'}
+        className={({ isActive }) => (isActive ? 'nav-link nav-link--active' : 'nav-link')}
+        data-testid={`nav-${item.id}`}
+      >
+        {item.label}
+      </NavLink>
+    </li>
   );
 }

@@ -1,4 +1,7 @@
-/** The left navigation, in display order. `path` is relative to the router basename. */
+/**
+ * The left navigation, in display order. `path` is relative to the router basename. Items of one
+ * `section` come together, last, under the section's heading.
+ */
 export const NAV_ITEMS = [
   { id: 'overview', label: 'Overview', path: '/' },
   { id: 'applications', label: 'Applications', path: '/applications' },
@@ -20,6 +23,10 @@ export const NAV_ITEMS = [
   { id: 'settings', label: 'Settings', path: '/settings' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
+  // The product's catalog (docs/authorization.md): platform admins change it; whoever holds
+  // roles.read reads it, since custom roles are built from it.
+  { id: 'api-resources', label: 'API resources', path: '/authorization/resources', section: 'Authorization' },
+  { id: 'product-roles', label: 'Product roles', path: '/authorization/product-roles', section: 'Authorization' },
 ] as const;
 
 export type NavItem = (typeof NAV_ITEMS)[number];
@@ -30,4 +37,19 @@ export type NavItem = (typeof NAV_ITEMS)[number];
  */
 export function visibleNavItems(isPlatformAdmin: boolean): NavItem[] {
   return NAV_ITEMS.filter((item) => isPlatformAdmin || !('platformOnly' in item && item.platformOnly));
+}
+
+/** The visible items in display order, runs of one section together: `section` null for the plain ones. */
+export function navGroups(items: readonly NavItem[]): { section: string | null; items: NavItem[] }[] {
+  const groups: { section: string | null; items: NavItem[] }[] = [];
+  for (const item of items) {
+    const section = 'section' in item ? item.section : null;
+    const last = groups.at(-1);
+    if (last && last.section === section) {
+      last.items.push(item);
+    } else {
+      groups.push({ section, items: [item] });
+    }
+  }
+  return groups;
 }

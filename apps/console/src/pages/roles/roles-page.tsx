@@ -1,6 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import type { Permission } from '@svc/contracts/permissions';
-import { type TRole, ZCreateRoleRequest, ZUpdateRoleRequest } from '@svc/contracts/roles';
+import { type TRole, type TRoleKind, ZCreateRoleRequest, ZUpdateRoleRequest } from '@svc/contracts/roles';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
@@ -12,17 +12,46 @@ import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
+import { PermissionGroups } from '../../components/permission-groups.tsx';
+import { ProductPermissionPicker } from '../../components/product-permission-picker.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
+import { useHeldProductPermissions } from '../../lib/product-catalog.ts';
 import { useTRPC } from '../../trpc.ts';
-import { PermissionGroups } from './permission-groups.tsx';
+import { CONSOLE_PERMISSION_GROUPS } from './console-permission-groups.ts';
 
 const PAGE_SIZE = 50;
 
+/** What each kind of role is called, and what it means (the badge's tooltip). */
+const KINDS: Record<TRoleKind, { label: string; title: string }> = {
+  system: { label: 'System', title: 'Built in: every organization has it, and it cannot be changed' },
+  product: {
+    label: 'Product',
+    title: "One of the product's roles: the platform defines it for every organization; assign it, it cannot be changed here",
+  },
+  custom: { label: 'Custom', title: "This organization's own role: change or delete it from its menu" },
+};
+
+/** Permission names as one line of chips (cut with an ellipsis), or "none". */
+function PermissionChips({ names, testId }: { names: readonly string[]; testId: string }) {
+  return names.length === 0 ? (
+    <span className="muted" data-testid={testId}>
+      none
+    </span>
+  ) : (
+    <span className="chips" data-testid={testId} title={names.join(', ')}>
+      {names.map((name) => (
+        <code key={name}>{name}</code>
+      ))}
+    </span>
+  );
+}
+
 /**
- * The columns: the name (with a System badge) takes what the sized ones leave; the key is what
- * memberships and invitations name, so it is an Identifier; the permissions as chips.
+ * The columns: the name takes what the sized ones leave; the kind (system, product, custom); the
+ * key is what memberships and invitations name, so it is an Identifier; then the two catalogs'
+ * permissions as chips: svc's console and the product's.
  */
 function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void) {
   const column = columnHelper<TRole>();
@@ -30,16 +59,21 @@ function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void
     column.accessor('name', {
       header: 'Role',
       sortFn: 'text',
+      cell: (info) => (
+        <span title={info.getValue()} data-testid="role-name">
+          {info.getValue()}
+        </span>
+      ),
+    }),
+    column.accessor('kind', {
+      header: 'Kind',
+      sortFn: 'text',
+      meta: { width: '6.5rem' },
       cell: (info) => {
-        const role = info.row.original;
+        const kind = KINDS[info.getValue()];
         return (
-          <span title={role.name}>
-            <span data-testid="role-name">{role.name}</span>{' '}
-            {role.system && (
-              <span className="badge" data-testid="role-system" title="Built in: every organization has it, and it cannot be changed">
-                System
-              </span>
-            )}
+          <span className="badge" data-testid={`role-${info.getValue()}`} title={kind.title}>
+            {kind.label}
           </span>
         );
       },
@@ -47,38 +81,35 @@ function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void
     column.accessor('key', {
       header: 'Key',
       sortFn: 'text',
-      meta: { width: '11rem', description: 'What memberships and invitations name' },
+      meta: { width: '13rem', description: 'What memberships and invitations name' },
       cell: (info) => <Identifier value={info.getValue()} label="role key" testId="role-key" />,
     }),
     column.accessor((role) => role.permissions.join(' '), {
       id: 'permissions',
-      header: 'Permissions',
+      header: 'Console permissions',
       enableSorting: false,
-      meta: { width: '40%' },
-      cell: (info) => {
-        const permissions = info.row.original.permissions;
-        return permissions.length === 0 ? (
-          <span className="muted" data-testid="role-permissions">
-            none
-          </span>
-        ) : (
-          <span className="chips" data-testid="role-permissions" title={permissions.join(', ')}>
-            {permissions.map((permission) => (
-              <code key={permission}>{permission}</code>
-            ))}
-          </span>
-        );
-      },
+      meta: { width: '25%', description: 'What holders may see and manage in this svc console' },
+      cell: (info) => <PermissionChips names={info.row.original.permissions} testId="role-permissions" />,
     }),
-    // Built-in roles cannot be changed: no menu.
-    actionsColumn(column, (role) => (role.system ? null : <RoleActions role={role} organizationSlug={organizationSlug()} onEdit={edit} />)),
+    column.accessor((role) => role.productPermissions.join(' '), {
+      id: 'productPermissions',
+      header: 'Product permissions',
+      enableSorting: false,
+      meta: { width: '20%', description: "What holders may do in the product's APIs: their tokens and the check API carry these" },
+      cell: (info) => <PermissionChips names={info.row.original.productPermissions} testId="role-product-permissions" />,
+    }),
+    // System and product roles cannot be changed here: no menu.
+    actionsColumn(column, (role) =>
+      role.kind === 'custom' ? <RoleActions role={role} organizationSlug={organizationSlug()} onEdit={edit} /> : null,
+    ),
   ]);
 }
 
 /**
- * Roles of the active organization: the two built-in ones (read-only) and custom roles made of
- * permissions from the catalog, created and edited in dialogs and deleted from their menu. Changing them needs the org
- * admin role; the API says no otherwise, and the dialog shows why.
+ * Roles of the active organization: the two built-in ones and the product's roles (both assigned,
+ * never changed here), and custom roles made of permissions from two catalogs, svc's console and
+ * the product's, created and edited in dialogs and deleted from their menu. Changing them needs
+ * the org admin role; the API says no otherwise, and the dialog shows why.
  */
 export function RolesPage() {
   const trpc = useTRPC();
@@ -100,7 +131,7 @@ export function RolesPage() {
     <div data-testid="page-roles">
       <PageHeader
         title="Roles"
-        description={`Named sets of permissions for members of ${active.organization ? active.organization.name : 'this workspace'}. System roles cannot be changed.`}
+        description={`Named sets of permissions for members of ${active.organization ? active.organization.name : 'this workspace'}, in this console and in your product. System and product roles cannot be changed here.`}
         actions={slug && <CreateRoleDialog slug={slug} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />}
       />
       {slug && editing && <EditRoleDialog key={editing.id} role={editing} slug={slug} onClose={() => setEditing(null)} />}
@@ -112,14 +143,19 @@ export function RolesPage() {
         pager={pager}
         empty={{
           title: 'No roles.',
-          next: 'Create a custom role from the permission catalog.',
+          next: 'Create a custom role from the permission catalogs.',
           action: { label: 'Create role', onClick: () => setCreating(true) },
         }}
         rowKey={(role) => role.id}
         table={{
           columns,
-          rowAttributes: (role) => ({ 'data-testid': 'role-row', 'data-role-key': role.key, 'data-system': String(role.system) }),
-          minWidth: '56rem',
+          rowAttributes: (role) => ({
+            'data-testid': 'role-row',
+            'data-role-key': role.key,
+            'data-system': String(role.system),
+            'data-kind': role.kind,
+          }),
+          minWidth: '62rem',
         }}
       />
     </div>
@@ -182,12 +218,25 @@ function RoleActions({ role, organizationSlug, onEdit }: { role: TRole; organiza
   );
 }
 
+/**
+ * Which product permissions the signed-in admin may put in a role: those they hold (a platform
+ * admin, all); the others show disabled. Undefined while that is not known: the API decides.
+ */
+function useGrantable(slug: string): ((name: string) => boolean) | undefined {
+  const held = useHeldProductPermissions(slug);
+  return held === undefined || held === 'all' ? undefined : (name) => held.has(name);
+}
+
+const CONSOLE_HINT = 'What holders may see and manage in this svc console: members, keys, webhooks, billing.';
+const PRODUCT_HINT = "What holders may do in your product's APIs: their tokens and the check API carry these, never the console's.";
+
 type CreateRoleDialogProps = { slug: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: () => void };
 
-/** "Create role" (the header's primary button): key, name, permissions from the catalog. */
+/** "Create role" (the header's primary button): key, name, and permissions from both catalogs. */
 function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDialogProps) {
   const trpc = useTRPC();
   const invalidate = useInvalidateRoles();
+  const grantable = useGrantable(slug);
   const empty = { organization_slug: slug, key: '', name: '', permissions: [] as Permission[], productPermissions: [] as string[] };
   const form = useForm({ resolver: zodResolver(ZCreateRoleRequest), defaultValues: empty });
   const errors = form.formState.errors;
@@ -201,6 +250,7 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
       await invalidate();
     }
   });
+  const revalidate = { shouldDirty: true, shouldValidate: form.formState.isSubmitted };
 
   return (
     <FormDialog
@@ -212,7 +262,7 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
         </button>
       }
       title="Create role"
-      description="A custom role is a named set of permissions from the catalog; give it to members and invitations by its key."
+      description="A custom role is a named set of permissions, in this console and in your product; give it to members and invitations by its key."
       wide
       onSubmit={submit}
       submitLabel="Create role"
@@ -239,24 +289,44 @@ function CreateRoleDialog({ slug, open, onOpenChange, onCreated }: CreateRoleDia
           )}
         </Field>
       </div>
-      <PermissionGroups
-        field={form.register('permissions')}
-        value={form.watch('permissions')}
-        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
-        error={errors.permissions?.message}
-        testId="roles-create-permission"
-      />
+      <div className="form-stack">
+        <ProductPermissionPicker
+          slug={slug}
+          hint={PRODUCT_HINT}
+          value={form.watch('productPermissions') ?? []}
+          onChange={(next) => form.setValue('productPermissions', next, revalidate)}
+          error={errors.productPermissions?.message}
+          grantable={grantable}
+          testId="roles-create-product-permission"
+        />
+        <PermissionGroups
+          legend="svc console permissions"
+          hint={CONSOLE_HINT}
+          groups={CONSOLE_PERMISSION_GROUPS}
+          value={form.watch('permissions')}
+          onChange={(next) => form.setValue('permissions', next as Permission[], revalidate)}
+          error={errors.permissions?.message}
+          testId="roles-create-permission"
+        />
+      </div>
     </FormDialog>
   );
 }
 
-/** "Edit…" from a custom role's menu: its name and permissions (the key stays). */
+/** "Edit…" from a custom role's menu: its name and both lists of permissions (the key stays). */
 function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; onClose: () => void }) {
   const trpc = useTRPC();
   const invalidate = useInvalidateRoles();
+  const grantable = useGrantable(slug);
   const form = useForm({
     resolver: zodResolver(ZUpdateRoleRequest),
-    defaultValues: { id: role.id, organization_slug: slug, name: role.name, permissions: [...role.permissions] },
+    defaultValues: {
+      id: role.id,
+      organization_slug: slug,
+      name: role.name,
+      permissions: [...role.permissions],
+      productPermissions: [...role.productPermissions],
+    },
   });
   const errors = form.formState.errors;
   const update = useMutation(trpc.roles.update.mutationOptions());
@@ -267,6 +337,7 @@ function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; on
       onClose();
     }
   });
+  const revalidate = { shouldDirty: true, shouldValidate: form.formState.isSubmitted };
 
   return (
     <FormDialog
@@ -289,13 +360,26 @@ function EditRoleDialog({ role, slug, onClose }: { role: TRole; slug: string; on
       <Field label="Name" error={errors.name?.message} testId="role-edit-name">
         {(control) => <input {...control} autoComplete="off" data-testid="role-edit-name" {...form.register('name')} />}
       </Field>
-      <PermissionGroups
-        field={form.register('permissions')}
-        value={form.watch('permissions') ?? []}
-        onChange={(next) => form.setValue('permissions', next, { shouldDirty: true, shouldValidate: form.formState.isSubmitted })}
-        error={errors.permissions?.message}
-        testId="role-edit-permission"
-      />
+      <div className="form-stack">
+        <ProductPermissionPicker
+          slug={slug}
+          hint={PRODUCT_HINT}
+          value={form.watch('productPermissions') ?? []}
+          onChange={(next) => form.setValue('productPermissions', next, revalidate)}
+          error={errors.productPermissions?.message}
+          grantable={grantable}
+          testId="role-edit-product-permission"
+        />
+        <PermissionGroups
+          legend="svc console permissions"
+          hint={CONSOLE_HINT}
+          groups={CONSOLE_PERMISSION_GROUPS}
+          value={form.watch('permissions') ?? []}
+          onChange={(next) => form.setValue('permissions', next as Permission[], revalidate)}
+          error={errors.permissions?.message}
+          testId="role-edit-permission"
+        />
+      </div>
     </FormDialog>
   );
 }
