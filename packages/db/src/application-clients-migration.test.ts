@@ -45,8 +45,12 @@ describe('migrating applications to OpenID Connect client settings', () => {
         backchannel_logout_url: null,
         client_type: 'confidential',
         sign_in_audience: 'anyone',
-        // A later migration's column (0023): no logo.
+        // Later migrations' columns: no logo (0023), no machine client settings (0024).
         logo_url: null,
+        token_endpoint_auth_method: null,
+        jwks: null,
+        jwks_uri: null,
+        machine_permissions: [],
       })),
     );
     // What the client registry reads.

@@ -39,7 +39,17 @@ describe('migrating applications to a logo URL', () => {
     await migrateDatabase(url);
 
     const after = await db`select * from applications order by id`;
-    expect(after).toEqual(before.map((row) => ({ ...row, logo_url: null })));
+    // A later migration's columns (0024): no machine client settings.
+    expect(after).toEqual(
+      before.map((row) => ({
+        ...row,
+        logo_url: null,
+        token_endpoint_auth_method: null,
+        jwks: null,
+        jwks_uri: null,
+        machine_permissions: [],
+      })),
+    );
     // What the client registry and the hosted pages read.
     const read = await findApplicationWithOrganizationById(drizzle(db) as unknown as DbOrTx, 'app_aaaaaaaaaaaaaaaaaaaa');
     expect(read?.application).toMatchObject({ name: 'Web', logoUrl: null, clientType: 'public', signInAudience: 'members' });
