@@ -5,8 +5,11 @@ import { findSessionStanding, type SessionWithUser } from '@svc/db/queries/sessi
 import type { Account, KoaContextWithOIDC } from 'oidc-provider';
 import { grantsOfRole } from '../access/role-grants.ts';
 
-/** Scopes svc's OpenID Provider knows; `organization` adds the organization claims. */
-export const OIDC_SCOPES = ['openid', 'email', 'profile', 'offline_access', 'organization'] as const;
+/**
+ * Scopes svc's OpenID Provider knows; `organization` adds the organization claims, `entitlements`
+ * the organization's plan and features to access tokens (docs/authorization.md).
+ */
+export const OIDC_SCOPES = ['openid', 'email', 'profile', 'offline_access', 'organization', 'entitlements'] as const;
 
 /** The organization an authorization speaks for, chosen at sign-in and kept in its Grant. */
 export type GrantOrganization = { id: string; slug: string };

@@ -110,13 +110,20 @@ describe('svc OpenID Provider: machine clients', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ organization: m.organization.id });
 
+    // Scope entitlements adds its organization's plan and features.
+    const entitled = await oidc.clientCredentialsGrant(config, { resource: INVOICES, scope: 'entitlements invoices.read' });
+    expect(decodeJwt(entitled.access_token)).toMatchObject({
+      scope: 'invoices.read',
+      entitlements: { plan: expect.any(String), status: 'active', features: [] },
+    });
+
     // Asking for fewer gets fewer; a permission it lacks is not granted.
     const narrow = await oidc.clientCredentialsGrant(config, { resource: INVOICES, scope: 'invoices.read invoices.delete' });
     expect(decodeJwt(narrow.access_token).scope).toBe('invoices.read');
     // Each token is a usage event of the organization.
     const [row] = await database.sql<{ n: number }[]>`
       select count(*)::int as n from usage_events where tenant_id = ${m.organization.id} and event_type = ${MACHINE_TOKEN_EVENT_TYPE}`;
-    expect(row?.n).toBe(2);
+    expect(row?.n).toBe(3);
   });
 
   it('private_key_jwt (RFC 7523) with a registered JWK Set; another key is invalid_client', async () => {

@@ -16,6 +16,7 @@ import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
 import {
   accountFinder,
   type GrantOrganization,
@@ -656,8 +657,12 @@ export class OpenIdProvider {
       organization: organizationOfGrant(grant),
     });
     const organization = standing?.organization;
+    // An API's token carries only the API's scopes; whether `entitlements` was asked for is the grant's.
+    const oidcScopes = api ? (grant?.getOIDCScope() ?? '').split(' ') : scopes;
+    const entitlements =
+      organization && oidcScopes.includes('entitlements') ? await this.entitlementsClaim(organization.org_id) : undefined;
     if (!api) {
-      return { ...base, ...organization };
+      return { ...base, ...organization, ...entitlements };
     }
     if (!organization) {
       return { ...base, permissions: [] };
@@ -665,7 +670,18 @@ export class OpenIdProvider {
     const onApi = new Set(api.permissions);
     const asked = scopes.filter((s) => onApi.has(s));
     const wanted = asked.length > 0 ? new Set(asked) : onApi;
-    return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)) };
+    return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)), ...entitlements };
+  }
+
+  /**
+   * Scope `entitlements`: the organization's plan key, subscription status and the features it
+   * may use now (none while the subscription is inactive, cancelled or expired), as they are when
+   * the token is issued, so an API gates a feature without a second call. Nothing for a workspace
+   * without a subscription.
+   */
+  private async entitlementsClaim(organizationId: string): Promise<{ entitlements: Entitlements } | undefined> {
+    const entitlements = await entitlementsOf(this.opts.db, organizationId);
+    return entitlements ? { entitlements } : undefined;
   }
 
   /**
@@ -720,7 +736,9 @@ export class OpenIdProvider {
         throw error;
       }
     }
-    return { org_id: found.organization.id, org_slug: found.organization.slug, permissions };
+    const requested = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope.split(' ') : [];
+    const entitlements = requested.includes('entitlements') ? await this.entitlementsClaim(found.organization.id) : undefined;
+    return { org_id: found.organization.id, org_slug: found.organization.slug, permissions, ...entitlements };
   }
 
   /**

@@ -253,6 +253,33 @@ describe('svc OpenID Provider: tokens for the product’s APIs', () => {
     expect(p).not.toBe(forged);
   });
 
+  it('scope entitlements: the access token carries the organization’s plan, status and features as they are now', async () => {
+    const [plan] = await database.sql<{ key: string }[]>`
+      select p.key from subscriptions s join subscription_plans p on p.id = s.plan_id where s.tenant_id = ${app.organization.id}`;
+    await database.sql`update subscription_plans set features = '{audit_export,sso}' where key = ${plan?.key as string}`;
+    try {
+      const scope = 'openid offline_access organization entitlements';
+      const { tokens } = await signIn(new CookieJar(), { ...orgParams(), resource: INVOICES, scope });
+      expect(decodeJwt(tokens.access_token)).toMatchObject({
+        aud: INVOICES,
+        scope: 'invoices.create invoices.read',
+        entitlements: { plan: plan?.key, status: 'active', features: ['audit_export', 'sso'] },
+      });
+      // Without the scope, none.
+      const plain = await signIn(new CookieJar(), { ...orgParams(), resource: INVOICES });
+      expect(decodeJwt(plain.tokens.access_token).entitlements).toBeUndefined();
+      // The application's own access token too; a lapsed subscription entitles to no feature in the next token.
+      const own = await signIn(new CookieJar(), { ...orgParams(), scope });
+      expect(decodeJwt(own.tokens.access_token).entitlements).toMatchObject({ features: ['audit_export', 'sso'] });
+      await database.sql`update subscriptions set status = 'expired' where tenant_id = ${app.organization.id}`;
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+      expect(decodeJwt(refreshed.access_token).entitlements).toEqual({ plan: plan?.key, status: 'expired', features: [] });
+    } finally {
+      await database.sql`update subscriptions set status = 'active' where tenant_id = ${app.organization.id}`;
+      await database.sql`update subscription_plans set features = '{}' where key = ${plan?.key as string}`;
+    }
+  });
+
   it('RFC 8414 authorization server metadata says what discovery says, resource indicators included', async () => {
     const [rfc8414, openid] = await Promise.all([
       fetch(`${server.url}/.well-known/oauth-authorization-server`).then((r) => r.json() as Promise<Record<string, unknown>>),
