@@ -504,7 +504,7 @@ describe('changing a machine client', () => {
     const { org, admin } = await adminOfNewOrg();
     const { application, secretKey } = (await createMachine(admin, org, { permissions: ['invoices.read'] })).body;
     const clients = applicationClients(server.services.applications, { keylessEnabled: false, tryCallbackUrl: 'https://svc.test/try' });
-    expect(await clients.find(application.id)).toMatchObject({ grant_types: ['client_credentials'], svc_organization: org.id });
+    expect(await clients.find(application.id)).toMatchObject({ grant_types: ['client_credentials'], client_id: application.id });
 
     expect(
       (await call('POST', `/v1/applications/${application.id}/status`, { cookie: admin.cookie, body: { status: 'disabled' } })).status,
