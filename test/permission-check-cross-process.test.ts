@@ -77,6 +77,8 @@ describe('the permission check follows access changes on every API process withi
     await sql`insert into api_resources (id, identifier, name) values (${`res_${random62(20)}`}, 'https://api.acme.test', 'Acme API')`;
     await sql`insert into api_permissions (id, resource_id, name)
       select ${`prm_${random62(20)}`}, id, 'invoices.read' from api_resources where identifier = 'https://api.acme.test'`;
+    // What org_admin carries of the product: the key's creator may then change a role holding it.
+    await sql`update product_roles set permissions = '{invoices.read}' where key = 'org_admin'`;
     await sql`insert into users (id, engine_subject, email, email_verified, name) values
       (${adminId}, ${`sub-${adminId}`}, 'admin@acme.test', true, 'Admin'),
       (${personId}, ${`sub-${personId}`}, 'person@acme.test', true, 'Person')`;

@@ -7,10 +7,13 @@ import { grantsOfRole } from './role-grants.ts';
  * The product permissions a caller holds in the organization it was authorized for, as a bound on
  * what it may hand out in a custom role (docs/authorization.md):
  * - a platform admin holds every product permission (`all`);
- * - a person holds what their role grants there in the product's catalog (role-grants.ts); for
- *   org_admin, the built-in org_admin row's permissions, which the platform decides;
- * - a tenant API key holds none: its scopes are svc's control-plane catalog, which says nothing
- *   about the product's, so a role carrying product permissions is made by a person.
+ * - an org admin holds the built-in org_admin row's permissions, which the platform decides; so
+ *   does a tenant API key while its creator is an org admin there (as for svc's own catalog, a
+ *   key never does more than its creator);
+ * - another member holds what their role grants there in the product's catalog (role-grants.ts);
+ * - any other API key holds none: its scopes are svc's control-plane catalog, which says nothing
+ *   about the product's.
+ * The one rule for custom roles and machine clients alike.
  */
 export type HeldProductPermissions = 'all' | ReadonlySet<string>;
 
@@ -18,6 +21,9 @@ export async function heldProductPermissions(db: DbOrTx, access: Access): Promis
   const { principal, organization } = access;
   if (isPlatformAdmin(principal)) {
     return 'all';
+  }
+  if (access.isOrgAdmin) {
+    return new Set((await grantsOfRole(db, organization.id, 'org_admin'))?.product ?? []);
   }
   if (principal.kind === 'api_key') {
     return new Set();

@@ -5,8 +5,8 @@ import type { ApplicationRow } from '@svc/db/queries/applications';
 import { findDeclaredPermissionNames } from '@svc/db/queries/machine-clients';
 import { type AddressPolicy, checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
 import { calculateJwkThumbprint, importJWK, type JWK } from 'jose';
-import { type Access, isPlatformAdmin } from '../access/authorize.ts';
-import { grantsOfRole } from '../access/role-grants.ts';
+import type { Access } from '../access/authorize.ts';
+import { assertProductGrantable, heldProductPermissions } from '../access/product-grants.ts';
 import { PRIVATE_KEY_JWT_ALGS } from '../oidc-provider/clients.ts';
 
 /**
@@ -130,29 +130,6 @@ export async function machineColumnsOf(
 }
 
 /**
- * The product permissions the caller holds in the organization it acts on: all of them for a
- * platform admin; for an org admin (or an API key whose creator is one), those of the built-in
- * org_admin role; for another member, those of their own role; none for another API key.
- * `undefined` means all.
- */
-async function heldProductPermissions(db: DbOrTx, access: Access): Promise<ReadonlySet<string> | undefined> {
-  const { principal, organization } = access;
-  if (isPlatformAdmin(principal)) {
-    return undefined;
-  }
-  if (access.isOrgAdmin) {
-    return new Set((await grantsOfRole(db, organization.id, 'org_admin'))?.product ?? []);
-  }
-  if (principal.kind === 'user') {
-    const membership = principal.memberships.find((m) => m.organization.id === organization.id);
-    if (membership) {
-      return new Set((await grantsOfRole(db, organization.id, membership.roleKey))?.product ?? []);
-    }
-  }
-  return new Set();
-}
-
-/**
  * 403 forbidden unless the caller holds every one of `permissions`: a machine client is a
  * credential, and no credential may do what its maker may not do directly.
  */
@@ -165,11 +142,7 @@ export async function assertHoldsMachinePermissions(
   if (permissions.length === 0) {
     return;
   }
-  const held = await heldProductPermissions(db, access);
-  const beyond = held ? permissions.filter((p) => !held.has(p)) : [];
-  if (beyond.length > 0) {
-    throw new AppError('forbidden', `${refusal}: ${beyond.join(', ')}`);
-  }
+  assertProductGrantable(await heldProductPermissions(db, access), permissions, refusal);
 }
 
 /**

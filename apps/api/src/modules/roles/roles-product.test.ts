@@ -145,21 +145,23 @@ describe('custom roles with product permissions', () => {
     expect(await rolesOf(org.id)).toEqual([]);
   });
 
-  it('a tenant API key grants no product permission, even one its org-admin creator holds; a platform admin grants any', async () => {
+  it('a tenant API key grants what its org-admin creator holds of the product, never more; a platform admin grants any', async () => {
     const { db, org, admin } = await adminOfNewOrg();
     const key = await seedApiKey(db, { tenantId: org.id, scopes: ['roles.manage', 'roles.read'], createdBy: admin.user.id });
+    // org_admin holds read and write of the product, not admin: neither does the key.
+    const beyond = await call('POST', '/v1/roles', {
+      authorization: key.authorization,
+      body: { key: 'bykey', name: 'By key', permissions: [], productPermissions: [perm('read'), perm('admin')] },
+    });
+    expect(beyond.status, beyond.text).toBe(403);
+    expect(beyond.body.error.message).toContain(perm('admin'));
+    expect(await rolesOf(org.id)).toEqual([]);
     const byKey = await call('POST', '/v1/roles', {
       authorization: key.authorization,
       body: { key: 'bykey', name: 'By key', permissions: [], productPermissions: [perm('read')] },
     });
-    expect(byKey.status, byKey.text).toBe(403);
-    expect(await rolesOf(org.id)).toEqual([]);
-    // The key still makes roles of svc's own catalog.
-    const plain = await call('POST', '/v1/roles', {
-      authorization: key.authorization,
-      body: { key: 'bykey', name: 'By key', permissions: [] },
-    });
-    expect(plain.status, plain.text).toBe(201);
+    expect(byKey.status, byKey.text).toBe(201);
+    expect(byKey.body.productPermissions).toEqual([perm('read')]);
 
     const byPlatform = await asPlatform('POST', '/v1/roles', {
       organization_slug: org.slug,
