@@ -138,6 +138,10 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
       allowedOrigins: [spaOrigin],
     });
     clientId = app.application.id;
+    // The product's catalog: one permission the built-in org_admin role carries in tokens.
+    await database.sql`insert into api_resources (id, identifier, name) values ('res_reportsreportsrepor', 'https://api.reports.example', 'Reports')`;
+    await database.sql`insert into api_permissions (id, resource_id, name) values ('prm_reportsreportsrepor', 'res_reportsreportsrepor', 'reports.read')`;
+    await database.sql`update product_roles set permissions = '{reports.read}' where key = 'org_admin'`;
     spa = await serveSpa(spaPort, spaPage({ authority: server.url, clientId, origin: spaOrigin }));
     // Another origin serving the same page: not in the application's allowedOrigins.
     const foreignPort = await freePort();
@@ -217,9 +221,12 @@ describeInChromium('e2e: a single-page application signs in with oidc-client-ts'
       org_role: member?.role_key,
     });
     expect(user.profile.sub).toMatch(/^usr_/);
-    expect([...(user.profile.permissions as string[])].sort()).toEqual(
-      [...SYSTEM_ROLES[(member?.role_key ?? 'org_member') as keyof typeof SYSTEM_ROLES].permissions].sort(),
-    );
+    // The product's permissions of the person's role (seeded for org_admin), never svc's own catalog.
+    expect(member?.role_key).toBe('org_admin');
+    expect(user.profile.permissions).toEqual(['reports.read']);
+    for (const p of SYSTEM_ROLES.org_admin.permissions) {
+      expect(user.profile.permissions).not.toContain(p);
+    }
     expect(user.scope?.split(' ').sort()).toEqual(['email', 'offline_access', 'openid', 'organization', 'profile']);
 
     // The access token: an RFC 9068 JWT for the SPA itself, signed with svc's published keys.
