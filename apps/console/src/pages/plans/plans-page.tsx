@@ -80,7 +80,7 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
       header: 'Features',
       enableSorting: false,
       meta: {
-        width: '12rem',
+        width: '9rem',
         description: 'What the plan includes beside its limits: the check API and the entitlements token scope answer them',
       },
       cell: (info) => {
@@ -175,7 +175,8 @@ export function PlansPage() {
         table={{
           columns,
           rowAttributes: (plan) => ({ 'data-testid': 'plan-row', 'data-plan-key': plan.key, 'data-plan-id': plan.id }),
-          minWidth: '60rem',
+          // The sized columns (59.5rem since Features) plus room for the name on a phone.
+          minWidth: '66rem',
         }}
       />
     </div>
