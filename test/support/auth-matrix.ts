@@ -57,7 +57,7 @@ async function send(server: RunningServer, route: MatrixRoute, req: { path: stri
   const res = await fetch(`${server.url}${req.path}`, {
     method: route.method,
     headers: {
-      // API.md: every cookie-authenticated mutation, DELETE included, is sent as JSON.
+      // docs/api.md ("Tenants, members and permissions"): every cookie-authenticated mutation, DELETE included, is sent as JSON.
       ...(route.method !== 'GET' ? { 'content-type': 'application/json' } : {}),
       origin: server.services.config.publicUrl.replace(/\/$/, ''),
       ...headers,

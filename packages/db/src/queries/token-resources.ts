@@ -14,9 +14,3 @@ export async function findTokenResource(db: DbOrTx, identifier: string): Promise
      limit 1`)) as unknown as TokenResource[];
   return rows[0];
 }
-
-/** Every API resource identifier, sorted: what discovery and the authorization server metadata list. */
-export async function listTokenResourceIdentifiers(db: DbOrTx): Promise<string[]> {
-  const rows = (await db.execute(sql`select identifier from api_resources order by identifier`)) as unknown as { identifier: string }[];
-  return rows.map((r) => r.identifier);
-}

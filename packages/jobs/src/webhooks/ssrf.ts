@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * The outbound-webhook address rules (ARCHITECTURE.md section 7), for every URL svc POSTs to on
+ * The outbound-webhook address rules (docs/api.md, "Webhooks"), for every URL svc POSTs to on
  * someone else's say-so: webhook endpoints and applications' back-channel logout URLs (both sent
  * by the webhook sender). A URL is http(s) without credentials, and every address its host
  * resolves to must be public: every range of the IANA IPv4 and IPv6 special-purpose address

@@ -35,7 +35,7 @@ async function call(method: string, path: string, opts: { cookie?: string; autho
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
       ...(opts.authorization ? { authorization: opts.authorization } : {}),
-      // API.md: every cookie-authenticated mutation, DELETE included, is sent as JSON from the console's origin.
+      // docs/api.md ("Tenants, members and permissions"): every cookie-authenticated mutation, DELETE included, is sent as JSON from the console's origin.
       ...(method !== 'GET' ? { 'content-type': 'application/json', origin: server.services.config.publicUrl.replace(/\/$/, '') } : {}),
     },
     body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,

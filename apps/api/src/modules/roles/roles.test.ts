@@ -29,7 +29,7 @@ async function call(method: string, path: string, opts: { cookie?: string; autho
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
       ...(opts.authorization ? { authorization: opts.authorization } : {}),
-      // API.md: every cookie-authenticated mutation, DELETE included, is sent as JSON from the console's origin.
+      // docs/api.md ("Tenants, members and permissions"): every cookie-authenticated mutation, DELETE included, is sent as JSON from the console's origin.
       ...(opts.body !== undefined || method === 'DELETE'
         ? { 'content-type': 'application/json', origin: server.services.config.publicUrl }
         : {}),
