@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
 import { createDatabase, createHealthProbe, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
@@ -26,7 +25,8 @@ import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { AccessCache } from './modules/permission-check/cache.ts';
 import { SessionLookup } from './modules/session-store/service.ts';
-import { ingesterFor, prepareEvent } from './modules/usage/ingest.ts';
+import { ingesterFor } from './modules/usage/ingest.ts';
+import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
 export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
 
@@ -88,6 +88,7 @@ async function startOn(
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
   const clientIp = clientIpResolver(config.trustProxy);
+  const machineTokens = new MachineTokenMeter((submission) => ingesterFor(db).submit(submission));
   const oidc = await OpenIdProvider.start({
     db,
     sql,
@@ -104,25 +105,8 @@ async function startOn(
     },
     clientIp,
     engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
-    // One metered usage event per machine token, in the client's organization (docs/authorization.md).
-    meterMachineToken: async ({ organizationId, clientId, tokenId, resource }) => {
-      await ingesterFor(db).submit({
-        tenantId: organizationId,
-        channel: 'metering',
-        actor: { type: 'application', id: clientId },
-        events: [
-          prepareEvent(
-            {
-              idempotencyKey: `machine_token:${tokenId}`,
-              eventType: MACHINE_TOKEN_EVENT_TYPE,
-              quantity: 1,
-              properties: { clientId, resource },
-            },
-            Date.now(),
-          ),
-        ],
-      });
-    },
+    // Every machine token is counted as usage of the client's organization (docs/authorization.md).
+    meterMachineToken: (token) => machineTokens.record(token),
   });
   started.push(() => oidc.close());
   const services: AppServices = {

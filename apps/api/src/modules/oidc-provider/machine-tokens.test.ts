@@ -182,6 +182,33 @@ describe('svc OpenID Provider: machine clients', () => {
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).body.error).toBe('invalid_client');
   });
 
+  it('tokens asked for at once are each counted, and a limit issues exactly the tokens it allows', async () => {
+    const m = await machine(['invoices.read']);
+    const count = async () => {
+      const [row] = await database.sql<{ events: number; quantity: number }[]>`
+        select count(*)::int as events, coalesce(sum(quantity), 0)::int as quantity
+        from usage_events where tenant_id = ${m.organization.id} and event_type = ${MACHINE_TOKEN_EVENT_TYPE}`;
+      return row;
+    };
+    const burst = await Promise.all(Array.from({ length: 24 }, () => rawToken(m.application.id, m.secretKey, { resource: INVOICES })));
+    expect(burst.map((r) => r.status)).toEqual(Array(24).fill(200));
+    const counted = await count();
+    expect(counted?.quantity).toBe(24);
+    // Recorded together while the client's earlier tokens were being written: fewer rows than tokens.
+    expect(counted?.events).toBeLessThan(24);
+
+    // A limit of 30 leaves 6: of 10 asked at once, exactly 6 are issued, and 6 more are counted.
+    const planId = newId('subscriptionPlan');
+    await database.sql`insert into subscription_plans (id, key, name, seat_limit, usage_limits)
+      values (${planId}, ${planId.toLowerCase()}, 'Thirty tokens', 10, ${JSON.stringify({ [MACHINE_TOKEN_EVENT_TYPE]: 30 })}::jsonb)`;
+    await database.sql`update subscriptions set plan_id = ${planId} where tenant_id = ${m.organization.id}`;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const near = await Promise.all(Array.from({ length: 10 }, () => rawToken(m.application.id, m.secretKey, { resource: INVOICES })));
+    expect(near.filter((r) => r.status === 200 && typeof r.body.access_token === 'string')).toHaveLength(6);
+    expect(near.filter((r) => r.status === 402 && r.body.error === 'subscription_limit_exceeded')).toHaveLength(4);
+    expect((await count())?.quantity).toBe(30);
+  });
+
   it('the plan meters machine tokens: an inactive subscription or a reached limit answers 402', async () => {
     const m = await machine(['invoices.read']);
     const planId = newId('subscriptionPlan');
