@@ -1,3 +1,4 @@
+import type { TPermissionCheckResult } from '@svc/contracts/authorization';
 import { PERMISSIONS, type Permission } from '@svc/contracts/permissions';
 import type { Db, Sql } from '@svc/db/client';
 import { findOrganizationById, findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
@@ -28,6 +29,12 @@ export type CheckStanding = {
   isOrgAdmin: boolean;
   control: ReadonlySet<Permission>;
   product: ReadonlySet<string>;
+  /**
+   * The check's answers from this standing, by permission (service.ts `judge`): the same frozen
+   * object each time, so that its output check and JSON are made once (trpc/call.ts). Dropped
+   * with the standing.
+   */
+  answers: Map<string, Readonly<TPermissionCheckResult>>;
 };
 
 const KNOWN_CONTROL: ReadonlySet<string> = new Set(PERMISSIONS);
@@ -106,6 +113,7 @@ export class AccessCache {
           isOrgAdmin: isOrgAdminRole(row.roleKey),
           control: grants ? new Set(grants.control.filter((p) => KNOWN_CONTROL.has(p))) : NONE,
           product: grants ? new Set(grants.product) : NONE,
+          answers: new Map(),
         } satisfies CheckStanding;
       },
       true,

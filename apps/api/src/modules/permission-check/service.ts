@@ -89,19 +89,31 @@ function unknownPermission(permission: string): AppError {
   return new AppError('unknown_permission', `${permission} is neither one of svc's permissions nor a permission an API resource declares`);
 }
 
+/** Answers kept per standing: a product checks a few permissions of each person, over and over. */
+const ANSWERS_PER_STANDING = 32;
+
 /**
  * The answer about a person, from their standing (null: no membership). Only an active membership
  * of an active user counts; a control-plane permission by authorize.ts `mayExercise` (admin-only
- * ones for org_admin alone), a product permission when the role grants it.
+ * ones for org_admin alone), a product permission when the role grants it. An answer from a
+ * standing is kept on it, frozen, and given again while the standing is held.
  */
 function judge(organizationId: string, userId: string, permission: string, standing: CheckStanding | null): TPermissionCheckResult {
-  if (!standing?.active) {
+  if (!standing) {
     return { allowed: false, organizationId, userId, permission, role: null };
   }
-  const allowed = isControlPermission(permission)
-    ? mayExercise(standing.control, standing.isOrgAdmin, permission)
-    : standing.product.has(permission);
-  return { allowed, organizationId, userId, permission, role: standing.roleKey };
+  const kept = standing.answers.get(permission);
+  if (kept) {
+    return kept;
+  }
+  const allowed =
+    standing.active &&
+    (isControlPermission(permission) ? mayExercise(standing.control, standing.isOrgAdmin, permission) : standing.product.has(permission));
+  const answer = Object.freeze({ allowed, organizationId, userId, permission, role: standing.active ? standing.roleKey : null });
+  if (standing.answers.size < ANSWERS_PER_STANDING) {
+    standing.answers.set(permission, answer);
+  }
+  return answer;
 }
 
 /**
