@@ -1,6 +1,6 @@
 /**
  * `pnpm bench`: svc's public edge against a plain Express 5 + postgres.js baseline, measured side
- * by side in one run (ISSUE 2 "Figures", ARCHITECTURE.md section 9).
+ * by side in one run (docs/architecture.md section 8).
  *
  * Every target is a real, separate server process on 127.0.0.1 using its own fresh bench_*
  * database. On a small machine the targets would compete for CPU, so only one runs at a time:

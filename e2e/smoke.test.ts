@@ -48,7 +48,7 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
     page.on('pageerror', (error) => {
       pageErrors.push(error.stack ?? error.message);
     });
-    // The console is for signed-in users only (SPEC.md 4.3): every test below shares this session.
+    // The console is for signed-in users only (README.md "Sign-in"): every test below shares this session.
     await signInAt(page, server.url, `${CONSOLE}/`, DEMO_USER);
   });
 

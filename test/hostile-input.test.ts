@@ -441,7 +441,7 @@ function requestFor(op: Operation): fc.Arbitrary<Sample> {
     });
 }
 
-/** Headers that pass authentication and the CSRF rule (API.md: cookie mutations, DELETE included, send JSON). */
+/** Headers that pass authentication and the CSRF rule (docs/api.md: cookie mutations, DELETE included, send JSON). */
 function headersFor(credential: Credential, json: boolean): Record<string, string> {
   const headers: Record<string, string> = { origin: server.services.config.publicUrl.replace(/\/$/, '') };
   if (json) {

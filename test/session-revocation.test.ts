@@ -7,7 +7,7 @@ import { type SpawnedServer, spawnServer } from './support/spawn.ts';
 
 /**
  * A stolen or left-behind session cookie must stop working on every API process the moment the
- * session ends (ARCHITECTURE.md section 6: revocation is immediate and cluster-wide): two real
+ * session ends (docs/architecture.md section 6: revocation is immediate and cluster-wide): two real
  * `svc serve` processes on one database, sign-in on A, the end of the session on A or by an
  * admin, and the very next request on B, with no wait, no retry and no poll.
  */

@@ -37,7 +37,7 @@ export type MatrixRoute = {
   template: string;
   /** The permission the route checks. */
   permission: Permission;
-  /** Changes state: org_member gets 403 (SPEC.md 5.2). */
+  /** Changes state: org_member gets 403 (docs/api.md "Tenants, members and permissions"). */
   mutation: boolean;
   /** Tenant API keys may call it (with the permission in scope). */
   apiKey: boolean;
@@ -176,5 +176,5 @@ export function describeAuthMatrix(name: string, getServer: () => RunningServer,
   });
 }
 
-/** What org_member holds (API.md): reads of these pass for a member. */
+/** What org_member holds (docs/api.md): reads of these pass for a member. */
 const SYSTEM_MEMBER = new Set<Permission>(SYSTEM_ROLES.org_member.permissions);

@@ -50,7 +50,7 @@ const ZEnv = z.object({
   ENGINE_CLIENT_SECRET: z.string().min(1).optional(),
   ENGINE_SCOPES: z.string().min(1).default('openid email profile'),
   ENGINE_GROUPS_CLAIM: z.string().min(1).default('groups'),
-  /** Social source slug / identity-provider alias; also the shared-development provider (SPEC.md 2.5). */
+  /** Social source slug / identity-provider alias; also the shared-development provider (docs/api.md "Applications"). */
   ENGINE_SOCIAL: z.string().min(1).default('google'),
   ENGINE_RECOVERY: z.string().min(1).optional(),
   ENGINE_EMAIL_VERIFICATION: z.string().min(1).optional(),
@@ -128,7 +128,7 @@ const ZEnv = z.object({
   EMAIL_DELIVERY_WORKER_ENABLED: bool(false),
   EMAIL_DELIVERY_WORKER_INTERVAL_MS: int(30_000, 100),
   EMAIL_DELIVERY_WORKER_BATCH_SIZE: int(25, 1),
-  // Billing providers (SPEC.md 4.7): each is configured when its key(s) are set; the key's form
+  // Billing providers (docs/api.md "Billing handoff"): each is configured when its key(s) are set; the key's form
   // tells sandbox from live. Secrets: never logged, never answered. The *_API_BASE settings point
   // the provider's SDK elsewhere (tests: a local recording server).
   STRIPE_SECRET_KEY: secretToken(
@@ -172,7 +172,7 @@ export type Config = {
     publicPerMinute: number;
     backendPerMinute: number;
     signinPerMinute: number;
-    /** Invitations per email per minute (ARCHITECTURE.md 7: tight per email on invitation sends). */
+    /** Invitations per email per minute (docs/architecture.md section 7: tight per email on invitation sends). */
     invitationsPerMinute: number;
     /** Webhook replays per endpoint per minute (each may queue thousands of deliveries). */
     webhookReplaysPerMinute: number;
@@ -206,7 +206,7 @@ export type Config = {
   oidc: { signingAlg: 'RS256' | 'ES256' };
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
   session: { idleMs: number; absoluteMs: number };
-  /** Members of this engine group open the platform workspace (SPEC.md 1.4). */
+  /** Members of this engine group open the platform workspace (docs/authentik.md, "the platform admin group"). */
   platformAdminGroup: string;
   /** SUBSCRIPTION_UPGRADE_URL (may hold `{organizationId}`): a 402's upgradeUrl; null when unset. */
   subscriptionUpgradeUrl: string | null;

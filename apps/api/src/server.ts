@@ -237,7 +237,7 @@ async function startOn(
 }
 
 /**
- * EMAIL_DELIVERY_WORKER_ENABLED (SPEC.md 4.4, invitation email rule 3): due deliveries processed in
+ * EMAIL_DELIVERY_WORKER_ENABLED (docs/api.md "Invitations"): due deliveries processed in
  * this process every interval, besides the `email:dispatch` jobs. Not started without a provider.
  */
 function startEmailWorker(config: Config, services: AppServices): EmailBackgroundWorker | undefined {

@@ -5,7 +5,7 @@ import { createTRPCContext } from '@trpc/tanstack-react-query';
 
 /**
  * The console's one tRPC context. Pages read data with `useTRPC()` + `queryOptions` /
- * `mutationOptions` (STYLE.md 15); there is no bespoke hook per endpoint.
+ * `mutationOptions` (docs/conventions.md section 7); there is no bespoke hook per endpoint.
  */
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 

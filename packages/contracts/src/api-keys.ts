@@ -10,7 +10,7 @@ export const ZApiKeyStatus = z.enum(['active', 'revoked', 'expired']).meta({ id:
 export type TApiKeyStatus = z.infer<typeof ZApiKeyStatus>;
 
 /**
- * A tenant API key as every read shows it (SPEC.md 2.7: id, prefix, scopes, timestamps,
+ * A tenant API key as every read shows it (docs/architecture.md section 7: id, prefix, scopes, timestamps,
  * revocation state). Never the secret nor its hash: the secret is shown once, beside the key, on
  * create and rotate.
  */

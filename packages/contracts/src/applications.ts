@@ -4,7 +4,7 @@ import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 
 /**
  * Applications (projects) of an organization: what publishable and secret keys identify, with
- * the redirect and origin allowlists hosted sign-in and the setup context use (SPEC.md 2.1, 2.7).
+ * the redirect and origin allowlists hosted sign-in and the setup context use (docs/api.md "Applications").
  */
 
 /** `app_` + 20 base62: an application id. Anything else is a 400, never a lookup. */
@@ -406,7 +406,7 @@ export const ZCreateApplicationRequest = z.object({
 });
 export type TCreateApplicationRequest = z.infer<typeof ZCreateApplicationRequest>;
 
-/** The secret key is shown here once, beside the application (API.md). */
+/** The secret key is shown here once, beside the application (docs/api.md). */
 export const ZApplicationWithSecret = z
   .object({
     application: ZApplication,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ZListQuery, ZPage, ZSlug } from './lists.ts';
 import { ZUsageEventType } from './usage.ts';
 
-// Billing handoff (SPEC.md 1.5, 4.7). svc records which provider account an organization bills
+// Billing handoff (docs/api.md "Billing handoff"). svc records which provider account an organization bills
 // through, which provider item each usage event type maps to, and one sync log per usage event
 // and mapping. It never charges, invoices, taxes or refunds: the providers do.
 // Id shapes are written out (ids.ts draws random bytes at load; this module is also bundled into
@@ -78,7 +78,7 @@ export const ZBillingAdapterStatus = z
   .meta({ id: 'BillingAdapterStatus' });
 export type TBillingAdapterStatus = z.infer<typeof ZBillingAdapterStatus>;
 
-/** GET /v1/tenants/{id}/billing/providers (API.md). At most one record per provider: one page. */
+/** GET /v1/tenants/{id}/billing/providers (docs/api.md). At most one record per provider: one page. */
 export const ZBillingProvidersAnswer = z
   .object({ data: z.array(ZBillingProviderRecord), nextCursor: z.null(), adapters: z.array(ZBillingAdapterStatus) })
   .meta({ id: 'BillingProviders' });

@@ -22,7 +22,7 @@ export const ZEmailDeliveryMetadata = z
   .meta({ id: 'EmailDeliveryMetadata' });
 
 /**
- * An outbox entry as lists show it (SPEC.md 2.7): recipient, subject, status, attempt count,
+ * An outbox entry as lists show it (docs/architecture.md section 7): recipient, subject, status, attempt count,
  * timestamps and public metadata. Never the body (it holds the one-time invite link), the
  * provider's message id or error text, nor anything of the provider's configuration.
  */

@@ -1,7 +1,7 @@
 import type { Permission } from './permissions.ts';
 
 /**
- * The webhook event catalog (API.md). Names never change; the catalog may grow. An audit entry
+ * The webhook event catalog (docs/api.md). Names never change; the catalog may grow. An audit entry
  * whose action is one of these names also records an event and enqueues its deliveries, in the
  * same transaction (apps/api/src/modules/access/audit.ts).
  */

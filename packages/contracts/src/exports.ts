@@ -13,7 +13,7 @@ export const ZExportStatus = z.enum(['pending', 'running', 'completed', 'failed'
 export type TExportStatus = z.infer<typeof ZExportStatus>;
 
 /**
- * The sanitized export record (SPEC.md 2.7): never the snapshot itself (that is the download),
+ * The sanitized export record (docs/architecture.md section 7): never the snapshot itself (that is the download),
  * never who asked for it beyond the audit log, never an internal error text.
  */
 export const ZExport = z
@@ -41,7 +41,7 @@ export const ZCreateExportRequest = z.object({
 });
 export type TCreateExportRequest = z.infer<typeof ZCreateExportRequest>;
 
-/** 202 `{ export: { id, format, status } }` (API.md). */
+/** 202 `{ export: { id, format, status } }` (docs/api.md). */
 export const ZCreateExportResponse = z
   .object({ export: z.object({ id: z.string(), format: ZExportFormat, status: ZExportStatus }) })
   .meta({ id: 'CreatedExport' });

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-/** Every id prefix in one table (ARCHITECTURE.md section 5). */
+/** Every id prefix in one table (docs/architecture.md section 5). */
 export const ID_PREFIXES = {
   /** organizations are tenants */
   organization: 'ten',

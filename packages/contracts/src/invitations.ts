@@ -56,7 +56,7 @@ export const ZCreateInvitationRequest = z.object({
 export type TCreateInvitationRequest = z.infer<typeof ZCreateInvitationRequest>;
 
 /**
- * 201: the invitation, and beside it the token and link, shown this once (SPEC.md 2.7), and the
+ * 201: the invitation, and beside it the token and link, shown this once (docs/architecture.md section 7), and the
  * invitation email queued for it (id and status only), or null when email delivery is disabled.
  */
 export const ZCreateInvitationResponse = z
@@ -71,7 +71,7 @@ export const ZListInvitationsRequest = ZListQuery.extend({
 export type TListInvitationsRequest = z.infer<typeof ZListInvitationsRequest>;
 export const ZInvitationPage = ZPage(ZInvitation).meta({ id: 'InvitationPage' });
 
-/** POST /v1/invitations/{id}/revoke: `organization_slug` in the query (SPEC.md) or the body. */
+/** POST /v1/invitations/{id}/revoke: `organization_slug` in the query (docs/api.md) or the body. */
 export const ZRevokeInvitationRequest = z.object({ id: ZInvitationId, organization_slug: ZSlug.optional() });
 export type TRevokeInvitationRequest = z.infer<typeof ZRevokeInvitationRequest>;
 

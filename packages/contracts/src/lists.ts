@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Query of every list (API.md "General"): newest first, `limit` 1-200 (default 50), `cursor`. */
+/** Query of every list (docs/api.md): newest first, `limit` 1-200 (default 50), `cursor`. */
 export const ZListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** Opaque; the `nextCursor` of the previous page. */

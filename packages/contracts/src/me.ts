@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const ZWorkspace = z.object({ id: z.string(), slug: z.string(), name: z.string(), kind: z.enum(['platform', 'tenant']) });
 
-/** GET /v1/me (API.md): who the session belongs to and where it is. */
+/** GET /v1/me (docs/api.md): who the session belongs to and where it is. */
 export const ZMeResponse = z
   .object({
     user: z.object({ id: z.string(), email: z.string(), name: z.string() }),

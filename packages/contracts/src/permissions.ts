@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Every permission svc checks (API.md "Permissions"): `resource.action`. Roles are subsets of
+ * Every permission svc checks (docs/api.md "Tenants, members and permissions"): `resource.action`. Roles are subsets of
  * this list and tenant API-key scopes use the same strings. The catalog may grow; names never
  * change.
  */
@@ -71,7 +71,7 @@ const descriptions: Record<Permission, string> = {
 
 /**
  * Permissions only an org admin (or a platform admin) exercises, whatever role or key holds
- * them (SPEC.md 5.2: the admin control plane). A custom role may list them, but they do nothing
+ * them (docs/api.md "Tenants, members and permissions": the admin control plane). A custom role may list them, but they do nothing
  * for a member who is not an org admin; a tenant API key uses them only while its creator is an
  * org admin of its organization.
  */
@@ -103,7 +103,7 @@ export const ZPermissionList = z
 export const ZPermissionDescription = z.object({ name: ZPermission, description: z.string() }).meta({ id: 'PermissionDescription' });
 
 /** GET /v1/permissions. */
-/** GET /v1/permissions: a list like every other (API.md), whose one page is the whole catalog. */
+/** GET /v1/permissions: a list like every other (docs/api.md), whose one page is the whole catalog. */
 export const ZPermissionCatalog = z
   .object({ data: z.array(ZPermissionDescription), nextCursor: z.null().describe('always null: the catalog is one page') })
   .meta({ id: 'PermissionCatalog' });

@@ -97,7 +97,7 @@ export const ZServiceConfigResponse = z
     clientConfigUrl: z.url().describe('new integrations read GET /v1/client/config'),
     keyless: z.object({ enabled: z.boolean() }),
     engine: z.object({ kind: z.string(), issuer: z.url() }),
-    /** SPEC.md 2.6: hand-off routes of svc for what the engine owns. */
+    /** docs/architecture.md section 6: hand-off routes of svc for what the engine owns. */
     account: z.object({
       engine: z.string(),
       recoveryUrl: z.url(),

@@ -64,7 +64,7 @@ export const ZListSessionsRequest = ZListQuery.extend({
 export type TListSessionsRequest = z.infer<typeof ZListSessionsRequest>;
 
 /**
- * POST /v1/sessions/{id}/revoke?organization_slug=: `organization_slug` in the query (as SPEC.md
+ * POST /v1/sessions/{id}/revoke?organization_slug=: `organization_slug` in the query (as docs/api.md
  * writes it) or in the JSON body.
  */
 export const ZRevokeSessionRequest = z.object({ id: ZSessionId, organization_slug: ZSlug.optional() });

@@ -4,7 +4,7 @@ import { ZListQuery, ZName, ZPage, ZSlug } from './lists.ts';
 import { ZUsageEventType } from './usage.ts';
 
 /**
- * Subscription plans and the manual subscription model (SPEC.md 3, 4.9, 7, 8.4; API.md).
+ * Subscription plans and the manual subscription model (docs/api.md "Subscriptions").
  * Platform admins manage plans and set each organization's plan, seats and status; svc never
  * charges anyone. A blocked organization's mutating project, user, webhook and usage routes
  * answer 402 (apps/api/src/trpc/subscription-gate.ts); reads keep working.
@@ -114,7 +114,7 @@ export const ZSubscriptionPlan = z
     usageLimits: z.record(z.string(), z.number().int()),
     /** Percentages of each usage limit that record a usage.threshold_reached event (ascending; empty: none). */
     usageThresholds: z.array(z.number().int()),
-    /** Feature keys the plan includes, sorted (docs/authorization.md, "Checking a feature"). */
+    /** Feature keys the plan includes, sorted (docs/authorization.md "Features"). */
     features: z.array(z.string()),
     /** New organizations get this plan (exactly one plan is the default). */
     isDefault: z.boolean(),

@@ -65,7 +65,7 @@ export type TTenantListItem = z.infer<typeof ZTenantListItem>;
 export const ZTenantPage = ZPage(ZTenantListItem).meta({ id: 'TenantPage' });
 export type TTenantPage = z.infer<typeof ZTenantPage>;
 
-/** POST /v1/tenants (API.md): the slug is derived from the name when absent. */
+/** POST /v1/tenants (docs/api.md): the slug is derived from the name when absent. */
 export const ZCreateTenantRequest = z.object({ name: ZName, slug: ZSlug.optional() });
 export type TCreateTenantRequest = z.infer<typeof ZCreateTenantRequest>;
 

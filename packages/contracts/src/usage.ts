@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ZInstant, ZListQuery, ZOrganizationId, ZSlug } from './lists.ts';
 
-/** Most events one request may carry (API.md). */
+/** Most events one request may carry (docs/api.md). */
 export const MAX_USAGE_EVENTS_PER_REQUEST = 1000;
 /** Largest quantity of one event: bigger counts go in a coarser unit (KB rather than bytes). */
 export const MAX_USAGE_QUANTITY = 1_000_000_000;
@@ -130,7 +130,7 @@ const organizationSlug = ZSlug.optional().describe(
 );
 
 /**
- * POST /v1/usage/events and POST /v1/usage-events (API.md): one event at the top level, or
+ * POST /v1/usage/events and POST /v1/usage-events (docs/api.md): one event at the top level, or
  * `{ events: [...] }` with 1-1000 events whose idempotency keys differ. One object schema (the
  * REST adapter documents object bodies only), so the rules between its fields are checked here.
  */

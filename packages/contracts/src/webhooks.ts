@@ -89,7 +89,7 @@ export const ZWebhookDescription = z.string().trim().max(500, 'at most 500 chara
 export const ZWebhookDisabledReason = z.enum(['manual', 'gone']).meta({ id: 'WebhookDisabledReason' });
 
 /**
- * A webhook endpoint as every read shows it. Never the signing secret (SPEC.md 5.5): it is shown
+ * A webhook endpoint as every read shows it. Never the signing secret (docs/architecture.md section 5): it is shown
  * once, beside the endpoint, on create and on rotate.
  */
 export const ZWebhookEndpoint = z
@@ -164,12 +164,12 @@ export type TUpdateWebhookEndpointRequest = z.infer<typeof ZUpdateWebhookEndpoin
 export const ZDeletedWebhookEndpoint = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'DeletedWebhookEndpoint' });
 export type TDeletedWebhookEndpoint = z.infer<typeof ZDeletedWebhookEndpoint>;
 
-/** pending and retrying are due work; failed and succeeded are final (API.md). */
+/** pending and retrying are due work; failed and succeeded are final (docs/api.md). */
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'failed', 'succeeded'] as const;
 export const ZWebhookDeliveryStatus = z.enum(WEBHOOK_DELIVERY_STATUSES).meta({ id: 'WebhookDeliveryStatus' });
 export type TWebhookDeliveryStatus = z.infer<typeof ZWebhookDeliveryStatus>;
 
-/** One event to one endpoint: its state, never a signature or a secret (SPEC.md 2.7). */
+/** One event to one endpoint: its state, never a signature or a secret (docs/architecture.md section 7). */
 export const ZWebhookDelivery = z
   .object({
     id: z.string(),

@@ -1,4 +1,4 @@
--- The audit log is append-only (ARCHITECTURE.md section 5): entries are evidence, so neither an
+-- The audit log is append-only (docs/architecture.md section 5): entries are evidence, so neither an
 -- application bug nor a compromised API process may rewrite or erase them. TRUNCATE is refused
 -- too. Removing entries (retention) is an operator's deliberate act: drop the trigger first.
 CREATE FUNCTION svc_audit_logs_append_only() RETURNS trigger LANGUAGE plpgsql AS $$

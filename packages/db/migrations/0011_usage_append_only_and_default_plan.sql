@@ -1,4 +1,4 @@
--- Usage events are append-only (SPEC.md 1.1, 8.2): an event once recorded is never rewritten or
+-- Usage events are append-only (docs/api.md "Usage"): an event once recorded is never rewritten or
 -- removed by the application. The one exception is the organization's own deletion, whose cascade
 -- removes its events: the row is deletable once its organization no longer exists.
 CREATE FUNCTION svc_usage_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -16,7 +16,7 @@ CREATE TRIGGER usage_events_append_only BEFORE UPDATE OR DELETE ON usage_events
 CREATE TRIGGER usage_events_no_truncate BEFORE TRUNCATE ON usage_events
   FOR EACH STATEMENT EXECUTE FUNCTION svc_usage_events_append_only();
 --> statement-breakpoint
--- A fresh installation has a default plan `free` (10 seats, no usage limits) unless one exists (API.md).
+-- A fresh installation has a default plan `free` (10 seats, no usage limits) unless one exists (docs/api.md).
 INSERT INTO subscription_plans (id, key, name, seat_limit, usage_limits, is_default)
 SELECT 'pln_' || substr(md5(random()::text || clock_timestamp()::text), 1, 20), 'free', 'Free', 10, '{}'::jsonb, 'yes'
 WHERE NOT EXISTS (SELECT 1 FROM subscription_plans WHERE is_default = 'yes')

@@ -3,7 +3,7 @@ import { ID_PREFIXES, type IdKind, isIdOf } from '@svc/contracts/ids';
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 
 /**
- * Keyset pagination (API.md lists: newest first, `{ data, nextCursor }`). A cursor names the
+ * Keyset pagination (docs/api.md lists: newest first, `{ data, nextCursor }`). A cursor names the
  * last row of a page by (created_at, id) and the list it came from; the next page is the rows
  * strictly after it, found through an index on (…, created_at desc, id desc), so page 100 costs
  * what page 1 costs. The `scope` (organization and filters) is inside the cursor: a cursor

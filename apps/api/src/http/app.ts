@@ -29,7 +29,7 @@ function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): R
     : {};
 }
 
-/** The Express application in ARCHITECTURE.md section 3's middleware order. */
+/** The Express application in docs/architecture.md section 3's middleware order. */
 export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLimiter): express.Express {
   const { config, logger } = services;
   const app = express();

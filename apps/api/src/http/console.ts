@@ -9,7 +9,7 @@ import { sendError } from './errors.ts';
 export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist', import.meta.url));
 
 /**
- * Serves the console's production build under /auth/console (SPEC.md 4.3).
+ * Serves the console's production build under /auth/console (README.md "Sign-in").
  *
  * - `/auth/console/assets/*` is public: Vite's content-hashed JS and CSS, the same bytes for
  *   everyone and holding no user data (what a user may see comes from /trpc, which checks the

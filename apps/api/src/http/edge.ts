@@ -76,7 +76,7 @@ export function normalizePath(rawPath: string): string {
 }
 
 /**
- * What every request goes through before any route, in ARCHITECTURE.md section 3's order:
+ * What every request goes through before any route, in docs/architecture.md section 3's order:
  * request id, access log, security headers, CORS (public routes), NUL in the URL, body-size cap,
  * rate limit.
  * Plain functions over Node's req/res, so the Express app and the routes served before it run the
@@ -124,7 +124,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
 
   /**
    * A well-formed secret key of an existing application spends that application's budget on
-   * backend routes; a live tenant API key spends its own on any API route (ARCHITECTURE.md 7,
+   * backend routes; a live tenant API key spends its own on any API route (docs/architecture.md section 7,
    * "per key on backend routes": a service calling the control plane with its key is a backend).
    * Anything else, including a made-up, revoked or expired key, spends the client IP's, so nobody
    * mints fresh budgets by inventing keys. A key is looked up first (applications: cached;

@@ -69,7 +69,7 @@ export function pagesRouter(services: AppServices): Router {
       }),
     );
   };
-  // SPEC.md 4.3: /sign-in and /sign-up are compatibility aliases.
+  // README.md "Sign-in": /sign-in and /sign-up are compatibility aliases.
   r.get(['/signin', '/sign-in'], hosted('signin'));
   r.get(['/signup', '/sign-up'], hosted('signup'));
   return r;

@@ -124,7 +124,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * `/v1`: every procedure whose meta declares `openapi`, served over plain Node HTTP before
- * Express. One thin way through for every route, in ARCHITECTURE.md section 3's order: the edge
+ * Express. One thin way through for every route, in docs/architecture.md section 3's order: the edge
  * (request id, log, headers, CORS, rate limit), the CSRF rule, the input (query string for GET
  * and DELETE, a JSON body otherwise, path parameters over both), then the procedure itself,
  * which is the route's one definition (/trpc serves the same procedure): its middleware

@@ -12,7 +12,7 @@ import type { SubscriptionRule } from './subscription-gate.ts';
 export type AuthKind = 'none' | 'publishableKey' | 'secretKey' | 'session' | 'sessionOrApiKey';
 export type Meta = OpenApiMeta & {
   auth?: AuthKind;
-  /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (API.md). */
+  /** HTTP status of a successful `/v1` answer (default 200): 201 for creates (docs/api.md). */
   successStatus?: 201 | 202;
   /**
    * The route creates only sometimes (an upsert, a replayed idempotency key): `successStatus`

@@ -44,7 +44,7 @@ export const sessionProcedure = publicProcedure.meta({ auth: 'session' }).use(as
 });
 
 /**
- * Control-plane procedures (SPEC.md 4.4, 4.5): a session cookie, or a tenant API key as
+ * Control-plane procedures (docs/api.md "Tenants, members and permissions"): a session cookie, or a tenant API key as
  * `Authorization: Bearer sk_live_...`; anonymous gets 401. What the caller may do in which
  * organization is decided per procedure by `authorize` (modules/access).
  */
@@ -91,7 +91,7 @@ export const platformProcedure = userControlProcedure.use(async ({ ctx, next }) 
 });
 
 /**
- * SPEC.md writes some POST routes with `?organization_slug=` in the query (e.g.
+ * docs/api.md writes some POST routes with `?organization_slug=` in the query (e.g.
  * POST /v1/invitations/{id}/revoke), but the REST adapter builds a POST's input from the body and
  * the path only. This procedure also takes the query's `organization_slug`, as if it were in the
  * body; sent in both places with different values it is a 400 rather than a guess.

@@ -3,7 +3,7 @@ import { refuseWhenBlocked } from '../modules/subscriptions/enforce.ts';
 import type { SeatEffect } from '../modules/subscriptions/rules.ts';
 
 /**
- * A route's part in the subscription rule (SPEC.md 3, 7, 8.4), declared in its meta:
+ * A route's part in the subscription rule (docs/api.md "The 402 rule"), declared in its meta:
  * `.meta({ openapi, subscription: { ... } })`. Every mutating project (application), user,
  * webhook and usage route declares it; `subscription-gate.test.ts` walks those routes and fails
  * for one that does not.

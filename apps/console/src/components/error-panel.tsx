@@ -11,7 +11,7 @@ type ErrorPanelProps = {
 };
 
 /**
- * 402 is the subscription rule (SPEC.md 7), never a bug or a payment form: what each code means
+ * 402 is the subscription rule (docs/api.md "The 402 rule"), never a bug or a payment form: what each code means
  * for the admin, and what they can do about it.
  */
 const SUBSCRIPTION_PROBLEMS: Record<string, { headline: string; help: string }> = {

@@ -2,7 +2,7 @@ import * as z from 'zod';
 
 /**
  * The console's words for schema issues, installed once (main.tsx) for every form: the forms
- * validate with the contracts' own schemas (STYLE.md 3), whose default messages are written for
+ * validate with the contracts' own schemas (docs/conventions.md section 1), whose default messages are written for
  * API clients ("Too small: expected string to have >=1 characters"); an admin reads "Enter a
  * name." under the field instead. A message a schema sets itself (e.g. "Choose at least one
  * scope.") outranks this map, as zod ranks them; an issue this map has no words for keeps zod's.

@@ -13,7 +13,7 @@ export type BillingSyncLogRow = typeof billingSyncLogs.$inferSelect;
 /** A sync log with what its mapping says (event type, provider item), as the lists show it. */
 export type BillingSyncLogView = BillingSyncLogRow & { eventType: string; providerItemId: string };
 
-// Billing handoff records, mappings and sync logs (SPEC.md 4.7). Every statement carries the
+// Billing handoff records, mappings and sync logs (docs/api.md "Billing handoff"). Every statement carries the
 // tenant predicate, except `findBillingSyncLogTenant` (how the tenant of an id from the request is
 // learnt, before the caller is authorized there) and the sync task's claim, which serves every
 // organization and joins each row to its own organization's mapping, event and connection.

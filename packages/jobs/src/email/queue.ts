@@ -6,7 +6,7 @@ import { emailBodyContext } from './process.ts';
 import type { EmailContent } from './template.ts';
 
 /**
- * Puts an invitation email in the outbox through the invitation's transaction (ARCHITECTURE.md
+ * Puts an invitation email in the outbox through the invitation's transaction (docs/architecture.md
  * section 5): the body, which holds the one-time link, sealed to this row; the subject and the
  * public metadata in clear; the dispatcher woken in the same transaction.
  */

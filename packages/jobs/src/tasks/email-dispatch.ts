@@ -10,7 +10,7 @@ const RUN_BUDGET_MS = 30_000;
 
 /**
  * `email:dispatch`: sends the invitation emails that are due. The outbox row owns the state
- * (ARCHITECTURE.md section 5), so the job carries nothing and any run on any worker may do the
+ * (docs/architecture.md section 5), so the job carries nothing and any run on any worker may do the
  * work; a run that finds nothing due costs one statement. Queued by an invitation (now), by a
  * failed attempt (at its retry time) and by every claim (at the end of its lease, in case the
  * claimer dies mid-send).

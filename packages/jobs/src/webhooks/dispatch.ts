@@ -20,7 +20,7 @@ import { webhookBody, webhookHeaders } from './signing.ts';
 
 /**
  * The webhook delivery engine: the `webhooks:dispatch` task. The delivery row owns the state
- * (ARCHITECTURE.md section 5), so the job itself carries nothing: any run, on any worker,
+ * (docs/architecture.md section 5), so the job itself carries nothing: any run, on any worker,
  * claims whatever is due, sends it, records the attempts, and schedules the next run. Runs are
  * cheap to repeat: a run that finds nothing due does two statements.
  *

@@ -4,7 +4,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { checkWebhookUrlShape, guardedLookup, judgeHost } from './ssrf.ts';
 
 /**
- * One webhook POST, bounded in every direction a receiver can push back (ARCHITECTURE.md
+ * One webhook POST, bounded in every direction a receiver can push back (docs/architecture.md
  * section 7): only addresses the SSRF rules allow (checked on the address actually connected
  * to), no redirects followed, one deadline for connect + headers + body, and at most
  * MAX_RESPONSE_BYTES of the answer read before the connection is cut, of which only the first

@@ -12,7 +12,7 @@ export type RequestMeta = { ipAddress: string | null; userAgent: string | null; 
 export type AuditEntry = {
   /** The organization acted on (null for platform-level actions). */
   tenantId: string | null;
-  /** `resource.verb`, the event catalog's names where one exists (API.md). */
+  /** `resource.verb`, the event catalog's names where one exists (docs/api.md). */
   action: string;
   target: { type: string; id: string | null };
   /** What changed, in safe terms; redacted again on the way in. */
@@ -30,7 +30,7 @@ const SECRET_NAME = /secret|token|password|hash|cookie|cipher|authorization|cred
 const SECRET_VALUE = /\b(sk_live_|whsec_)[0-9A-Za-z+/=_-]+/g;
 
 /**
- * Defence in depth for audit summaries (ARCHITECTURE.md section 7): fields named like secrets are
+ * Defence in depth for audit summaries (docs/architecture.md section 7): fields named like secrets are
  * replaced, secret-shaped values are masked wherever they appear, strings are capped.
  */
 export function redact(value: unknown, depth = 0): unknown {
@@ -71,7 +71,7 @@ function actorOf(principal: Principal | null): {
 
 /**
  * Appends the audit entry of a mutation; call it inside the mutation's transaction. When the
- * action is in the webhook event catalog (API.md) and names an organization, the same
+ * action is in the webhook event catalog (docs/api.md) and names an organization, the same
  * transaction also records the event and queues a delivery per subscribed endpoint, so every
  * audited mutation with an event type emits exactly one event, committed or rolled back with it.
  * Returns that event, if one was recorded.

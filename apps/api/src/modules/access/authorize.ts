@@ -37,7 +37,7 @@ export type Principal = UserPrincipal | ApiKeyPrincipal;
  * Which organization a request acts on, as the caller named it: by id (`/tenants/{id}`), by
  * `organization_slug`, or neither (the session's workspace, or an API key's organization).
  * Unchecked until `authorize` has answered: nothing may be read or written with it before
- * (STYLE.md 6).
+ * (docs/conventions.md section 1).
  */
 export type UntrustedOrganizationRef = { id?: string; slug?: string };
 
@@ -163,7 +163,7 @@ export async function permissionsOfRole(db: DbOrTx, tenantId: string, roleKey: s
  * Order matters for what an outsider learns: an organization the caller cannot see answers 404
  * exactly like one that does not exist (whatever the permission); only a member learns of a
  * missing permission (403); in between, the procedure's `organizationGuard` judges the
- * organization (a 402 of the subscription rule). `adminOnly` adds SPEC.md 5.2's rule for admin control-plane
+ * organization (a 402 of the subscription rule). `adminOnly` adds the rule for admin control-plane
  * mutations: the org_admin role, not just the permission; it holds for every permission in
  * ADMIN_ONLY_PERMISSIONS whether or not the route says so, and for every credential: an API key
  * meets it only while its creator is an org admin (or platform admin) of the organization.

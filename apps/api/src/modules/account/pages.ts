@@ -1,7 +1,7 @@
 import type { TMeResponse } from '@svc/contracts/me';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 
-/** The engine's account flows (SPEC.md 1.2), each a svc hand-off route that comes back here. */
+/** The engine's account flows (docs/architecture.md section 6), each a svc hand-off route that comes back here. */
 const ACCOUNT_LINKS = [
   { href: '/auth/recovery', label: 'Change or reset your password', testId: 'account-recovery' },
   { href: '/auth/verify-email', label: 'Verify your email', testId: 'account-verify-email' },

@@ -11,7 +11,7 @@ export function signInLocation(returnTo: string, publicUrl: string): string {
 }
 
 /**
- * The session behind a protected hosted page (SPEC.md 4.3: /auth/console, /user). Anonymous
+ * The session behind a protected hosted page (README.md "Sign-in": /auth/console, /user). Anonymous
  * requests (no cookie, or an unknown, revoked or expired session) are answered here with a 303 to
  * hosted sign-in that returns to the page and query asked for, and get null.
  */

@@ -4,7 +4,7 @@ import { describeMe } from '../me/service.ts';
 import { accountPage } from './pages.ts';
 import { pageSessionOrSignIn } from './require-session.ts';
 
-/** /user (SPEC.md 4.3): the hosted account page; anonymous requests go to hosted sign-in. */
+/** /user (README.md "Sign-in"): the hosted account page; anonymous requests go to hosted sign-in. */
 export function accountRouter(services: AppServices): Router {
   const r = Router();
   r.get('/user', async (req, res) => {

@@ -26,7 +26,7 @@ function request(base: string, path: string, opts: { headers?: Record<string, st
 const scopeOf = (reply: Reply) => /^"(public|backend)";/.exec(String(reply.headers.ratelimit ?? ''))?.[1];
 
 /**
- * ARCHITECTURE.md 7: "per key on backend routes". A service calling the control plane with a
+ * docs/architecture.md section 7: "per key on backend routes". A service calling the control plane with a
  * tenant API key spends that key's budget (RATE_LIMIT_BACKEND_PER_MINUTE), not its IP's public
  * one; a key that does not authenticate (unknown, revoked, expired) earns no budget of its own.
  */

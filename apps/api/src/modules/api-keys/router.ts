@@ -11,7 +11,7 @@ import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
 
 /**
- * Tenant API keys (SPEC.md 4.5). Create and rotate hand out a raw secret, so only a signed-in
+ * Tenant API keys (docs/api.md "API keys"). Create and rotate hand out a raw secret, so only a signed-in
  * person may call them: a key that could mint or re-secret keys would be a privilege escalation
  * (a key rotating a broader key would obtain its secret). Listing and revoking are open to keys
  * with the scope (a leaked key can be revoked by a sibling service).

@@ -39,7 +39,7 @@ export function statusOf(row: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = 
   return row.expiresAt && row.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active';
 }
 
-/** The safe view of a key row: never the hash (SPEC.md 2.7, 5.5). */
+/** The safe view of a key row: never the hash (docs/architecture.md section 5). */
 export function toApiKey(row: ApiKeyRow, now = new Date()): TApiKey {
   return {
     id: row.id,

@@ -35,7 +35,7 @@ export class OidcError extends Error {
 }
 
 /**
- * svc as an OIDC relying party (ARCHITECTURE.md section 6): arctic runs the authorization-code
+ * svc as an OIDC relying party (docs/architecture.md section 6): arctic runs the authorization-code
  * flow with PKCE (S256); jose verifies the ID token (signature against the engine's JWKS, iss,
  * aud, exp), then we check azp (when present or when there are several audiences) and our
  * nonce. arctic only decodes ID tokens: no claim is trusted before jose has verified it.

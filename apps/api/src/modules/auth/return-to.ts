@@ -1,5 +1,5 @@
 /**
- * Where a hand-off may send the browser back to (ARCHITECTURE.md section 6): a path on svc's own
+ * Where a hand-off may send the browser back to (docs/architecture.md section 6): a path on svc's own
  * origin, or a URL exactly in the application's redirect allowlist. Everything is parsed once,
  * with WHATWG URL against svc's origin, and the serialized result is what is checked and returned.
  * Anything else falls back to `fallback`.

@@ -23,7 +23,7 @@ function one(value: unknown): string | undefined {
 }
 
 /**
- * Hosted sign-in and its engine hand-offs (SPEC.md 4.3, ARCHITECTURE.md section 6). svc never
+ * Hosted sign-in and its engine hand-offs (README.md "Sign-in", docs/architecture.md section 6). svc never
  * sees a password: every route here ends at the engine or comes back from it.
  */
 export function authRouter(services: AppServices, limiter: RateLimiter): Router {
@@ -114,7 +114,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     await startHandOff(req, res, handOff, loginHint || undefined);
   });
 
-  // Account hand-offs (SPEC.md 1.2): the engine runs recovery, verification, MFA and passkey
+  // Account hand-offs (docs/architecture.md section 6): the engine runs recovery, verification, MFA and passkey
   // setup; svc only starts a fresh authorization so the user comes back signed in, to return_to.
   const ACCOUNT_HAND_OFFS: [string, HandOff][] = [
     ['/auth/recovery', 'recovery'],

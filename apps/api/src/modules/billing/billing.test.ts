@@ -196,7 +196,7 @@ describe('/v1/billing/mappings', () => {
     const { org, admin } = await adminOf();
     const body = { organization_slug: org.slug, provider: 'stripe', eventType: 'api.request', providerItemId: 'api_requests' };
     const created = await call('POST', '/v1/billing/mappings', { cookie: admin.cookie, body });
-    // API.md: 201 when it created the mapping, 200 when it re-pointed it.
+    // docs/api.md: 201 when it created the mapping, 200 when it re-pointed it.
     expect(created.status, created.text).toBe(201);
     expect(created.json).toEqual({
       created: true,

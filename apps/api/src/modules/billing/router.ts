@@ -21,7 +21,7 @@ import { connectProvider, createProvider, listMappings, listProviders, listSyncL
 const tags = ['billing'];
 
 /**
- * Billing handoff (SPEC.md 4.7): provider records, event-type mappings and sync logs. Reads need
+ * Billing handoff (docs/api.md "Billing handoff"): provider records, event-type mappings and sync logs. Reads need
  * billing.read, changes billing.manage (and, for a person, the org_admin role). Tenant API keys
  * with the scope may call every route. No answer carries a provider key.
  */

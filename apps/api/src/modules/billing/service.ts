@@ -41,7 +41,7 @@ import { type Access, authorize, type UntrustedOrganizationRef } from '../access
 import { authorizeRecord } from '../access/authorize-record.ts';
 import type { Principal } from '../access/principal.ts';
 
-// Billing handoff (SPEC.md 1.5, 4.7). Reads need billing.read; changes need billing.manage (and,
+// Billing handoff (docs/api.md "Billing handoff"). Reads need billing.read; changes need billing.manage (and,
 // for a person, the org_admin role). Nothing here holds or answers a provider key: adapter status
 // is derived from the environment and says only configured / sandbox / live.
 
@@ -237,7 +237,7 @@ export async function listMappings(db: Db, principal: Principal, input: TListBil
 }
 
 /**
- * GET /v1/billing/sync-logs?tenant_id=: the organization named by `tenant_id` (SPEC.md), else by
+ * GET /v1/billing/sync-logs?tenant_id=: the organization named by `tenant_id` (docs/api.md), else by
  * `organization_slug`, else the caller's; both given must name the same one.
  */
 export async function listSyncLogs(db: Db, principal: Principal, input: TListBillingSyncLogsRequest): Promise<TBillingSyncLogPage> {

@@ -4,7 +4,7 @@ import type { Config } from '../../env.ts';
 import { keylessClaimUrl } from '../applications/claim.ts';
 import type { ResolvedApplication } from '../applications/resolve.ts';
 
-/** The OAuth block of SPEC.md 2.5: shared development credentials, customer-owned in production. */
+/** The OAuth block of docs/api.md "Applications": shared development credentials, customer-owned in production. */
 export function oauthBlock(socialProvider: string, productionProvider: string | undefined): TClientConfigResponse['oauth'] {
   return {
     sharedDevelopment: { mode: 'shared_development', provider: socialProvider, credentialsRequired: false },

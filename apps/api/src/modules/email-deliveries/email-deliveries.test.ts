@@ -19,7 +19,7 @@ import { MATRIX } from './email-deliveries.matrix.ts';
 type Json = Record<string, any>;
 type Reply = { status: number; body: Json; text: string };
 
-/** Exactly what a listed delivery may show (SPEC.md 2.7). */
+/** Exactly what a listed delivery may show (docs/architecture.md section 7). */
 const DELIVERY_KEYS = [
   'attemptCount',
   'createdAt',

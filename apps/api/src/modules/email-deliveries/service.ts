@@ -15,7 +15,7 @@ import { authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 
 /**
- * The one place a delivery row becomes an answer (SPEC.md 2.7): the body, the provider's message
+ * The one place a delivery row becomes an answer (docs/architecture.md section 7): the body, the provider's message
  * id and error text are not even read, and metadata keeps only its public keys.
  */
 export function toEmailDelivery(row: EmailDeliveryRow): TEmailDelivery {

@@ -243,8 +243,8 @@ export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink)
 }
 
 /**
- * GET /v1/exports/{id}/download (SPEC.md 4.8). A plain Express route, because a procedure
- * cannot stream (ARCHITECTURE.md 3); mounted before `/v1`. The same callers as the export's
+ * GET /v1/exports/{id}/download (docs/api.md "Exports"). A plain Express route, because a procedure
+ * cannot stream (docs/architecture.md section 3); mounted before `/v1`. The same callers as the export's
  * procedures (session cookie or tenant API key, `exports.create`, org admins) and the same
  * answers: 401, 404 for another organization's export, 403, then 409 export_not_ready or
  * export_failed. The edge has already applied the rate limit. The body is JSON or CSV

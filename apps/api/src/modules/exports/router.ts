@@ -6,7 +6,7 @@ import { createExport, getExport, listExports } from './service.ts';
 const tags = ['exports'];
 
 /**
- * Exports (SPEC.md 4.8). Every route needs `exports.create` (and, for a person, org_admin); the
+ * Exports (docs/api.md "Exports"). Every route needs `exports.create` (and, for a person, org_admin); the
  * download is a plain Express route (download.ts): a procedure cannot stream.
  */
 export const exportsRouter = router({

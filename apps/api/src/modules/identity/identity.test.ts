@@ -23,7 +23,7 @@ function identity(overrides: Partial<EngineIdentity> = {}): EngineIdentity {
   return { subject: `sub-${id}`, email: `User.${id}@Example.com`, emailVerified: true, name: 'Ada', groups: [], ...overrides };
 }
 
-describe('sign-in outcome (SPEC.md 1.4)', () => {
+describe('sign-in outcome (docs/authentik.md, "the platform admin group")', () => {
   it('a first sign-in creates one tenant workspace with the user as org admin; later sign-ins reuse it', async () => {
     const who = identity();
     const first = await signInFromEngine(database.db, who, opts);

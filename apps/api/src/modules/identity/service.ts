@@ -32,7 +32,7 @@ export const PLATFORM_ORGANIZATION_SLUG = 'platform';
 const ENGINE_SIGN_IN: RequestMeta = { ipAddress: null, userAgent: null, requestId: 'engine-sign-in' };
 
 /**
- * SPEC.md 1.4: a member of the platform admin group opens the platform workspace; anyone else
+ * docs/authentik.md, "the platform admin group": a member of the platform admin group opens the platform workspace; anyone else
  * gets a tenant workspace on first sign-in, with the org admin role, exactly once however many
  * callbacks race (a per-user advisory lock serialises them; the second finds the membership).
  * Only active memberships count as the user's workspace: an organization that added them

@@ -3,7 +3,7 @@ import type { AppServices } from '../../context.ts';
 import { spendBudget } from '../../http/rate-limit.ts';
 
 /**
- * The per-email budget of invitation sends (ARCHITECTURE.md 7: "tight per email on ... invitation
+ * The per-email budget of invitation sends (docs/architecture.md section 7: "tight per email on ... invitation
  * sends"): RATE_LIMIT_INVITATIONS_PER_MINUTE per address per minute, counted across all
  * organizations (key `invite:<email>`), so nobody can use svc to flood one inbox however many
  * workspaces they open. A spent budget answers 429 `rate_limited` with Retry-After.

@@ -48,14 +48,14 @@ export type InvitationSettings = {
   publicUrl: string;
   ttlMs: number;
   /**
-   * Spends one of the email's invitation sends (ARCHITECTURE.md 7), throwing `rate_limited` when
+   * Spends one of the email's invitation sends (docs/architecture.md section 7), throwing `rate_limited` when
    * none is left. Called after authorization and the duplicate check, so refused requests spend
    * nobody's budget.
    */
   throttle: (email: string) => Promise<void>;
   /**
    * With email delivery enabled (EMAIL_ENABLED and a provider), the invitation email is queued in
-   * the outbox in the invitation's transaction (SPEC.md 4.4, invitation email rule 1). Null: no
+   * the outbox in the invitation's transaction (docs/api.md "Invitations"). Null: no
    * provider, so nothing is queued or recorded, and the admin copies the link by hand (rule 2).
    */
   email: { secretBox: SecretBox } | null;

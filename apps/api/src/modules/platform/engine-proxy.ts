@@ -8,7 +8,7 @@ import { MAX_ENGINE_QUERY_CHARS, matchEngineProxyPath } from './engine-allowlist
 import { callEngineAdminApi } from './engine-client.ts';
 
 /**
- * `/v1/platform/engine/*` (SPEC.md 5, rule 3): platform admins read an allowlist of the engine's
+ * `/v1/platform/engine/*` (docs/architecture.md section 7): platform admins read an allowlist of the engine's
  * admin API (engine-allowlist.ts) through svc, which adds the server-side ENGINE_ADMIN_TOKEN.
  *
  * The order of checks is the security property. Who the caller is comes first: anonymous is 401,

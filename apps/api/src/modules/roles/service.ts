@@ -53,7 +53,7 @@ export function toRole(row: RoleRow): TRole {
     id: row.id,
     key: row.key,
     name: row.name,
-    // Names never leave the catalog (API.md); a stray one would fail the answer's schema.
+    // Names never leave the catalog (docs/api.md); a stray one would fail the answer's schema.
     permissions: row.permissions.filter((p): p is Permission => KNOWN.has(p)),
     productPermissions: row.productPermissions,
     system: false,

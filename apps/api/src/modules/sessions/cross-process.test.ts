@@ -9,7 +9,7 @@ import { seedOrganization, seedSignedIn } from '../../../../../test/support/tena
 import { createSession } from '../session-store/service.ts';
 
 /**
- * An admin's revocation or suspension must hold on every API process at once (ARCHITECTURE.md
+ * An admin's revocation or suspension must hold on every API process at once (docs/architecture.md
  * section 1: nothing of one process is needed by another): two real `svc serve` processes on one
  * database, the admin acts on A, and the very next request on B is refused, with no wait or retry.
  */

@@ -167,7 +167,7 @@ function toEnvVar(spec: EnvVarSpec, values: Record<PublicValue, string>, note: s
 }
 
 /**
- * Builds the GET /v1/setup/agent-context answer (SPEC.md 4.2). Pure: the caller resolves the
+ * Builds the GET /v1/setup/agent-context answer (docs/api.md "Setup context for coding agents"). Pure: the caller resolves the
  * application from the publishable key (or keyless mode) and passes the public fields.
  */
 export function buildAgentContext(input: AgentContextInput): TAgentContextResponse {

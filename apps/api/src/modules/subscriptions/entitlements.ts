@@ -4,8 +4,8 @@ import { type EntitlementTermsRow, findEntitlementTerms, findSubscriptionState }
 import { usagePeriod } from './rules.ts';
 
 /**
- * What an organization's subscription entitles it to (docs/authorization.md, "Checking a
- * feature"): the plan's key, the subscription's status, and the plan's features while the
+ * What an organization's subscription entitles it to (docs/authorization.md
+ * "Features"): the plan's key, the subscription's status, and the plan's features while the
  * subscription is in good standing (`active` or `trialing`, the statuses the 402 rule lets
  * through). An inactive, cancelled or expired subscription keeps its plan and status but
  * entitles to no feature, so an API gating on `features` refuses it without knowing the statuses.

@@ -15,7 +15,7 @@ import { createPlan, getSubscription, listPlans, updatePlan, updateSubscriptionF
 const tags = ['subscriptions'];
 const PLATFORM_ONLY = 'Platform admins only (anyone else signed in gets 403 forbidden; an API key 403).';
 
-/** Subscription plans and the manual subscription model (SPEC.md 4.9; the 402 rule is trpc/subscription-gate.ts). */
+/** Subscription plans and the manual subscription model (docs/api.md "Subscriptions"; the 402 rule is trpc/subscription-gate.ts). */
 export const subscriptionsRouter = router({
   plan: router({
     list: controlProcedure

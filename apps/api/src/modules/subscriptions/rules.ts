@@ -3,7 +3,7 @@ import { BLOCKING_STATUSES, SEATS_LIMIT, type TSubscriptionBlock, type TSubscrip
 import type { SubscriptionStateRow } from '@svc/db/queries/subscriptions';
 
 /**
- * The subscription rule (SPEC.md 3, 7, 8.4), as one pure function: the middleware that guards
+ * The subscription rule (docs/api.md "The 402 rule"), as one pure function: the middleware that guards
  * mutating project, user, webhook and usage routes (trpc/subscription-gate.ts) and the
  * subscription view's `blocked` field both call it, so what the console announces is what the
  * routes answer.

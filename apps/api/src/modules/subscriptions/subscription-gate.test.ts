@@ -19,7 +19,7 @@ import type { Meta } from '../../trpc/init.ts';
 import { appRouter } from '../../trpc/router.ts';
 
 /**
- * The subscription rule (SPEC.md 3, 7, 8.4) walked over EVERY mutating route of the four families
+ * The subscription rule (docs/api.md "The 402 rule") walked over EVERY mutating route of the four families
  * it covers: project (application), user, webhook and usage routes. The routes come from the
  * served OpenAPI document (by path and by tag), so a new mutating route in those families is
  * walked as soon as it exists: without the rule it answers 2xx where 402 is expected, and the

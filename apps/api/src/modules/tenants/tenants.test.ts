@@ -31,7 +31,7 @@ function call(method: string, path: string, opts: Caller & { body?: unknown } = 
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
       ...(opts.authorization ? { authorization: opts.authorization } : {}),
-      // Mutations go as a browser sends them: JSON from our origin (API.md).
+      // Mutations go as a browser sends them: JSON from our origin (docs/api.md).
       ...(method !== 'GET' ? { 'content-type': 'application/json', origin: server.services.config.publicUrl } : {}),
     },
     body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,

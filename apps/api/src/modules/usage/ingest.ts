@@ -21,7 +21,7 @@ import { NO_SESSION_MESSAGE, sessionOf } from '../auth/current-session.ts';
 import { type PreparedEvent, type UsageActor, UsageIngester } from './ingester.ts';
 
 /**
- * Who may record usage (SPEC.md 4.6, 5: "cookie or sk"): an application's secret key (its
+ * Who may record usage (docs/api.md "Usage"): an application's secret key (its
  * organization), a tenant API key with usage.write (its organization), or a signed-in user with
  * usage.write in the organization named by organization_slug (default: the active workspace).
  */

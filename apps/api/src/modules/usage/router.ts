@@ -15,7 +15,7 @@ import { ingestUsage, usageWriterOf } from './ingest.ts';
 import { getUsageCounters, getUsageSummary, listUsageEvents } from './service.ts';
 
 /**
- * Usage writers (SPEC.md 4.6, 5): an application secret key, a tenant API key with usage.write,
+ * Usage writers (docs/api.md "Usage"): an application secret key, a tenant API key with usage.write,
  * or a session with usage.write.
  */
 const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {

@@ -4,7 +4,7 @@ import { claimThresholdCrossings, findThresholdTotals, type ThresholdCrossing } 
 import { recordEvents } from '@svc/db/queries/webhook-events';
 
 /**
- * Usage thresholds (SPEC.md usage; docs/api.md "Usage thresholds"): a plan's `usageThresholds`
+ * Usage thresholds (docs/api.md "Usage thresholds"): a plan's `usageThresholds`
  * are percentages of each of its usage limits. When an ingesting transaction brings an event
  * type's quantity in a calendar month (UTC) to a threshold, it records the crossing and a
  * `usage.threshold_reached` event, once per (organization, event type, month, threshold): the
@@ -96,7 +96,7 @@ function nextMonthStart(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
-/** The `data` of a usage.threshold_reached event (docs/webhooks.md): what was reached, and where the month stands. */
+/** The `data` of a usage.threshold_reached event (docs/api.md "Webhooks"): what was reached, and where the month stands. */
 export function thresholdEventData(c: ThresholdCrossing): Record<string, unknown> {
   return {
     object: 'usage_threshold',

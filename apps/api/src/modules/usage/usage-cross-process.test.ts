@@ -5,7 +5,7 @@ import { createTestDatabase } from '../../../../../test/support/db.ts';
 import { runCli, type SpawnedServer, spawnServer } from '../../../../../test/support/spawn.ts';
 
 /**
- * ARCHITECTURE.md 1: a cross-request rule must hold with two API processes on one database. Two
+ * docs/architecture.md section 1: a cross-request rule must hold with two API processes on one database. Two
  * real `svc serve` processes, each with its own group-commit batcher, receive the same events
  * at the same time.
  */

@@ -361,7 +361,7 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
 }
 
 /**
- * DELETE /v1/users/{id}: removes the member from this organization (SPEC.md 4.4 org-admin
+ * DELETE /v1/users/{id}: removes the member from this organization (docs/api.md "Users", org-admin
  * mutation). The person, their sign-in and their other memberships stay.
  *
  * - The last active org_admin cannot be removed (409 last_org_admin, under the same lock as

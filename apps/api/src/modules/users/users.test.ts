@@ -36,7 +36,7 @@ function call(method: string, path: string, opts: { cookie?: string; body?: unkn
     method,
     headers: {
       ...(opts.cookie ? { cookie: opts.cookie } : {}),
-      // Mutations go as a browser sends them: JSON from our origin (API.md).
+      // Mutations go as a browser sends them: JSON from our origin (docs/api.md).
       ...(opts.body !== undefined || method !== 'GET'
         ? { 'content-type': 'application/json', origin: server.services.config.publicUrl }
         : {}),

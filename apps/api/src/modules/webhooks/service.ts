@@ -482,7 +482,7 @@ export async function getDelivery(db: Db, principal: Principal, input: TWebhookD
 }
 
 /**
- * POST /v1/webhook-deliveries/{id}/retry (SPEC.md 3): a failed or retrying delivery goes back to
+ * POST /v1/webhook-deliveries/{id}/retry (docs/api.md "Webhooks"): a failed or retrying delivery goes back to
  * pending, due now, its attempts kept; the dispatcher is woken in the same transaction and the
  * worker sends it. Any other state, or an attempt in flight, is 409 webhook_delivery_not_retryable.
  */

@@ -10,7 +10,7 @@ import { type SpawnedServer, spawnServer } from '../../../../../test/support/spa
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 
 /**
- * SPEC.md 5.6: logs never contain signing secrets. A real `svc serve` (worker included) at debug
+ * docs/architecture.md section 7: logs never contain signing secrets. A real `svc serve` (worker included) at debug
  * level creates an endpoint, rotates its secret and delivers a test event to a receiver that
  * first fails with the secret in its answer; neither secret nor its ciphertext appears in the
  * process output, the delivery's attempts or any answer but the create and rotate ones.

@@ -25,7 +25,7 @@ function StatusPill({ status }: { status: TSubscriptionStatus }) {
 }
 
 /**
- * The organization's subscription (SPEC.md 4.9): plan, status, seats used against the limit and
+ * The organization's subscription (docs/api.md "Subscriptions"): plan, status, seats used against the limit and
  * this month's usage against each limit, and what changes answer right now (402 or fine).
  * Platform admins change plan, seats and status from "Change subscription"; they pick the
  * organization with `?organization=<slug>` (the Organizations page's "Manage subscription" links

@@ -5,7 +5,7 @@ export type PublicValue = 'publishableKey' | 'issuer' | 'clientId' | 'baseUrl' |
 
 /**
  * One environment variable of a framework integration. A secret is never given a value (the
- * service has none to give, and setup context must never carry one: SPEC.md 5 rule 6) and only
+ * service has none to give, and setup context must never carry one: docs/architecture.md section 7) and only
  * lives on the server, which the type enforces.
  */
 export type EnvVarSpec =
