@@ -13,6 +13,7 @@ import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
+import { errorBody } from './http/errors.ts';
 import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createRestAdapter } from './http/rest.ts';
@@ -166,8 +167,8 @@ async function startOn(
     const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
     const body = JSON.stringify({
       error: tooLarge
-        ? { code: 'header_too_large', message: 'request headers exceed 16 KiB', requestId: 'none' }
-        : { code: 'malformed_request', message: 'malformed HTTP request', requestId: 'none' },
+        ? errorBody('header_too_large', 'request headers exceed 16 KiB', 'none')
+        : errorBody('malformed_request', 'malformed HTTP request', 'none'),
     });
     socket.end(
       `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

@@ -55,6 +55,22 @@ export function errorFields(error: AppError | undefined, config: { subscriptionU
 }
 
 /**
+ * The one error body of svc's JSON answers (docs/architecture.md section 4):
+ * `{ code, message, requestId, ...fields }`, where `fields` are errorFields' (a 402's limit and
+ * upgrade URL) and a validation failure's `issues`. Every transport writes it through here: /v1
+ * and Express routes (sendError), /trpc's error formatter (under its envelope's `error`), the
+ * engine proxy and the socket's own 400 and 431.
+ */
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  fields: Record<string, unknown> = {},
+): { code: ErrorCode; message: string; requestId: string } & Record<string, unknown> {
+  return { code, message, requestId, ...fields };
+}
+
+/**
  * Writes the one error body shape for errors raised outside tRPC (middleware, 404, 429); a 503
  * carries Retry-After. `fields` are errorFields' (sendAppError passes them).
  */
@@ -68,7 +84,7 @@ export function sendError(
   if (code === 'service_unavailable' && !res.hasHeader('Retry-After')) {
     res.setHeader('Retry-After', String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS));
   }
-  sendJson(res, statusOf(code), { error: { code, message, requestId: requestIdOf(req), ...fields } });
+  sendJson(res, statusOf(code), { error: errorBody(code, message, requestIdOf(req), fields) });
 }
 
 /** Answers a thrown AppError outside tRPC: its code, message and fields. */
@@ -87,7 +103,7 @@ export function sendAppError(
  */
 export function sendValidationFailed(req: IncomingMessage, res: ServerResponse, issues: unknown): void {
   sendJson(res, statusOf('validation_failed'), {
-    error: { code: 'validation_failed', message: 'Input validation failed', requestId: requestIdOf(req), issues },
+    error: errorBody('validation_failed', 'Input validation failed', requestIdOf(req), { issues }),
   });
 }
 

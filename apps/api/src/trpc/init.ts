@@ -3,7 +3,7 @@ import type { ErrorCode } from '@svc/contracts/errors';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
-import { asAppError, errorFields } from '../http/errors.ts';
+import { asAppError, errorBody, errorFields } from '../http/errors.ts';
 import { refusedInput } from '../http/input-guard.ts';
 import { classifyError, toTrpcError } from './errors.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
@@ -57,14 +57,11 @@ const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       const classified = classifyError(error);
       const requestId = ctx?.requestId ?? errorRequestIds.get(error) ?? 'unknown';
-      const body = {
-        code: classified.code,
-        message: classified.message,
-        requestId,
+      const body = errorBody(classified.code, classified.message, requestId, {
         // A 402's limit, max, used, requested, periodEnd, plan and upgradeUrl (ZSubscriptionRefusal).
         ...errorFields(classified.appError, ctx?.services.config ?? { subscriptionUpgradeUrl: null }),
         ...(classified.issues ? { issues: classified.issues } : {}),
-      };
+      });
       // `/trpc` keeps tRPC's numeric envelope, with our code and request id under `data` and the
       // body under `error`. `/v1` answers `{ error: body }` itself (http/rest.ts).
       const formatted = {

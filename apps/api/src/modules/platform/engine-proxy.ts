@@ -1,7 +1,7 @@
 import { statusOf } from '@svc/contracts/errors';
 import express, { type Request, type Response } from 'express';
 import type { AppServices } from '../../context.ts';
-import { requestIdOf, sendError, sendJson } from '../../http/errors.ts';
+import { errorBody, requestIdOf, sendError, sendJson } from '../../http/errors.ts';
 import { isPlatformAdmin } from '../access/authorize.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { MAX_ENGINE_QUERY_CHARS, matchEngineProxyPath } from './engine-allowlist.ts';
@@ -82,7 +82,7 @@ export function platformEngineRouter(services: AppServices): express.Router {
       );
     }
     sendJson(res, statusOf(answer.code), {
-      error: { code: answer.code, message: answer.message, requestId: requestIdOf(req) },
+      error: errorBody(answer.code, answer.message, requestIdOf(req)),
       ...(answer.engineBody === undefined ? {} : { engine: answer.engineBody }),
     });
   });
