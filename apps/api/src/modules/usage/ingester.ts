@@ -374,12 +374,17 @@ type Slot =
   /** Already recorded (found under the limit lock). */
   | { kind: 'existing'; row: UsageEventRecord };
 
+/** A key claimed in the batch: the submission that claimed it, its event and the row to insert. */
+type Claim = { owner: Pending; event: PreparedEvent; row: NewUsageEvent };
+
 /**
- * One attempt at writing `active` in the caller's transaction. Adds the submissions it refuses
- * to `refused`; throws RetryWithout when a refusal is discovered after rows of the refused
- * submission were inserted (the transaction must roll back and the batch run again). Adds to
- * `thresholds.seen` the usage thresholds it found recorded or recorded itself, which the caller
- * adds to `thresholds.known` once the transaction commits.
+ * One attempt at writing `active` in the caller's transaction, in four phases: the gate (the
+ * subscription rule), the limits (claim each idempotency key and count it against its month's
+ * limit), the insert (and what each submission answers), then the side effects of the events it
+ * created. Adds the submissions it refuses to `refused`; throws RetryWithout when a refusal is
+ * discovered after rows of the refused submission were inserted (the transaction must roll back
+ * and the batch run again). Adds to `thresholds.seen` the usage thresholds it found recorded or
+ * recorded itself, which the caller adds to `thresholds.known` once the transaction commits.
  */
 async function write(
   tx: DbOrTx,
@@ -387,8 +392,30 @@ async function write(
   refused: Map<Pending, AppError>,
   thresholds: { known: KnownCrossings; seen: ThresholdCrossing[] },
 ): Promise<Map<Pending, SubmissionOutcome>> {
-  // The subscription rule (modules/subscriptions: 402 while the subscription is inactive,
-  // cancelled, expired or over a limit), once per organization of the batch, before any write.
+  const { admitted, subscriptions } = await gate(tx, active, refused);
+  const limitState = await prepareLimits(tx, admitted, (p) =>
+    watchedCounters(
+      p.submission.events.map((e) => ({ tenantId: p.submission.tenantId, eventType: e.eventType, occurredAt: e.occurredAt })),
+      subscriptions,
+      undefined,
+    ),
+  );
+  const { claims, slots } = claimWithinLimits(admitted, limitState, refused);
+  const outcomes = await insertClaims(tx, claims, slots, refused);
+  await recordSideEffects(tx, outcomes, subscriptions, limitState, thresholds);
+  return outcomes;
+}
+
+/**
+ * The gate: the subscription rule (modules/subscriptions: 402 while the subscription is inactive,
+ * cancelled, expired or over a limit), once per organization of the batch, before any write.
+ * Gives the submissions it admits and the subscriptions it read.
+ */
+async function gate(
+  tx: DbOrTx,
+  active: Pending[],
+  refused: Map<Pending, AppError>,
+): Promise<{ admitted: Pending[]; subscriptions: Map<string, SubscriptionState> }> {
   const tenants = [...new Set(active.map((p) => p.submission.tenantId))];
   const subscriptions = new Map<string, SubscriptionState>();
   const blocked = await Promise.all(
@@ -417,25 +444,29 @@ async function write(
       }
     }
   }
-  if (refused.size > 0) {
-    active = active.filter((p) => !refused.has(p));
-  }
-  const limitState = await prepareLimits(tx, active, (p) =>
-    watchedCounters(
-      p.submission.events.map((e) => ({ tenantId: p.submission.tenantId, eventType: e.eventType, occurredAt: e.occurredAt })),
-      subscriptions,
-      undefined,
-    ),
-  );
-  const claims = new Map<string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }>();
+  return { admitted: refused.size > 0 ? active.filter((p) => !refused.has(p)) : active, subscriptions };
+}
+
+/**
+ * The limits: each event claims its idempotency key in the batch (or is answered by the row
+ * already recorded, or by an earlier claim of the batch), and a metering event of a limited type
+ * is counted against its month (assertWithinUsageLimit). A submission with a reused key or over a
+ * limit is refused whole, and its claims and counts are dropped.
+ */
+function claimWithinLimits(
+  admitted: Pending[],
+  limitState: LimitState | undefined,
+  refused: Map<Pending, AppError>,
+): { claims: Map<string, Claim>; slots: Map<Pending, Slot[]> } {
+  const claims = new Map<string, Claim>();
   const slots = new Map<Pending, Slot[]>();
 
-  for (const p of active) {
+  for (const p of admitted) {
     const { submission } = p;
     const plan = submission.channel === 'metering' ? limitState?.limits.get(submission.tenantId) : undefined;
     const planLimits = plan?.limits;
     const mine: Slot[] = [];
-    const newClaims: [string, { owner: Pending; event: PreparedEvent; row: NewUsageEvent }][] = [];
+    const newClaims: [string, Claim][] = [];
     const added = new Map<string, number>();
     let refusal: AppError | undefined;
     for (const event of submission.events) {
@@ -520,7 +551,20 @@ async function write(
     }
     slots.set(p, mine);
   }
+  return { claims, slots };
+}
 
+/**
+ * The insert: one multi-row statement for every claimed key (conflicting keys skipped), the rows
+ * that were there already read back, and each submission's answer. A key reused with another
+ * payload refuses its submission; when that submission had inserted rows, the batch runs again.
+ */
+async function insertClaims(
+  tx: DbOrTx,
+  claims: Map<string, Claim>,
+  slots: Map<Pending, Slot[]>,
+  refused: Map<Pending, AppError>,
+): Promise<Map<Pending, SubmissionOutcome>> {
   const created = new Map<string, { id: string; createdAt: number }>();
   for (const row of await insertUsageEvents(
     tx,
@@ -593,8 +637,21 @@ async function write(
   if (mustRetry) {
     throw new RetryWithout('a submission was refused after its rows were inserted');
   }
+  return outcomes;
+}
 
-  // Side effects of the events created by this transaction, committed with them.
+/**
+ * The side effects of the events this transaction created, committed with them: their
+ * `usage_event.created` webhook events, the billing sync queue, the hourly totals and the usage
+ * thresholds they reach.
+ */
+async function recordSideEffects(
+  tx: DbOrTx,
+  outcomes: Map<Pending, SubmissionOutcome>,
+  subscriptions: ReadonlyMap<string, SubscriptionState>,
+  limitState: LimitState | undefined,
+  thresholds: { known: KnownCrossings; seen: ThresholdCrossing[] },
+): Promise<void> {
   const fresh: { event: UsageEventRecord; actor: UsageActor }[] = [];
   for (const [p, outcome] of outcomes) {
     for (const r of outcome) {
@@ -603,44 +660,44 @@ async function write(
       }
     }
   }
-  if (fresh.length > 0) {
-    const byTenant = new Map<string, { id: string; eventType: string }[]>();
-    for (const { event } of fresh) {
-      const list = byTenant.get(event.tenantId) ?? [];
-      list.push({ id: event.id, eventType: event.eventType });
-      byTenant.set(event.tenantId, list);
-    }
-    // The counters usage thresholds watch that the limit check has not locked (every limited
-    // type with thresholds on POST /v1/usage/events): locked and summed here, late, so that
-    // concurrent transactions wait for each other only from this point to commit, as they do for
-    // the hourly totals' rows.
-    const watched = watchedCounters(
-      fresh.map((f) => f.event),
-      subscriptions,
-      limitState,
-    );
-    // One connection: postgres.js pipelines these statements (sent together, run in this order)
-    // rather than waiting for each. The hourly totals go last: they lock the hot counter rows,
-    // which a concurrent batch then waits for only until this one commits.
-    const [, , lateSums] = await Promise.all([
-      recordEvents(
-        tx,
-        fresh.map(({ event, actor }) => ({ tenantId: event.tenantId, type: 'usage_event.created', data: webhookData(event, actor) })),
-      ),
-      Promise.all([...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events))),
-      watched.size > 0 ? lockAndSum(tx, [...watched.values()]) : Promise.resolve([]),
-      addToHourlyTotals(
-        tx,
-        fresh.map(({ event }) => event),
-      ),
-    ]);
-    const before = new Map(limitState?.initial);
-    for (const [i, key] of [...watched.keys()].entries()) {
-      before.set(key, lateSums[i] ?? 0);
-    }
-    await recordThresholds(tx, thresholdTotals(fresh, subscriptions, before), thresholds);
+  if (fresh.length === 0) {
+    return;
   }
-  return outcomes;
+  const byTenant = new Map<string, { id: string; eventType: string }[]>();
+  for (const { event } of fresh) {
+    const list = byTenant.get(event.tenantId) ?? [];
+    list.push({ id: event.id, eventType: event.eventType });
+    byTenant.set(event.tenantId, list);
+  }
+  // The counters usage thresholds watch that the limit check has not locked (every limited
+  // type with thresholds on POST /v1/usage/events): locked and summed here, late, so that
+  // concurrent transactions wait for each other only from this point to commit, as they do for
+  // the hourly totals' rows.
+  const watched = watchedCounters(
+    fresh.map((f) => f.event),
+    subscriptions,
+    limitState,
+  );
+  // One connection: postgres.js pipelines these statements (sent together, run in this order)
+  // rather than waiting for each. The hourly totals go last: they lock the hot counter rows,
+  // which a concurrent batch then waits for only until this one commits.
+  const [, , lateSums] = await Promise.all([
+    recordEvents(
+      tx,
+      fresh.map(({ event, actor }) => ({ tenantId: event.tenantId, type: 'usage_event.created', data: webhookData(event, actor) })),
+    ),
+    Promise.all([...byTenant].map(([tenantId, events]) => queueBillingSync(tx, tenantId, events))),
+    watched.size > 0 ? lockAndSum(tx, [...watched.values()]) : Promise.resolve([]),
+    addToHourlyTotals(
+      tx,
+      fresh.map(({ event }) => event),
+    ),
+  ]);
+  const before = new Map(limitState?.initial);
+  for (const [i, key] of [...watched.keys()].entries()) {
+    before.set(key, lateSums[i] ?? 0);
+  }
+  await recordThresholds(tx, thresholdTotals(fresh, subscriptions, before), thresholds);
 }
 
 /** The fields of an event that say which counter it counts in. */
