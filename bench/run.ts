@@ -45,7 +45,7 @@ import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
-import { type BenchContext, nodeCommand, processCpuMs, SVC_CLI } from './support.ts';
+import { type BenchContext, buildSvc, nodeCommand, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
@@ -1122,13 +1122,14 @@ async function edgeBenches(): Promise<Comparison[]> {
 
 async function main(): Promise<number> {
   const started = Date.now();
+  buildSvc(ROOT);
   log(`svc bench${SMOKE ? ' (smoke)' : ''}: node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
   log(
     `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
       `best of rounds per side (highest req/s, lowest p50/p99); latency from every response (sub-ms).`,
   );
   log(
-    `  svc: node ${nodeCommand(ROOT, [CLI], []).slice(0, -1).join(' ')} (apps/api/bin/svc's flags), NODE_ENV=production, LOG_LEVEL=warn, ` +
+    `  svc: node ${nodeCommand(ROOT, [CLI], []).join(' ')} (the compiled build, apps/api/bin/svc's flags), NODE_ENV=production, LOG_LEVEL=warn, ` +
       'WORKER_ENABLED=false, rate limits 1e9/min (limiter on unless stated).',
   );
   log('  baseline: Express 5, postgres.js (pool 10), one join query per request, no cache.');

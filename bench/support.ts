@@ -3,8 +3,8 @@
  * bench/run.ts hands them, settings from the environment, child processes that are always
  * reaped, and CPU readings from /proc.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -29,20 +29,19 @@ export const HOST = '127.0.0.1';
 
 /** svc's entry point, as scenarios name it in a child's script (`[ctx.cli, 'serve']`). */
 export const SVC_CLI = 'apps/api/src/cli.ts';
+/** What svc runs as it ships (`pnpm build`): the compiled entry point, and the condition that makes the workspace packages resolve to their compiled output too. */
+const SVC_DIST = ['--conditions=svc-dist', 'apps/api/dist/cli.js'];
 /** svc's command line as it ships: what `pnpm start` and the container image run. */
 const SVC_BIN = 'apps/api/bin/svc';
 
 let svcFlags: string[] | undefined;
 
-/**
- * The Node flags svc ships with, read off SVC_BIN's `exec node <flags> --import tsx` line, so the
- * bench runs svc as it is run and not as the bench remembers it.
- */
+/** The Node flags svc ships with, read off SVC_BIN's `NODE_FLAGS="..."` line, so the bench runs svc as it is run and not as the bench remembers it. */
 function svcNodeFlags(root: string): string[] {
   if (!svcFlags) {
-    const line = /^exec node (.*?)\s*--import tsx /m.exec(readFileSync(path.join(root, SVC_BIN), 'utf8'));
+    const line = /^NODE_FLAGS="([^"]*)"/m.exec(readFileSync(path.join(root, SVC_BIN), 'utf8'));
     if (!line) {
-      throw new Error(`${SVC_BIN} no longer starts svc with 'exec node <flags> --import tsx': update bench/support.ts`);
+      throw new Error(`${SVC_BIN} no longer names its Node flags in a NODE_FLAGS="..." line: update bench/support.ts`);
     }
     svcFlags = (line[1] as string).split(/\s+/).filter(Boolean);
   }
@@ -50,12 +49,26 @@ function svcNodeFlags(root: string): string[] {
 }
 
 /**
- * The Node command line of a child running `script` (a TypeScript file and its arguments) from
- * the repository root `root`: `profileArgs`, svc's own Node flags when the script is svc's
- * command line, and tsx.
+ * Compiles svc as `pnpm build` does (tsc -b, incremental: quick when nothing changed), so that
+ * the bench measures the compiled output svc ships, never a stale one.
+ */
+export function buildSvc(root: string): void {
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'apps/api/tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  copyFileSync(path.join(root, 'apps/api/src/http/hosted.css'), path.join(root, 'apps/api/dist/http/hosted.css'));
+}
+
+/**
+ * The Node command line of a child running `script` from the repository root `root`:
+ * `profileArgs`, then svc's compiled entry point with its own Node flags when the script is svc's
+ * command line (SVC_CLI), or the TypeScript file through tsx for the baselines and helpers.
  */
 export function nodeCommand(root: string, script: string[], profileArgs: string[]): string[] {
-  return [...profileArgs, ...(script[0] === SVC_CLI ? svcNodeFlags(root) : []), '--import', 'tsx', ...script];
+  return script[0] === SVC_CLI
+    ? [...profileArgs, ...svcNodeFlags(root), ...SVC_DIST, ...script.slice(1)]
+    : [...profileArgs, '--import', 'tsx', ...script];
 }
 
 /** A positive number from the environment, or `fallback` when unset. */

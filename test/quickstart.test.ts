@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { removeEmbeddedPostgres } from '@svc/db/embedded';
@@ -8,8 +8,10 @@ import { freePort } from './support/server.ts';
 import { REPO_ROOT } from './support/spawn.ts';
 
 /** Not copied: installed, generated or local state. */
-const SKIP = new Set(['node_modules', '.git', '.data', 'coverage']);
-const START_DEADLINE_MS = 120_000;
+// dist: what `pnpm build` makes, absent from a fresh clone.
+const SKIP = new Set(['node_modules', '.git', '.data', 'coverage', 'dist']);
+// `pnpm start` builds the console and compiles svc before it serves.
+const START_DEADLINE_MS = 240_000;
 const STOP_DEADLINE_MS = 10_000;
 
 /** The environment a person has in a fresh shell: none of the test run's svc settings. */
@@ -67,7 +69,7 @@ describe('the README quickstart', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('starts from a folder only its owner may enter, serves, and stops on Ctrl-C with one line', { timeout: 240_000 }, async () => {
+  it('starts from a folder only its owner may enter, serves, and stops on Ctrl-C with one line', { timeout: 420_000 }, async () => {
     expect(statSync(home).mode & 0o777).toBe(0o700);
     cpSync(REPO_ROOT, checkout, { recursive: true, filter: (src) => !SKIP.has(path.basename(src)) });
     const install = spawnSync('pnpm', ['install', '--frozen-lockfile', '--offline'], {
@@ -113,15 +115,18 @@ describe('the README quickstart', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     expect((await fetch(`${url}/v1/client/config?keyless=1`)).status).toBe(200);
+    // It serves the compiled build (apps/api/bin/svc runs dist/cli.js once `pnpm build` made it).
+    expect(existsSync(path.join(checkout, 'apps/api/dist/cli.js'))).toBe(true);
 
     // The README's next step, in another shell without the server's settings: the CLI uses the
     // cluster the server runs, whichever port it is on.
     // Run without blocking this process: a spawnSync stops the event loop, so the keep-alive
     // connection svc closes meanwhile is still pooled, unread, when the next fetch picks it.
     const created = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      // The bin `pnpm svc` runs: the compiled command line `pnpm start` built.
       execFile(
-        process.execPath,
-        ['--import', 'tsx', 'apps/api/src/cli.ts', 'apps', 'create', '--org', 'acme', '--name', 'Web App', '--json'],
+        'apps/api/bin/svc',
+        ['apps', 'create', '--org', 'acme', '--name', 'Web App', '--json'],
         { cwd: checkout, env: freshEnv({}), encoding: 'utf8', timeout: 60_000 },
         (error, stdout, stderr) => resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
       );
