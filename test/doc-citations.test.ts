@@ -15,7 +15,7 @@ function trackedFiles(): string[] {
     .filter((f) => f !== '' && !f.startsWith('bench/results/') && existsSync(path.join(ROOT, f)));
 }
 
-/** A document name as code and docs cite it: `docs/api.md`, `README.md`, `../architecture.md`. */
+/** A document name as code and docs cite it: `docs/api.md`, `README.md`, `architecture.md` (beside the citing page, at the root or in docs/). */
 const CITATION = /(?<![\w./-])((?:\.{1,2}\/|[\w-]+\/)*[\w-]+\.md)\b/g;
 /** `docs/architecture.md section 5`: the numbered section must exist. */
 const SECTION = /\b(docs\/[\w-]+\.md) section (\d+)/g;

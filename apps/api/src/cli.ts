@@ -12,7 +12,9 @@ import type { z } from 'zod';
 import { resolveDatabase } from './database.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { type Config, ConfigError, loadConfig } from './env.ts';
+import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
+import { collectFrom } from './metrics.ts';
 import type { RequestMeta } from './modules/access/audit.ts';
 import type { MachineInput } from './modules/applications/machine.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
@@ -466,8 +468,15 @@ async function main(argv: string[]): Promise<void> {
         billing: { settings: config.billing },
         oidc: { issuer: config.publicUrl },
       });
+      // METRICS_PORT: the worker's own metrics (its webhook deliveries, the job queue); a worker
+      // has no API port, so METRICS_TOKEN alone serves nothing here (docs/operations.md "Metrics").
+      const closeMetrics = config.metrics.port === null ? null : await startMetricsListener(config, logger);
+      if (closeMetrics) {
+        collectFrom(db);
+      }
       process.stdout.write('svc worker running\n');
       onSignal(async () => {
+        await closeMetrics?.();
         const stopped = worker.stop().catch((error: unknown) => logger.error({ err: error }, 'shutdown: worker stop failed'));
         if (!(await within(stopped, config.shutdownTimeoutMs))) {
           logger.warn({ shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown deadline reached: jobs still running are abandoned');

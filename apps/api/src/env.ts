@@ -91,6 +91,11 @@ const ZEnv = z.object({
     .optional(),
   /** How long a shutdown waits for in-flight requests and running jobs before cutting them off. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
+  /** Serves /metrics on the API's port to `Authorization: Bearer <METRICS_TOKEN>` (docs/operations.md "Metrics"). */
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  /** Serves /metrics, with no token, on this port of METRICS_HOST (a network only the scraper reaches). */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** The algorithm of new OpenID Provider signing keys; changing it makes a new current key at the next start. */
   OIDC_SIGNING_ALG: z.enum(['RS256', 'ES256']).default('RS256'),
   /** 32 bytes, base64 or hex: encrypts webhook signing secrets and queued email bodies. */
@@ -211,6 +216,8 @@ export type Config = {
   /** SUBSCRIPTION_UPGRADE_URL (may hold `{organizationId}`): a 402's upgradeUrl; null when unset. */
   subscriptionUpgradeUrl: string | null;
   shutdownTimeoutMs: number;
+  /** Prometheus metrics (docs/operations.md "Metrics"): on when a token or a port is set. */
+  metrics: { enabled: boolean; token: string | null; port: number | null; host: string };
   /**
    * SVC_ENCRYPTION_KEY as 32 bytes, or null outside production when unset (then
    * `resolveEncryptionKey` generates one into DATA_DIR once). A secret: never log it.
@@ -334,6 +341,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,
     subscriptionUpgradeUrl: e.SUBSCRIPTION_UPGRADE_URL ?? null,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    metrics: {
+      enabled: e.METRICS_TOKEN !== undefined || e.METRICS_PORT !== undefined,
+      token: e.METRICS_TOKEN ?? null,
+      port: e.METRICS_PORT ?? null,
+      host: e.METRICS_HOST,
+    },
     encryptionKey: encryptionKeyOf(e.SVC_ENCRYPTION_KEY, production),
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -14,10 +14,12 @@ import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
 import { errorBody } from './http/errors.ts';
+import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createRestAdapter } from './http/rest.ts';
 import { createLogger, flushLogger } from './logging.ts';
+import { collectFrom } from './metrics.ts';
 import { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { cookieNames, readCookie } from './modules/auth/cookies.ts';
@@ -147,6 +149,13 @@ async function startOn(
     started.push(() => emailWorker.stop());
   }
 
+  if (config.metrics.enabled) {
+    collectFrom(db);
+    const closeMetrics = await startMetricsListener(config, logger);
+    if (closeMetrics) {
+      started.push(closeMetrics);
+    }
+  }
   const limiter = new RateLimiter(db, logger);
   const edge = createEdge(services, limiter);
   const app = createHttpApp(services, edge, limiter);

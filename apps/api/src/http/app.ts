@@ -18,6 +18,7 @@ import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
+import { metricsRoute } from './metrics-endpoint.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -53,6 +54,13 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       sendError(req, res, 'service_unavailable', 'the database is unreachable');
     }
   });
+  // Prometheus metrics for a scraper holding METRICS_TOKEN (docs/operations.md "Metrics").
+  const metrics = metricsRoute(config);
+  if (metrics) {
+    app.get('/metrics', (req, res, next) => {
+      metrics(req, res).catch(next);
+    });
+  }
   app.use(faviconRouter());
   app.use(pagesRouter(services));
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_TRPC_BATCH } from '@svc/contracts/batching';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { AppServices } from '../context.ts';
+import { observeRequest } from '../metrics.ts';
 import { isLiveApiKey, readApiKeyForRequest } from '../modules/access/principal.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
 import { logRequest } from './access-log.ts';
@@ -121,6 +122,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     strictTransportSecurity: https,
   });
   const { clientIp } = services;
+  const observe = config.metrics.enabled;
 
   /**
    * A well-formed secret key of an existing application spends that application's budget on
@@ -186,6 +188,9 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
       const path = normalizePath(rawPath);
       assignRequestId(req, res);
       logRequest(logger, req, res);
+      if (observe) {
+        observeRequest(req, res, path);
+      }
       if (path === REST_BASE || path.startsWith(`${REST_BASE}/`)) {
         setApiSecurityHeaders(res);
       } else {

@@ -4,6 +4,7 @@ import type { Db } from '@svc/db/client';
 import { incrementRateLimitCounter } from '@svc/db/queries/rate-limits';
 import type { Logger } from 'pino';
 import type { AppServices } from '../context.ts';
+import { rateLimitRefusals } from '../metrics.ts';
 import { asAppError, sendError } from './errors.ts';
 
 const WINDOW_SECONDS = 60;
@@ -76,6 +77,8 @@ export class RateLimiter {
       return { allowed: true, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
     }
     if (bucket.exhausted || cost > limit) {
+      // The class is the key's prefix (`public`, `backend`, `signin`, `invite`, ...), never its subject.
+      rateLimitRefusals.inc({ class: key.slice(0, Math.max(0, key.indexOf(':'))) || 'other' });
       return { allowed: false, limit, remaining: Math.max(0, limit - bucket.lastTotal) + bucket.local, resetSeconds };
     }
     return undefined;

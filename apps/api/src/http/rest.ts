@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server';
 import type { AppServices, RequestContext } from '../context.ts';
+import { markRoute } from '../metrics.ts';
 import { type CompiledProcedure, callProcedure, compileProcedure, isMemoizedAnswer, type ProcedureDef } from '../trpc/call.ts';
 import { classifyError } from '../trpc/errors.ts';
 import type { Meta } from '../trpc/init.ts';
@@ -25,6 +26,8 @@ type Operation = {
   readsBody: boolean;
   /** `{name}` segments of the path, in order (templates only). */
   params: string[];
+  /** The path template under /v1 (`/v1/tenants/{id}`): the route label of its metrics. */
+  route: string;
 };
 
 type Match = { operation: Operation; pathInput: Record<string, string> };
@@ -61,6 +64,7 @@ function routeTable() {
       voidInput: VOID_TYPES.has(input?._zod?.def?.type ?? ''),
       readsBody: method !== 'GET' && method !== 'DELETE',
       params,
+      route: template,
     };
     if (params.length === 0) {
       exact.set(`${method} ${template.toLowerCase()}`, operation);
@@ -214,6 +218,7 @@ export function createRestAdapter(services: AppServices, edge: Edge): (req: Inco
     const query = parseQuery(q === -1 ? '' : url.slice(q + 1));
     // Procedures that also take the query on a POST (controlProcedureWithQuerySlug) read it here.
     (req as IncomingMessage & { query?: ParsedUrlQuery }).query = query;
+    markRoute(req, found.operation.route);
     runBehindEdge(services, edge, req, res, rawPath, () => handle(req, res, found, query).catch((error: unknown) => fail(req, res, error)));
     return true;
   };

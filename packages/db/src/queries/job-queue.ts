@@ -140,3 +140,13 @@ export async function databaseNow(db: DbOrTx): Promise<Date> {
   const rows = await db.execute<{ now: string }>(sql`select now() as now`);
   return new Date(rows[0]?.now ?? Date.now());
 }
+
+/** Per task, how long its oldest waiting job has been due (seconds, by the database's clock); tasks with none waiting are absent. */
+export async function oldestWaitingByTask(db: DbOrTx): Promise<{ task: string; ageSeconds: number }[]> {
+  const rows = await db.execute<{ task: string; age_seconds: string }>(sql`
+    select task_identifier as task, extract(epoch from now() - min(run_at)) as age_seconds
+    from graphile_worker.jobs
+    where locked_at is null and attempts < max_attempts and run_at <= now()
+    group by task_identifier`);
+  return rows.map((r) => ({ task: r.task, ageSeconds: Number(r.age_seconds) }));
+}

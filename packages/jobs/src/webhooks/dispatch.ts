@@ -15,6 +15,7 @@ import type { WebhookAttemptOutcome } from '@svc/db/schema/webhooks';
 import type { SecretBox } from '@svc/db/secret-box';
 import type { JobContext } from '../context.ts';
 import type { JobLogger } from '../logger.ts';
+import { webhookDeliveries, webhookDeliverySeconds } from '../metrics.ts';
 import { openWebhookSecret, webhookSecretKey } from './secrets.ts';
 import { webhookBody, webhookHeaders } from './signing.ts';
 
@@ -360,6 +361,8 @@ async function dispatchRun(run: {
   const onSent = (result: DeliveryResult) => {
     try {
       counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+      webhookDeliveries.inc({ outcome: result.outcome });
+      webhookDeliverySeconds.observe({ outcome: result.outcome }, result.durationMs / 1000);
       recorder.add(result);
     } finally {
       settled();

@@ -12,6 +12,7 @@ import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { requestIdOf } from '../../http/errors.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
+import { tokensIssued } from '../../metrics.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
@@ -42,6 +43,9 @@ import { providerRequestsInFlight } from './request-context.ts';
 import { TokenResources } from './resources.ts';
 import { OIDC_TTL } from './ttl.ts';
 import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
+
+/** Grant types a token label may name (anything else is `other`). */
+const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials']);
 
 // Loaded inside quietly(): the module warns about the Node 20 runtime when it is first imported.
 const { default: Provider, errors, interactionPolicy } = await quietly(() => import('oidc-provider'));
@@ -344,6 +348,12 @@ export class OpenIdProvider {
     }
     const provider = await quietly(() => new Provider(this.opts.issuer, this.configuration(keys, current.alg)));
     provider.proxy = true;
+    // Tokens issued, by grant (docs/operations.md "Metrics"): oidc-provider's event for a token
+    // endpoint call that answered with tokens.
+    provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
+      const grantType = ctx.oidc.params?.grant_type;
+      tokensIssued.inc({ grant_type: typeof grantType === 'string' && GRANT_TYPES.has(grantType) ? grantType : 'other' });
+    });
     // First, so it wraps everything the provider runs for a request (see request-context.ts).
     provider.use(providerRequestsInFlight);
     provider.use(offlineAccessWithoutConsentScreen);

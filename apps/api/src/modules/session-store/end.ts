@@ -9,6 +9,7 @@ import { revokeSessionById } from '@svc/db/queries/sessions';
 import { revokeSessionsOfOrgUser } from '@svc/db/queries/users';
 import { recordEvents } from '@svc/db/queries/webhook-events';
 import { backchannelLogoutJobKey } from '@svc/jobs/oidc/backchannel-logout';
+import { sessionsEnded } from '../../metrics.ts';
 
 /** What ends: svc sessions (and with them every application they signed in to), or some of their application sign-ins. */
 export type SessionEnding =
@@ -53,7 +54,7 @@ export type SessionsEnded = {
  * membership suspension or removal, disabling an application.
  */
 export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Date()): Promise<SessionsEnded> {
-  return db.transaction(async (tx) => {
+  const ended = await db.transaction(async (tx) => {
     let sessionIds: string[] = [];
     let signIns: EndedSignIn[];
     let leftPlatformWorkspace = false;
@@ -106,6 +107,10 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
     await recordEvents(tx, sessionEndedEvents(signIns, ending.kind, at));
     return { sessionIds, signIns, leftPlatformWorkspace };
   });
+  if (ended.sessionIds.length > 0) {
+    sessionsEnded.inc({ reason: ending.kind }, ended.sessionIds.length);
+  }
+  return ended;
 }
 
 /** One `session.ended` per session and organization told of it, listing the applications whose sign-in ended. */

@@ -10,6 +10,7 @@ import {
   type SessionWithUser,
   touchSession,
 } from '@svc/db/queries/sessions';
+import { sessionsCreated } from '../../metrics.ts';
 import { endSessions } from './end.ts';
 
 /** Idle expiry is pushed forward at most this often: a session check writes nothing otherwise. */
@@ -48,6 +49,7 @@ export async function createSession(
     ipAddress: input.ipAddress?.slice(0, 64),
     userAgent: input.userAgent?.slice(0, 512),
   });
+  sessionsCreated.inc();
   return { token, session };
 }
 

@@ -16,6 +16,7 @@ import {
   type UsageEventRecord,
 } from '@svc/db/queries/usage';
 import { recordEvents } from '@svc/db/queries/webhook-events';
+import { usageEventsAccepted, usageEventsRefused } from '../../metrics.ts';
 import { assertSubscriptionAllows } from '../subscriptions/enforce.ts';
 import { blockError, type SubscriptionState } from '../subscriptions/rules.ts';
 import { type CounterTotal, crossingsOf, KnownCrossings, recordCrossings } from './thresholds.ts';
@@ -179,6 +180,10 @@ export class UsageIngester {
         for (const p of active) {
           const outcome = outcomes.get(p);
           if (outcome && !refused.has(p)) {
+            const created = outcome.reduce((n, r) => (r.duplicate ? n : n + 1), 0);
+            if (created > 0) {
+              usageEventsAccepted.inc({ channel: p.submission.channel }, created);
+            }
             p.resolve(outcome);
           }
         }
@@ -210,6 +215,9 @@ export class UsageIngester {
       }
     }
     for (const [p, error] of refused) {
+      if (error.status === 402) {
+        usageEventsRefused.inc({ channel: p.submission.channel, code: error.code });
+      }
       p.reject(error);
     }
   }
