@@ -29,6 +29,14 @@ export type PromptAppOptions = {
    * their workspace). Without it the catalog stays empty and the app checks the example name.
    */
   catalog?: ProductCatalog;
+  /**
+   * The origin a person opens: the URL the Run command prints when it differs from `origin`
+   * (Flask and uvicorn print 127.0.0.1 while the redirect URI says localhost), or another name
+   * for the same app. The app must send the browser to `origin` before sign-in starts.
+   */
+  opensAt?: string;
+  /** Checks of what the app printed (stdout and stderr), once a person has signed in and out. */
+  output?: (output: string) => void;
   /** Further checks of the generated project (the .env, the Run command). */
   inspect?: (project: { dir: string; run: string; steps: PromptStep[]; serverUrl: string; clientId: string }) => void;
 };
@@ -137,8 +145,11 @@ export function describePromptApp(opts: PromptAppOptions): void {
       const context = await browser.newContext();
       const page: Page = await context.newPage();
       page.setDefaultTimeout(60_000);
-      await page.goto(`${opts.origin}/profile`);
-      // Sent to svc's hosted sign-in for this application, then the engine, then back.
+      // Opened where the Run command says (or under another name): on to the redirect URI's
+      // host first, then svc's hosted sign-in for this application, the engine, and back.
+      const opened = page.waitForRequest((req) => req.url().startsWith(`${opts.origin}/profile`));
+      await page.goto(`${opts.opensAt ?? opts.origin}/profile`);
+      await opened;
       await page.waitForURL((url) => url.origin === server.url);
       await passwordSignIn(page, server.url, DEMO_USER);
       await page.waitForURL(`${opts.origin}/profile`);
@@ -183,6 +194,7 @@ export function describePromptApp(opts: PromptAppOptions): void {
       await page.waitForURL((url) => url.origin === server.url);
       await page.locator('#email').waitFor();
       await context.close();
+      opts.output?.(app?.output() ?? '');
     });
 
     if (opts.verifiesAccessTokens) {

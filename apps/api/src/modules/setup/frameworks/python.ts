@@ -43,6 +43,25 @@ if _issuer_url.scheme != 'https' and not (
 ):
     raise RuntimeError('SVC_ISSUER must be https:// (http is allowed only for an svc on localhost)')`;
 
+/**
+ * The redirect URI's host for pages: svc comes back there, and the sign-in's state lives in a
+ * cookie of the host the browser used, while Flask, uvicorn and Django print 127.0.0.1.
+ */
+export const APP_HOST_CHECK = `# svc comes back to the host of the redirect URI, and the sign-in's state lives in a cookie of the
+# host the browser used: a page opened on any other name for this app (the 127.0.0.1 the server
+# prints, for localhost) goes there first. The API answers on any host (a redirect would drop the
+# Authorization header).
+_APP_URL = urlsplit(REDIRECT_URI)
+
+
+def redirect_uri_host_url(host, path, query):
+    """None on the redirect URI's host (or for the API); else the same path and query there. Only
+    the path and query go along, so //evil.example stays a path of this app."""
+    if (host or '').lower() == _APP_URL.netloc.lower() or path.startswith('/api/'):
+        return None
+    local_path = quote(path.lstrip('/\\\\'))
+    return f'{_APP_URL.scheme}://{_APP_URL.netloc}/{local_path}' + ('?' + query if query else '')`;
+
 /** The product permission the app checks, as a module constant the pages and /api/me read. */
 export function permissionConstant(v: WiringValues): string {
   return `${permissionComment(v, '#')}\nCHECKED_PERMISSION = ${permissionLiteral(v)}`;
