@@ -169,9 +169,16 @@ export function describePromptApp(opts: PromptAppOptions): void {
       expect(await page.locator('#allowed').textContent()).toBe(granted.includes(checked) ? 'yes' : 'no');
       await saveScreenshot(page, `agent-prompt-${opts.framework}-profile`);
 
-      // Sign-out through svc's end-session endpoint (its confirmation page), back to the app.
+      // Sign-out through svc's end-session endpoint with the ID token as hint: no page on svc
+      // (the hint names the current session), through the engine, back to the app.
       const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { end_session_endpoint: string };
       const endSession = page.waitForRequest((req) => req.url().split('?')[0] === discovery.end_session_endpoint);
+      const svcPages: string[] = [];
+      page.on('response', (res) => {
+        if (res.url().startsWith(server.url) && res.status() === 200 && res.request().resourceType() === 'document') {
+          svcPages.push(res.url());
+        }
+      });
       await page
         .getByRole('link', { name: 'Sign out' })
         .or(page.getByRole('button', { name: 'Sign out' }))
@@ -181,14 +188,13 @@ export function describePromptApp(opts: PromptAppOptions): void {
       const logout = new URL((await endSession).url());
       expect(logout.searchParams.get('id_token_hint')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
       expect(new URL(logout.searchParams.get('post_logout_redirect_uri') ?? 'about:blank').origin).toBe(opts.origin);
-      await page.waitForURL((url) => url.origin === server.url);
-      await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL((url) => url.origin === opts.origin);
       await page
         .getByRole('link', { name: 'Sign in' })
         .or(page.getByRole('button', { name: 'Sign in' }))
         .first()
         .waitFor();
+      expect(svcPages, 'pages svc showed during sign-out').toEqual([]);
       // Both sessions ended: the protected page needs a new sign-in at svc.
       await page.goto(`${opts.origin}/profile`);
       await page.waitForURL((url) => url.origin === server.url);
