@@ -176,7 +176,7 @@ export const django: FrameworkSpec & { id: 'django' } = {
   name: 'Django',
   language: PYTHON_LANGUAGE,
   oidcLibrary: { name: 'Authlib (Django client) + python-dotenv', url: 'https://docs.authlib.org/en/latest/client/django.html' },
-  installCommand: pipInstall(['authlib>=1.2,<2', 'django>=3.2,<6', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
+  installCommand: pipInstall(['authlib>=1.2,<1.7', 'django>=3.2,<6', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
   envFile: '.env',
   envLoading: PYTHON_ENV_LOADING,
   envVars: [...serverVars(), localSecret('DJANGO_SECRET_KEY', "Django's SECRET_KEY: it signs the app's session cookie")],

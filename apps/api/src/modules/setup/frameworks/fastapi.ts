@@ -157,7 +157,7 @@ export const fastapi: FrameworkSpec & { id: 'fastapi' } = {
     url: 'https://docs.authlib.org/en/latest/client/fastapi.html',
   },
   installCommand: pipInstall([
-    'authlib>=1.2,<2',
+    'authlib>=1.2,<1.7',
     'fastapi>=0.92,<1',
     'uvicorn>=0.17,<1',
     'httpx>=0.23,<1',

@@ -148,7 +148,7 @@ export const flask: FrameworkSpec & { id: 'flask' } = {
   name: 'Flask',
   language: PYTHON_LANGUAGE,
   oidcLibrary: { name: 'Authlib (Flask client) + python-dotenv', url: 'https://docs.authlib.org/en/latest/client/flask.html' },
-  installCommand: pipInstall(['authlib>=1.2,<2', 'flask>=2.2,<4', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
+  installCommand: pipInstall(['authlib>=1.2,<1.7', 'flask>=2.2,<4', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
   envFile: '.env',
   envLoading: PYTHON_ENV_LOADING,
   envVars: [

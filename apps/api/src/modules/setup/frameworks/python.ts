@@ -11,7 +11,11 @@ export const PYTHON_LANGUAGE = 'Python 3.9 or later';
 /**
  * A virtual environment and pip, majors pinned. The ranges include the versions Debian 12 ships
  * (python3-authlib 1.2, python3-flask 2.2, python3-fastapi 0.92, python3-django 3.2, ...) and
- * current releases.
+ * current releases. Authlib stops before 1.7: from 1.7 importing authlib.jose (the access-token
+ * check below) warns that it is deprecated in favour of joserfc, and its httpx client warns
+ * without httpx2, so a fresh install would print deprecation warnings at every start; joserfc
+ * is not packaged for Debian 12, where the apps are tested (docs/api.md, "Setup context for
+ * coding agents").
  */
 export function pipInstall(requirements: string[]): string {
   return `python3 -m venv .venv && . .venv/bin/activate && pip install ${requirements.map((r) => `'${r}'`).join(' ')}`;
