@@ -7,6 +7,9 @@ import { describePythonPromptApp } from './support/python.ts';
 describePythonPromptApp({
   framework: 'django',
   origin: 'http://localhost:8000',
+  // The URL Django's runserver prints: the app sends the browser on to its redirect URI's host.
+  opensAt: 'http://127.0.0.1:8000',
+  output: (output) => expect(output).toContain('http://127.0.0.1:8000/'),
   steps: ['Install', 'Environment', 'file app.py', 'Run'],
   module: 'app',
   modules: ['authlib', 'django', 'requests', 'dotenv'],

@@ -6,6 +6,8 @@ import { describePromptApp, readEnvFile } from './support/prompt-app.ts';
 describePromptApp({
   framework: 'express',
   origin: 'http://localhost:3000',
+  // Another name for the app than the one it prints: it sends the browser on to its redirect URI's host.
+  opensAt: 'http://127.0.0.1:3000',
   steps: ['Install', 'Environment', 'file server.mjs', 'Run'],
   verifiesAccessTokens: true,
   // The product declares an API whose first permission org_admin holds: the app checks that one,

@@ -7,6 +7,9 @@ import { describePythonPromptApp } from './support/python.ts';
 describePythonPromptApp({
   framework: 'fastapi',
   origin: 'http://localhost:8000',
+  // The URL uvicorn prints: the app sends the browser on to its redirect URI's host.
+  opensAt: 'http://127.0.0.1:8000',
+  output: (output) => expect(output).toContain('http://127.0.0.1:8000'),
   steps: ['Install', 'Environment', 'file main.py', 'Run'],
   module: 'main',
   modules: ['authlib', 'fastapi', 'uvicorn', 'httpx', 'starlette', 'itsdangerous', 'dotenv'],

@@ -7,6 +7,9 @@ import { describePythonPromptApp } from './support/python.ts';
 describePythonPromptApp({
   framework: 'flask',
   origin: 'http://localhost:5000',
+  // The URL Flask's server prints: the app sends the browser on to its redirect URI's host.
+  opensAt: 'http://127.0.0.1:5000',
+  output: (output) => expect(output).toContain('http://127.0.0.1:5000'),
   steps: ['Install', 'Environment', 'file app.py', 'Run'],
   module: 'app',
   modules: ['authlib', 'flask', 'requests', 'dotenv'],

@@ -108,6 +108,18 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     expectNoPageErrors();
   });
 
+  it('opened on localhost instead of PUBLIC_URL (127.0.0.1): sent to PUBLIC_URL first, signed in, back where the person was going', async () => {
+    const page = await freshPage();
+    const onLocalhost = new URL(server.url);
+    onLocalhost.hostname = 'localhost';
+    await page.goto(`${onLocalhost.origin}/auth/console/members?from=localhost`);
+    await page.waitForURL(signInUrl('/auth/console/members?from=localhost'));
+    await passwordSignIn(page, server.url, DEMO_USER);
+    await page.waitForURL(`${server.url}/auth/console/members?from=localhost`);
+    await page.getByTestId('page-members').waitFor({ state: 'visible' });
+    expectNoPageErrors();
+  });
+
   it('social sign-in: the social button signs in the engine social identity', async () => {
     const page = await freshPage();
     await page.goto('/auth/console/');

@@ -80,30 +80,38 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
     return (await res.json()) as { id_token: string; refresh_token: string };
   }
 
-  it('confirm "Sign out": svc and the engine sign the person out and the browser lands on the application with its state', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    context.setDefaultTimeout(15_000);
-    const page = await context.newPage();
+  /** Chromium's refusals by svc's CSP, collected from the page's console. */
+  function cspRefusals(page: Page): string[] {
     const refused: string[] = [];
     page.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) {
         refused.push(message.text());
       }
     });
+    return refused;
+  }
+
+  it('with the ID token as hint: no page on svc; svc and the engine sign the person out and the browser lands on the application with its state', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(15_000);
+    const page = await context.newPage();
+    const refused = cspRefusals(page);
     try {
       const tokens = await signInToApp(page);
+      const svcPages: string[] = [];
+      page.on('response', (res) => {
+        if (res.url().startsWith(server.url) && res.status() === 200 && res.request().resourceType() === 'document') {
+          svcPages.push(res.url());
+        }
+      });
       const end = new URL(`${server.url}/oidc/session/end`);
       end.searchParams.set('id_token_hint', tokens.id_token);
       end.searchParams.set('post_logout_redirect_uri', `${appUrl}/signed-out`);
       end.searchParams.set('state', 'e2e-state');
       await page.goto(end.href);
-      await page.getByTestId('confirm-logout').waitFor({ state: 'visible' });
-      expect(await page.getByTestId('hosted-heading').textContent()).toMatch(/^Sign out of .+\?$/);
-      await saveScreenshot(page, 'oidc-logout-confirm');
-
-      await page.getByTestId('confirm-logout').click();
       await page.waitForURL((url) => url.href.startsWith(`${appUrl}/signed-out`));
       expect(new URL(page.url()).searchParams.get('state')).toBe('e2e-state');
+      expect(svcPages, 'pages svc showed').toEqual([]);
       expect(refused, 'CSP refusals in the browser').toEqual([]);
 
       const refresh = await fetch(`${server.url}/oidc/token`, {
@@ -113,6 +121,32 @@ describeInChromium('e2e: an application signs the person out through svc', () =>
       });
       expect(((await refresh.json()) as { error?: string }).error).toBe('invalid_grant');
       // The engine's session is gone too: signing in again asks for the password there.
+      await signInToApp(page);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('without a hint svc asks; "Sign out of svc" on its page (no script, its CSP) ends both sessions and lands on the application', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(15_000);
+    const page = await context.newPage();
+    const refused = cspRefusals(page);
+    try {
+      await signInToApp(page);
+      const end = new URL(`${server.url}/oidc/session/end`);
+      end.searchParams.set('client_id', clientId);
+      end.searchParams.set('post_logout_redirect_uri', `${appUrl}/signed-out`);
+      end.searchParams.set('state', 'e2e-state-2');
+      await page.goto(end.href);
+      await page.getByTestId('confirm-logout').waitFor({ state: 'visible' });
+      expect(await page.getByTestId('hosted-heading').textContent()).toBe('Also sign out of svc?');
+      await saveScreenshot(page, 'oidc-logout-confirm');
+
+      await page.getByTestId('confirm-logout').click();
+      await page.waitForURL((url) => url.href.startsWith(`${appUrl}/signed-out`));
+      expect(new URL(page.url()).searchParams.get('state')).toBe('e2e-state-2');
+      expect(refused, 'CSP refusals in the browser').toEqual([]);
       await signInToApp(page);
     } finally {
       await context.close();

@@ -102,7 +102,7 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
     const version = page.getByTestId('service-api-version');
     await version.waitFor({ state: 'visible' });
     expect((await version.textContent())?.trim()).toBe('v1');
-    expect(await page.getByTestId('service-engine-kind').textContent()).toBeTruthy();
+    expect(await page.getByTestId('service-engine-kind').textContent()).toBe('development engine');
     expect(await page.getByTestId('service-docs-link').getAttribute('href')).toMatch(/\/docs$/);
     expect(await page.getByTestId('service-openapi-link').getAttribute('href')).toMatch(/\/v1\/openapi\.json$/);
     expect(await page.getByTestId('nav-overview').getAttribute('aria-current')).toBe('page');

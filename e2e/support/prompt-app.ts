@@ -29,6 +29,14 @@ export type PromptAppOptions = {
    * their workspace). Without it the catalog stays empty and the app checks the example name.
    */
   catalog?: ProductCatalog;
+  /**
+   * The origin a person opens: the URL the Run command prints when it differs from `origin`
+   * (Flask and uvicorn print 127.0.0.1 while the redirect URI says localhost), or another name
+   * for the same app. The app must send the browser to `origin` before sign-in starts.
+   */
+  opensAt?: string;
+  /** Checks of what the app printed (stdout and stderr), once a person has signed in and out. */
+  output?: (output: string) => void;
   /** Further checks of the generated project (the .env, the Run command). */
   inspect?: (project: { dir: string; run: string; steps: PromptStep[]; serverUrl: string; clientId: string }) => void;
 };
@@ -137,8 +145,11 @@ export function describePromptApp(opts: PromptAppOptions): void {
       const context = await browser.newContext();
       const page: Page = await context.newPage();
       page.setDefaultTimeout(60_000);
-      await page.goto(`${opts.origin}/profile`);
-      // Sent to svc's hosted sign-in for this application, then the engine, then back.
+      // Opened where the Run command says (or under another name): on to the redirect URI's
+      // host first, then svc's hosted sign-in for this application, the engine, and back.
+      const opened = page.waitForRequest((req) => req.url().startsWith(`${opts.origin}/profile`));
+      await page.goto(`${opts.opensAt ?? opts.origin}/profile`);
+      await opened;
       await page.waitForURL((url) => url.origin === server.url);
       await passwordSignIn(page, server.url, DEMO_USER);
       await page.waitForURL(`${opts.origin}/profile`);
@@ -158,9 +169,16 @@ export function describePromptApp(opts: PromptAppOptions): void {
       expect(await page.locator('#allowed').textContent()).toBe(granted.includes(checked) ? 'yes' : 'no');
       await saveScreenshot(page, `agent-prompt-${opts.framework}-profile`);
 
-      // Sign-out through svc's end-session endpoint (its confirmation page), back to the app.
+      // Sign-out through svc's end-session endpoint with the ID token as hint: no page on svc
+      // (the hint names the current session), through the engine, back to the app.
       const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { end_session_endpoint: string };
       const endSession = page.waitForRequest((req) => req.url().split('?')[0] === discovery.end_session_endpoint);
+      const svcPages: string[] = [];
+      page.on('response', (res) => {
+        if (res.url().startsWith(server.url) && res.status() === 200 && res.request().resourceType() === 'document') {
+          svcPages.push(res.url());
+        }
+      });
       await page
         .getByRole('link', { name: 'Sign out' })
         .or(page.getByRole('button', { name: 'Sign out' }))
@@ -170,19 +188,19 @@ export function describePromptApp(opts: PromptAppOptions): void {
       const logout = new URL((await endSession).url());
       expect(logout.searchParams.get('id_token_hint')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
       expect(new URL(logout.searchParams.get('post_logout_redirect_uri') ?? 'about:blank').origin).toBe(opts.origin);
-      await page.waitForURL((url) => url.origin === server.url);
-      await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL((url) => url.origin === opts.origin);
       await page
         .getByRole('link', { name: 'Sign in' })
         .or(page.getByRole('button', { name: 'Sign in' }))
         .first()
         .waitFor();
+      expect(svcPages, 'pages svc showed during sign-out').toEqual([]);
       // Both sessions ended: the protected page needs a new sign-in at svc.
       await page.goto(`${opts.origin}/profile`);
       await page.waitForURL((url) => url.origin === server.url);
       await page.locator('#email').waitFor();
       await context.close();
+      opts.output?.(app?.output() ?? '');
     });
 
     if (opts.verifiesAccessTokens) {

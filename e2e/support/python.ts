@@ -138,6 +138,11 @@ export function describePythonPromptApp(
   afterAll(() => rmSync(bin, { recursive: true, force: true }));
   describePromptApp({
     ...opts,
+    // Started, signed in and out: the app printed no deprecation warning (Authlib's or httpx's).
+    output: (output) => {
+      expect(output).not.toMatch(/DeprecationWarning/);
+      opts.output?.(output);
+    },
     skip: ['Install'],
     env: { PATH: `${bin}:${process.env.PATH}` },
     inspect: (project) => {

@@ -297,11 +297,16 @@ async function resolveEngine(
   if (config.engine.embedded) {
     const { startDevEngine } = await import('@svc/dev-engine/engine');
     const { loadDevUsers } = await import('@svc/dev-engine/users');
+    const { devEngineUsersFile } = await import('@svc/dev-engine/env');
     const users = loadDevUsers(process.env);
     const admin = config.engine.admin;
+    // Sign-ups outlive a restart, as the workspaces svc made for them do (DATA_DIR). Test
+    // servers (NODE_ENV=test) keep them in memory: each starts from the seed users alone.
+    const usersFile = config.nodeEnv === 'development' ? devEngineUsersFile(config.dataDir) : undefined;
     const devEngine = await startDevEngine({
       port: config.engine.devEnginePort,
       users,
+      ...(usersFile ? { usersFile } : {}),
       ...(admin?.devEngine ? { adminToken: admin.token } : {}),
       clients: [
         {
@@ -326,6 +331,12 @@ async function resolveEngine(
     logger.info(
       { issuer: devEngine.issuer, demoUsers: users.map((u) => ({ email: u.email, password: u.password, groups: u.groups })) },
       'development identity engine started (set ENGINE_ISSUER to use your own)',
+    );
+    logger.info(
+      { usersFile: usersFile ?? null },
+      usersFile
+        ? `development identity engine keeps its sign-ups in ${usersFile} (delete it to forget them)`
+        : 'development identity engine keeps its sign-ups in memory (NODE_ENV=test): a restart forgets them',
     );
   }
   const rp = new RelyingParty({

@@ -122,10 +122,8 @@ export function adminApiRouter(opts: { users: UserStore; adminToken: string }): 
       password: input.password,
       groups: input.groups ?? [],
       emailVerified: false,
+      isActive: input.is_active !== false,
     });
-    if (input.is_active === false) {
-      user.isActive = false;
-    }
     res.status(201).json(serializeUser(user));
   });
 

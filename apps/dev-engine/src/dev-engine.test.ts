@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from './cookie-jar.ts';
 import { type DevEngine, HANDOFF_FLOWS, startDevEngine } from './engine.ts';
-import { DEMO_USERS, loadDevUsers } from './users.ts';
+import { DEMO_USERS, loadDevUsers, UserStore } from './users.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:1/auth/callback';
 const POST_LOGOUT_URI = 'http://127.0.0.1:1/signin';
@@ -478,5 +478,64 @@ describe('loadDevUsers', () => {
     expect(() => loadDevUsers({ DEV_ENGINE_USERS: '[{"email":"a@b.co","name":"n"}]' })).toThrow(/invalid at 0\.password/);
     expect(() => loadDevUsers({ DEV_ENGINE_USERS: '{"email":"a@b.co"}' })).toThrow(/must be a JSON array/);
     expect(() => loadDevUsers({ DEV_ENGINE_USERS: '/nonexistent/users.json' })).toThrow(/no file at \/nonexistent\/users\.json/);
+  });
+});
+
+describe('users file: sign-ups survive a restart', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-dev-engine-users-')), 'dev-engine', 'users.json');
+  let shared: { engine: DevEngine; discovery: Record<string, string> };
+
+  /** An engine on `file`, which the helpers above then talk to. */
+  async function start(): Promise<DevEngine> {
+    engine = await startDevEngine({
+      port: await freePort(),
+      users: DEMO_USERS,
+      usersFile: file,
+      clients: [{ client_id: 'svc', redirect_uris: [REDIRECT_URI], post_logout_redirect_uris: [POST_LOGOUT_URI] }],
+    });
+    discovery = (await (await fetch(`${engine.issuer}.well-known/openid-configuration`)).json()) as Record<string, string>;
+    return engine;
+  }
+
+  beforeAll(() => {
+    shared = { engine, discovery };
+  });
+  afterAll(async () => {
+    if (engine !== shared.engine) {
+      await engine.close();
+    }
+    ({ engine, discovery } = shared);
+  });
+
+  it('keeps who signed up (password as a scrypt hash only) and signs them in after the engine restarts', async () => {
+    const first = await start();
+    const jar = new CookieJar();
+    const pending = authorizationUrl({ params: { prompt: 'create' } });
+    const page = await begin(jar, pending);
+    const created = await jar.post(page.url, { email: 'kept@example.com', name: 'Kept Person', password: 'kept-password-1' });
+    expect(created.status).toBe(303);
+    const done = await jar.follow(new URL(created.headers.get('location') ?? '', page.url).href, atRedirectUri);
+    const { claims } = await redeem(pending, done.url);
+    await first.close();
+
+    const kept = readFileSync(file, 'utf8');
+    expect(kept).toContain('kept@example.com');
+    expect(kept).not.toContain('kept-password-1');
+    // The seed is built afresh at each start, never copied into the file.
+    expect(kept).not.toContain('admin@svc.local');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    await start();
+    const again = await signIn(new CookieJar(), 'kept@example.com', 'kept-password-1');
+    expect(again.claims).toMatchObject({ sub: claims.sub, email: 'kept@example.com', name: 'Kept Person', email_verified: false });
+    expect(engine.users.authenticate('kept@example.com', 'wrong-password')).toBeUndefined();
+    // Still one user per email after the restart, and the seed users as before.
+    expect(engine.users.list().filter((u) => u.email === 'kept@example.com')).toHaveLength(1);
+    expect(engine.users.authenticate('admin@svc.local', 'admin-password')).toBeDefined();
+  });
+
+  it('refuses a file that is not its own rather than start without its users', () => {
+    writeFileSync(file, '{"users": "nope"}');
+    expect(() => new UserStore(DEMO_USERS, { file })).toThrow(/not a users file of the development engine/);
   });
 });

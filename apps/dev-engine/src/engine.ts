@@ -33,6 +33,11 @@ export type DevEngineOptions = {
   host?: string;
   /** Seed users; default DEMO_USERS. */
   users?: DevUser[];
+  /**
+   * Where users added while it runs (sign-ups, the social identity, admin API users) are kept
+   * across restarts, with scrypt password hashes; default none (memory only).
+   */
+  usersFile?: string;
   /** Bearer token of the `/api/v3/` admin API; default a random token (returned). */
   adminToken?: string;
   /** Default: one public client `svc` redirecting to svc's callback on its default port,
@@ -117,7 +122,7 @@ export async function startDevEngine(opts: DevEngineOptions): Promise<DevEngine>
   const clients = opts.clients ?? defaultClients();
   const socialSources = new Set(opts.socialSources ?? ['google']);
   const firstParty = new Set(clients.map((c) => c.client_id));
-  const users = new UserStore(opts.users ?? DEMO_USERS);
+  const users = new UserStore(opts.users ?? DEMO_USERS, { file: opts.usersFile });
 
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { DEV_ENGINE_DEFAULT_PORT, SVC_DEFAULT_PORT } from '@svc/contracts/ports';
 import { z } from 'zod';
 
@@ -31,9 +32,16 @@ export const ZDevEngineEnv = z.object({
   DEV_ENGINE_REDIRECT_URIS: ZCsv.default(['127.0.0.1', 'localhost'].map((host) => `http://${host}:${SVC_DEFAULT_PORT}/auth/callback`)),
   /** Default: `/` and `/signin` on each redirect URI's origin. */
   DEV_ENGINE_POST_LOGOUT_REDIRECT_URIS: ZCsv.optional(),
+  /** svc's DATA_DIR (default `.data`): sign-ups are kept in `<DATA_DIR>/dev-engine/users.json`. */
+  DATA_DIR: z.string().min(1).default('.data'),
 });
 
 export type TDevEngineEnv = z.infer<typeof ZDevEngineEnv>;
+
+/** Where the development engine keeps the users added while it runs, under svc's DATA_DIR. */
+export function devEngineUsersFile(dataDir: string): string {
+  return path.resolve(dataDir, 'dev-engine', 'users.json');
+}
 
 export function parseDevEngineEnv(env: Record<string, string | undefined>): TDevEngineEnv {
   const parsed = ZDevEngineEnv.safeParse(env);

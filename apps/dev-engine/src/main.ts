@@ -1,5 +1,5 @@
 import { startDevEngine } from './engine.ts';
-import { parseDevEngineEnv } from './env.ts';
+import { devEngineUsersFile, parseDevEngineEnv } from './env.ts';
 import { loadDevUsers } from './users.ts';
 
 const env = parseDevEngineEnv(process.env);
@@ -11,6 +11,7 @@ const engine = await startDevEngine({
   host: env.DEV_ENGINE_HOST,
   slug: env.DEV_ENGINE_SLUG,
   users,
+  usersFile: devEngineUsersFile(env.DATA_DIR),
   ...(env.DEV_ENGINE_ADMIN_TOKEN ? { adminToken: env.DEV_ENGINE_ADMIN_TOKEN } : {}),
   clients: [
     {
@@ -23,7 +24,7 @@ const engine = await startDevEngine({
 });
 
 const lines = [
-  'svc dev engine (Authentik-shaped OIDC, in memory)',
+  'svc dev engine (Authentik-shaped OIDC)',
   `  issuer:      ${engine.issuer}`,
   `  discovery:   ${engine.issuer}.well-known/openid-configuration`,
   `  client_id:   ${env.DEV_ENGINE_CLIENT_ID}${env.DEV_ENGINE_CLIENT_SECRET ? ' (confidential)' : ' (public, PKCE)'}`,
@@ -31,6 +32,7 @@ const lines = [
   '  users:',
   ...users.map((u) => `    ${u.email} / ${u.password}${u.groups.length ? ` (groups: ${u.groups.join(', ')})` : ''}`),
   '    social@svc.local via /source/oauth/login/google/',
+  `  sign-ups:    kept in ${engine.users.file} (password hashes only; delete it to forget them)`,
 ];
 console.log(lines.join('\n'));
 

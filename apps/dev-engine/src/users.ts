@@ -1,5 +1,6 @@
 import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 
 /** A user seeded into the development engine. */
@@ -106,15 +107,80 @@ function subjectFor(email: string): string {
   return createHash('sha256').update(`svc-dev-engine:${email.toLowerCase()}`).digest('hex');
 }
 
-/** In-memory user directory. */
+/** A user kept in the users file: everything but the pk, the password only as its scrypt hash. */
+const ZKeptUser = z.object({
+  email: z.string().min(1),
+  username: z.string().min(1),
+  name: z.string(),
+  emailVerified: z.boolean(),
+  groups: z.array(z.string()),
+  isActive: z.boolean(),
+  passwordHash: z.string().nullable(),
+});
+const ZUsersFile = z.object({ version: z.literal(1), users: z.array(ZKeptUser) });
+
+/**
+ * The user directory. The seed (the demo users or DEV_ENGINE_USERS) is built afresh at each
+ * start; with `file`, everyone added later (sign-ups, the social identity, admin API users) is
+ * also written there (scrypt hashes, never a password) and read back at the next start, so a
+ * restart keeps them. A seeded email wins over a kept one.
+ */
 export class UserStore {
   #byPk = new Map<number, StoredUser>();
   #nextPk = 1;
+  #seeded = new Set<string>();
+  readonly #file: string | undefined;
 
-  constructor(seed: DevUser[]) {
+  constructor(seed: DevUser[], opts: { file?: string } = {}) {
     for (const user of seed) {
       this.create({ ...user, emailVerified: user.emailVerified ?? true });
+      this.#seeded.add(user.email.toLowerCase());
     }
+    this.#file = opts.file;
+    for (const kept of this.#read()) {
+      if (!this.findByEmail(kept.email)) {
+        const user: StoredUser = { pk: this.#nextPk++, sub: subjectFor(kept.email), ...kept };
+        this.#byPk.set(user.pk, user);
+      }
+    }
+  }
+
+  /** Where added users are kept, or undefined (memory only). */
+  get file(): string | undefined {
+    return this.#file;
+  }
+
+  #read(): z.infer<typeof ZKeptUser>[] {
+    if (!this.#file || !existsSync(this.#file)) {
+      return [];
+    }
+    const parsed = ZUsersFile.safeParse(JSON.parse(readFileSync(this.#file, 'utf8')));
+    if (!parsed.success) {
+      throw new Error(`${this.#file} is not a users file of the development engine; move it away to start without its users`);
+    }
+    return parsed.data.users;
+  }
+
+  /** Writes every added user: to a temporary file first, so a crash never leaves half a file. */
+  #save(): void {
+    if (!this.#file) {
+      return;
+    }
+    const users = this.list()
+      .filter((u) => !this.#seeded.has(u.email.toLowerCase()))
+      .map(({ email, username, name, emailVerified, groups, isActive, passwordHash }) => ({
+        email,
+        username,
+        name,
+        emailVerified,
+        groups,
+        isActive,
+        passwordHash,
+      }));
+    mkdirSync(path.dirname(this.#file), { recursive: true });
+    const temporary = `${this.#file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify({ version: 1, users }, null, 2)}\n`, { mode: 0o600 });
+    renameSync(temporary, this.#file);
   }
 
   create(input: {
@@ -124,6 +190,7 @@ export class UserStore {
     groups?: string[];
     emailVerified?: boolean;
     username?: string;
+    isActive?: boolean;
   }): StoredUser {
     if (this.findByEmail(input.email)) {
       throw new Error('a user with this email already exists');
@@ -136,10 +203,11 @@ export class UserStore {
       name: input.name,
       emailVerified: input.emailVerified ?? false,
       groups: input.groups ?? [],
-      isActive: true,
+      isActive: input.isActive ?? true,
       passwordHash: input.password ? hashPassword(input.password) : null,
     };
     this.#byPk.set(user.pk, user);
+    this.#save();
     return user;
   }
 

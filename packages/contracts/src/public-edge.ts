@@ -96,7 +96,15 @@ export const ZServiceConfigResponse = z
     openapiUrl: z.url(),
     clientConfigUrl: z.url().describe('new integrations read GET /v1/client/config'),
     keyless: z.object({ enabled: z.boolean() }),
-    engine: z.object({ kind: z.string(), issuer: z.url() }),
+    engine: z.object({
+      /** The preset svc talks to the engine with (ENGINE_KIND): authentik, keycloak or generic. */
+      kind: z.string(),
+      issuer: z.url(),
+      /** The engine that runs: `development engine` (svc's own, Authentik-shaped), else Authentik, Keycloak or generic OIDC. */
+      name: z
+        .string()
+        .describe("the engine that runs: 'development engine' (svc's own, in its process), 'Authentik', 'Keycloak' or 'generic OIDC'"),
+    }),
     /** docs/architecture.md section 6: hand-off routes of svc for what the engine owns. */
     account: z.object({
       engine: z.string(),

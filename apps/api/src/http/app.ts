@@ -12,6 +12,8 @@ import { llmsTxtRouter } from '../modules/setup/documents.ts';
 import { classifyError, isInternal, type statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
+import { createCanonicalHost } from './canonical-host.ts';
+import { proxyTrustOf } from './client-ip.ts';
 import { consoleRouter } from './console.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
@@ -41,6 +43,17 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     if (proceed instanceof Promise) {
       proceed.then((go) => (go ? next() : undefined), next);
     } else if (proceed) {
+      next();
+    }
+  });
+  // svc's pages on PUBLIC_URL's host only (canonical-host.ts): before any of them sets a cookie.
+  const canonicalHost = createCanonicalHost({
+    publicUrl: config.publicUrl,
+    production: config.nodeEnv === 'production',
+    trust: proxyTrustOf(config.trustProxy),
+  });
+  app.use((req, res, next) => {
+    if (!canonicalHost(req, res, req.path)) {
       next();
     }
   });

@@ -1,13 +1,34 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
 
+/** Whether the hop `i` away (0: the peer) at `addr` is a proxy TRUST_PROXY trusts. */
+export type ProxyTrust = (addr: string, i: number) => boolean;
+
+/**
+ * TRUST_PROXY as a trust function (same semantics as Express's `trust proxy`), or undefined when
+ * no proxy is trusted (unset, empty or `false`).
+ */
+export function proxyTrustOf(trustProxy: string | undefined): ProxyTrust | undefined {
+  if (trustProxy === undefined || trustProxy === '' || trustProxy === 'false') {
+    return undefined;
+  }
+  if (trustProxy === 'true') {
+    return () => true;
+  }
+  if (/^\d+$/.test(trustProxy)) {
+    const hops = Number(trustProxy);
+    return (_addr, i) => i < hops;
+  }
+  return proxyaddr.compile(trustProxy.split(',').map((s) => s.trim()));
+}
+
 /**
  * The client address under the TRUST_PROXY setting (same semantics as Express's `trust proxy`):
  * unset trusts no proxy, so X-Forwarded-For cannot be forged to dodge per-IP rate limits.
  */
 export function clientIpResolver(trustProxy: string | undefined): (req: IncomingMessage) => string {
-  let trust: (addr: string, i: number) => boolean;
-  if (trustProxy === undefined || trustProxy === '' || trustProxy === 'false') {
+  const trust = proxyTrustOf(trustProxy);
+  if (!trust) {
     // The peer of a keep-alive connection never changes; remoteAddress asks the OS each time.
     const byConnection = new WeakMap<object, string>();
     return (req) => {
@@ -18,14 +39,6 @@ export function clientIpResolver(trustProxy: string | undefined): (req: Incoming
       }
       return ip;
     };
-  }
-  if (trustProxy === 'true') {
-    trust = () => true;
-  } else if (/^\d+$/.test(trustProxy)) {
-    const hops = Number(trustProxy);
-    trust = (_addr, i) => i < hops;
-  } else {
-    trust = proxyaddr.compile(trustProxy.split(',').map((s) => s.trim()));
   }
   return (req) => proxyaddr(req, trust);
 }

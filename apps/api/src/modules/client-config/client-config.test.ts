@@ -187,5 +187,7 @@ describe('GET /v1/config', () => {
     expect(body.apiVersion).toBe('v1');
     expect(body.clientConfigUrl).toBe(`${server.services.config.publicUrl}/v1/client/config`);
     expect(body.keyless.enabled).toBe(true);
+    // svc's own development engine runs (ENGINE_ISSUER unset): named so, not after the preset it speaks.
+    expect(body.engine).toMatchObject({ kind: 'authentik', name: 'development engine' });
   });
 });

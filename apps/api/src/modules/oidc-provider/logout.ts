@@ -14,11 +14,12 @@ import type { SvcSessionOf } from './accounts.ts';
  *
  * oidc-provider checks the request (id_token_hint signed by svc for the client, client_id
  * matching it, post_logout_redirect_uri registered, no repeated parameters) and keeps what it
- * asked in its session, with an xsrf secret. svc adds the checks below, renders the
- * confirmation page (always: see docs/oidc.md), and after the confirmation ends the svc session
- * and the engine's before the browser goes back to the application:
+ * asked in its session, with an xsrf secret. svc adds the checks below; with an id_token_hint of
+ * the browser's current svc session it signs out at once (provider.ts), otherwise it renders the
+ * confirmation page (docs/oidc.md, "RP-initiated logout"); either way it ends the svc session and
+ * the engine's before the browser goes back to the application:
  *
- *   GET /oidc/session/end        confirmation page "Sign out of <app>?" (form with the xsrf)
+ *   GET /oidc/session/end        confirmation page "Also sign out of svc?" (form with the xsrf)
  *   POST /oidc/session/end/confirm   oidc-provider ends its session (logout=yes); svc revokes
  *                                the svc sessions of the browser, clears its cookie, and sends
  *                                the browser to the engine's end-session endpoint with
@@ -69,21 +70,27 @@ export function logoutRequestProblem(ctx: KoaContextWithOIDC): string | undefine
 }
 
 /**
- * The confirmation page: one form posting oidc-provider's xsrf secret to the confirm endpoint.
- * "Sign out" (logout=yes) ends the svc session, every application's authorization in this browser
- * and the engine's session; "Stay signed in" ends only the authorization of the application that
- * asked (as it asked) and keeps the svc session. No scripts.
+ * The confirmation page, for a request that did not prove it comes from the person's current
+ * session: one form posting oidc-provider's xsrf secret to the confirm endpoint. The application
+ * has ended its own session before sending the browser here (RP-Initiated Logout 1.0), so the
+ * question is about svc's: "Sign out of svc" (logout=yes) ends the svc session, every
+ * application's authorization in this browser and the engine's session; "Stay signed in to svc"
+ * ends nothing of svc's (single sign-on goes on) and goes back to the application. No scripts.
  */
 export function logoutPage(opts: { action: string; xsrf: string; appName: string | undefined; signedInAs: string | undefined }): string {
-  const title = opts.appName ? `Sign out of ${opts.appName}?` : 'Sign out?';
-  const who = opts.signedInAs ? `<p class="muted" data-testid="signed-in-as">Signed in as ${escapeHtml(opts.signedInAs)}.</p>` : '';
+  const title = 'Also sign out of svc?';
+  const asked = opts.appName
+    ? `<p data-testid="logout-asked-by">${escapeHtml(opts.appName)} asks svc to sign you out.</p>`
+    : '<p data-testid="logout-asked-by">An application asks svc to sign you out.</p>';
+  const who = opts.signedInAs ? `<p class="muted" data-testid="signed-in-as">Signed in to svc as ${escapeHtml(opts.signedInAs)}.</p>` : '';
+  const back = opts.appName ? `back to ${escapeHtml(opts.appName)}` : 'back to the application';
   return hostedPage(
     title,
-    `<h1 data-testid="hosted-heading">${escapeHtml(title)}</h1>${who}
+    `<h1 data-testid="hosted-heading">${escapeHtml(title)}</h1>${asked}${who}
 <form method="post" action="${escapeHtml(opts.action)}"><input type="hidden" name="xsrf" value="${escapeHtml(opts.xsrf)}">
-<button type="submit" name="logout" value="yes" data-testid="confirm-logout">Sign out</button>
-<button type="submit" class="button secondary" data-testid="stay-signed-in">Stay signed in</button></form>
-<p class="muted">Signing out ends your session here and at your identity provider, for every application.</p>`,
+<button type="submit" name="logout" value="yes" data-testid="confirm-logout">Sign out of svc</button>
+<button type="submit" class="button secondary" data-testid="stay-signed-in">Stay signed in to svc</button></form>
+<p class="muted">Signing out of svc ends your session here and at your identity provider, for every application. Staying signed in keeps it: the next sign-in to any application needs no password. Either way you go ${back}.</p>`,
   );
 }
 

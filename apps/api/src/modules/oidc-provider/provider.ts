@@ -77,6 +77,8 @@ export const TRY_CALLBACK_PATH = `${TRY_SIGN_IN_PATH}/callback`;
 
 /** Cookie names of the provider: never those of svc's own session or of the engine. */
 const COOKIE_NAMES = { session: 'svc_op_session', interaction: 'svc_op_interaction', resume: 'svc_op_resume' };
+/** The provider's long-lived cookie (its session), as set and as cleared. */
+const LONG_COOKIE = { signed: true, httpOnly: true, sameSite: 'lax' } as const;
 
 export type OpenIdProviderOptions = {
   db: Db;
@@ -453,9 +455,10 @@ export class OpenIdProvider {
   }
 
   /**
-   * The confirmation page of RP-initiated logout (features.rpInitiatedLogout.logoutSource), or
-   * the error page when the request is one svc refuses (logout.ts). Always a confirmation, also
-   * with a valid id_token_hint for the person signed in: see docs/oidc.md.
+   * RP-initiated logout (features.rpInitiatedLogout.logoutSource): the error page when the request
+   * is one svc refuses (logout.ts); straight on, without a page, when its id_token_hint names the
+   * browser's current svc session (hintNamesSession); otherwise the confirmation page
+   * (docs/oidc.md, "RP-initiated logout").
    */
   private async renderLogout(ctx: KoaContextWithOIDC): Promise<void> {
     ctx.type = 'html';
@@ -465,8 +468,12 @@ export class OpenIdProvider {
       ctx.body = errorPage({ error: 'invalid_request', error_description: problem }, 'sign-out');
       return;
     }
-    const xsrf = (ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret;
     const current = await this.opts.sessionOf(ctx.req);
+    if (current && (await this.hintNamesSession(ctx, current))) {
+      await this.logOutWithoutConfirmation(ctx);
+      return;
+    }
+    const xsrf = (ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret;
     // Either button's answer ends on the application's post_logout_redirect_uri (checked by
     // oidc-provider against the client's registration), through the engine for Sign out.
     const destination = ctx.oidc.params?.post_logout_redirect_uri;
@@ -483,18 +490,64 @@ export class OpenIdProvider {
   }
 
   /**
+   * Whether the end-session request's id_token_hint is an ID token svc issued to its client for
+   * the browser's current svc session: signed by svc (verified again here), its `sid` that
+   * session and its `sub` that person. OpenID Connect RP-Initiated Logout 1.0 section 2 lets the
+   * provider skip the question then. A hint of an earlier or another session, of another person,
+   * or one the browser does not hold the session of (no svc cookie) keeps the question.
+   */
+  private async hintNamesSession(ctx: KoaContextWithOIDC, current: SessionWithUser): Promise<boolean> {
+    const hint = ctx.oidc.params?.id_token_hint;
+    const client = ctx.oidc.client;
+    if (typeof hint !== 'string' || !client) {
+      return false;
+    }
+    try {
+      const { payload } = (await ctx.oidc.provider.IdToken.validate(hint, client)) as { payload: Record<string, unknown> };
+      return payload.sid === current.session.id && payload.sub === current.user.id;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * A confirmed full logout without the page: what oidc-provider's confirm endpoint does for
+   * logout=yes (every authorization's grant revoked with its tokens, its session destroyed and its
+   * cookie cleared), then svc's part (endSvcSession) and on to the engine.
+   */
+  private async logOutWithoutConfirmation(ctx: KoaContextWithOIDC): Promise<void> {
+    const session = ctx.oidc.session;
+    const grantIds = Object.values(session?.authorizations ?? {})
+      .map((authorization) => authorization.grantId)
+      .filter((grantId): grantId is string => typeof grantId === 'string');
+    for (const grantId of grantIds) {
+      await revokeOidcPayloadsByGrantId(this.opts.db, grantId);
+    }
+    // Read before the session goes: where the application asked to land, and the sids of its sign-ins.
+    const destination = await endSvcSession(ctx, this.logoutDeps());
+    await session?.destroy();
+    ctx.cookies.set(COOKIE_NAMES.session, null, LONG_COOKIE);
+    ctx.status = 303;
+    ctx.redirect(destination);
+  }
+
+  private logoutDeps(): SvcLogoutDeps {
+    return {
+      db: this.opts.db,
+      sessionOf: this.opts.sessionOf,
+      publicUrl: this.opts.issuer,
+      engineEndSessionUrl: this.opts.engineEndSessionUrl,
+    };
+  }
+
+  /**
    * Around oidc-provider's end-session routes. Without an account in its session, oidc-provider
    * answers the end-session request with an auto-submitting form (an inline script svc's CSP
    * blocks): svc's confirmation page instead, since the svc and engine sessions may still be
    * there. After a confirmed full logout: svc's part (endSvcSession), then the engine's.
    */
   private logoutMiddleware() {
-    const deps: SvcLogoutDeps = {
-      db: this.opts.db,
-      sessionOf: this.opts.sessionOf,
-      publicUrl: this.opts.issuer,
-      engineEndSessionUrl: this.opts.engineEndSessionUrl,
-    };
+    const deps = this.logoutDeps();
     return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
       await next();
       const route = ctx.oidc?.route;
@@ -817,7 +870,7 @@ export class OpenIdProvider {
       cookies: {
         keys: this.cookieKeys,
         names: COOKIE_NAMES,
-        long: { signed: true, httpOnly: true, sameSite: 'lax' },
+        long: LONG_COOKIE,
         short: { signed: true, httpOnly: true, sameSite: 'lax' },
       },
       scopes: [...OIDC_SCOPES],

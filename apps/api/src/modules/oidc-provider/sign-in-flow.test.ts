@@ -596,7 +596,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
     return row?.revoked_at ?? null;
   }
 
-  it('RP-initiated logout: a confirmation, then the svc and engine sessions end and the browser returns to post_logout_redirect_uri with state', async () => {
+  it('RP-initiated logout with an id_token_hint of the current session: no page; the svc and engine sessions end and the browser returns to post_logout_redirect_uri with state', async () => {
     const { seeded, app } = await webApp();
     const jar = new CookieJar();
     const { tokens } = await signIn(jar, {}, { app });
@@ -609,31 +609,21 @@ describe('svc OpenID Provider: signing in to an application', () => {
       ui_locales: 'en',
     });
     expect(url.href.startsWith(`${server.url}/oidc/session/end?`)).toBe(true);
-
-    const page = await openLogout(jar, url);
-    expect(page.res.status).toBe(200);
-    expect(page.html).toContain(`Sign out of ${seeded.application.name}?`);
-    expect(page.html).toContain('Signed in as user@svc.local');
-    expect(page.html).toContain('data-testid="stay-signed-in"');
-    // svc's hosted page under svc's CSP, with no script for it to block.
-    expect(page.html).not.toContain('<script');
-    const csp = page.res.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("script-src 'self'");
-    // Chrome checks form-action on each redirect after the submit: the application's origin, for this page only.
-    expect(csp).toMatch(/form-action 'self' [^;]* http:\/\/127\.0\.0\.1:53118(;|$)/);
-    expect(page.xsrf).not.toBe('');
     expect(await revokedAt(sid)).toBeNull();
 
-    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
-    expect(confirmed.status).toBe(303);
-    // Ended at svc before the browser goes anywhere: the session, its cookie, the application's refresh token.
+    const ended = await jar.fetch(url.href, { headers: NAVIGATION });
+    expect(ended.status).toBe(303);
+    expect(await ended.text()).not.toContain('name="xsrf"');
+    // Ended at svc before the browser goes anywhere: the session, its cookie, the provider's
+    // session, the application's refresh token.
     expect(await revokedAt(sid)).not.toBeNull();
     expect(jar.cookiesFor(server.url).svc_session).toBeUndefined();
+    expect(jar.cookiesFor(server.url).svc_op_session).toBeUndefined();
     const refused = await refresh(tokens.refresh_token as string, seeded.application.id);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('invalid_grant');
     // Then the engine's end-session endpoint, which hands the browser back to svc.
-    const engineEnd = new URL(confirmed.headers.get('location') as string);
+    const engineEnd = new URL(ended.headers.get('location') as string);
     expect(engineEnd.origin).not.toBe(server.url);
     expect(engineEnd.searchParams.get('post_logout_redirect_uri')).toBe(`${server.url}/signin`);
 
@@ -647,6 +637,46 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(again.steps).toEqual(['svc-sign-in', 'engine']);
   });
 
+  it('without a hint of the current session the question stays: no hint, a hint in a browser without the session, a forged hint', async () => {
+    const { seeded, app } = await webApp();
+    const jar = new CookieJar();
+    const { tokens } = await signIn(jar, {}, { app });
+    const idToken = tokens.id_token as string;
+    const sid = decodeJwt(idToken).sid as string;
+
+    // client_id alone (openid-client adds it): the confirmation, under svc's CSP, with no script.
+    const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { post_logout_redirect_uri: SIGNED_OUT, state: 's1' }));
+    expect(page.res.status).toBe(200);
+    expect(page.html).toContain('Also sign out of svc?');
+    expect(page.html).toContain(`${seeded.application.name} asks svc to sign you out.`);
+    expect(page.html).toContain('Signed in to svc as user@svc.local');
+    expect(page.html).toContain('data-testid="stay-signed-in"');
+    expect(page.html).not.toContain('<script');
+    expect(page.xsrf).not.toBe('');
+    const csp = page.res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    // Chrome checks form-action on each redirect after the submit: the application's origin, for this page only.
+    expect(csp).toMatch(/form-action 'self' [^;]* http:\/\/127\.0\.0\.1:53118(;|$)/);
+
+    // The person's valid ID token, opened in a browser that does not hold the session (a link
+    // elsewhere, a leaked token): asked, nothing ended.
+    const elsewhere = await openLogout(new CookieJar(), oidc.buildEndSessionUrl(app.config, { id_token_hint: idToken }));
+    expect(elsewhere.res.status).toBe(200);
+    expect(elsewhere.xsrf).not.toBe('');
+
+    // A hint with the session's claims but another key's signature: refused, nothing ended.
+    const forged = await new SignJWT(decodeJwt(idToken))
+      .setProtectedHeader({ alg: 'RS256', kid: decodeProtectedHeader(idToken).kid as string })
+      .sign((await generateKeyPair('RS256')).privateKey);
+    const refusedForged = await jar.fetch(oidc.buildEndSessionUrl(app.config, { id_token_hint: forged }).href, { headers: NAVIGATION });
+    expect(refusedForged.status).toBe(400);
+
+    expect(await revokedAt(sid)).toBeNull();
+    expect(jar.cookiesFor(server.url).svc_session).toBeDefined();
+    expect((await refresh(tokens.refresh_token as string, seeded.application.id)).status).toBe(200);
+    expect((await signIn(jar, {}, { app })).steps).toEqual([]);
+  });
+
   it('Sign out also ends the svc session an earlier sign-in to the application was made under (prompt=login left it live)', async () => {
     const { seeded, app } = await webApp();
     const jar = new CookieJar();
@@ -658,7 +688,11 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect(secondSid).not.toBe(firstSid);
     expect(await revokedAt(firstSid)).toBeNull();
 
+    // The hint names the earlier session, not the one in the cookie: the question stays.
     const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { id_token_hint: first.tokens.id_token as string }));
+    expect(page.res.status).toBe(200);
+    expect(page.xsrf).not.toBe('');
+    expect(await revokedAt(secondSid)).toBeNull();
     const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
     expect(confirmed.status).toBe(303);
     expect(await revokedAt(firstSid)).not.toBeNull();
@@ -667,17 +701,15 @@ describe('svc OpenID Provider: signing in to an application', () => {
     expect((await refresh(forced.tokens.refresh_token as string)).body.error).toBe('invalid_grant');
   });
 
-  it('"Stay signed in" goes back to the application and ends nothing: the svc session, single sign-on and refresh tokens go on', async () => {
+  it('"Stay signed in to svc" goes back to the application and ends nothing of svc: the svc session, single sign-on and refresh tokens go on', async () => {
     const { seeded, app } = await webApp();
     const jar = new CookieJar();
     const { tokens } = await signIn(jar, {}, { app });
     const keyless = await signIn(jar);
     expect(keyless.steps).toEqual([]);
     const sid = (await verifyAccessToken(keyless.tokens.access_token)).payload.sid as string;
-    const page = await openLogout(
-      jar,
-      oidc.buildEndSessionUrl(app.config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: SIGNED_OUT, state: 's2' }),
-    );
+    // Without id_token_hint: the question.
+    const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { post_logout_redirect_uri: SIGNED_OUT, state: 's2' }));
     const stayed = await submitLogout(jar, page, { xsrf: page.xsrf });
     expect(stayed.status).toBe(303);
     const landed = new URL(stayed.headers.get('location') as string);
@@ -769,10 +801,7 @@ describe('svc OpenID Provider: signing in to an application', () => {
     const jar = new CookieJar();
     const { tokens } = await signIn(jar, {}, { app });
     const sid = decodeJwt(tokens.id_token as string).sid as string;
-    const page = await openLogout(
-      jar,
-      oidc.buildEndSessionUrl(app.config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: SIGNED_OUT }),
-    );
+    const page = await openLogout(jar, oidc.buildEndSessionUrl(app.config, { post_logout_redirect_uri: SIGNED_OUT }));
     const crossSite = await submitLogout(jar, page, { logout: 'yes' }, 'https://evil.example');
     expect(crossSite.status).toBe(403);
     // Refused by its origin even with the secret (which another site cannot read).
@@ -798,12 +827,13 @@ describe('svc OpenID Provider: signing in to an application', () => {
       { headers: NAVIGATION },
     );
     expect(refused.status).toBe(400);
-    const page = await openLogout(
-      jar,
-      oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: bye, state: 'k1' }),
+    // The hint of the current session: no page, straight through the engine back to the app.
+    const direct = await jar.fetch(
+      oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: bye, state: 'k1' }).href,
+      { headers: NAVIGATION },
     );
-    const confirmed = await submitLogout(jar, page, { xsrf: page.xsrf, logout: 'yes' });
-    const back = await jar.follow(new URL(confirmed.headers.get('location') as string).href, (l) => l.startsWith(bye));
+    expect(direct.status).toBe(303);
+    const back = await jar.follow(new URL(direct.headers.get('location') as string).href, (l) => l.startsWith(bye));
     expect(back.url).toBe(`${bye}?state=k1`);
 
     // No svc, provider or engine session in this browser: oidc-provider would answer with an

@@ -10,7 +10,7 @@ export function describeService(config: Config): TServiceConfigResponse {
     openapiUrl: `${config.publicUrl}/v1/openapi.json`,
     clientConfigUrl: `${config.publicUrl}/v1/client/config`,
     keyless: { enabled: config.keylessEnabled },
-    engine: { kind: config.engine.kind, issuer: config.engine.issuer },
+    engine: { kind: config.engine.kind, issuer: config.engine.issuer, name: engineName(config.engine) },
     account: {
       engine: config.engine.kind,
       recoveryUrl: `${config.publicUrl}/auth/recovery`,
@@ -22,4 +22,14 @@ export function describeService(config: Config): TServiceConfigResponse {
       passkeySetupUrl: `${config.publicUrl}/auth/passkeys`,
     },
   };
+}
+
+const ENGINE_NAMES: Record<Config['engine']['kind'], string> = { authentik: 'Authentik', keycloak: 'Keycloak', generic: 'generic OIDC' };
+
+/**
+ * The engine that runs, as a person reads it: svc's development engine speaks the authentik
+ * preset, but calling it Authentik would send people looking for an Authentik they never set up.
+ */
+function engineName(engine: Config['engine']): string {
+  return engine.embedded ? 'development engine' : ENGINE_NAMES[engine.kind];
 }

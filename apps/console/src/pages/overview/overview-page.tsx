@@ -56,10 +56,14 @@ export function OverviewPage() {
             <section className="card">
               <h2 className="card__label">Identity engine</h2>
               <p className="card__value" data-testid="service-engine-kind">
-                {config.data.engine.kind}
+                {config.data.engine.name}
               </p>
               <div className="card__hint">
                 <Identifier value={config.data.engine.issuer} label="issuer URL" testId="service-engine-issuer" />
+                <p data-testid="service-engine-preset">
+                  svc talks to it with the {config.data.engine.kind} preset
+                  {config.data.engine.name === 'development engine' ? ' (set ENGINE_ISSUER to use your own engine)' : ''}.
+                </p>
               </div>
             </section>
             <section className="card">

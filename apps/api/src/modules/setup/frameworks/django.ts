@@ -1,5 +1,6 @@
 import {
   ACCESS_TOKEN_CHECK,
+  APP_HOST_CHECK,
   ISSUER_CHECK,
   PAGES,
   PYTHON_ENV_LOADING,
@@ -25,7 +26,7 @@ import sys
 import time
 from functools import wraps
 from html import escape
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import django
 from dotenv import load_dotenv
@@ -35,6 +36,9 @@ load_dotenv()
 
 ${ISSUER_CHECK}
 
+${APP_HOST_CHECK}
+
+
 ${permissionConstant(v)}
 
 settings.configure(
@@ -43,6 +47,8 @@ settings.configure(
     ALLOWED_HOSTS=[urlsplit(REDIRECT_URI).hostname],
     ROOT_URLCONF=__name__,
     MIDDLEWARE=[
+        # First: another host name goes to the redirect URI's before Django checks ALLOWED_HOSTS.
+        f'{__name__}.on_redirect_uri_host',
         'django.middleware.security.SecurityMiddleware',
         'django.contrib.sessions.middleware.SessionMiddleware',
         'django.middleware.common.CommonMiddleware',
@@ -75,6 +81,18 @@ ${PAGES}
 
 
 ${ACCESS_TOKEN_CHECK}
+
+
+def on_redirect_uri_host(get_response):
+    def middleware(request):
+        target = redirect_uri_host_url(request.META.get('HTTP_HOST'), request.path, request.META.get('QUERY_STRING', ''))
+        if target:
+            response = HttpResponseRedirect(target)
+            response.status_code = 307
+            return response
+        return get_response(request)
+
+    return middleware
 
 
 def sign_in_required(view):
@@ -158,7 +176,7 @@ export const django: FrameworkSpec & { id: 'django' } = {
   name: 'Django',
   language: PYTHON_LANGUAGE,
   oidcLibrary: { name: 'Authlib (Django client) + python-dotenv', url: 'https://docs.authlib.org/en/latest/client/django.html' },
-  installCommand: pipInstall(['authlib>=1.2,<2', 'django>=3.2,<6', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
+  installCommand: pipInstall(['authlib>=1.2,<1.7', 'django>=3.2,<6', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
   envFile: '.env',
   envLoading: PYTHON_ENV_LOADING,
   envVars: [...serverVars(), localSecret('DJANGO_SECRET_KEY', "Django's SECRET_KEY: it signs the app's session cookie")],

@@ -41,6 +41,18 @@ const esc = (value) => String(value ?? '').replace(/[&<>"']/g, (c) => \`&#\${c.c
 const page = (body) => \`<!doctype html><html><head><meta charset="utf-8"><title>svc sign-in</title></head><body>\${body}</body></html>\`;
 
 const app = express();
+// svc comes back to the host of the redirect URI, and the sign-in's state lives in a cookie of the
+// host the browser used: any other name for this app (127.0.0.1 for localhost) goes there first,
+// same path and query. Only the path and query go along, so "//evil.example" stays a path here.
+const appUrl = new URL(redirectUri);
+app.use((req, res, next) => {
+  if (req.headers.host === appUrl.host) {
+    next();
+    return;
+  }
+  const target = new URL(\`\${appUrl.origin}/\${req.originalUrl.replace(/^[/\\\\]+/, '')}\`);
+  res.redirect(307, target.origin === appUrl.origin ? target.href : appUrl.origin);
+});
 app.use(
   session({
     secret: process.env.SESSION_SECRET,

@@ -1,5 +1,6 @@
 import {
   ACCESS_TOKEN_CHECK,
+  APP_HOST_CHECK,
   ISSUER_CHECK,
   PAGES,
   PYTHON_ENV_LOADING,
@@ -23,7 +24,7 @@ const mainPy = (
 import os
 import time
 from html import escape
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from authlib.integrations.starlette_client import OAuth, OAuthError
 from authlib.jose import JsonWebKey, JsonWebToken, JoseError
@@ -35,6 +36,9 @@ from starlette.middleware.sessions import SessionMiddleware
 load_dotenv()
 
 ${ISSUER_CHECK}
+
+${APP_HOST_CHECK}
+
 
 ${permissionConstant(v)}
 
@@ -84,6 +88,14 @@ async def sign_in_first(request: Request, exc: SignInRequired):
 async def sign_in_failed(request: Request, exc: OAuthError):
     # A failed sign-in (denied, expired, replayed) says so instead of a stack trace.
     return HTMLResponse(sign_in_failed_page(exc.description or exc.error), status_code=400)
+
+
+@app.middleware('http')
+async def on_redirect_uri_host(request: Request, call_next):
+    target = redirect_uri_host_url(request.headers.get('host'), request.url.path, request.url.query)
+    if target:
+        return RedirectResponse(target, status_code=307)
+    return await call_next(request)
 
 
 @app.get('/', response_class=HTMLResponse)
@@ -145,7 +157,7 @@ export const fastapi: FrameworkSpec & { id: 'fastapi' } = {
     url: 'https://docs.authlib.org/en/latest/client/fastapi.html',
   },
   installCommand: pipInstall([
-    'authlib>=1.2,<2',
+    'authlib>=1.2,<1.7',
     'fastapi>=0.92,<1',
     'uvicorn>=0.17,<1',
     'httpx>=0.23,<1',

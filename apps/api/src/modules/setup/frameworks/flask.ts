@@ -1,5 +1,6 @@
 import {
   ACCESS_TOKEN_CHECK,
+  APP_HOST_CHECK,
   ISSUER_CHECK,
   PAGES,
   PYTHON_ENV_LOADING,
@@ -22,7 +23,7 @@ import os
 import time
 from functools import wraps
 from html import escape
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from authlib.integrations.flask_client import OAuth, OAuthError
 from authlib.jose import JsonWebKey, JsonWebToken, JoseError
@@ -32,6 +33,9 @@ from flask import Flask, jsonify, redirect, request, session
 load_dotenv()
 
 ${ISSUER_CHECK}
+
+${APP_HOST_CHECK}
+
 
 ${permissionConstant(v)}
 
@@ -69,6 +73,13 @@ def login_required(view):
         return view(*args, **kwargs)
 
     return wrapper
+
+
+@app.before_request
+def on_redirect_uri_host():
+    target = redirect_uri_host_url(request.host, request.path, request.query_string.decode('latin-1'))
+    if target:
+        return redirect(target, 307)
 
 
 @app.get('/')
@@ -137,7 +148,7 @@ export const flask: FrameworkSpec & { id: 'flask' } = {
   name: 'Flask',
   language: PYTHON_LANGUAGE,
   oidcLibrary: { name: 'Authlib (Flask client) + python-dotenv', url: 'https://docs.authlib.org/en/latest/client/flask.html' },
-  installCommand: pipInstall(['authlib>=1.2,<2', 'flask>=2.2,<4', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
+  installCommand: pipInstall(['authlib>=1.2,<1.7', 'flask>=2.2,<4', 'requests>=2.28,<3', 'python-dotenv>=0.21,<2']),
   envFile: '.env',
   envLoading: PYTHON_ENV_LOADING,
   envVars: [

@@ -11,7 +11,11 @@ export const PYTHON_LANGUAGE = 'Python 3.9 or later';
 /**
  * A virtual environment and pip, majors pinned. The ranges include the versions Debian 12 ships
  * (python3-authlib 1.2, python3-flask 2.2, python3-fastapi 0.92, python3-django 3.2, ...) and
- * current releases.
+ * current releases. Authlib stops before 1.7: from 1.7 importing authlib.jose (the access-token
+ * check below) warns that it is deprecated in favour of joserfc, and its httpx client warns
+ * without httpx2, so a fresh install would print deprecation warnings at every start; joserfc
+ * is not packaged for Debian 12, where the apps are tested (docs/api.md, "Setup context for
+ * coding agents").
  */
 export function pipInstall(requirements: string[]): string {
   return `python3 -m venv .venv && . .venv/bin/activate && pip install ${requirements.map((r) => `'${r}'`).join(' ')}`;
@@ -42,6 +46,25 @@ if _issuer_url.scheme != 'https' and not (
     _issuer_url.scheme == 'http' and _issuer_url.hostname in ('localhost', '127.0.0.1', '::1')
 ):
     raise RuntimeError('SVC_ISSUER must be https:// (http is allowed only for an svc on localhost)')`;
+
+/**
+ * The redirect URI's host for pages: svc comes back there, and the sign-in's state lives in a
+ * cookie of the host the browser used, while Flask, uvicorn and Django print 127.0.0.1.
+ */
+export const APP_HOST_CHECK = `# svc comes back to the host of the redirect URI, and the sign-in's state lives in a cookie of the
+# host the browser used: a page opened on any other name for this app (the 127.0.0.1 the server
+# prints, for localhost) goes there first. The API answers on any host (a redirect would drop the
+# Authorization header).
+_APP_URL = urlsplit(REDIRECT_URI)
+
+
+def redirect_uri_host_url(host, path, query):
+    """None on the redirect URI's host (or for the API); else the same path and query there. Only
+    the path and query go along, so //evil.example stays a path of this app."""
+    if (host or '').lower() == _APP_URL.netloc.lower() or path.startswith('/api/'):
+        return None
+    local_path = quote(path.lstrip('/\\\\'))
+    return f'{_APP_URL.scheme}://{_APP_URL.netloc}/{local_path}' + ('?' + query if query else '')`;
 
 /** The product permission the app checks, as a module constant the pages and /api/me read. */
 export function permissionConstant(v: WiringValues): string {

@@ -62,13 +62,21 @@ const oidcConfig = {
   },
 };
 
-createRoot(document.getElementById('root')).render(
-  <StrictMode>
-    <AuthProvider {...oidcConfig}>
-      <App />
-    </AuthProvider>
-  </StrictMode>,
-);
+// svc comes back to the redirect URI, and oidc-client-ts keeps the sign-in's state in the storage
+// of the origin the browser used: opened on any other name for this app (127.0.0.1 for localhost),
+// go there first, same path and query (the origin is the redirect URI's, never the address bar's).
+const appUrl = new URL(env.VITE_SVC_REDIRECT_URI);
+if (window.location.host !== appUrl.host) {
+  window.location.replace(\`\${appUrl.origin}\${window.location.pathname}\${window.location.search}\`);
+} else {
+  createRoot(document.getElementById('root')).render(
+    <StrictMode>
+      <AuthProvider {...oidcConfig}>
+        <App />
+      </AuthProvider>
+    </StrictMode>,
+  );
+}
 `;
 
 const appJsx = (v: WiringValues) => `import { useEffect, useState } from 'react';
