@@ -13,6 +13,7 @@ import { classifyError, isInternal, type statusOfError } from '../trpc/errors.ts
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
 import { consoleRouter } from './console.ts';
+import { copyButtonRouter } from './copy-button.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
@@ -54,6 +55,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     }
   });
   app.use(faviconRouter());
+  app.use(copyButtonRouter());
   app.use(pagesRouter(services));
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));

@@ -36,6 +36,7 @@ import {
   membersOnlyOrganization,
   PRIVATE_KEY_JWT_ALGS,
 } from './clients.ts';
+import { rememberKeylessUrls } from './keyless-urls.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
 import { providerRequestsInFlight } from './request-context.ts';
@@ -349,6 +350,7 @@ export class OpenIdProvider {
     provider.use(offlineAccessWithoutConsentScreen);
     provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
     provider.use(formPostToRedirectUri);
+    provider.use(rememberKeylessUrls(this.opts.db, this.clients));
     provider.use(this.structuredTokenIntrospection());
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
