@@ -1,11 +1,7 @@
 import { COPY_SCRIPT_TAG } from '../../http/copy-button.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import { CLAIM_PATH, type ClaimableApplication, type ClaimedApplication } from './claim.ts';
-
-/** The application's page in the console (its list, with it selected). */
-export function consoleApplicationPath(applicationId: string): string {
-  return `/auth/console/applications?application=${encodeURIComponent(applicationId)}`;
-}
+import { consoleApplicationPath } from './console-link.ts';
 
 type Urls = ClaimableApplication['urls'];
 
