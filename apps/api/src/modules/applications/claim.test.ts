@@ -613,6 +613,11 @@ describe('what the keyless application remembers for its claim', () => {
     expect(refused.status).toBe(400);
 
     expect(await rememberedOf(id)).toEqual({ redirect_urls: [redirect], post_logout_redirect_urls: [`${spa}/`], allowed_origins: [spa] });
+    // What it remembers is for the claim alone: the keyless context of each framework keeps that
+    // framework's defaults, and client config names no remembered URL as a return target.
+    const react = (await get(`/v1/setup/agent-context?keyless=1&framework=react`)).json();
+    expect(react).toMatchObject({ redirectUrls: ['http://localhost:5173/callback'], redirectUrlsSource: 'framework_default' });
+    expect((await keylessConfig()).auth.afterSignInUrl).toBe(`${server.services.config.publicUrl}/user`);
 
     // A claim keeps them as the application's registered URLs.
     const claimer = await seedSignedIn(database.db);

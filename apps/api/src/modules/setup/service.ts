@@ -173,7 +173,10 @@ function toEnvVar(spec: EnvVarSpec, values: Record<PublicValue, string>, note: s
 export function buildAgentContext(input: AgentContextInput): TAgentContextResponse {
   const frameworkId = resolveFramework(input.framework);
   const spec: FrameworkSpec = FRAMEWORKS[frameworkId];
-  const { application: app, organization, engine, keyless } = input;
+  const { organization, engine, keyless } = input;
+  // While keyless, the application's lists are the URLs other apps used (kept for the claim,
+  // oidc-provider/keyless-urls.ts): this context is for this framework's app, on its own defaults.
+  const app = keyless ? { ...input.application, redirectUrls: [], allowedOrigins: [], postLogoutRedirectUrls: [] } : input.application;
 
   const baseUrl = input.publicUrl.replace(/\/+$/, '');
   const pk = encodeURIComponent(app.publishableKey);
