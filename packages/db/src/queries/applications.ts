@@ -310,3 +310,20 @@ export const applicationsExportSection: ExportSection = {
     exportField.time('updatedAt', 't.updated_at'),
   ],
 };
+
+/**
+ * Every application (the keyless development application too, which `isKeyless` marks), newest
+ * first, with its organization; only `organizationSlug`'s when given. For the operator's command
+ * line (`svc apps list`), which acts across organizations.
+ */
+export async function listApplicationsForOperator(
+  db: DbOrTx,
+  opts: { organizationSlug?: string } = {},
+): Promise<ApplicationWithOrganization[]> {
+  return db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(opts.organizationSlug === undefined ? undefined : eq(organizations.slug, opts.organizationSlug))
+    .orderBy(desc(applications.createdAt), desc(applications.id));
+}
