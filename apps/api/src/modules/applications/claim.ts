@@ -148,7 +148,7 @@ export type ClaimedApplication = {
  */
 export type ClaimClientType = 'confidential' | 'public';
 
-export const CLAIM_CLIENT_TYPES: readonly ClaimClientType[] = ['confidential', 'public'];
+const CLAIM_CLIENT_TYPES: readonly ClaimClientType[] = ['confidential', 'public'];
 
 export function claimClientTypeOf(raw: unknown): ClaimClientType {
   const found = CLAIM_CLIENT_TYPES.find((t) => t === raw);

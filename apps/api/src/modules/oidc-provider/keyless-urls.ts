@@ -5,7 +5,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { isLoopbackOrigin, isLoopbackRedirect } from './clients.ts';
 
 /** How many URLs of each kind the keyless application keeps (the newest). */
-export const KEYLESS_URLS_KEPT = 10;
+const KEYLESS_URLS_KEPT = 10;
 
 type Checked = { value: string } | { error: string };
 
