@@ -100,6 +100,12 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     const workspaceSlug = (await workspaces.first().getAttribute('data-slug')) as string;
     await workspaces.first().check();
     await page.getByTestId('claim-name').fill('Storefront');
+    // The URL the app signed in through, kept registered by the claim.
+    expect(await page.getByTestId('claim-url').allTextContents()).toEqual([`${appUrl}/callback`]);
+    // How the app signs in is a required choice with no default: the form is not valid without it.
+    expect(await page.getByTestId('claim-client-type-public').evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(await page.locator('form[action="/keyless/claim"]').evaluate((form) => (form as HTMLFormElement).checkValidity())).toBe(false);
+    await page.getByTestId('claim-client-type-public').check();
     await saveScreenshot(page, 'keyless-claim-confirm');
     await page.getByTestId('claim-confirm').click();
 
@@ -109,6 +115,12 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     expect(await page.getByTestId('claimed-client-id').textContent()).toBe(clientId);
     expect(await page.getByTestId('claimed-publishable-key').textContent()).toBe(before.application.publishableKey);
     expect(await page.getByTestId('claimed-members-added').textContent()).toBe('1');
+    expect(await page.getByTestId('claimed-client-type').getAttribute('data-client-type')).toBe('public');
+    // The copy button puts the secret on the clipboard (svc on 127.0.0.1 is a secure context).
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page.getByTestId('claimed-secret-copy').click();
+    await page.getByTestId('claimed-secret-copy').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secretKey);
     await saveScreenshot(page, 'keyless-claim-claimed');
 
     // The secret works; the publishable key now answers as the workspace's application.
@@ -124,12 +136,23 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     expect(await page.getByTestId('claim-error-code').textContent()).toBe('application_already_claimed');
     expect(await page.content()).not.toContain(secretKey);
 
-    // The console's Applications page lists it in the workspace.
+    // The console's Applications page lists it in the workspace; its name opens its page, whose
+    // Connect your app panel gives each framework's agent context.
     await page.goto('/auth/console/applications');
     const row = page.getByTestId('application-row').filter({ hasText: 'Storefront' });
     await row.waitFor({ state: 'visible' });
     expect(await row.getByTestId('application-row-publishable-key').textContent()).toBe(before.application.publishableKey);
     await saveScreenshot(page, 'keyless-claim-console-applications');
+    await row.getByTestId('application-row-name').click();
+    await page.waitForURL((url) => url.searchParams.get('application') === clientId);
+    const connect = page.getByTestId('application-connect');
+    await connect.getByTestId('application-connect-prompt').waitFor();
+    // A public application starts on the browser-only framework, with its own values.
+    expect(await connect.getByTestId('application-connect-prompt').textContent()).toContain('React');
+    expect(await connect.getByTestId('application-connect-prompt').textContent()).toContain(clientId);
+    expect(await connect.getByTestId('application-connect-command').textContent()).toContain('framework=react');
+    expect(await page.getByTestId('application-oidc-redirect-urls').textContent()).toContain(`${appUrl}/callback`);
+    await saveScreenshot(page, 'keyless-claim-console-connect');
 
     // The person who signed in to it during development is a member of the workspace.
     await page.goto('/auth/console/members');

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TFramework } from '@svc/contracts/agent-context';
@@ -77,6 +77,11 @@ export function describePromptApp(opts: PromptAppOptions): void {
     let browser: Browser;
     let app: RunningApp | undefined;
     let clientId: string;
+    /** The Run command, the environment file and the claim step the context gave before the claim. */
+    let run = '';
+    let envFile = '';
+    let claimStep = '';
+    let claimUrl = '';
     /** When svc answered healthy: the scenario's clock starts there. */
     let healthyAt = 0;
     const dir = mkdtempSync(path.join(os.tmpdir(), `svc-${opts.framework}-app-`));
@@ -121,6 +126,9 @@ export function describePromptApp(opts: PromptAppOptions): void {
       expect(res.status).toBe(200);
       const context = (await res.json()) as {
         aiAgentPrompt: string;
+        steps: string[];
+        claimUrl: string;
+        framework: { envFile: string };
         oidc: { issuer: string; clientId: string };
         permissionCheck: { permission: string; source: string; resource: { identifier: string } | null };
       };
@@ -132,7 +140,14 @@ export function describePromptApp(opts: PromptAppOptions): void {
           : { permission: EXAMPLE_PERMISSION, source: 'example', resource: null },
       );
 
-      const { run, steps } = followPrompt(context.aiAgentPrompt, dir, { skip: opts.skip, env });
+      const followed = followPrompt(context.aiAgentPrompt, dir, { skip: opts.skip, env });
+      const steps = followed.steps;
+      run = followed.run;
+      envFile = context.framework.envFile;
+      claimUrl = context.claimUrl;
+      claimStep = context.steps.find((s) => s.startsWith('To claim this application')) ?? '';
+      expect(claimStep).toContain(claimUrl);
+      expect(context.aiAgentPrompt).toContain(claimStep);
       expect(steps.map((s) => (s.kind === 'file' ? `file ${s.path}` : s.section))).toEqual(opts.steps);
       opts.inspect?.({ dir, run, steps, serverUrl: server.url, clientId });
       app = await startApp(run, dir, opts.origin, { env, timeoutMs: 240_000 });
@@ -254,6 +269,69 @@ export function describePromptApp(opts: PromptAppOptions): void {
         });
       }
     }
+
+    it("is claimed in Chromium, the claim page's steps are followed, and the app signs the person in again", {
+      timeout: 300_000,
+    }, async () => {
+      expect(app, 'the app runs').toBeDefined();
+      // The choice the context named before the claim, by framework.
+      const server_ = claimStep.includes('choose "It has a server"');
+      expect(server_ || claimStep.includes('choose "It runs only in the browser"'), claimStep).toBe(true);
+      const context = await browser.newContext();
+      const page: Page = await context.newPage();
+      page.setDefaultTimeout(60_000);
+      await page.goto(claimUrl);
+      await page.waitForURL((url) => url.pathname === '/signin');
+      await passwordSignIn(page, server.url, DEMO_USER);
+      await page.waitForURL(`${server.url}/keyless/claim`);
+      // The URL this app signed in through is the one the claim keeps registered.
+      const kept = await page.getByTestId('claim-url').allTextContents();
+      expect(kept.filter((url) => url.startsWith(`${opts.origin}/`)).length, kept.join(' ')).toBeGreaterThan(0);
+      await page.getByTestId(server_ ? 'claim-client-type-confidential' : 'claim-client-type-public').check();
+      await page.getByTestId('claim-confirm').click();
+      const secretKey = (await page.getByTestId('claimed-secret-key').textContent()) ?? '';
+      expect(secretKey).toMatch(/^sk_live_/);
+      const steps = (await page.getByTestId('claimed-step').allTextContents()).join(' ');
+      await saveScreenshot(page, `agent-prompt-${opts.framework}-claimed`);
+      await context.close();
+
+      if (server_) {
+        // The page's steps: the secret key after SVC_SECRET_KEY= in the environment file, then a restart.
+        expect(steps).toContain('SVC_SECRET_KEY=');
+        expect(steps).toContain('Restart the app');
+        const file = path.join(dir, envFile);
+        const before = readFileSync(file, 'utf8');
+        expect(before).toMatch(/^SVC_SECRET_KEY=$/m);
+        writeFileSync(file, before.replace(/^SVC_SECRET_KEY=$/m, `SVC_SECRET_KEY=${secretKey}`));
+        await app?.stop();
+        app = await startApp(run, dir, opts.origin, { env, timeoutMs: 240_000 });
+      } else {
+        expect(steps).toContain('Nothing changes in your app');
+      }
+
+      // Signed in again, in a fresh browser, through the claimed application.
+      const again = await browser.newContext();
+      const page2: Page = await again.newPage();
+      page2.setDefaultTimeout(60_000);
+      await page2.goto(`${opts.origin}/profile`);
+      await page2.waitForURL((url) => url.origin === server.url);
+      await passwordSignIn(page2, server.url, DEMO_USER);
+      await page2.waitForURL(`${opts.origin}/profile`);
+      expect(await page2.locator('#email').textContent()).toBe(DEMO_USER.email);
+      const [row] = await database.sql<{ client_type: string; is_keyless: boolean }[]>`
+        select client_type, is_keyless from applications where id = ${clientId}`;
+      expect(row).toEqual({ client_type: server_ ? 'confidential' : 'public', is_keyless: false });
+      // Sign-out still returns to the app (its post-logout URL was kept too).
+      await page2
+        .getByRole('link', { name: 'Sign out' })
+        .or(page2.getByRole('button', { name: 'Sign out' }))
+        .first()
+        .click();
+      await page2.waitForURL((url) => url.origin === server.url);
+      await page2.getByRole('button', { name: 'Sign out' }).click();
+      await page2.waitForURL((url) => url.origin === opts.origin);
+      await again.close();
+    });
   });
 }
 

@@ -329,6 +329,108 @@ describe('svc command line', () => {
     });
   });
 
+  describe('apps list, orgs list and apps claim', () => {
+    type Json = Record<string, any>;
+    async function json(...args: string[]): Promise<Json> {
+      const r = await svc(...args, '--json');
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout) as Json;
+    }
+
+    // One scenario (about a dozen runs of the command line, each a process of its own).
+    it('what apps create makes can be found: apps list shows it in its organization, orgs list shows who is in which', {
+      timeout: 180_000,
+    }, async () => {
+      const out = await create('--org', 'findable', '--name', 'Findable App');
+      const listed = await json('apps', 'list', '--org', 'findable');
+      expect(listed.data).toEqual([
+        expect.objectContaining({
+          id: out.application.id,
+          slug: 'findable-app',
+          clientType: 'confidential',
+          keyless: false,
+          publishableKey: out.publishableKey,
+          organization: expect.objectContaining({ slug: 'findable' }),
+        }),
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(out.secretKey);
+      const human = await svc('apps', 'list', '--org', 'findable');
+      expect(human.stdout).toContain(`${out.application.id}  findable/findable-app  Findable App  confidential  active`);
+      const unknown = await svc('apps', 'list', '--org', 'no-such-org');
+      expect(unknown.code).toBe(1);
+      expectOneLineError(unknown.stderr);
+      expect(unknown.stderr).toContain('no organization no-such-org');
+
+      // A person who signed in has a workspace of their own: --member finds it.
+      const { createDatabase } = await import('@svc/db/client');
+      const { seedSignedIn } = await import('../../../test/support/tenancy.ts');
+      const database = createDatabase({ url: databaseUrl, max: 1, applicationName: 'svc-test-cli-orgs' });
+      try {
+        const person = await seedSignedIn(database.db, { email: 'Finder@Example.com' });
+        const all = await json('orgs', 'list');
+        const findable = all.data.find((o: Json) => o.slug === 'findable');
+        expect(findable).toMatchObject({ kind: 'tenant', members: [] });
+        expect(all.data.some((o: Json) => o.kind === 'keyless')).toBe(false);
+        const mine = await json('orgs', 'list', '--member', 'FINDER@example.com');
+        expect(mine.data).toEqual([
+          expect.objectContaining({
+            slug: person.ownWorkspace.slug,
+            members: [{ email: 'finder@example.com', roleKey: 'org_admin', status: 'active' }],
+          }),
+        ]);
+        const text = await svc('orgs', 'list', '--member', 'finder@example.com');
+        expect(text.stdout).toContain(`${person.ownWorkspace.slug}  `);
+        expect(text.stdout).toContain('members: finder@example.com (org_admin)');
+
+        // The keyless application, claimed into that workspace by the operator.
+        const keyless = (await (await fetch(`${server.url}/v1/client/config?keyless=1`)).json()) as Json;
+        const marked = await json('apps', 'list');
+        expect(marked.data.find((a: Json) => a.id === keyless.application.id)).toMatchObject({ keyless: true });
+        const noType = await svc('apps', 'claim', '--org', person.ownWorkspace.slug);
+        expect(noType.code).toBe(1);
+        expectOneLineError(noType.stderr);
+        expect(noType.stderr).toContain('confidential');
+        const nowhere = await svc('apps', 'claim', '--org', 'no-such-org', '--client-type', 'public');
+        expect(nowhere.code).toBe(1);
+        expect(nowhere.stderr).toContain('no organization no-such-org');
+
+        const claimed = await json(
+          'apps',
+          'claim',
+          '--org',
+          person.ownWorkspace.slug,
+          '--client-type',
+          'confidential',
+          '--name',
+          'Claimed',
+        );
+        expect(claimed).toMatchObject({
+          application: {
+            id: keyless.application.id,
+            publishableKey: keyless.application.publishableKey,
+            clientType: 'confidential',
+            name: 'Claimed',
+          },
+          organization: { slug: person.ownWorkspace.slug },
+          membersAdded: 0,
+        });
+        expect((await backendApplication(claimed.secretKey)).status).toBe(200);
+        const after = await json('apps', 'list', '--org', person.ownWorkspace.slug);
+        expect(after.data).toEqual([expect.objectContaining({ id: keyless.application.id, keyless: false, clientType: 'confidential' })]);
+        const [audit] = await database.sql<{ actor_id: string | null; summary: Json }[]>`
+          select actor_id, summary from audit_logs where action = 'application.created' and target_id = ${keyless.application.id}`;
+        expect(audit).toMatchObject({ actor_id: null, summary: { claimedFromKeyless: true } });
+        // Nothing keyless is left to claim until keyless=1 creates the next one.
+        const again = await svc('apps', 'claim', '--org', person.ownWorkspace.slug, '--client-type', 'public');
+        expect(again.code).toBe(1);
+        expect(again.stderr).toContain('no keyless development application');
+      } finally {
+        await database.close();
+      }
+    });
+  });
+
   describe('usage errors', () => {
     it('an unknown command exits non-zero with one line naming it and the commands', async () => {
       const r = await svc('frobnicate');

@@ -6,6 +6,9 @@ import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
+import { listApplicationsForOperator } from '@svc/db/queries/applications';
+import { findOrganizationBySlug } from '@svc/db/queries/organizations';
+import { listOrganizationsForOperator } from '@svc/db/queries/tenants';
 import { createSecretBox } from '@svc/db/secret-box';
 import { startWorker } from '@svc/jobs/runner';
 import type { z } from 'zod';
@@ -16,6 +19,7 @@ import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createLogger, describeError, flushLogger } from './logging.ts';
 import { collectFrom } from './metrics.ts';
 import type { RequestMeta } from './modules/access/audit.ts';
+import { claimClientTypeOf, claimKeylessApplicationAsOperator } from './modules/applications/claim.ts';
 import type { MachineInput } from './modules/applications/machine.ts';
 import { changeApplicationStatus, createApplication, resolveApplication, rotateApplicationSecret } from './modules/applications/service.ts';
 import { apiResourcePage, createApiResource, createProductRole, productRolePage } from './modules/authorization/service.ts';
@@ -33,8 +37,14 @@ const USAGE = `svc <command>
               a machine client: [--permission <name>]... (product permissions, repeatable)
                     [--auth-method client_secret_basic|private_key_jwt]
                     [--jwks-file <path to a JWK Set> | --jwks-uri <https URL>]
+  apps list [--org <slug>] [--json]   every application (the keyless development one marked), newest first
+  apps claim --org <slug> --client-type confidential|public [--name <name>] [--json]
+              the keyless development application into an organization (confidential: an app
+              with a server, which takes the secret key printed once; public: browser-only)
   apps set-status <id-or-slug> <active|disabled> [--org <slug>] [--json]
   apps rotate-secret <id-or-slug> [--org <slug>] [--json]
+  orgs list [--member <email>] [--json]
+                                      organizations and their members (--member: only where that person is one)
   keys rotate [--json]                a new OpenID Provider signing key (the previous one stays published until its tokens expire)
   resources create --identifier <https-url> --name <name> [--description <text>]
                     [--permission <name>]... [--json]
@@ -256,11 +266,135 @@ async function apps(args: string[]): Promise<void> {
     );
     return;
   }
+  if (sub === 'list') {
+    const list = await withDatabase(async (db) => {
+      if (values.org !== undefined && !(await findOrganizationBySlug(db, values.org))) {
+        throw new AppError('not_found', `no organization ${values.org} (svc orgs list shows them)`);
+      }
+      return listApplicationsForOperator(db, { organizationSlug: values.org });
+    });
+    print(
+      json,
+      {
+        data: list.map(({ application: a, organization: o }) => ({
+          id: a.id,
+          slug: a.slug,
+          name: a.name,
+          status: a.status,
+          clientType: a.clientType,
+          keyless: a.isKeyless,
+          publishableKey: a.publishableKey,
+          secretKeyPrefix: a.secretKeyPrefix,
+          redirectUrls: a.redirectUrls,
+          postLogoutRedirectUrls: a.postLogoutRedirectUrls,
+          allowedOrigins: a.allowedOrigins,
+          organization: { id: o.id, slug: o.slug, name: o.name },
+          createdAt: a.createdAt.toISOString(),
+        })),
+      },
+      list.length
+        ? list
+            .map(({ application: a, organization: o }) =>
+              a.isKeyless
+                ? `${a.id}  ${a.name}  keyless development application, not claimed yet (svc apps claim)  ${a.publishableKey}`
+                : `${a.id}  ${o.slug}/${a.slug}  ${a.name}  ${a.clientType}  ${a.status}  ${a.publishableKey}`,
+            )
+            .join('\n')
+        : 'no applications yet (svc apps create)',
+    );
+    return;
+  }
+  if (sub === 'claim') {
+    if (!values.org) {
+      throw new AppError('validation_failed', 'apps claim needs --org <slug> (svc orgs list shows them)');
+    }
+    // No default: a server app left public, or a browser app made confidential, stops signing in.
+    const clientType = claimClientTypeOf(values['client-type']);
+    const claimed = await withDatabase((db) =>
+      claimKeylessApplicationAsOperator(db, cliRequest(), { organizationSlug: values.org as string, name: values.name, clientType }),
+    );
+    const { application: a, organization: o } = claimed;
+    print(
+      json,
+      {
+        application: {
+          id: a.id,
+          slug: a.slug,
+          name: a.name,
+          clientType: a.clientType,
+          publishableKey: a.publishableKey,
+          secretKeyPrefix: a.secretKeyPrefix,
+          redirectUrls: a.redirectUrls,
+          postLogoutRedirectUrls: a.postLogoutRedirectUrls,
+          allowedOrigins: a.allowedOrigins,
+        },
+        organization: o,
+        secretKey: claimed.secretKey,
+        membersAdded: claimed.membersAdded,
+      },
+      [
+        `claimed ${a.slug} (${a.id}, ${a.clientType} client) into ${o.slug}; same client id and publishable key`,
+        `secret key (shown once): ${claimed.secretKey}`,
+        a.clientType === 'confidential'
+          ? "next: paste it after SVC_SECRET_KEY= in the app's environment file (.env; .env.local for Next.js) and restart the app"
+          : 'next: nothing changes in the app (a public client, PKCE); keep the secret key for server-side calls to svc',
+        a.redirectUrls.length
+          ? `registered, as the app used them while keyless: ${[...a.redirectUrls, ...a.postLogoutRedirectUrls, ...a.allowedOrigins].join(' ')}`
+          : "no app signed in through it yet: register the app's URLs on it in the console",
+        `${claimed.membersAdded} ${claimed.membersAdded === 1 ? 'person' : 'people'} who signed in during development added as org_member`,
+      ].join('\n'),
+    );
+    return;
+  }
   throw new AppError(
     'validation_failed',
     sub
-      ? `unknown apps command ${sub} (apps create, apps set-status or apps rotate-secret; svc help shows the usage)`
-      : 'apps needs a command: create, set-status or rotate-secret (svc help shows the usage)',
+      ? `unknown apps command ${sub} (apps create, list, claim, set-status or rotate-secret; svc help shows the usage)`
+      : 'apps needs a command: create, list, claim, set-status or rotate-secret (svc help shows the usage)',
+  );
+}
+
+async function orgs(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'list') {
+    throw new AppError(
+      'validation_failed',
+      sub ? `unknown orgs command ${sub} (orgs list; svc help shows the usage)` : 'orgs needs a command: list (svc help shows the usage)',
+    );
+  }
+  let values: { member?: string; json?: boolean };
+  try {
+    values = parseArgs({ args: rest, options: { member: { type: 'string' }, json: { type: 'boolean', default: false } } }).values;
+  } catch (error) {
+    throw new AppError('validation_failed', `${(error as Error).message} (see svc help)`);
+  }
+  const list = await withDatabase((db) => listOrganizationsForOperator(db, { memberEmail: values.member }));
+  print(
+    values.json ?? false,
+    {
+      data: list.map((o) => ({
+        id: o.id,
+        slug: o.slug,
+        name: o.name,
+        kind: o.kind,
+        createdAt: o.createdAt.toISOString(),
+        members: o.members,
+      })),
+    },
+    list.length
+      ? list
+          .map(
+            (o) =>
+              `${o.slug}  ${o.name}  (${o.kind})  ${
+                o.members.length
+                  ? `members: ${o.members.map((m) => `${m.email} (${m.roleKey}${m.status === 'active' ? '' : `, ${m.status}`})`).join(', ')}`
+                  : 'no members'
+              }`,
+          )
+          .join('\n')
+      : values.member
+        ? `${values.member} is a member of no organization yet (signing in once at svc creates their workspace)`
+        : 'no organizations yet',
   );
 }
 
@@ -498,6 +632,9 @@ async function main(argv: string[]): Promise<void> {
     case 'apps':
       await apps(rest);
       return;
+    case 'orgs':
+      await orgs(rest);
+      return;
     case 'keys':
       await keys(rest);
       return;
@@ -515,7 +652,7 @@ async function main(argv: string[]): Promise<void> {
     default:
       throw new AppError(
         'validation_failed',
-        `unknown command ${command} (serve, worker, migrate, apps, keys, resources or product-roles; svc help shows the usage)`,
+        `unknown command ${command} (serve, worker, migrate, apps, orgs, keys, resources or product-roles; svc help shows the usage)`,
       );
   }
 }

@@ -102,6 +102,7 @@ async function startOn(
     issuer: engine.config.publicUrl,
     signingAlg: config.oidc.signingAlg,
     keylessEnabled: config.keylessEnabled,
+    development: config.nodeEnv !== 'production',
     sessionOf: (req) => {
       const token = readCookie(req, cookieNames(engine.config.publicUrl).session);
       return token ? sessions.validate(token) : Promise.resolve(null);

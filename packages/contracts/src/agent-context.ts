@@ -119,7 +119,7 @@ export const ZAgentContextResponse = z
     }),
     redirectUrls: z.array(z.string()).describe('redirect URLs to allow for this application'),
     redirectUrlsSource: ZAllowlistSource,
-    javascriptOrigins: z.array(z.string()).describe('browser origins to allow for this application'),
+    javascriptOrigins: z.array(z.string()).describe("the application's allowed origins (browser origins; the console's Allowed origins)"),
     javascriptOriginsSource: ZAllowlistSource,
     oauth: z.object({
       sharedDevelopment: ZSocialMode,

@@ -154,7 +154,7 @@ export const ZRedirectUrls = allowlist(checkRedirectUrl, 'redirect URLs').descri
 );
 /** Origin allowlist: `scheme://host[:port]`, deduplicated, at most 50. */
 export const ZAllowedOrigins = allowlist(checkAllowedOrigin, 'origins').describe(
-  'Browser origins (scheme://host[:port] exactly) of the application: listed in the setup context as JavaScript origins to configure. Replaces the whole list; duplicates are removed.',
+  'Browser origins (scheme://host[:port] exactly) of the application: listed in the setup context as its allowed origins. Replaces the whole list; duplicates are removed.',
 );
 
 /** Post-logout redirect URLs: absolute, normalized, deduplicated, at most 50. */

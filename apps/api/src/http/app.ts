@@ -15,6 +15,7 @@ import { appRouter } from '../trpc/router.ts';
 import { createCanonicalHost } from './canonical-host.ts';
 import { proxyTrustOf } from './client-ip.ts';
 import { consoleRouter } from './console.ts';
+import { copyButtonRouter } from './copy-button.ts';
 import { csrfGuard } from './csrf.ts';
 import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
@@ -75,6 +76,7 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     });
   }
   app.use(faviconRouter());
+  app.use(copyButtonRouter());
   app.use(pagesRouter(services));
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));

@@ -1,4 +1,4 @@
-import { and, desc, eq, like, or } from 'drizzle-orm';
+import { and, desc, eq, like, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
@@ -87,13 +87,23 @@ export async function findSlugsLike(db: DbOrTx, opts: { tenantId: string; base: 
 
 /**
  * Claims the keyless development application: it becomes an ordinary application of `tenantId`
- * with the same id and publishable key, a name and slug there, and a new secret key. Only while it
- * is still keyless; the row after, or undefined. The update fires the change notification, so
- * every process drops its cached copy (and its cached keyless application).
+ * with the same id and publishable key, a name and slug there, a new secret key and the client
+ * type chosen at the claim. The URLs it remembered while keyless (rememberKeylessUrl) stay on it
+ * as its registered ones. Only while it is still keyless; the row after, or undefined. The update
+ * fires the change notification, so every process drops its cached copy (and its cached keyless
+ * application).
  */
 export async function claimKeylessApplicationRow(
   db: DbOrTx,
-  opts: { id: string; tenantId: string; name: string; slug: string; secretKeyHash: string; secretKeyPrefix: string },
+  opts: {
+    id: string;
+    tenantId: string;
+    name: string;
+    slug: string;
+    secretKeyHash: string;
+    secretKeyPrefix: string;
+    clientType: 'confidential' | 'public';
+  },
 ): Promise<ApplicationRow | undefined> {
   const [row] = await db
     .update(applications)
@@ -103,12 +113,37 @@ export async function claimKeylessApplicationRow(
       slug: opts.slug,
       secretKeyHash: opts.secretKeyHash,
       secretKeyPrefix: opts.secretKeyPrefix,
+      clientType: opts.clientType,
       isKeyless: false,
       updatedAt: new Date(),
     })
     .where(and(eq(applications.id, opts.id), eq(applications.isKeyless, true)))
     .returning();
   return row;
+}
+
+/** The URL lists the keyless development application remembers (rememberKeylessUrl). */
+export type KeylessUrlList = 'redirectUrls' | 'allowedOrigins' | 'postLogoutRedirectUrls';
+
+/**
+ * Adds `value` to one URL list of the keyless development application `id`, unless it is there
+ * already (then nothing is written), keeping the newest `keep` entries. Only while the row is
+ * keyless: a claimed application's lists are its owner's to change.
+ */
+export async function rememberKeylessUrl(
+  db: DbOrTx,
+  opts: { id: string; list: KeylessUrlList; value: string; keep: number },
+): Promise<boolean> {
+  const column = applications[opts.list];
+  const rows = await db
+    .update(applications)
+    .set({
+      // The newest `keep` entries: array_append, then the tail slice (1-based, inclusive).
+      [opts.list]: sql`(array_append(${column}, ${opts.value}::text))[greatest(1, cardinality(${column}) + 2 - ${opts.keep}::int):]`,
+    })
+    .where(and(eq(applications.id, opts.id), eq(applications.isKeyless, true), sql`not (${opts.value}::text = any(${column}))`))
+    .returning({ id: applications.id });
+  return rows.length === 1;
 }
 
 /** Inserts unless it conflicts (slug in tenant, or a second keyless app); true when inserted. */
@@ -275,3 +310,20 @@ export const applicationsExportSection: ExportSection = {
     exportField.time('updatedAt', 't.updated_at'),
   ],
 };
+
+/**
+ * Every application (the keyless development application too, which `isKeyless` marks), newest
+ * first, with its organization; only `organizationSlug`'s when given. For the operator's command
+ * line (`svc apps list`), which acts across organizations.
+ */
+export async function listApplicationsForOperator(
+  db: DbOrTx,
+  opts: { organizationSlug?: string } = {},
+): Promise<ApplicationWithOrganization[]> {
+  return db
+    .select(withOrganization)
+    .from(applications)
+    .innerJoin(organizations, eq(organizations.id, applications.tenantId))
+    .where(opts.organizationSlug === undefined ? undefined : eq(organizations.slug, opts.organizationSlug))
+    .orderBy(desc(applications.createdAt), desc(applications.id));
+}

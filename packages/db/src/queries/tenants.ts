@@ -228,3 +228,38 @@ export async function deleteTenantOrganization(db: DbOrTx, opts: { tenantId: str
     .returning();
   return row;
 }
+
+/** An organization as the operator's `svc orgs list` shows it: the row and who is in it. */
+export type OperatorOrganizationRow = OrganizationRow & {
+  members: { email: string; roleKey: string; status: MembershipStatus }[];
+};
+
+/**
+ * Every organization but the keyless development workspace, newest first, each with its members
+ * (email, role, status; oldest membership first), for the operator's command line, which acts
+ * across organizations as whoever holds the database does. `memberEmail` keeps those where that
+ * address (any case) has a membership: how a person finds their own workspace.
+ */
+export async function listOrganizationsForOperator(db: DbOrTx, opts: { memberEmail?: string } = {}): Promise<OperatorOrganizationRow[]> {
+  // Raw names with aliases: in a subquery of the select list drizzle writes bare column names,
+  // and memberships and users both have a status.
+  const members = sql<OperatorOrganizationRow['members']>`coalesce((
+    select json_agg(json_build_object('email', mu.email, 'roleKey', mm.role_key, 'status', mm.status) order by mm.created_at, mm.user_id)
+    from memberships mm join users mu on mu.id = mm.user_id
+    where mm.tenant_id = organizations.id
+  ), '[]'::json)`;
+  const rows = await db
+    .select({ organization: organizations, members })
+    .from(organizations)
+    .where(
+      and(
+        ne(organizations.kind, 'keyless'),
+        opts.memberEmail === undefined
+          ? undefined
+          : sql`exists (select 1 from memberships fm join users fu on fu.id = fm.user_id
+              where fm.tenant_id = organizations.id and lower(fu.email) = lower(${opts.memberEmail}))`,
+      ),
+    )
+    .orderBy(desc(organizations.createdAt), desc(organizations.id));
+  return rows.map((r) => ({ ...r.organization, members: r.members }));
+}

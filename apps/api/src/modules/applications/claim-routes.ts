@@ -115,7 +115,7 @@ export function keylessClaimRouter(services: AppServices): Router {
         deps,
         { kind: 'user', ...current },
         requestMetaOf(req, services.clientIp, requestIdOf(req)),
-        { ...ref, organizationId, name },
+        { ...ref, organizationId, name, clientType: body.client_type },
         { openWorkspace: true },
       );
       setCookie(res, names, cookieName, '', 0);

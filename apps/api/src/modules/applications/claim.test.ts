@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '@svc/contracts/ids';
 import { createDatabase, type Database } from '@svc/db/client';
 import { recordApplicationSignIn } from '@svc/db/queries/session-applications';
@@ -63,6 +63,8 @@ async function postClaim(opts: {
   cookie: string;
   organization?: string;
   name?: string;
+  /** confidential unless given; null sends none. */
+  clientType?: string | null;
   origin?: string | null;
   body?: string;
 }): Promise<{ status: number; text: string }> {
@@ -72,6 +74,9 @@ async function postClaim(opts: {
   }
   if (opts.name !== undefined) {
     form.set('name', opts.name);
+  }
+  if (opts.clientType !== null) {
+    form.set('client_type', opts.clientType ?? 'confidential');
   }
   const origin = opts.origin === undefined ? server.services.config.publicUrl : opts.origin;
   const res = await fetch(`${server.url}${CLAIM_PATH}`, {
@@ -197,10 +202,16 @@ describe('claiming', () => {
     const confirm = await get(CLAIM_PATH, { cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)) });
     expect(testIdText(confirm.text, 'claim-signed-in-people')).toBe('3');
 
+    // The URL the app used while keyless is what the claim will keep registered.
+    expect([...confirm.text.matchAll(/data-testid="claim-url" data-kind="([^"]+)">([^<]+)</g)].map((m) => [m[1], m[2]])).toEqual([
+      ['redirectUrls', REDIRECT],
+    ]);
+    // A browser-only app: stays public.
     const claimed = await postClaim({
       cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)),
       organization: workspace.id,
       name: 'Storefront',
+      clientType: 'public',
     });
     expect(claimed.status).toBe(200);
     expect(testIdText(claimed.text, 'claimed-client-id')).toBe(keylessId);
@@ -208,11 +219,19 @@ describe('claiming', () => {
     const secretKey = testIdText(claimed.text, 'claimed-secret-key') as string;
     expect(secretKey).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
     expect(testIdText(claimed.text, 'claimed-members-added')).toBe('1');
+    expect(claimed.text).toContain('data-client-type="public"');
+    // The secret has a copy button (a same-origin script: hosted pages allow no inline one).
+    expect(claimed.text).toContain('data-copy="claimed-secret-key"');
+    expect(claimed.text).toContain('<script src="/hosted/copy.js" defer></script>');
+    expect(claimed.text).toContain(`href="/auth/console/applications?application=${keylessId}"`);
 
     // The same application, now the workspace's: its keys answer as an ordinary application.
     const backend = await fetch(`${server.url}/v1/backend/application`, { headers: { authorization: `Bearer ${secretKey}` } });
     expect(backend.status).toBe(200);
     expect(((await backend.json()) as Json).application.id).toBe(keylessId);
+    const [moved] = await database.sql<{ client_type: string; redirect_urls: string[] }[]>`
+      select client_type, redirect_urls from applications where id = ${keylessId}`;
+    expect(moved).toEqual({ client_type: 'public', redirect_urls: [REDIRECT] });
     const after = (await get('/v1/client/config', { 'x-svc-publishable-key': before.application.publishableKey })).json();
     expect(after).toMatchObject({
       application: { id: keylessId, publishableKey: before.application.publishableKey, name: 'Storefront', slug: 'storefront' },
@@ -259,7 +278,18 @@ describe('claiming', () => {
     expect(next.application.publishableKey).not.toBe(before.application.publishableKey);
     expect(next.claimUrl).not.toBe(before.claimUrl);
 
-    // The claimed application no longer takes any loopback redirect: it is an ordinary client.
+    // The app keeps signing in at the URL it used (registered by the claim), PKCE as before.
+    const again = oidc.buildAuthorizationUrl(client, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const resumed = await browseToRedirect(new CookieJar(), again, { svcUrl: server.url, redirectUri: REDIRECT, person: 'social' });
+    await oidc.authorizationCodeGrant(client, resumed.callback, { pkceCodeVerifier: verifier, expectedState: state });
+
+    // The claimed application no longer takes any other loopback redirect: it is an ordinary client.
     const loopback = oidc.buildAuthorizationUrl(client, { redirect_uri: 'http://127.0.0.1:53999/elsewhere', scope: 'openid', state: 'x' });
     const refused = await fetch(loopback, { redirect: 'manual' });
     expect(refused.status).toBe(400);
@@ -271,6 +301,106 @@ describe('claiming', () => {
     const page = await get(CLAIM_PATH, { cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)) });
     expect(page.status).toBe(409);
     expect(errorCodeOf(page.text)).toBe('application_already_claimed');
+  });
+
+  it('an app with a server becomes confidential: its secret key signs in at the token endpoint, no secret is refused, PKCE still binds the code', async () => {
+    const before = await keylessConfig();
+    const keylessId = before.application.id as string;
+    const redirect = 'http://localhost:53128/auth/callback';
+    const signIn = async (config: oidc.Configuration) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirect,
+        scope: 'openid email offline_access',
+        prompt: 'consent',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+      });
+      const { callback } = await browseToRedirect(new CookieJar(), url, { svcUrl: server.url, redirectUri: redirect, person: 'social' });
+      return { callback, verifier, state };
+    };
+    const insecure = { execute: [oidc.allowInsecureRequests] };
+    const publicClient = await oidc.discovery(new URL(server.url), keylessId, undefined, oidc.None(), insecure);
+    // Before the claim: a code issued to the public keyless client (PKCE), redeemed after it.
+    const pending = await signIn(publicClient);
+    const earlier = await signIn(publicClient);
+    const earlierTokens = await oidc.authorizationCodeGrant(publicClient, earlier.callback, {
+      pkceCodeVerifier: earlier.verifier,
+      expectedState: earlier.state,
+    });
+
+    const claimer = await seedSignedIn(database.db);
+    const claimed = await postClaim({
+      cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)),
+      organization: claimer.ownWorkspace.id,
+    });
+    expect(claimed.status).toBe(200);
+    expect(claimed.text).toContain('data-client-type="confidential"');
+    const steps = [...claimed.text.matchAll(/<li data-testid="claimed-step">(.*?)<\/li>/g)].map((m) => m[1]).join(' ');
+    expect(steps).toContain('<code>SVC_SECRET_KEY=</code>');
+    expect(steps).toContain('Restart the app');
+    const secretKey = testIdText(claimed.text, 'claimed-secret-key') as string;
+
+    // Without the secret: invalid_client, for a new code and for the refresh token alike.
+    await expect(
+      oidc.authorizationCodeGrant(publicClient, pending.callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state }),
+    ).rejects.toMatchObject({ error: 'invalid_client' });
+    const noSecret = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: earlierTokens.refresh_token as string,
+        client_id: keylessId,
+      }),
+    });
+    expect(noSecret.status).toBe(401);
+
+    // With it (client_secret_basic, what the generated apps send once SVC_SECRET_KEY is set): signs in.
+    const confidential = await oidc.discovery(new URL(server.url), keylessId, undefined, oidc.ClientSecretBasic(secretKey), insecure);
+    const after = await signIn(confidential);
+    const tokens = await oidc.authorizationCodeGrant(confidential, after.callback, {
+      pkceCodeVerifier: after.verifier,
+      expectedState: after.state,
+    });
+    expect(tokens.claims()?.aud).toBe(keylessId);
+    const refreshed = await oidc.refreshTokenGrant(confidential, earlierTokens.refresh_token as string);
+    expect(refreshed.access_token).toBeTruthy();
+    // A code still needs its PKCE verifier, secret or not.
+    const wrongVerifier = await signIn(confidential);
+    await expect(
+      oidc.authorizationCodeGrant(confidential, wrongVerifier.callback, {
+        pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
+        expectedState: wrongVerifier.state,
+      }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    // The secret is shown on the result page only: the claim page (and the link afterwards) never carry it.
+    const page = await get(CLAIM_PATH, { cookie: cookies(claimer.cookie, claimCookieOf(before.claimUrl)) });
+    expect(page.text).not.toContain(secretKey);
+    expect(page.text).not.toMatch(/sk_live_/);
+  });
+
+  it('without a client type, or with another one, the claim is refused and nothing moves', async () => {
+    const { claimUrl, application } = await keylessConfig();
+    const admin = await seedSignedIn(database.db);
+    for (const clientType of [null, '', 'machine', 'CONFIDENTIAL']) {
+      const res = await postClaim({
+        cookie: cookies(admin.cookie, claimCookieOf(claimUrl)),
+        organization: admin.ownWorkspace.id,
+        clientType,
+      });
+      expect(res.status, String(clientType)).toBe(400);
+      expect(errorCodeOf(res.text)).toBe('validation_failed');
+    }
+    const page = await get(CLAIM_PATH, { cookie: cookies(admin.cookie, claimCookieOf(claimUrl)) });
+    // Both choices offered, neither preselected.
+    expect(page.text).toContain('value="confidential" required');
+    expect(page.text).toContain('value="public" required');
+    expect(page.text).not.toMatch(/name="client_type"[^>]*checked/);
+    expect((await keylessConfig()).application.id).toBe(application.id);
   });
 
   it('a wrong, tampered or borrowed token is 404, the same as an unknown id, and nothing moves', async () => {
@@ -406,6 +536,123 @@ describe('claiming', () => {
       const [row] = await database.sql<{ slug: string }[]>`select slug from applications where id = ${application.id}`;
       expect(row?.slug).toBe(expected);
     }
+  });
+});
+
+describe('what the keyless application remembers for its claim', () => {
+  async function rememberedOf(id: string) {
+    const [row] = await database.sql<{ redirect_urls: string[]; post_logout_redirect_urls: string[]; allowed_origins: string[] }[]>`
+      select redirect_urls, post_logout_redirect_urls, allowed_origins from applications where id = ${id}`;
+    return row;
+  }
+
+  it('the redirect URI a code went to, the post-logout URL of an accepted sign-out and the origin of a browser token request; nothing merely asked for', async () => {
+    const { application } = await keylessConfig();
+    const id = application.id as string;
+    const spa = 'http://localhost:53140';
+    const redirect = `${spa}/callback`;
+    const verifier = oidc.randomPKCECodeVerifier();
+    const authorize = (redirectUri: string, extra: Record<string, string> = {}) => {
+      const url = new URL(`${server.url}/oidc/auth`);
+      url.search = new URLSearchParams({
+        client_id: id,
+        response_type: 'code',
+        redirect_uri: redirectUri,
+        scope: 'openid email',
+        state: 's',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+        ...extra,
+      }).toString();
+      return url;
+    };
+
+    // Anyone may send an authorization request: asking alone teaches it nothing.
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(authorize(`http://127.0.0.1:${54000 + i}/callback`), { redirect: 'manual' });
+      expect(res.status).toBe(303);
+    }
+    expect(await rememberedOf(id)).toEqual({ redirect_urls: [], post_logout_redirect_urls: [], allowed_origins: [] });
+
+    // A sign-in whose code went to the app, and the SPA's token request from its origin.
+    const { callback } = await browseToRedirect(new CookieJar(), authorize(redirect), {
+      svcUrl: server.url,
+      redirectUri: redirect,
+      person: 'social',
+    });
+    const exchanged = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: spa },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code') as string,
+        redirect_uri: redirect,
+        code_verifier: verifier,
+        client_id: id,
+      }),
+    });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.headers.get('access-control-allow-origin')).toBe(spa);
+    const { id_token: idToken } = (await exchanged.json()) as { id_token: string };
+    // A sign-out the provider accepted (its confirmation page), returning to the app.
+    const endSession = new URL(`${server.url}/oidc/session/end`);
+    endSession.search = new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: `${spa}/` }).toString();
+    expect((await fetch(endSession, { redirect: 'manual' })).status).toBeLessThan(400);
+    // Refused ones teach nothing: a token request with a bad code, from another loopback origin.
+    const refused = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:53999' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: 'nope',
+        redirect_uri: redirect,
+        code_verifier: verifier,
+        client_id: id,
+      }),
+    });
+    expect(refused.status).toBe(400);
+
+    expect(await rememberedOf(id)).toEqual({ redirect_urls: [redirect], post_logout_redirect_urls: [`${spa}/`], allowed_origins: [spa] });
+    // What it remembers is for the claim alone: the keyless context of each framework keeps that
+    // framework's defaults, and client config names no remembered URL as a return target.
+    const react = (await get(`/v1/setup/agent-context?keyless=1&framework=react`)).json();
+    expect(react).toMatchObject({ redirectUrls: ['http://localhost:5173/callback'], redirectUrlsSource: 'framework_default' });
+    expect((await keylessConfig()).auth.afterSignInUrl).toBe(`${server.services.config.publicUrl}/user`);
+
+    // A claim keeps them as the application's registered URLs.
+    const claimer = await seedSignedIn(database.db);
+    const { claimUrl } = await keylessConfig();
+    const claimed = await postClaim({
+      cookie: cookies(claimer.cookie, claimCookieOf(claimUrl)),
+      organization: claimer.ownWorkspace.id,
+      clientType: 'public',
+    });
+    expect(claimed.status).toBe(200);
+    const got = (await get(`/v1/applications/${id}`, { cookie: claimer.cookie })).json();
+    expect(got).toMatchObject({
+      redirectUrls: [redirect],
+      postLogoutRedirectUrls: [`${spa}/`],
+      allowedOrigins: [spa],
+      clientType: 'public',
+    });
+    // Once claimed it remembers nothing more: its lists are its owner's.
+    await browseToRedirect(new CookieJar(), authorize(redirect), { svcUrl: server.url, redirectUri: redirect, person: 'social' });
+    expect((await rememberedOf(id))?.redirect_urls).toEqual([redirect]);
+  });
+
+  it('keeps only the newest ten of each', async () => {
+    const { rememberKeylessUrl } = await import('@svc/db/queries/applications');
+    const { application } = await keylessConfig();
+    for (let port = 1; port <= 12; port++) {
+      await rememberKeylessUrl(database.db, { id: application.id, list: 'redirectUrls', value: `http://localhost:${port}/cb`, keep: 10 });
+    }
+    // Already there: no write, no reordering.
+    expect(
+      await rememberKeylessUrl(database.db, { id: application.id, list: 'redirectUrls', value: 'http://localhost:12/cb', keep: 10 }),
+    ).toBe(false);
+    expect((await rememberedOf(application.id))?.redirect_urls).toEqual(
+      Array.from({ length: 10 }, (_, i) => `http://localhost:${i + 3}/cb`),
+    );
   });
 });
 

@@ -2,7 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '@svc/contracts/errors';
 import { isIdOf } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
-import { type ApplicationRow, claimKeylessApplicationRow, findSlugsLike, lockApplicationById } from '@svc/db/queries/applications';
+import {
+  type ApplicationRow,
+  claimKeylessApplicationRow,
+  findKeylessApplication,
+  findSlugsLike,
+  lockApplicationById,
+} from '@svc/db/queries/applications';
+import { findOrganizationBySlug, type OrganizationRow } from '@svc/db/queries/organizations';
 import { findSignedInPeople } from '@svc/db/queries/session-applications';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
 import { addOrgMember } from '@svc/db/queries/users';
@@ -96,6 +103,8 @@ export type ClaimableApplication = {
   publishableKey: string;
   /** Active people who signed in to it: the claim adds those not yet members of the workspace. */
   signedInPeople: number;
+  /** The URLs the apps built against it used (oidc-provider/keyless-urls.ts): the claim keeps them registered. */
+  urls: Pick<ApplicationRow, 'redirectUrls' | 'postLogoutRedirectUrls' | 'allowedOrigins'>;
 };
 
 /**
@@ -105,7 +114,13 @@ export type ClaimableApplication = {
 export async function checkKeylessClaim(deps: ClaimDeps, ref: ClaimRef): Promise<ClaimableApplication> {
   const row = await claimable(deps, deps.db, ref);
   const people = await findSignedInPeople(deps.db, { applicationId: row.id });
-  return { id: row.id, name: row.name, publishableKey: row.publishableKey, signedInPeople: people.length };
+  return {
+    id: row.id,
+    name: row.name,
+    publishableKey: row.publishableKey,
+    signedInPeople: people.length,
+    urls: { redirectUrls: row.redirectUrls, postLogoutRedirectUrls: row.postLogoutRedirectUrls, allowedOrigins: row.allowedOrigins },
+  };
 }
 
 /** The workspaces the person may claim into: tenants where they hold org_admin. */
@@ -123,6 +138,29 @@ export type ClaimedApplication = {
   membersAdded: number;
 };
 
+/**
+ * How the claimed application signs people in, chosen at the claim: `confidential` for an app
+ * with a server (it authenticates at the token endpoint with the secret key the claim shows),
+ * `public` for a browser-only app (PKCE alone, as while keyless). The keyless application is
+ * public; a server app built against it switches to its secret key with the claim (the context
+ * and the claim page say so), a browser-only app changes nothing. PKCE stays required of public
+ * clients, so no code is ever redeemable without either the verifier or the secret key.
+ */
+export type ClaimClientType = 'confidential' | 'public';
+
+const CLAIM_CLIENT_TYPES: readonly ClaimClientType[] = ['confidential', 'public'];
+
+export function claimClientTypeOf(raw: unknown): ClaimClientType {
+  const found = CLAIM_CLIENT_TYPES.find((t) => t === raw);
+  if (!found) {
+    throw new AppError(
+      'validation_failed',
+      'choose how the app signs in: confidential (it has a server that keeps the secret key) or public (browser-only, PKCE alone)',
+    );
+  }
+  return found;
+}
+
 function validName(raw: string | undefined, fallback: string): string {
   const name = (raw ?? '').trim() || fallback;
   if (name.length > 100) {
@@ -131,21 +169,103 @@ function validName(raw: string | undefined, fallback: string): string {
   return name;
 }
 
+/** What the person (or the operator) chose for the claimed application. */
+type ClaimChoice = { name?: string; clientType: ClaimClientType };
+
 /**
- * Moves the keyless development application into `organizationId`, where the person must be an
- * org admin (404 for a workspace they cannot see, 403 without org_admin). Same id, OIDC client id
- * and publishable key; a new secret key, returned this once. Every active person who signed in to
- * it through svc and is not yet a member joins as org_member (one seat each, under the seat
- * lock); their sessions and grants of the application stand. Audited (and announced) as
- * application.created, plus member.added per person added. The next keyless=1 request creates a
- * fresh keyless application. `openWorkspace` (the hosted page) also opens the workspace in the
- * claiming session, so the console lands on it.
+ * Moves the locked keyless row `row` into `organization` (already authorized): a free slug, a
+ * new secret key, the chosen name and client type; its remembered URLs stay as its registered
+ * ones. Every active person who signed in to it through svc and is not yet a member joins as
+ * org_member (one seat each, under the seat lock); their sessions and grants stand. Audited (and
+ * announced) as application.created, plus member.added per person added, as `actor` (null: the
+ * operator's command line).
+ */
+async function moveKeylessApplication(
+  tx: DbOrTx,
+  row: ApplicationRow,
+  organization: OrganizationRow,
+  choice: ClaimChoice,
+  actor: UserPrincipal | null,
+  request: RequestMeta,
+): Promise<ClaimedApplication> {
+  assertMembershipsManaged(organization);
+  await assertSubscriptionAllows(tx, organization.id);
+
+  const name = validName(choice.name, row.name);
+  const base = slugify(name);
+  const taken = await findSlugsLike(tx, { tenantId: organization.id, base });
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) {
+    slug = `${base.slice(0, 44)}-${n}`;
+  }
+  const secret = newSecretKey();
+  const application = await claimKeylessApplicationRow(tx, {
+    id: row.id,
+    tenantId: organization.id,
+    name,
+    slug,
+    secretKeyHash: secret.secretKeyHash,
+    secretKeyPrefix: secret.secretKeyPrefix,
+    clientType: choice.clientType,
+  });
+  if (!application) {
+    throw new Error('a locked keyless application changed under its lock');
+  }
+
+  const people = await findSignedInPeople(tx, { applicationId: row.id, notMembersOf: organization.id });
+  let membersAdded = 0;
+  for (const userId of people) {
+    await claimSeat(tx, organization.id);
+    if (await addOrgMember(tx, { tenantId: organization.id, userId, roleKey: CLAIMED_MEMBER_ROLE })) {
+      membersAdded++;
+      await recordAudit(tx, actor, request, {
+        tenantId: organization.id,
+        action: 'member.added',
+        target: { type: 'user', id: userId },
+        summary: { roleKey: CLAIMED_MEMBER_ROLE, via: 'keyless_claim', applicationId: application.id },
+      });
+    }
+  }
+  await recordAudit(tx, actor, request, {
+    tenantId: organization.id,
+    action: 'application.created',
+    target: { type: 'application', id: application.id },
+    summary: {
+      name: application.name,
+      slug: application.slug,
+      publishableKey: application.publishableKey,
+      redirectUrls: application.redirectUrls,
+      allowedOrigins: application.allowedOrigins,
+      postLogoutRedirectUrls: application.postLogoutRedirectUrls,
+      backchannelLogoutUrl: application.backchannelLogoutUrl,
+      clientType: application.clientType,
+      signInAudience: application.signInAudience,
+      oauth: application.oauth,
+      claimedFromKeyless: true,
+      membersAdded,
+    },
+  });
+  return {
+    application,
+    organization: { id: organization.id, slug: organization.slug, name: organization.name },
+    secretKey: secret.secretKey,
+    membersAdded,
+  };
+}
+
+/**
+ * The claim through the claim link (the hosted page): into `organizationId`, where the person
+ * must be an org admin (404 for a workspace they cannot see, 403 without org_admin). Same id,
+ * OIDC client id and publishable key; a new secret key, returned this once (moveKeylessApplication).
+ * The next keyless=1 request creates a fresh keyless application. `openWorkspace` (the hosted
+ * page) also opens the workspace in the claiming session, so the console lands on it.
  */
 export async function claimKeylessApplication(
   deps: ClaimDeps & { applications: Pick<ApplicationCache, 'invalidateApplication'> },
   principal: UserPrincipal,
   request: RequestMeta,
-  input: ClaimRef & { organizationId: string; name?: string },
+  /** `clientType` as sent: checked (claimClientTypeOf) once the link is known to be claimable. */
+  input: ClaimRef & { organizationId: string; name?: string; clientType: unknown },
   opts: { openWorkspace?: boolean } = {},
 ): Promise<ClaimedApplication> {
   if (!isIdOf('organization', input.organizationId)) {
@@ -162,73 +282,38 @@ export async function claimKeylessApplication(
       // A platform admin passes authorize anywhere; claiming takes a workspace of one's own.
       throw new AppError('forbidden', 'claim into a workspace where you are an org admin');
     }
-    assertMembershipsManaged(organization);
-    await assertSubscriptionAllows(tx, organization.id);
-
-    const name = validName(input.name, row.name);
-    const base = slugify(name);
-    const taken = await findSlugsLike(tx, { tenantId: organization.id, base });
-    let slug = base;
-    for (let n = 2; taken.has(slug); n++) {
-      slug = `${base.slice(0, 44)}-${n}`;
-    }
-    const secret = newSecretKey();
-    const application = await claimKeylessApplicationRow(tx, {
-      id: row.id,
-      tenantId: organization.id,
-      name,
-      slug,
-      secretKeyHash: secret.secretKeyHash,
-      secretKeyPrefix: secret.secretKeyPrefix,
-    });
-    if (!application) {
-      throw new Error('a locked keyless application changed under its lock');
-    }
-
-    const people = await findSignedInPeople(tx, { applicationId: row.id, notMembersOf: organization.id });
-    let membersAdded = 0;
-    for (const userId of people) {
-      await claimSeat(tx, organization.id);
-      if (await addOrgMember(tx, { tenantId: organization.id, userId, roleKey: CLAIMED_MEMBER_ROLE })) {
-        membersAdded++;
-        await recordAudit(tx, principal, request, {
-          tenantId: organization.id,
-          action: 'member.added',
-          target: { type: 'user', id: userId },
-          summary: { roleKey: CLAIMED_MEMBER_ROLE, via: 'keyless_claim', applicationId: application.id },
-        });
-      }
-    }
-    await recordAudit(tx, principal, request, {
-      tenantId: organization.id,
-      action: 'application.created',
-      target: { type: 'application', id: application.id },
-      summary: {
-        name: application.name,
-        slug: application.slug,
-        publishableKey: application.publishableKey,
-        redirectUrls: application.redirectUrls,
-        allowedOrigins: application.allowedOrigins,
-        postLogoutRedirectUrls: application.postLogoutRedirectUrls,
-        backchannelLogoutUrl: application.backchannelLogoutUrl,
-        clientType: application.clientType,
-        signInAudience: application.signInAudience,
-        oauth: application.oauth,
-        claimedFromKeyless: true,
-        membersAdded,
-      },
-    });
+    const choice = { name: input.name, clientType: claimClientTypeOf(input.clientType) };
+    const claimedHere = await moveKeylessApplication(tx, row, organization, choice, principal, request);
     if (opts.openWorkspace) {
       await setSessionActiveTenant(tx, { id: principal.session.id, userId: principal.user.id, tenantId: organization.id });
     }
-    return {
-      application,
-      organization: { id: organization.id, slug: organization.slug, name: organization.name },
-      secretKey: secret.secretKey,
-      membersAdded,
-    };
+    return claimedHere;
   });
   // This process's cached copy (and its cached keyless application) go now; others on NOTIFY.
   deps.applications.invalidateApplication(claimed.application.id);
   return claimed;
+}
+
+/**
+ * The operator's claim (`svc apps claim`): whoever holds the database and the encryption key
+ * needs no claim link. Into the tenant organization `organizationSlug` (404 not_found for no such
+ * tenant), audited as the system; otherwise the claim of the hosted page, with its rules.
+ */
+export async function claimKeylessApplicationAsOperator(
+  db: Db,
+  request: RequestMeta,
+  input: { organizationSlug: string } & ClaimChoice,
+): Promise<ClaimedApplication> {
+  return db.transaction(async (tx) => {
+    const keyless = await findKeylessApplication(tx);
+    const row = keyless ? await lockApplicationById(tx, keyless.application.id) : undefined;
+    if (!row?.isKeyless) {
+      throw new AppError('application_not_found', 'there is no keyless development application to claim (keyless=1 creates one)');
+    }
+    const organization = await findOrganizationBySlug(tx, input.organizationSlug);
+    if (organization?.kind !== 'tenant') {
+      throw new AppError('not_found', `no organization ${input.organizationSlug} (svc orgs list shows them)`);
+    }
+    return moveKeylessApplication(tx, row, organization, input, null, request);
+  });
 }

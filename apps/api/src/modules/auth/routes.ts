@@ -38,8 +38,9 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return null;
     }
     const found = await services.applications.byPublishableKey(publishableKey);
+    // The keyless application's lists are URLs it remembers for its claim, never return targets.
     return found && found.application.status === 'active'
-      ? { id: found.application.id, redirectUrls: found.application.redirectUrls }
+      ? { id: found.application.id, redirectUrls: found.application.isKeyless ? [] : found.application.redirectUrls }
       : null;
   }
 

@@ -57,7 +57,10 @@ function buildClientConfig(config: Config, secretBox: SecretBox, resolved: Resol
   const { found, keyless } = resolved;
   const { application, organization } = found;
   const pk = encodeURIComponent(application.publishableKey);
-  const afterSignIn = application.redirectUrls.find((u) => /^https?:\/\//.test(u)) ?? `${config.publicUrl}/user`;
+  // The keyless application's redirect URLs are what it remembers for its claim
+  // (oidc-provider/keyless-urls.ts): nobody's return target, and not shown to other callers.
+  const redirectUrls = application.isKeyless ? [] : application.redirectUrls;
+  const afterSignIn = redirectUrls.find((u) => /^https?:\/\//.test(u)) ?? `${config.publicUrl}/user`;
   return {
     application: {
       id: application.id,

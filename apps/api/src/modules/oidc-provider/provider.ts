@@ -15,8 +15,8 @@ import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { tokensIssued } from '../../metrics.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
+import { consoleApplicationPath } from '../applications/console-link.ts';
 import { sha256Hex } from '../applications/keys.ts';
-import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
 import {
   accountFinder,
@@ -37,6 +37,8 @@ import {
   membersOnlyOrganization,
   PRIVATE_KEY_JWT_ALGS,
 } from './clients.ts';
+import { oidcErrorPage, type RegisterHint, type UnregisteredUrl } from './error-page.ts';
+import { rememberKeylessUrls } from './keyless-urls.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
 import { providerRequestsInFlight } from './request-context.ts';
@@ -92,6 +94,11 @@ export type OpenIdProviderOptions = {
   issuer: string;
   signingAlg: SigningAlg;
   keylessEnabled: boolean;
+  /**
+   * Not production (NODE_ENV): an unregistered redirect URI's error page also says where to
+   * register it (error-page.ts). Unset: production's page, which names the URL only.
+   */
+  development?: boolean;
   /** The svc session behind a browser request (the svc session cookie), or null. */
   sessionOf: SvcSessionOf;
   /**
@@ -361,6 +368,7 @@ export class OpenIdProvider {
     provider.use(offlineAccessWithoutConsentScreen);
     provider.use(codesOfOtherClientsRevoked(this.opts.db, provider));
     provider.use(formPostToRedirectUri);
+    provider.use(rememberKeylessUrls(this.opts.db, this.clients));
     provider.use(this.structuredTokenIntrospection());
     // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
     const grantPayload = provider.Grant.IN_PAYLOAD;
@@ -465,7 +473,7 @@ export class OpenIdProvider {
     const problem = logoutRequestProblem(ctx);
     if (problem) {
       ctx.status = 400;
-      ctx.body = errorPage({ error: 'invalid_request', error_description: problem }, 'sign-out');
+      ctx.body = oidcErrorPage({ error: 'invalid_request', error_description: problem }, 'sign-out');
       return;
     }
     const current = await this.opts.sessionOf(ctx.req);
@@ -843,6 +851,44 @@ export class OpenIdProvider {
     };
   }
 
+  /**
+   * The URL an error page names when the error is an unregistered redirect_uri or
+   * post_logout_redirect_uri of a known client, and (in development only) where to register it:
+   * the application's console page with what it has registered, or the keyless application's
+   * rule. In production the page names the URL alone.
+   */
+  private unregisteredUrlOf(
+    ctx: KoaContextWithOIDC,
+    out: { error: string; error_description?: string | undefined },
+  ): { sent: UnregisteredUrl; hint: RegisterHint } | undefined {
+    const params = ctx.oidc?.params;
+    const client = ctx.oidc?.client;
+    let sent: UnregisteredUrl | undefined;
+    if (out.error === 'invalid_redirect_uri' && typeof params?.redirect_uri === 'string') {
+      sent = { kind: 'redirect', url: params.redirect_uri };
+    } else if (
+      out.error === 'invalid_request' &&
+      out.error_description === 'post_logout_redirect_uri not registered' &&
+      typeof params?.post_logout_redirect_uri === 'string'
+    ) {
+      sent = { kind: 'post_logout', url: params.post_logout_redirect_uri };
+    }
+    if (!sent || !client) {
+      return undefined;
+    }
+    if (!this.opts.development) {
+      return { sent, hint: { kind: 'none' } };
+    }
+    if (this.clients.isKeyless(client.clientId)) {
+      return { sent, hint: { kind: 'keyless' } };
+    }
+    const registered =
+      sent.kind === 'redirect'
+        ? (client.redirectUris ?? []).filter((uri) => uri !== this.tryCallbackUrl)
+        : (client.postLogoutRedirectUris ?? []);
+    return { sent, hint: { kind: 'application', consolePath: consoleApplicationPath(client.clientId), registered } };
+  }
+
   private configuration(keys: SigningJwk[], alg: SigningAlg): Configuration {
     return {
       adapter: createAdapterFactory(this.opts.db, this.clients, this.opts.storage),
@@ -973,7 +1019,8 @@ export class OpenIdProvider {
       // id_token_hint: nothing to redirect to safely, an error page on svc.
       renderError: async (ctx, out) => {
         ctx.type = 'html';
-        ctx.body = errorPage(out, ctx.oidc?.route?.startsWith('end_session') ? 'sign-out' : 'sign-in');
+        const what = ctx.oidc?.route?.startsWith('end_session') ? 'sign-out' : 'sign-in';
+        ctx.body = oidcErrorPage(out, what, this.unregisteredUrlOf(ctx, out));
       },
       findAccount: accountFinder(this.opts.db, this.opts.sql),
       extraTokenClaims: (ctx, token) => this.tokenClaims(ctx, token),
@@ -1117,15 +1164,6 @@ function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
   req.headers.host = publicUrl.host;
   req.headers['x-forwarded-host'] = publicUrl.host;
   req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
-}
-
-function errorPage(out: { error: string; error_description?: string | undefined }, what: 'sign-in' | 'sign-out'): string {
-  const title = `This ${what} request cannot be completed`;
-  const detail = out.error_description ?? out.error;
-  return hostedPage(
-    title,
-    `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p class="muted">Error: ${escapeHtml(out.error)}. Go back to the application and start again; if this keeps happening, tell its developers.</p>`,
-  );
 }
 
 /**

@@ -147,7 +147,7 @@ export function renderAgentContextMarkdown(ctx: TAgentContextResponse): string {
     '',
     ...ctx.redirectUrls.map((u) => `- ${code(u)}`),
     '',
-    '## JavaScript origins',
+    '## Allowed origins',
     '',
     source(ctx.javascriptOriginsSource),
     '',

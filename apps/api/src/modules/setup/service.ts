@@ -147,7 +147,7 @@ function pickCallbackUrl(spec: FrameworkSpec, app: AgentContextInput['applicatio
 }
 
 const KEYLESS_SECRET_NOTE =
-  'Leave this empty: the keyless development app is a public client (PKCE alone) with no secret key. After claiming it, ask the user to paste the secret key issued at claim; never commit it.';
+  'Leave this empty: the keyless development app is a public client (PKCE alone) with no secret key. When the application is claimed as an app with a server, the claim page shows its secret key once: paste it here and restart the app; never commit it.';
 
 const PUBLIC_CLIENT_SECRET_NOTE =
   'Leave this empty: this application is a public client (PKCE alone) and has no client secret. Backend checks with the secret key run outside the app.';
@@ -173,7 +173,10 @@ function toEnvVar(spec: EnvVarSpec, values: Record<PublicValue, string>, note: s
 export function buildAgentContext(input: AgentContextInput): TAgentContextResponse {
   const frameworkId = resolveFramework(input.framework);
   const spec: FrameworkSpec = FRAMEWORKS[frameworkId];
-  const { application: app, organization, engine, keyless } = input;
+  const { organization, engine, keyless } = input;
+  // While keyless, the application's lists are the URLs other apps used (kept for the claim,
+  // oidc-provider/keyless-urls.ts): this context is for this framework's app, on its own defaults.
+  const app = keyless ? { ...input.application, redirectUrls: [], allowedOrigins: [], postLogoutRedirectUrls: [] } : input.application;
 
   const baseUrl = input.publicUrl.replace(/\/+$/, '');
   const pk = encodeURIComponent(app.publishableKey);
@@ -347,7 +350,7 @@ function allowlistInstruction(c: Ctx): string {
   const redirects = c.redirectUrls.join(', ');
   const origins = c.javascriptOrigins.join(', ');
   if (c.keyless) {
-    return `Nothing to register: the keyless development app accepts any loopback redirect URI and sign-out return URL (http://localhost, http://127.0.0.1 or http://[::1], any port and path) and browser calls from any loopback origin. This app uses the redirect URI ${c.callbackUrl} and returns to ${c.postLogoutUrl} after sign-out. After claiming the application, register exactly these on it in the svc console (${c.endpoints.console}): redirect URL ${c.callbackUrl}, post-logout redirect URL ${c.postLogoutUrl}, JavaScript origin ${origins}.`;
+    return `Nothing to register: the keyless development app accepts any loopback redirect URI and sign-out return URL (http://localhost, http://127.0.0.1 or http://[::1], any port and path) and browser calls from any loopback origin. This app uses the redirect URI ${c.callbackUrl} and returns to ${c.postLogoutUrl} after sign-out. The application remembers the URLs its apps use, and claiming it registers them on it (redirect URL ${c.callbackUrl}, post-logout redirect URL ${c.postLogoutUrl}${c.envVars.some((v) => v.name === 'SVC_SECRET_KEY') ? '' : `, allowed origin ${origins}`}), so this app keeps signing in after the claim.`;
   }
   const parts: string[] = [];
   parts.push(
@@ -365,8 +368,8 @@ function allowlistInstruction(c: Ctx): string {
   );
   parts.push(
     c.originsFromApp
-      ? `JavaScript origins already allowlisted: ${origins}.`
-      : `Register these JavaScript origins on the application in the svc console: ${origins}.`,
+      ? `Allowed origins already registered: ${origins}.`
+      : `Register these allowed origins on the application in the svc console: ${origins}.`,
   );
   parts.push(`Your app's OIDC redirect URI is exactly ${c.callbackUrl}.`);
   return parts.join(' ');
@@ -402,12 +405,12 @@ function secretKeyInstruction(c: Ctx): string | undefined {
     return undefined;
   }
   if (c.keyless) {
-    return 'SVC_SECRET_KEY stays empty: the keyless development app is a public client, and the code uses PKCE alone while it is empty.';
+    return 'SVC_SECRET_KEY stays empty: the keyless development app is a public client, and the code uses PKCE alone while it is empty. It gets the secret key when the application is claimed (see the claim below).';
   }
   if (!isConfidential(c.app, c.keyless)) {
     return 'SVC_SECRET_KEY stays empty: this application is a public client (PKCE alone).';
   }
-  return `Then ask the user to paste the application's secret key from the svc console after SVC_SECRET_KEY= in ${c.spec.envFile}: this application is a confidential client, so the token endpoint requires it. Never print, log or commit it.`;
+  return `Then ask the user to paste the application's secret key from the svc console after SVC_SECRET_KEY= in ${c.spec.envFile} (it is shown once: when the application is created or claimed, and when its key is rotated there): this application is a confidential client, so the token endpoint requires it. Never print, log or commit it.`;
 }
 
 function backendCheckInstruction(c: Ctx): string {
@@ -502,11 +505,23 @@ function permissionParagraphs(c: Ctx): string[] {
   ];
 }
 
+/**
+ * What claiming asks of this app, by framework: an app with a server becomes a confidential
+ * client and takes the secret key the claim page shows (one paste, one restart); a browser-only
+ * app stays public and changes nothing. The claim page offers the same two choices.
+ */
+function claimStepsOf(c: Ctx): string {
+  const hasSecret = c.envVars.some((v) => v.name === 'SVC_SECRET_KEY');
+  return hasSecret
+    ? `On the claim page choose "It has a server" (a confidential client); the page then shows the secret key once: have the user paste it after SVC_SECRET_KEY= in ${c.spec.envFile} (never commit it) and restart the app (${c.spec.runCommand}). Until then its sign-ins fail with invalid_client.`
+    : 'On the claim page choose "It runs only in the browser" (a public client, PKCE alone): nothing in the app changes, and the secret key the page shows stays out of it (it is for server-side calls to svc).';
+}
+
 function claimInstruction(c: Ctx): string {
   if (!c.app.claimUrl) {
-    return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key with the new one, have the user paste the new secret key into SVC_SECRET_KEY, and register on it the redirect URLs and JavaScript origins listed in this context.`;
+    return `To claim a real application: sign up at ${c.baseUrl}/signup (a workspace is created for you), open ${c.endpoints.console}, create an application, replace the keyless publishable key and client id with the new ones, and register on it the redirect URLs and allowed origins listed in this context. ${c.envVars.some((v) => v.name === 'SVC_SECRET_KEY') ? 'Have the user paste its secret key into SVC_SECRET_KEY.' : 'Set its client type to public.'}`;
   }
-  return `To claim this application: ask the user to open the claim link ${c.app.claimUrl} in a browser (signing in, or signing up at ${c.baseUrl}/signup, which creates a workspace) and pick the workspace that should own it. It keeps its id, OIDC client id and publishable key, so nothing in the code changes; the claim page shows its secret key once: have the user paste it into SVC_SECRET_KEY (never commit it). Then register on it, in the svc console (${c.endpoints.console}), the redirect URL, post-logout redirect URL and JavaScript origin this context lists: a claimed application no longer accepts any loopback URL. The claim link is a secret: never commit, log or share it.`;
+  return `To claim this application: ask the user to open the claim link ${c.app.claimUrl} in a browser (signing in, or signing up at ${c.baseUrl}/signup, which creates a workspace) and pick the workspace that should own it. It keeps its id, OIDC client id and publishable key, and the claim registers on it the redirect URL, post-logout redirect URL and allowed origins this app used while keyless, so the app keeps signing in. ${claimStepsOf(c)} A URL the app has not used yet (another port, the production URL) is registered on the application's page in the svc console (${c.endpoints.console}). The claim link is a secret: never commit, log or share it.`;
 }
 
 function buildPrompt(c: Ctx): string {
@@ -560,7 +575,7 @@ function buildPrompt(c: Ctx): string {
     allowlistInstruction(c),
     `Redirect URLs: ${c.redirectUrls.join(', ')}`,
     `Post-logout redirect URL: ${c.postLogoutUrl}`,
-    `JavaScript origins: ${c.javascriptOrigins.join(', ')}`,
+    `Allowed origins: ${c.javascriptOrigins.join(', ')}`,
     '',
     '## 4. Code',
   );

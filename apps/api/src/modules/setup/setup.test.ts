@@ -362,6 +362,49 @@ describe('keyless development', () => {
   });
 });
 
+describe('the claim, told the same way before it and after it', () => {
+  const CLAIM_URL = 'https://id.example.com/keyless/claim?application=app_01&token=t';
+  const SERVER: TFramework[] = ['nextjs', 'express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'];
+  for (const framework of SUPPORTED_FRAMEWORKS) {
+    const browserOnly = !SERVER.includes(framework);
+    it(`${framework}: before the claim, which choice to make on the claim page and the one step it asks${browserOnly ? ' (none)' : ''}`, () => {
+      const app = { ...input().application, clientType: 'public' as const, claimUrl: CLAIM_URL };
+      const before = buildAgentContext(input({ keyless: true, framework, application: app }));
+      const claim = before.steps.find((s) => s.startsWith('To claim this application')) as string;
+      expect(before.aiAgentPrompt).toContain(claim);
+      expect(claim).toContain(CLAIM_URL);
+      expect(claim).toContain('registers on it the redirect URL, post-logout redirect URL and allowed origins this app used');
+      if (browserOnly) {
+        expect(claim).toContain('choose "It runs only in the browser"');
+        expect(claim).not.toMatch(/SVC_SECRET_KEY|restart/);
+      } else {
+        expect(claim).toContain('choose "It has a server"');
+        expect(claim).toContain(`paste it after SVC_SECRET_KEY= in ${FRAMEWORKS[framework].envFile}`);
+        expect(claim).toContain(`restart the app (${FRAMEWORKS[framework].runCommand})`);
+      }
+      // One term for browser origins, the console's.
+      expect(before.aiAgentPrompt).not.toMatch(/JavaScript origin/i);
+      expect(before.steps.join(' ')).not.toMatch(/JavaScript origin/i);
+
+      // After the claim: the context of the claimed application says the same about the secret.
+      const claimedType = browserOnly ? 'public' : 'confidential';
+      const after = buildAgentContext(input({ framework, application: { ...app, clientType: claimedType, claimUrl: null } }));
+      const secret = after.framework.envVars.find((v) => v.name === 'SVC_SECRET_KEY');
+      if (browserOnly) {
+        expect(secret).toBeUndefined();
+        expect(after.aiAgentPrompt).not.toContain('confidential client');
+      } else {
+        expect(secret?.description).not.toMatch(/Leave this empty/);
+        expect(after.aiAgentPrompt).toContain('a confidential OIDC client');
+        expect(after.aiAgentPrompt).toMatch(
+          /ask the user to paste the application's secret key from the svc console after SVC_SECRET_KEY=/,
+        );
+        expect(after.aiAgentPrompt).toContain('claimed');
+      }
+    });
+  }
+});
+
 describe('security: the context never carries a secret', () => {
   const FAKE_SECRET_KEY = `sk_live_${'A'.repeat(40)}`;
   const FAKE_HASH = `deadbeef${'0'.repeat(56)}`;

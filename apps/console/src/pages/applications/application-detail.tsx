@@ -6,6 +6,7 @@ import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useTRPC } from '../../trpc.ts';
 import { ApplicationActions } from './application-actions.tsx';
+import { ConnectPanel } from './connect-panel.tsx';
 
 type Props = {
   id: string;
@@ -133,6 +134,7 @@ export function ApplicationDetail({ id, organizationSlug, onClose, onEdit, onRot
             </dd>
           </dl>
           {machine ? <MachineFacts application={app} issuer={issuer} /> : <SignInFacts application={app} />}
+          {!machine && issuer && <ConnectPanel application={app} issuer={issuer} />}
           {!machine && (
             <div className="form-row">
               {app.status === 'active' ? (

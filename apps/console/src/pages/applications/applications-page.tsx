@@ -1,7 +1,7 @@
 import type { TApplication, TApplicationWithSecret } from '@svc/contracts/applications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -13,13 +13,21 @@ import { useTRPC } from '../../trpc.ts';
 import { ApplicationActions } from './application-actions.tsx';
 import { ApplicationDetail, StatusPill } from './application-detail.tsx';
 import { ApplicationSettingsDialog } from './application-settings-dialog.tsx';
+import { agentContextUrl } from './connect-panel.tsx';
 import { CreateApplicationDialog } from './create-application-form.tsx';
 import { MachineSettingsDialog } from './machine-settings-dialog.tsx';
 
 const PAGE_SIZE = 50;
 
 /** Keys the api has just returned: in their dialog until dismissed, never fetched again. */
-type Revealed = { title: string; applicationId: string; publishableKey: string; secretKey: string };
+type Revealed = {
+  title: string;
+  applicationId: string;
+  publishableKey: string;
+  secretKey: string;
+  /** Signs people in (not a machine client): the dialog points to its agent context. */
+  signsPeopleIn: boolean;
+};
 
 /** What the row menus ask the page to do. */
 type RowHandlers = {
@@ -42,9 +50,10 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
         const app = info.row.original;
         return (
           <div className="stack">
-            <span data-testid="application-row-name" title={app.name}>
+            {/* The name opens the application's page (its detail, `?application=<id>`). */}
+            <Link to={{ search: `?application=${encodeURIComponent(app.id)}` }} data-testid="application-row-name" title={app.name}>
               {app.name}
-            </span>
+            </Link>
             <Identifier value={app.slug} label="application slug" copy={false} testId="application-row-slug" />
           </div>
         );
@@ -99,6 +108,7 @@ export function ApplicationsPage() {
   const [editing, setEditing] = useState<TApplication | null>(null);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const organizationSlug = active.organization?.slug;
+  const issuer = useQuery(trpc.service.config.queryOptions()).data?.publicUrl.replace(/\/+$/, '');
   const selected = search.get('application');
   const select = (id: string | null) => setSearch(id ? { application: id } : {});
   const list = useQuery({
@@ -114,6 +124,7 @@ export function ApplicationsPage() {
       applicationId: created.application.id,
       publishableKey: created.application.publishableKey,
       secretKey: created.secretKey,
+      signsPeopleIn: created.application.clientType !== 'machine',
     });
     await queryClient.invalidateQueries({ queryKey: trpc.applications.pathKey() });
   };
@@ -161,12 +172,29 @@ export function ApplicationsPage() {
         secretTestId="application-secret"
       >
         {revealed && (
-          <dl className="facts">
-            <dt>Publishable key</dt>
-            <dd>
-              <Identifier value={revealed.publishableKey} label="publishable key" tail={8} testId="application-revealed-publishable-key" />
-            </dd>
-          </dl>
+          <>
+            <dl className="facts">
+              <dt>Publishable key</dt>
+              <dd>
+                <Identifier
+                  value={revealed.publishableKey}
+                  label="publishable key"
+                  tail={8}
+                  testId="application-revealed-publishable-key"
+                />
+              </dd>
+            </dl>
+            {revealed.signsPeopleIn && issuer && (
+              <p data-testid="application-revealed-connect">
+                Next, connect your app:{' '}
+                <a href={agentContextUrl(issuer, revealed.publishableKey, 'express')} target="_blank" rel="noreferrer">
+                  its agent context
+                </a>{' '}
+                (Express here; the application's <strong>Connect your app</strong> panel has every framework) is a prompt to follow in an
+                empty folder.
+              </p>
+            )}
+          </>
         )}
       </SecretOnceDialog>
       {editing &&
