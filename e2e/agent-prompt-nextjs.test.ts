@@ -7,6 +7,8 @@ import { describePromptApp, readEnvFile } from './support/prompt-app.ts';
 describePromptApp({
   framework: 'nextjs',
   origin: 'http://localhost:3000',
+  // Another name for the app: middleware.js sends the browser on to its redirect URI's host.
+  opensAt: 'http://127.0.0.1:3000',
   steps: [
     'Install',
     'Environment',
@@ -18,6 +20,7 @@ describePromptApp({
     'file app/page.jsx',
     'file app/profile/page.jsx',
     'file app/api/me/route.js',
+    'file middleware.js',
     'Run',
   ],
   verifiesAccessTokens: true,
@@ -26,6 +29,7 @@ describePromptApp({
     expect(env.get('SVC_ISSUER')).toBe(serverUrl);
     expect(env.get('SVC_CLIENT_ID')).toBe(clientId);
     expect(env.get('SVC_POST_LOGOUT_REDIRECT_URI')).toBe('http://localhost:3000/');
+    expect(env.get('SVC_REDIRECT_URI')).toBe('http://localhost:3000/api/auth/callback/svc');
     expect(env.get('SVC_SECRET_KEY')).toBe('');
     expect(env.get('AUTH_SECRET')).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
     // Only the public values reach the browser bundle.
@@ -38,6 +42,6 @@ describePromptApp({
     const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(pkg.dependencies['next-auth']).toMatch(/^\^?5\.0\.0-beta\.32$/);
     expect(pkg.dependencies.next).toMatch(/^\^15\./);
-    expect(run).toBe('npx next dev --port 3000');
+    expect(run).toBe('npx next dev --port 3000 -H 127.0.0.1');
   },
 });

@@ -321,15 +321,24 @@ export function describePromptApp(opts: PromptAppOptions): void {
       const [row] = await database.sql<{ client_type: string; is_keyless: boolean }[]>`
         select client_type, is_keyless from applications where id = ${clientId}`;
       expect(row).toEqual({ client_type: server_ ? 'confidential' : 'public', is_keyless: false });
-      // Sign-out still returns to the app (its post-logout URL was kept too).
+      // Sign-out still returns to the app (its post-logout URL was kept too), through svc's
+      // end-session endpoint and without a page there (the hint is the current session's).
+      const { end_session_endpoint } = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as {
+        end_session_endpoint: string;
+      };
+      const endSession2 = page2.waitForRequest((req) => req.url().split('?')[0] === end_session_endpoint);
       await page2
         .getByRole('link', { name: 'Sign out' })
         .or(page2.getByRole('button', { name: 'Sign out' }))
         .first()
         .click();
-      await page2.waitForURL((url) => url.origin === server.url);
-      await page2.getByRole('button', { name: 'Sign out' }).click();
-      await page2.waitForURL((url) => url.origin === opts.origin);
+      expect(new URL((await endSession2).url()).searchParams.get('post_logout_redirect_uri')).toMatch(new RegExp(`^${opts.origin}`));
+      await page2
+        .getByRole('link', { name: 'Sign in' })
+        .or(page2.getByRole('button', { name: 'Sign in' }))
+        .first()
+        .waitFor();
+      expect(new URL(page2.url()).origin).toBe(opts.origin);
       await again.close();
     });
   });

@@ -26,6 +26,9 @@ if (issuer.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].include
 }
 // Empty for the keyless development app: a public client that proves itself with PKCE alone.
 const secretKey = process.env.SVC_SECRET_KEY;
+// Auth.js builds its redirect URI from AUTH_URL, else from the host each request came in on: it is
+// pinned to the registered callback's origin, and middleware.js sends other host names there.
+process.env.AUTH_URL ??= new URL(process.env.SVC_REDIRECT_URI).origin;
 
 ${permissionComment(v, '//')}
 export const CHECKED_PERMISSION = ${permissionLiteral(v)};
@@ -202,6 +205,27 @@ export default async function Profile() {
 }
 `;
 
+const MIDDLEWARE = `import { NextResponse } from 'next/server';
+
+// svc comes back to the host of the redirect URI, and the sign-in's state lives in a cookie of the
+// host the browser used: any other name for this app (127.0.0.1 for localhost) goes there first,
+// with its path and query. Your API (/api/, but not Auth.js's /api/auth/) answers on any host: a
+// redirect would drop its Authorization header.
+export function middleware(request) {
+  const app = new URL(process.env.SVC_REDIRECT_URI);
+  const { pathname, search } = request.nextUrl;
+  const api = pathname.startsWith('/api/') && !pathname.startsWith('/api/auth/');
+  if (request.headers.get('host') === app.host || api) {
+    return NextResponse.next();
+  }
+  // (next dev runs with -H 127.0.0.1: on its default host name, localhost, Next.js would take this
+  // redirect for one to itself and make it relative, and the browser would never leave.)
+  return new Response(null, { status: 307, headers: { location: \`\${app.origin}\${pathname}\${search}\` } });
+}
+
+export const config = { matcher: ['/((?!_next/).*)'] };
+`;
+
 const ME_ROUTE = `import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { CHECKED_PERMISSION, svcMetadata } from '../../../auth.js';
 
@@ -252,6 +276,12 @@ export const nextjs: FrameworkSpec & { id: 'nextjs' } = {
     pub('NEXT_PUBLIC_SVC_BASE_URL', 'baseUrl', 'client', 'svc API base URL.'),
     pub('SVC_ISSUER', 'issuer', 'server', ISSUER_NOTE),
     pub('SVC_CLIENT_ID', 'clientId', 'server', 'OIDC client id: the application id.'),
+    pub(
+      'SVC_REDIRECT_URI',
+      'callbackUrl',
+      'server',
+      "The app's callback URL, registered on the application: Auth.js's redirect URI, and the host name middleware.js sends the app's pages to.",
+    ),
     secretKey(),
     pub(
       'SVC_POST_LOGOUT_REDIRECT_URI',
@@ -274,8 +304,9 @@ export const nextjs: FrameworkSpec & { id: 'nextjs' } = {
     { path: 'app/page.jsx', language: 'jsx', content: HOME },
     { path: 'app/profile/page.jsx', language: 'jsx', content: PROFILE },
     { path: 'app/api/me/route.js', language: 'js', content: ME_ROUTE },
+    { path: 'middleware.js', language: 'js', content: MIDDLEWARE },
   ],
-  runCommand: 'npx next dev --port 3000',
+  runCommand: 'npx next dev --port 3000 -H 127.0.0.1',
   notes: (v) => [
     `Open ${new URL(v.callbackUrl).origin}/profile: it sends you to svc to sign in, then shows your email, organization (org_slug), role (org_role), product permissions and whether you hold ${v.permissionCheck.permission}. next dev compiles each page on its first request, so the first load takes a few seconds.`,
     '"Sign out" ends the Auth.js session and svc\'s (end-session endpoint) and comes back to the home page.',
