@@ -18,6 +18,11 @@ export type AppServices = {
   sql: Sql;
   /** `/healthz`'s database check, on a connection of its own, false within a second when down. */
   databaseHealth: { check: () => Promise<boolean> };
+  /**
+   * What `/readyz` judges besides the database (docs/operations.md "Probes"): whether the process
+   * is shutting down, and whether its in-process job worker runs (null: no worker here).
+   */
+  readiness: { draining: boolean; workerRunning: (() => boolean) | null };
   logger: Logger;
   applications: ApplicationCache;
   /** The permission check's standings, organizations and subscription terms, dropped on NOTIFY (svc_access_changed). */

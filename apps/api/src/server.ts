@@ -118,6 +118,7 @@ async function startOn(
     db,
     sql,
     databaseHealth,
+    readiness: { draining: false, workerRunning: null },
     logger,
     applications,
     access,
@@ -144,6 +145,7 @@ async function startOn(
     });
     started.push(() => running.stop());
     worker = running;
+    services.readiness.workerRunning = running.running;
   }
   const emailWorker = startEmailWorker(config, services);
   if (emailWorker) {
@@ -207,6 +209,8 @@ async function startOn(
         logger.error({ err: error }, `shutdown: ${name} failed`);
       }
     };
+    // /readyz answers 503 from now on: a load balancer stops sending before the listener closes.
+    services.readiness.draining = true;
     const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     // A keep-alive connection whose request finishes after close() turns idle: close it too.

@@ -132,6 +132,22 @@ function silentLogger(): Logger {
  * `0014_webhook_attempts_removed_by_trigger`) to the database at `url`, as a server of that time
  * would have: for tests that migrate data written under an older schema.
  */
+/** How many migrations this build of svc ships (its journal's entries). */
+export function shippedMigrationCount(): number {
+  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: unknown[] };
+  return journal.entries.length;
+}
+
+/**
+ * Whether the database has every migration this build ships (a newer build may have applied
+ * more). False while they are missing, or when the migrations table is not there at all.
+ */
+export async function migrationsApplied(sql: postgres.Sql, shipped = shippedMigrationCount()): Promise<boolean> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from drizzle.__drizzle_migrations`.catch(() => [{ n: -1 }]);
+  return (row?.n ?? -1) >= shipped;
+}
+
 export async function migrateDatabaseTo(url: string, tag: string): Promise<void> {
   const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as {
     entries: { tag: string }[];

@@ -73,6 +73,8 @@ export type StartWorkerOptions = {
 export type WorkerHandle = {
   /** Graceful stop: no new jobs, running ones finish (see JobContext.stopping). */
   stop: () => Promise<void>;
+  /** A runner is taking jobs: false once stopped, and while a runner that ended is being replaced. */
+  running: () => boolean;
 };
 
 /** Waits before starting a runner again after one stopped on its own (the last delay repeats). */
@@ -148,6 +150,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   supervise(current);
 
   return {
+    running: () => !stopped.signal.aborted && !current.retired,
     stop: async () => {
       stopped.abort();
       try {

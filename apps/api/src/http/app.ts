@@ -1,3 +1,4 @@
+import { migrationsApplied } from '@svc/db/migrate';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { AppServices, RequestContext } from '../context.ts';
@@ -75,6 +76,30 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
       metrics(req, res).catch(next);
     });
   }
+  // Readiness, beside liveness (docs/operations.md "Probes"): the database answers, it has every
+  // migration this build ships, the in-process worker (if any) runs, and the process is not
+  // shutting down. Migrations never go back: once seen applied, not asked again.
+  let migrationsSeen = false;
+  app.get('/readyz', async (req, res) => {
+    const draining = services.readiness.draining;
+    const database = !draining && (await services.databaseHealth.check());
+    migrationsSeen ||= database && (await migrationsApplied(services.sql));
+    const worker = services.readiness.workerRunning?.() ?? null;
+    const checks = { draining, database, migrations: migrationsSeen, worker };
+    if (!draining && database && migrationsSeen && worker !== false) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ status: 'ready', checks });
+      return;
+    }
+    const reason = draining
+      ? 'shutting down'
+      : !database
+        ? 'the database is unreachable'
+        : !migrationsSeen
+          ? 'the database lacks migrations this build ships'
+          : 'the job worker is not running';
+    sendError(req, res, 'service_unavailable', `not ready: ${reason}`, { checks });
+  });
   app.use(faviconRouter());
   app.use(copyButtonRouter());
   app.use(pagesRouter(services));

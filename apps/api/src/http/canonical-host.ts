@@ -8,7 +8,7 @@ import { normalizePath } from './edge.ts';
  * endpoints called server to server (token, JWKS, userinfo, introspection, revocation, ...).
  * They answer on any host: a back end or a container may reach svc by another name.
  */
-const MACHINE_PATHS = new Set(['/v1', '/healthz', '/llms.txt']);
+const MACHINE_PATHS = new Set(['/v1', '/healthz', '/readyz', '/metrics', '/llms.txt']);
 const MACHINE_PREFIXES = ['/v1/', '/trpc/', '/.well-known/', '/oidc/'];
 /** Under /oidc/, what a browser opens: authorization, the hosted interaction, end session, try sign-in. */
 const BROWSER_OIDC = ['/oidc/auth', '/oidc/interaction/', '/oidc/session/end', '/oidc/try/'];
