@@ -30,7 +30,13 @@ export type GlewlwydUser = { username: string; email: string; name: string; pass
 
 /** The two people of this engine: one in the platform admin group, one in no group. */
 export const GLEWLWYD_USERS = {
-  admin: { username: 'ada@glewlwyd.test', email: 'ada@glewlwyd.test', name: 'Ada Admin', password: 'ada-password-1', groups: ['platform-admins'] },
+  admin: {
+    username: 'ada@glewlwyd.test',
+    email: 'ada@glewlwyd.test',
+    name: 'Ada Admin',
+    password: 'ada-password-1',
+    groups: ['platform-admins'],
+  },
   user: { username: 'bob@glewlwyd.test', email: 'bob@glewlwyd.test', name: 'Bob User', password: 'bob-password-1', groups: ['staff'] },
 } as const satisfies Record<string, GlewlwydUser>;
 
@@ -216,7 +222,16 @@ UPDATE g_scope SET gs_password_required = 1 WHERE gs_name = 'openid';
         ],
         'jwks-show': true,
         'secret-type': 'pairwise',
-        'address-claim': { type: 'no', formatted: '', street_address: '', locality: '', region: '', postal_code: '', country: '', mandatory: false },
+        'address-claim': {
+          type: 'no',
+          formatted: '',
+          street_address: '',
+          locality: '',
+          region: '',
+          postal_code: '',
+          country: '',
+          mandatory: false,
+        },
         'name-claim': 'mandatory',
         'name-claim-scope': [],
         'email-claim': 'mandatory',
@@ -297,7 +312,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   for (const [name, value] of Object.entries(svcSettingsFor(engine))) {
     console.log(`${name}=${value}`);
   }
-  console.log(`# users: ${Object.values(GLEWLWYD_USERS).map((u) => `${u.email} / ${u.password}`).join(', ')}; Ctrl-C stops it`);
+  console.log(
+    `# users: ${Object.values(GLEWLWYD_USERS)
+      .map((u) => `${u.email} / ${u.password}`)
+      .join(', ')}; Ctrl-C stops it`,
+  );
   process.on('SIGINT', () => {
     void engine.stop().then(() => process.exit(0));
   });

@@ -24,7 +24,7 @@ import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { AccessCache } from './modules/permission-check/cache.ts';
-import { SessionLookup } from './modules/session-store/service.ts';
+import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.ts';
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
@@ -105,6 +105,7 @@ async function startOn(
     },
     clientIp,
     engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
+    engineIdTokenOf: (sessionId) => engineIdTokenOf(db, secretBox, sessionId),
     // Every machine token is counted as usage of the client's organization (docs/authorization.md).
     meterMachineToken: (token) => machineTokens.record(token),
   });

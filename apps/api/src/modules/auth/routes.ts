@@ -7,7 +7,7 @@ import { requestIdOf } from '../../http/errors.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import { requestMetaOf } from '../access/audit.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession, revokeSession } from '../session-store/service.ts';
+import { createSession, engineIdTokenOf, revokeSession } from '../session-store/service.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
 import { sessionOf } from './current-session.ts';
 import { type HandOff, handOffUrl } from './engine-presets.ts';
@@ -159,7 +159,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return;
     }
     try {
-      const { identity } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
+      const { identity, idToken } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
       const outcome = await signInFromEngine(db, identity, {
         platformAdminGroup: config.platformAdminGroup,
         request: requestMetaOf(req, services.clientIp, requestIdOf(req)),
@@ -170,6 +170,8 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
         isPlatformAdmin: outcome.isPlatformAdmin,
         ipAddress: services.clientIp(req),
         userAgent: one(req.headers['user-agent']),
+        // Kept sealed for the engine's end-session (id_token_hint); never sent to the browser.
+        engineIdToken: { value: idToken, secretBox: services.secretBox },
       });
       setCookie(res, names, names.session, token, config.session.absoluteMs / 1000);
       // The same sanitizer again, on the stored string (rows written by an older svc included).
@@ -216,11 +218,19 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return;
     }
     const current = await sessionOf(services, req);
+    // Only the ID token of the session this browser holds: read before the session (and with it
+    // the token) is revoked.
+    const idTokenHint = current ? await engineIdTokenOf(db, services.secretBox, current.session.id) : undefined;
     if (current) {
       await revokeSession(db, current.session.id);
     }
     setCookie(res, names, names.session, '', 0);
-    const engineLogout = await rp.endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin` }).catch(() => undefined);
+    const engineLogout = await rp
+      .endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin`, idTokenHint })
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'engine end-session URL unavailable; signing out of svc only');
+        return undefined;
+      });
     res.redirect(303, engineLogout?.toString() ?? '/signin');
   });
 
