@@ -131,8 +131,13 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   r.get('/auth/callback', async (req, res) => {
     const handle = readCookie(req, names.pendingLogin);
     setCookie(res, names, names.pendingLogin, '', 0);
-    const fail = (reason: string) => {
-      logger.info({ reason }, 'sign-in callback refused');
+    const fail = (reason: string, engine?: OidcError['engine']) => {
+      if (engine) {
+        // The engine refused svc itself (client settings, PKCE, grant): the operator's to fix.
+        logger.warn({ reason, engine }, 'sign-in callback refused by the identity engine');
+      } else {
+        logger.info({ reason }, 'sign-in callback refused');
+      }
       res
         .status(400)
         .type('html')
@@ -155,7 +160,11 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return;
     }
     if (!code) {
-      fail(`engine answered ${one(req.query.error) ?? 'without a code'}`);
+      const error = one(req.query.error);
+      fail(
+        `engine answered ${error ?? 'without a code'}`,
+        error ? { status: 302, error: error.slice(0, 200), error_description: one(req.query.error_description)?.slice(0, 500) } : undefined,
+      );
       return;
     }
     try {
@@ -183,7 +192,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       res.redirect(303, returnTo);
     } catch (error) {
       if (error instanceof OidcError) {
-        fail(error.message);
+        fail(error.message, error.engine);
         return;
       }
       if ((error as { code?: string }).code === 'user_suspended') {
