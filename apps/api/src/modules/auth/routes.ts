@@ -58,6 +58,20 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
 
   /** Starts a sign-in: fresh state, nonce and PKCE; only an HttpOnly pending-login cookie is set. */
   async function startHandOff(req: Request, res: Response, handOff: HandOff, loginHint?: string): Promise<void> {
+    if (handOff !== 'password' && !config.engine.offers.handOffs[handOff]) {
+      // Never a link into a page the engine does not have (docs/engines.md): svc says so itself.
+      res
+        .status(404)
+        .type('html')
+        .send(
+          messagePage(
+            'Not available here',
+            'Your identity provider does not offer this through svc. Ask your administrator.',
+            one(req.query.return_to)?.startsWith('/user') ? '/user' : '/signin',
+          ),
+        );
+      return;
+    }
     const application = await applicationAllowlist(one(req.query.publishable_key));
     const returnTo = sanitizeReturnTo(one(req.query.return_to), {
       publicUrl: config.publicUrl,
@@ -116,13 +130,13 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
 
   // Account hand-offs (SPEC.md 1.2): the engine runs recovery, verification, MFA and passkey
   // setup; svc only starts a fresh authorization so the user comes back signed in, to return_to.
-  const ACCOUNT_HAND_OFFS: [string, HandOff][] = [
+  const ACCOUNT_ROUTES: [string, HandOff][] = [
     ['/auth/recovery', 'recovery'],
     ['/auth/verify-email', 'email_verification'],
     ['/auth/mfa', 'mfa_setup'],
     ['/auth/passkeys', 'passkey_setup'],
   ];
-  for (const [path, handOff] of ACCOUNT_HAND_OFFS) {
+  for (const [path, handOff] of ACCOUNT_ROUTES) {
     r.get(path, async (req, res) => {
       await startHandOff(req, res, handOff);
     });

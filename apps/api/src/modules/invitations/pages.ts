@@ -28,11 +28,16 @@ export function invitationAcceptPage(preview: InvitationPreview, signedInAs: str
 }
 
 /** Why the invitation cannot be accepted, with the error code (as every svc error carries one). */
-export function invitationErrorPage(code: string, message: string): string {
+export function invitationErrorPage(code: string, message: string, opts: { verifyEmail?: boolean } = {}): string {
+  // The verification link only where the engine has such a page (docs/engines.md).
+  const verify =
+    opts.verifyEmail !== false
+      ? `<a class="button secondary" href="/auth/verify-email?${RETURN_HERE}" data-testid="invitation-verify-email">Verify your email</a>`
+      : '';
   const link =
     code === 'invitation_email_mismatch'
       ? `<form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="invitation-sign-out">Sign out and use another account</button></form>
-<a class="button secondary" href="/auth/verify-email?${RETURN_HERE}" data-testid="invitation-verify-email">Verify your email</a>`
+${verify}`
       : '';
   return hostedPage(
     'Invitation',
