@@ -136,6 +136,7 @@ UPDATE g_user_module_instance SET gumi_parameters = '${JSON.stringify({ 'use-gle
 INSERT INTO g_scope (gs_name, gs_display_name, gs_description, gs_password_required, gs_password_max_age) VALUES ('email', 'Email', 'Email address', 1, 0);
 INSERT INTO g_scope (gs_name, gs_display_name, gs_description, gs_password_required, gs_password_max_age) VALUES ('profile', 'Profile', 'Name and groups', 1, 0);
 UPDATE g_scope SET gs_password_required = 1 WHERE gs_name = 'openid';
+UPDATE g_client_module_instance SET gcmi_parameters = replace(gcmi_parameters, '"post_logout_redirect_uri":{', '"post_logout_redirect_uris":{"multiple":true,"read":true,"write":true},"post_logout_redirect_uri":{') WHERE gcmi_name = 'database';
 `,
     encoding: 'utf8',
   });
@@ -247,8 +248,8 @@ UPDATE g_scope SET gs_password_required = 1 WHERE gs_name = 'openid';
         'session-management-allowed': true,
         'session-cookie-name': 'GLEWLWYD2_OIDC_SID',
         'session-cookie-expiration': 2419200,
-        'front-channel-logout-allowed': false,
-        'back-channel-logout-allowed': false,
+        'front-channel-logout-allowed': true,
+        'back-channel-logout-allowed': true,
         'request-parameter-allow': false,
         'request-maximum-exp': 3600,
         'encrypt-out-token-allow': false,
@@ -266,6 +267,8 @@ UPDATE g_scope SET gs_password_required = 1 WHERE gs_name = 'openid';
       // Without it every token call is 403 unauthorized_client.
       token_endpoint_auth_method: ['client_secret_basic'],
       post_logout_redirect_uri: `${opts.svcUrl}/signin`,
+      // What the OIDC plugin checks an end-session's post_logout_redirect_uri against.
+      post_logout_redirect_uris: [`${opts.svcUrl}/signin`],
       scope: [],
     });
     for (const user of Object.values(GLEWLWYD_USERS)) {

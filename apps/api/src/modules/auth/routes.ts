@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { findApplication, findApplicationTenantId } from '@svc/db/queries/applications';
 import { type Request, type Response, Router } from 'express';
@@ -249,7 +250,9 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     }
     setCookie(res, names, names.session, '', 0);
     const engineLogout = await rp
-      .endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin`, idTokenHint })
+      // A state as RP-Initiated Logout 1.0 has it: some engines (glewlwyd) return the browser to
+      // post_logout_redirect_uri only when the request carries one.
+      .endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin`, idTokenHint, state: randomBytes(16).toString('base64url') })
       .catch((error: unknown) => {
         logger.warn({ err: error }, 'engine end-session URL unavailable; signing out of svc only');
         return undefined;

@@ -4,13 +4,15 @@ import type { InvitationPreview } from './service.ts';
 const RETURN_HERE = `return_to=${encodeURIComponent('/invitations/accept')}`;
 
 /** Anonymous: the invitation is kept (in a cookie) while the invitee signs in or signs up. */
-export function invitationSignInPage(): string {
+export function invitationSignInPage(opts: { signUp?: boolean } = {}): string {
+  // "Create an account" only where the engine offers sign-up (docs/engines.md).
+  const signUp = opts.signUp !== false;
   return hostedPage(
     'You have an invitation',
     `<h1 data-testid="hosted-heading">You have an invitation</h1>
-<p>Sign in, or create an account, to see and accept it.</p>
+<p>${signUp ? 'Sign in, or create an account, to see and accept it.' : 'Sign in to see and accept it.'}</p>
 <a class="button" href="/signin?${RETURN_HERE}" data-testid="invitation-sign-in">Sign in</a>
-<a class="button secondary" href="/signup?${RETURN_HERE}" data-testid="invitation-sign-up">Create an account</a>`,
+${signUp ? `<a class="button secondary" href="/signup?${RETURN_HERE}" data-testid="invitation-sign-up">Create an account</a>` : ''}`,
   );
 }
 

@@ -72,7 +72,7 @@ export function invitationPagesRouter(services: AppServices): Router {
     }
     const current = await sessionOf(services, req);
     if (!current) {
-      sendPage(res, 200, invitationSignInPage());
+      sendPage(res, 200, invitationSignInPage({ signUp: services.config.engine.offers.handOffs.signup }));
       return;
     }
     try {
