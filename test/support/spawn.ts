@@ -94,7 +94,8 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
 }
 
 async function spawnOnce(env: Record<string, string>): Promise<SpawnedServer> {
-  const port = await freePort();
+  // A PORT given is the one (an engine registered svc's callback on it before svc started).
+  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
   const child = svc(['serve'], { PORT: String(port), ...env });
   const url = `http://127.0.0.1:${port}`;
   const exited = waitForExit(child).then((code) => {

@@ -6,6 +6,7 @@ import { DEFAULT_DATABASE_TIMEOUT_MS } from '@svc/db/client';
 import type { BillingSettings } from '@svc/jobs/billing/providers';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { type EngineKind, type EngineOffers, engineOffers, type HandOffOverrides, inferEngineKind } from './modules/auth/engine-presets.ts';
 
 const bool = (fallback: boolean) =>
   z
@@ -43,7 +44,8 @@ const ZEnv = z.object({
   RATE_LIMIT_ENABLED: bool(true),
   RATE_LIMIT_PUBLIC_PER_MINUTE: int(600, 1),
   RATE_LIMIT_BACKEND_PER_MINUTE: int(1200, 1),
-  ENGINE_KIND: z.enum(['authentik', 'keycloak', 'generic']).default('authentik'),
+  /** Unset: inferred from the issuer's shape (docs/engines.md). */
+  ENGINE_KIND: z.enum(['authentik', 'keycloak', 'generic']).optional(),
   ENGINE_ISSUER: z.url().optional(),
   ENGINE_CLIENT_ID: z.string().min(1).default('svc'),
   DEV_ENGINE_PORT: int(DEV_ENGINE_DEFAULT_PORT),
@@ -51,7 +53,9 @@ const ZEnv = z.object({
   ENGINE_SCOPES: z.string().min(1).default('openid email profile'),
   ENGINE_GROUPS_CLAIM: z.string().min(1).default('groups'),
   /** Social source slug / identity-provider alias; also the shared-development provider (docs/api.md "Applications"). */
-  ENGINE_SOCIAL: z.string().min(1).default('google'),
+  ENGINE_SOCIAL: z.string().min(1).optional(),
+  /** A generic engine's registration page (Authentik: a flow slug or URL); without it a generic engine offers no sign-up. */
+  ENGINE_SIGNUP_URL: z.string().min(1).optional(),
   ENGINE_RECOVERY: z.string().min(1).optional(),
   ENGINE_EMAIL_VERIFICATION: z.string().min(1).optional(),
   ENGINE_MFA_SETUP: z.string().min(1).optional(),
@@ -185,14 +189,18 @@ export type Config = {
   /** How long an invitation can be accepted after it is created (ms). */
   invitationTtlMs: number;
   engine: {
-    kind: 'authentik' | 'keycloak' | 'generic';
+    kind: EngineKind;
+    /** ENGINE_KIND was unset and `kind` is the issuer's shape. */
+    kindInferred: boolean;
+    /** What svc offers on this engine (hand-offs, social, admin API): what it advertises and renders. */
+    offers: EngineOffers;
     issuer: string;
     clientId: string;
     clientSecret: string | null;
     scopes: string[];
     groupsClaim: string;
     socialProvider: string;
-    overrides: { recovery?: string; email_verification?: string; mfa_setup?: string; passkey_setup?: string };
+    overrides: HandOffOverrides;
     embedded: boolean;
     devEnginePort: number;
     /**
@@ -291,6 +299,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy = checkTrustProxy(e.TRUST_PROXY, production);
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, '');
   const devEngineIssuer = `http://127.0.0.1:${e.DEV_ENGINE_PORT}/application/o/svc/`;
+  const engineIssuer = e.ENGINE_ISSUER ?? devEngineIssuer;
+  const engineKind = e.ENGINE_KIND ?? inferEngineKind(engineIssuer);
+  const engineOverrides: HandOffOverrides = {
+    social: e.ENGINE_SOCIAL,
+    signup: e.ENGINE_SIGNUP_URL,
+    recovery: e.ENGINE_RECOVERY,
+    email_verification: e.ENGINE_EMAIL_VERIFICATION,
+    mfa_setup: e.ENGINE_MFA_SETUP,
+    passkey_setup: e.ENGINE_PASSKEY_SETUP,
+  };
+  const engineAdmin = engineAdminApi(e);
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
@@ -315,23 +334,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,
     },
     engine: {
-      kind: e.ENGINE_KIND,
-      issuer: e.ENGINE_ISSUER ?? devEngineIssuer,
+      kind: engineKind,
+      kindInferred: e.ENGINE_KIND === undefined,
+      offers: engineOffers({
+        kind: engineKind,
+        overrides: engineOverrides,
+        socialConfigured: e.ENGINE_SOCIAL !== undefined,
+        adminApiConfigured: engineAdmin !== null,
+      }),
+      issuer: engineIssuer,
       clientId: e.ENGINE_CLIENT_ID,
-      socialProvider: e.ENGINE_SOCIAL,
+      // Authentik's source slug (its default source is `google`), Keycloak's identity-provider
+      // alias; also the shared-development provider of /v1/client/config.
+      socialProvider: e.ENGINE_SOCIAL ?? 'google',
       clientSecret: e.ENGINE_CLIENT_SECRET ?? null,
       scopes: e.ENGINE_SCOPES.split(/\s+/).filter(Boolean),
       groupsClaim: e.ENGINE_GROUPS_CLAIM,
-      overrides: {
-        recovery: e.ENGINE_RECOVERY,
-        email_verification: e.ENGINE_EMAIL_VERIFICATION,
-        mfa_setup: e.ENGINE_MFA_SETUP,
-        passkey_setup: e.ENGINE_PASSKEY_SETUP,
-      },
+      overrides: engineOverrides,
       /** Whether svc starts apps/dev-engine itself (ENGINE_ISSUER unset outside production). */
       embedded: !e.ENGINE_ISSUER,
       devEnginePort: e.DEV_ENGINE_PORT,
-      admin: engineAdminApi(e),
+      admin: engineAdmin,
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
     accessCacheTtlMs: e.ACCESS_CACHE_TTL_MS,

@@ -27,7 +27,7 @@ import { RelyingParty } from './modules/auth/oidc-client.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { AccessCache } from './modules/permission-check/cache.ts';
-import { SessionLookup } from './modules/session-store/service.ts';
+import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.ts';
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
@@ -109,6 +109,7 @@ async function startOn(
     },
     clientIp,
     engineEndSessionUrl: (opts) => engine.rp.endSessionUrl(opts),
+    engineIdTokenOf: (sessionId) => engineIdTokenOf(db, secretBox, sessionId),
     // Every machine token is counted as usage of the client's organization (docs/authorization.md).
     meterMachineToken: (token) => machineTokens.record(token),
   });
@@ -344,6 +345,7 @@ async function resolveEngine(
         : 'development identity engine keeps its sign-ups in memory (NODE_ENV=test): a restart forgets them',
     );
   }
+  logEngine(effective, logger);
   const rp = new RelyingParty({
     issuer: effective.engine.issuer,
     clientId: effective.engine.clientId,
@@ -353,4 +355,34 @@ async function resolveEngine(
     groupsClaim: effective.engine.groupsClaim,
   });
   return { config: effective, rp };
+}
+
+/**
+ * Says at start which engine svc talks to (set, or inferred from the issuer's shape), what it
+ * offers there and what not, and how invitations are matched on it (docs/engines.md).
+ */
+function logEngine(config: Config, logger: Logger): void {
+  const { kind, kindInferred, issuer, offers } = config.engine;
+  const names = Object.keys(offers.handOffs) as (keyof typeof offers.handOffs)[];
+  const offered = names.filter((n) => offers.handOffs[n]);
+  const notOffered = names.filter((n) => !offers.handOffs[n]);
+  logger.info(
+    {
+      engine: { kind, kindFrom: kindInferred ? 'issuer shape (ENGINE_KIND unset)' : 'ENGINE_KIND', issuer },
+      offered,
+      notOffered,
+      adminApi: offers.adminApi,
+      invitations: invitationMatchingRule(offers.adminApi),
+    },
+    notOffered.length
+      ? `identity engine: ${kind}; svc does not offer ${notOffered.join(', ')} on it (configure their URLs to offer them)`
+      : `identity engine: ${kind}; every hand-off offered`,
+  );
+}
+
+/** How an email-bound invitation finds its person on this engine (docs/engines.md). */
+export function invitationMatchingRule(adminApi: boolean): string {
+  return adminApi
+    ? "the invited email must be verified by the engine (email_verified: true in its ID token), or the person created at the engine through svc's engine admin API"
+    : 'the invited email must be verified by the engine (email_verified: true in its ID token); without that claim, invite without the email match';
 }

@@ -111,8 +111,10 @@ export const ZServiceConfigResponse = z
       recoveryUrl: z.url(),
       recoveryConfigured: z.boolean(),
       emailVerificationUrl: z.url().nullable(),
-      mfaSetupUrl: z.url(),
-      passkeySetupUrl: z.url(),
+      mfaSetupUrl: z.url().nullable().describe('null: the identity engine offers no MFA setup through svc'),
+      passkeySetupUrl: z.url().nullable().describe('null: the identity engine offers no passkey setup through svc'),
+      signUpUrl: z.url().nullable().describe("svc's sign-up page; null: the identity engine offers no sign-up"),
+      socialSignIn: z.boolean().describe('the sign-in page offers the social provider of the identity engine'),
     }),
   })
   .meta({ id: 'ServiceConfig' });

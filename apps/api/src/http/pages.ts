@@ -61,11 +61,13 @@ export function pagesRouter(services: AppServices): Router {
       res,
       application,
       signInPage({
-        intent,
+        // Without sign-up at the engine, /signup is the sign-in page.
+        intent: services.config.engine.offers.handOffs.signup ? intent : 'signin',
         application,
         returnTo,
         publishableKey: found ? key : undefined,
-        socialProvider: services.config.engine.socialProvider,
+        socialProvider: services.config.engine.offers.handOffs.social ? services.config.engine.socialProvider : null,
+        signUp: services.config.engine.offers.handOffs.signup,
       }),
     );
   };

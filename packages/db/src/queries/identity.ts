@@ -110,7 +110,7 @@ export async function leavePlatformWorkspace(
     .returning({ tenantId: memberships.tenantId });
   const ended = await tx
     .update(sessions)
-    .set({ revokedAt: opts.at })
+    .set({ revokedAt: opts.at, engineIdToken: null })
     .where(and(eq(sessions.userId, opts.userId), eq(sessions.isPlatformAdmin, true), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
   return { membershipsRemoved: removed.length, sessionIds: ended.map((r) => r.id) };

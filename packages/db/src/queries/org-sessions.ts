@@ -120,7 +120,7 @@ export async function findOrgSession(db: DbOrTx, opts: { tenantId: string; id: s
 export async function revokeOrgSession(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
-    .set({ revokedAt: opts.at })
+    .set({ revokedAt: opts.at, engineIdToken: null })
     .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt), inOrganization(opts.tenantId)))
     .returning({ id: sessions.id });
   return rows.map((r) => r.id);

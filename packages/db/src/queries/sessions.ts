@@ -23,12 +23,20 @@ export type SessionWithUser = {
   pendingMemberships: PendingMembershipView[];
 };
 
-export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<SessionRow> {
+/** Inserts a session; the answer leaves out its sealed engine ID token. */
+export async function insertSession(db: DbOrTx, values: NewSessionRow): Promise<Omit<SessionRow, 'engineIdToken'>> {
   const [row] = await db.insert(sessions).values(values).returning();
   if (!row) {
     throw new Error('session insert returned nothing');
   }
-  return row;
+  const { engineIdToken: _sealed, ...rest } = row;
+  return rest;
+}
+
+/** The sealed engine ID token of one session (revoked or not), or undefined. */
+export async function findEngineIdToken(db: DbOrTx, sessionId: string): Promise<string | undefined> {
+  const [row] = await db.select({ sealed: sessions.engineIdToken }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+  return row?.sealed ?? undefined;
 }
 
 /** A session as its check reads it: memberships come separately, by version (see below). */
@@ -145,7 +153,9 @@ export async function touchSession(db: DbOrTx, opts: { id: string; expiresAt: Da
 export async function revokeSessionById(db: DbOrTx, opts: { id: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
-    .set({ revokedAt: opts.at })
+    // The engine's ID token is of no use once the session is over (the logout that needs it
+    // reads it first): it is dropped with the session.
+    .set({ revokedAt: opts.at, engineIdToken: null })
     .where(and(eq(sessions.id, opts.id), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
   return rows.map((r) => r.id);

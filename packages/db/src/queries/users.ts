@@ -191,7 +191,7 @@ export async function updateOrgUserProfile(
 export async function revokeSessionsOfOrgUser(db: DbOrTx, opts: { tenantId: string; userId: string; at: Date }): Promise<string[]> {
   const rows = await db
     .update(sessions)
-    .set({ revokedAt: opts.at })
+    .set({ revokedAt: opts.at, engineIdToken: null })
     .where(
       and(
         eq(sessions.userId, opts.userId),

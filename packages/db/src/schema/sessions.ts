@@ -31,6 +31,14 @@ export const sessions = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     ipAddress: text('ip_address'),
     userAgent: text('user_agent'),
+    /**
+     * The engine's ID token from the sign-in that opened this session, sealed with the secret box
+     * (context `engineIdTokenContext(id)`, so it opens for this row only): sent as `id_token_hint`
+     * when the session ends, so the engine ends its own session too (docs/engines.md). Null for
+     * sessions opened before svc kept it, and once the session is revoked. Read only by
+     * `findEngineIdToken`: never selected with the rest of a session, never sent to a browser.
+     */
+    engineIdToken: text('engine_id_token'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
@@ -39,6 +47,11 @@ export const sessions = pgTable(
     index('sessions_expires_idx').on(t.expiresAt).where(sql`${t.revokedAt} is null`),
   ],
 );
+
+/** The secret-box context of a session's sealed engine ID token: bound to that session. */
+export function engineIdTokenContext(sessionId: string): string {
+  return `sessions.engine_id_token:${sessionId}`;
+}
 
 /**
  * Which applications each svc session signed in to (svc's OpenID Provider granted an

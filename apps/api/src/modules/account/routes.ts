@@ -14,7 +14,7 @@ export function accountRouter(services: AppServices): Router {
     }
     const me = await describeMe(services.db, current);
     res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(accountPage(me));
+    res.type('html').send(accountPage(me, services.config.engine.offers));
   });
   return r;
 }

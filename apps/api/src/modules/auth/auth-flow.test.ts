@@ -183,7 +183,47 @@ describe('account hand-offs', () => {
       emailVerificationUrl: `${server.services.config.publicUrl}/auth/verify-email`,
       mfaSetupUrl: `${server.services.config.publicUrl}/auth/mfa`,
       passkeySetupUrl: `${server.services.config.publicUrl}/auth/passkeys`,
+      signUpUrl: `${server.services.config.publicUrl}/signup`,
+      socialSignIn: true,
     });
+  });
+
+  it('a generic engine: /v1/config, /signin and the hand-off routes offer only what has a URL', async () => {
+    // The dev engine's issuer, named generic: ENGINE_SOCIAL unset, only MFA setup configured.
+    const generic = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { ENGINE_KIND: 'generic', ENGINE_MFA_SETUP: 'https://idp.example.com/profile' },
+    });
+    try {
+      const body = (await (await fetch(`${generic.url}/v1/config`)).json()) as any;
+      expect(body.account).toMatchObject({
+        engine: 'generic',
+        recoveryConfigured: false,
+        emailVerificationUrl: null,
+        mfaSetupUrl: `${generic.services.config.publicUrl}/auth/mfa`,
+        passkeySetupUrl: null,
+        signUpUrl: null,
+        socialSignIn: false,
+      });
+      const signin = await (await fetch(`${generic.url}/signin`)).text();
+      expect(signin).not.toContain('continue-social');
+      expect(signin).not.toContain('Create an account');
+      for (const path of [
+        '/auth/recovery',
+        '/auth/verify-email',
+        '/auth/passkeys',
+        '/auth/login?method=social',
+        '/auth/login?intent=signup',
+      ]) {
+        const res = await fetch(`${generic.url}${path}`, { redirect: 'manual' });
+        expect(res.status, path).toBe(404);
+      }
+      const mfa = await fetch(`${generic.url}/auth/mfa`, { redirect: 'manual' });
+      expect(mfa.status).toBe(303);
+      expect(mfa.headers.get('location')).toBe('https://idp.example.com/profile');
+    } finally {
+      await generic.close();
+    }
   });
 
   it.each([

@@ -90,6 +90,30 @@ describe('RelyingParty against the dev engine', () => {
     await expect(rp.completeAuthorization({ code: code2, codeVerifier: fresh.codeVerifier, nonce: fresh.nonce })).rejects.toThrow(
       /token exchange failed/,
     );
+    // What the engine said, for the log: its status and OAuth error.
+    const refused = await rp.completeAuthorization({ code: code2, codeVerifier: fresh.codeVerifier, nonce: fresh.nonce }).catch((e) => e);
+    expect(refused).toBeInstanceOf(OidcError);
+    expect(refused.engine).toMatchObject({ status: 400, error: 'invalid_grant' });
+  });
+
+  it("keeps the engine's status, error and error_description when it refuses the client", async () => {
+    const wrongSecret = new RelyingParty({
+      issuer: engine.issuer,
+      clientId: 'svc-confidential',
+      clientSecret: 'not-the-secret',
+      redirectUri: REDIRECT_URI,
+      scopes: ['openid', 'email'],
+      groupsClaim: 'groups',
+    });
+    const started = await wrongSecret.startAuthorization();
+    const code = await passwordSignIn(started, 'user@svc.local', 'user-password');
+    const refused = await wrongSecret
+      .completeAuthorization({ code, codeVerifier: started.codeVerifier, nonce: started.nonce })
+      .catch((e) => e);
+    expect(refused).toBeInstanceOf(OidcError);
+    expect(refused.engine).toMatchObject({ status: 401, error: 'invalid_client' });
+    expect(typeof refused.engine.error_description).toBe('string');
+    expect(refused.message).not.toContain('not-the-secret');
   });
 
   it('refuses an engine whose discovery names another issuer', async () => {

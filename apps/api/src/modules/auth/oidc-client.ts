@@ -1,4 +1,4 @@
-import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, type OAuth2Tokens } from 'arctic';
+import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client } from 'arctic';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { z } from 'zod';
 
@@ -30,8 +30,35 @@ export type VerifiedIdentity = { subject: string; email: string; emailVerified: 
 /** A started authorization: the secrets go into the pending-login cookie, the URL to the browser. */
 export type StartedAuthorization = { url: URL; state: string; nonce: string; codeVerifier: string };
 
+/** What the engine answered when it refused a request: logged as it is (never a code or a secret). */
+export type EngineRefusal = { status: number; error?: string; error_description?: string };
+
 export class OidcError extends Error {
   override name = 'OidcError';
+  constructor(
+    message: string,
+    /** The engine's OAuth error answer, when the engine refused. */
+    readonly engine?: EngineRefusal,
+  ) {
+    super(message);
+  }
+}
+
+/** The OAuth error fields of an engine's error answer (RFC 6749 5.2), bounded, when it has them. */
+async function refusalOf(res: Response): Promise<EngineRefusal> {
+  const refusal: EngineRefusal = { status: res.status };
+  try {
+    const body = (await res.json()) as Record<string, unknown>;
+    if (typeof body.error === 'string') {
+      refusal.error = body.error.slice(0, 200);
+    }
+    if (typeof body.error_description === 'string') {
+      refusal.error_description = body.error_description.slice(0, 500);
+    }
+  } catch {
+    // Not JSON: the status is all there is.
+  }
+  return refusal;
 }
 
 /**
@@ -99,18 +126,7 @@ export class RelyingParty {
     nonce: string;
   }): Promise<{ identity: VerifiedIdentity; idToken: string }> {
     const doc = await this.discover();
-    let tokens: OAuth2Tokens;
-    try {
-      tokens = await this.client.validateAuthorizationCode(doc.token_endpoint, input.code, input.codeVerifier);
-    } catch (error) {
-      throw new OidcError(`token exchange failed: ${(error as Error).message}`);
-    }
-    let idToken: string;
-    try {
-      idToken = tokens.idToken();
-    } catch {
-      throw new OidcError('the engine returned no ID token');
-    }
+    const idToken = await this.exchangeCode(doc.token_endpoint, input.code, input.codeVerifier);
     this.jwks ??= createRemoteJWKSet(new URL(doc.jwks_uri));
     let payload: JWTPayload;
     try {
@@ -136,6 +152,52 @@ export class RelyingParty {
       throw new OidcError('ID token nonce does not match this sign-in');
     }
     return { identity: this.identityFrom(payload), idToken };
+  }
+
+  /**
+   * The token request of the authorization-code grant (RFC 6749 4.1.3, with RFC 7636's verifier),
+   * client_secret_basic for a confidential client. Made here rather than by arctic so that an
+   * engine's refusal keeps its status, `error` and `error_description` (arctic reads the body of
+   * a 400 or 401 only, and drops the status): what an operator needs to fix the client's settings.
+   */
+  private async exchangeCode(tokenEndpoint: string, code: string, codeVerifier: string): Promise<string> {
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: this.settings.redirectUri,
+      code_verifier: codeVerifier,
+    });
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    if (this.settings.clientSecret === null) {
+      body.set('client_id', this.settings.clientId);
+    } else {
+      // RFC 6749 2.3.1: each part form-encoded before base64.
+      const form = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
+      headers.authorization = `Basic ${Buffer.from(`${form(this.settings.clientId)}:${form(this.settings.clientSecret)}`).toString('base64')}`;
+    }
+    let res: Response;
+    try {
+      res = await this.fetcher(tokenEndpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+    } catch (error) {
+      throw new OidcError(`token exchange failed: the engine's token endpoint is unreachable (${(error as Error).message})`);
+    }
+    if (!res.ok) {
+      const refusal = await refusalOf(res);
+      throw new OidcError(
+        `token exchange failed: the engine answered ${refusal.status} ${refusal.error ?? 'without an OAuth error'}`,
+        refusal,
+      );
+    }
+    let tokens: Record<string, unknown>;
+    try {
+      tokens = (await res.json()) as Record<string, unknown>;
+    } catch {
+      throw new OidcError(`token exchange failed: the engine answered ${res.status} without JSON`);
+    }
+    if (typeof tokens.id_token !== 'string' || tokens.id_token === '') {
+      throw new OidcError('the engine returned no ID token');
+    }
+    return tokens.id_token;
   }
 
   /**

@@ -65,7 +65,10 @@ export function signInPage(opts: {
   application?: ApplicationBrand;
   returnTo?: string;
   publishableKey?: string;
-  socialProvider: string;
+  /** The social button's provider, or null when the engine offers none (no button). */
+  socialProvider: string | null;
+  /** The engine offers sign-up (else no "Create an account" link). */
+  signUp?: boolean;
   /** The person must sign in at the engine again, even with a session there (prompt=login). */
   reauthenticate?: boolean;
 }): string {
@@ -90,19 +93,26 @@ export function signInPage(opts: {
   const switchQuery = carried.size > 0 ? `?${escapeHtml(carried.toString())}` : '';
   const to = opts.application?.name ?? 'svc';
   const heading = opts.intent === 'signup' ? `Sign up for ${to}` : `Sign in to ${to}`;
-  const provider = escapeHtml(opts.socialProvider.charAt(0).toUpperCase() + opts.socialProvider.slice(1));
+  // A full URL (a generic engine's social page) has no name to show: its host stands for it.
+  const providerName =
+    opts.socialProvider && /^https?:\/\//i.test(opts.socialProvider) ? new URL(opts.socialProvider).host : opts.socialProvider;
+  const provider = providerName ? escapeHtml(providerName.charAt(0).toUpperCase() + providerName.slice(1)) : undefined;
+  const socialButton = provider
+    ? `<a class="button secondary" data-testid="continue-social" href="/auth/login?${escapeHtml(social.toString())}">Continue with ${provider}</a>\n`
+    : '';
   const other =
     opts.intent === 'signup'
       ? `<p class="muted">Already have an account? <a href="/signin${switchQuery}" data-testid="switch-intent">Sign in</a></p>`
-      : `<p class="muted">New here? <a href="/signup${switchQuery}" data-testid="switch-intent">Create an account</a></p>`;
+      : opts.signUp === false
+        ? ''
+        : `<p class="muted">New here? <a href="/signup${switchQuery}" data-testid="switch-intent">Create an account</a></p>`;
   return hostedPage(
     heading,
     `${brandMark(opts.application)}<h1 data-testid="hosted-heading">${escapeHtml(heading)}</h1>
 <form method="get" action="/auth/login">${hidden}
 <label for="email">Email</label><input id="email" name="login_hint" type="email" autocomplete="email" required>
 <button type="submit" data-testid="continue-email">Continue with email</button></form>
-<a class="button secondary" data-testid="continue-social" href="/auth/login?${escapeHtml(social.toString())}">Continue with ${provider}</a>
-${other}<p class="muted">Your password is entered at the identity provider, never here.</p>`,
+${socialButton}${other}<p class="muted">Your password is entered at the identity provider, never here.</p>`,
   );
 }
 

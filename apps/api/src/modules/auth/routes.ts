@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { findApplication, findApplicationTenantId } from '@svc/db/queries/applications';
 import { type Request, type Response, Router } from 'express';
@@ -7,7 +8,7 @@ import { requestIdOf } from '../../http/errors.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import { requestMetaOf } from '../access/audit.ts';
 import { signInFromEngine } from '../identity/service.ts';
-import { createSession, revokeSession } from '../session-store/service.ts';
+import { createSession, engineIdTokenOf, revokeSession } from '../session-store/service.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
 import { sessionOf } from './current-session.ts';
 import { type HandOff, handOffUrl } from './engine-presets.ts';
@@ -59,6 +60,20 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
 
   /** Starts a sign-in: fresh state, nonce and PKCE; only an HttpOnly pending-login cookie is set. */
   async function startHandOff(req: Request, res: Response, handOff: HandOff, loginHint?: string): Promise<void> {
+    if (handOff !== 'password' && !config.engine.offers.handOffs[handOff]) {
+      // Never a link into a page the engine does not have (docs/engines.md): svc says so itself.
+      res
+        .status(404)
+        .type('html')
+        .send(
+          messagePage(
+            'Not available here',
+            'Your identity provider does not offer this through svc. Ask your administrator.',
+            one(req.query.return_to)?.startsWith('/user') ? '/user' : '/signin',
+          ),
+        );
+      return;
+    }
     const application = await applicationAllowlist(one(req.query.publishable_key));
     const returnTo = sanitizeReturnTo(one(req.query.return_to), {
       publicUrl: config.publicUrl,
@@ -117,13 +132,13 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
 
   // Account hand-offs (docs/architecture.md section 6): the engine runs recovery, verification, MFA and passkey
   // setup; svc only starts a fresh authorization so the user comes back signed in, to return_to.
-  const ACCOUNT_HAND_OFFS: [string, HandOff][] = [
+  const ACCOUNT_ROUTES: [string, HandOff][] = [
     ['/auth/recovery', 'recovery'],
     ['/auth/verify-email', 'email_verification'],
     ['/auth/mfa', 'mfa_setup'],
     ['/auth/passkeys', 'passkey_setup'],
   ];
-  for (const [path, handOff] of ACCOUNT_HAND_OFFS) {
+  for (const [path, handOff] of ACCOUNT_ROUTES) {
     r.get(path, async (req, res) => {
       await startHandOff(req, res, handOff);
     });
@@ -132,8 +147,13 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   r.get('/auth/callback', async (req, res) => {
     const handle = readCookie(req, names.pendingLogin);
     setCookie(res, names, names.pendingLogin, '', 0);
-    const fail = (reason: string) => {
-      logger.info({ reason }, 'sign-in callback refused');
+    const fail = (reason: string, engine?: OidcError['engine']) => {
+      if (engine) {
+        // The engine refused svc itself (client settings, PKCE, grant): the operator's to fix.
+        logger.warn({ reason, engine }, 'sign-in callback refused by the identity engine');
+      } else {
+        logger.info({ reason }, 'sign-in callback refused');
+      }
       res
         .status(400)
         .type('html')
@@ -156,11 +176,15 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return;
     }
     if (!code) {
-      fail(`engine answered ${one(req.query.error) ?? 'without a code'}`);
+      const error = one(req.query.error);
+      fail(
+        `engine answered ${error ?? 'without a code'}`,
+        error ? { status: 302, error: error.slice(0, 200), error_description: one(req.query.error_description)?.slice(0, 500) } : undefined,
+      );
       return;
     }
     try {
-      const { identity } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
+      const { identity, idToken } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
       const outcome = await signInFromEngine(db, identity, {
         platformAdminGroup: config.platformAdminGroup,
         request: requestMetaOf(req, services.clientIp, requestIdOf(req)),
@@ -171,6 +195,8 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
         isPlatformAdmin: outcome.isPlatformAdmin,
         ipAddress: services.clientIp(req),
         userAgent: one(req.headers['user-agent']),
+        // Kept sealed for the engine's end-session (id_token_hint); never sent to the browser.
+        engineIdToken: { value: idToken, secretBox: services.secretBox },
       });
       setCookie(res, names, names.session, token, config.session.absoluteMs / 1000);
       // The same sanitizer again, on the stored string (rows written by an older svc included).
@@ -182,7 +208,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       res.redirect(303, returnTo);
     } catch (error) {
       if (error instanceof OidcError) {
-        fail(error.message);
+        fail(error.message, error.engine);
         return;
       }
       if ((error as { code?: string }).code === 'user_suspended') {
@@ -217,11 +243,21 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       return;
     }
     const current = await sessionOf(services, req);
+    // Only the ID token of the session this browser holds: read before the session (and with it
+    // the token) is revoked.
+    const idTokenHint = current ? await engineIdTokenOf(db, services.secretBox, current.session.id) : undefined;
     if (current) {
       await revokeSession(db, current.session.id);
     }
     setCookie(res, names, names.session, '', 0);
-    const engineLogout = await rp.endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin` }).catch(() => undefined);
+    const engineLogout = await rp
+      // A state as RP-Initiated Logout 1.0 has it: some engines (glewlwyd) return the browser to
+      // post_logout_redirect_uri only when the request carries one.
+      .endSessionUrl({ postLogoutRedirectUri: `${config.publicUrl}/signin`, idTokenHint, state: randomBytes(16).toString('base64url') })
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'engine end-session URL unavailable; signing out of svc only');
+        return undefined;
+      });
     res.redirect(303, engineLogout?.toString() ?? '/signin');
   });
 

@@ -4,13 +4,15 @@ import type { InvitationPreview } from './service.ts';
 const RETURN_HERE = `return_to=${encodeURIComponent('/invitations/accept')}`;
 
 /** Anonymous: the invitation is kept (in a cookie) while the invitee signs in or signs up. */
-export function invitationSignInPage(): string {
+export function invitationSignInPage(opts: { signUp?: boolean } = {}): string {
+  // "Create an account" only where the engine offers sign-up (docs/engines.md).
+  const signUp = opts.signUp !== false;
   return hostedPage(
     'You have an invitation',
     `<h1 data-testid="hosted-heading">You have an invitation</h1>
-<p>Sign in, or create an account, to see and accept it.</p>
+<p>${signUp ? 'Sign in, or create an account, to see and accept it.' : 'Sign in to see and accept it.'}</p>
 <a class="button" href="/signin?${RETURN_HERE}" data-testid="invitation-sign-in">Sign in</a>
-<a class="button secondary" href="/signup?${RETURN_HERE}" data-testid="invitation-sign-up">Create an account</a>`,
+${signUp ? `<a class="button secondary" href="/signup?${RETURN_HERE}" data-testid="invitation-sign-up">Create an account</a>` : ''}`,
   );
 }
 
@@ -28,11 +30,16 @@ export function invitationAcceptPage(preview: InvitationPreview, signedInAs: str
 }
 
 /** Why the invitation cannot be accepted, with the error code (as every svc error carries one). */
-export function invitationErrorPage(code: string, message: string): string {
+export function invitationErrorPage(code: string, message: string, opts: { verifyEmail?: boolean } = {}): string {
+  // The verification link only where the engine has such a page (docs/engines.md).
+  const verify =
+    opts.verifyEmail !== false
+      ? `<a class="button secondary" href="/auth/verify-email?${RETURN_HERE}" data-testid="invitation-verify-email">Verify your email</a>`
+      : '';
   const link =
     code === 'invitation_email_mismatch'
       ? `<form method="post" action="/auth/logout"><button type="submit" class="button secondary" data-testid="invitation-sign-out">Sign out and use another account</button></form>
-<a class="button secondary" href="/auth/verify-email?${RETURN_HERE}" data-testid="invitation-verify-email">Verify your email</a>`
+${verify}`
       : '';
   return hostedPage(
     'Invitation',

@@ -41,7 +41,11 @@ export function invitationPagesRouter(services: AppServices): Router {
     if (!(error instanceof AppError)) {
       throw error;
     }
-    sendPage(res, statusOf(error.code), invitationErrorPage(error.code, error.message));
+    sendPage(
+      res,
+      statusOf(error.code),
+      invitationErrorPage(error.code, error.message, { verifyEmail: services.config.engine.offers.handOffs.email_verification }),
+    );
   }
 
   function pendingToken(req: Request): string | undefined {
@@ -68,7 +72,7 @@ export function invitationPagesRouter(services: AppServices): Router {
     }
     const current = await sessionOf(services, req);
     if (!current) {
-      sendPage(res, 200, invitationSignInPage());
+      sendPage(res, 200, invitationSignInPage({ signUp: services.config.engine.offers.handOffs.signup }));
       return;
     }
     try {

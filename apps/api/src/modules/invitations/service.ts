@@ -346,7 +346,12 @@ async function checkInvitee(db: DbOrTx, row: InvitationRow, principal: UserPrinc
     throw new AppError('invitation_email_mismatch', 'this invitation is for another email address; sign in with the invited one');
   }
   if (!user.emailVerified) {
-    throw new AppError('invitation_email_mismatch', 'verify your email address with the identity provider, then accept again');
+    // The rule, said where it applies (docs/engines.md): an engine that never sends
+    // email_verified: true can only be invited to without the email match.
+    throw new AppError(
+      'invitation_email_mismatch',
+      'this invitation is for a verified email address, and your identity provider has not reported yours as verified (email_verified); verify it with the identity provider and sign in again, or ask the organization to invite you without requiring the email match',
+    );
   }
 }
 

@@ -139,7 +139,9 @@ export type SvcLogoutDeps = {
   sessionOf: SvcSessionOf;
   publicUrl: string;
   /** The engine's end-session URL (rp.endSessionUrl), or undefined when the engine has none. */
-  engineEndSessionUrl: (opts: { postLogoutRedirectUri: string; state: string }) => Promise<URL | undefined>;
+  engineEndSessionUrl: (opts: { postLogoutRedirectUri: string; state: string; idTokenHint?: string }) => Promise<URL | undefined>;
+  /** The engine's ID token kept with a svc session (its id_token_hint), or undefined. */
+  engineIdTokenOf?: (sessionId: string) => Promise<string | undefined>;
 };
 
 /**
@@ -158,6 +160,9 @@ export async function endSvcSession(ctx: KoaContextWithOIDC, deps: SvcLogoutDeps
   if (current) {
     sids.add(current.session.id);
   }
+  // The engine's ID token of the session this browser holds (never of a session the
+  // application's id_token_hint names), read before the session is revoked.
+  const idTokenHint = current && deps.engineIdTokenOf ? await deps.engineIdTokenOf(current.session.id) : undefined;
   for (const authorization of Object.values(session?.authorizations ?? {})) {
     if (typeof authorization.sid === 'string' && isIdOf('session', authorization.sid)) {
       sids.add(authorization.sid);
@@ -177,7 +182,7 @@ export async function endSvcSession(ctx: KoaContextWithOIDC, deps: SvcLogoutDeps
     state: typeof asked.state === 'string' ? asked.state : undefined,
   };
   const engine = await deps
-    .engineEndSessionUrl({ postLogoutRedirectUri: enginePostLogoutRedirectUri(deps.publicUrl), state: continuation.nonce })
+    .engineEndSessionUrl({ postLogoutRedirectUri: enginePostLogoutRedirectUri(deps.publicUrl), state: continuation.nonce, idTokenHint })
     .catch(() => undefined);
   if (engine) {
     setCookie(ctx.res, names, names.logout, encodeContinuation(continuation), LOGOUT_COOKIE_SECONDS);

@@ -111,6 +111,8 @@ export type OpenIdProviderOptions = {
   clientIp: (req: IncomingMessage) => string;
   /** The engine's end-session URL (rp.endSessionUrl): an application's logout ends the engine's session too. */
   engineEndSessionUrl: SvcLogoutDeps['engineEndSessionUrl'];
+  /** The engine's ID token kept with a svc session: the engine's end-session carries it as id_token_hint. */
+  engineIdTokenOf?: SvcLogoutDeps['engineIdTokenOf'];
   /**
    * Records the usage event of a machine client's token (MACHINE_TOKEN_EVENT_TYPE) in its
    * organization before the token is issued; throws the subscription rule's 402 AppError when
@@ -545,6 +547,7 @@ export class OpenIdProvider {
       sessionOf: this.opts.sessionOf,
       publicUrl: this.opts.issuer,
       engineEndSessionUrl: this.opts.engineEndSessionUrl,
+      engineIdTokenOf: this.opts.engineIdTokenOf,
     };
   }
 

@@ -77,7 +77,8 @@ export function oidcProviderRouter(services: AppServices): Router {
             intent: 'signin',
             application,
             returnTo: here,
-            socialProvider: services.config.engine.socialProvider,
+            socialProvider: services.config.engine.offers.handOffs.social ? services.config.engine.socialProvider : null,
+            signUp: services.config.engine.offers.handOffs.signup,
             reauthenticate,
           }),
         );

@@ -2,6 +2,7 @@ import type { TServiceConfigResponse } from '@svc/contracts/public-edge';
 import type { Config } from '../../env.ts';
 
 export function describeService(config: Config): TServiceConfigResponse {
+  const offers = config.engine.offers.handOffs;
   return {
     service: 'svc',
     apiVersion: 'v1',
@@ -14,12 +15,13 @@ export function describeService(config: Config): TServiceConfigResponse {
     account: {
       engine: config.engine.kind,
       recoveryUrl: `${config.publicUrl}/auth/recovery`,
-      // Authentik and Keycloak have recovery built in; a generic engine needs ENGINE_RECOVERY.
-      recoveryConfigured: config.engine.kind !== 'generic' || Boolean(config.engine.overrides.recovery),
-      emailVerificationUrl:
-        config.engine.kind !== 'generic' || config.engine.overrides.email_verification ? `${config.publicUrl}/auth/verify-email` : null,
-      mfaSetupUrl: `${config.publicUrl}/auth/mfa`,
-      passkeySetupUrl: `${config.publicUrl}/auth/passkeys`,
+      // Only what the configured engine has a page for (docs/engines.md).
+      recoveryConfigured: offers.recovery,
+      emailVerificationUrl: offers.email_verification ? `${config.publicUrl}/auth/verify-email` : null,
+      mfaSetupUrl: offers.mfa_setup ? `${config.publicUrl}/auth/mfa` : null,
+      passkeySetupUrl: offers.passkey_setup ? `${config.publicUrl}/auth/passkeys` : null,
+      signUpUrl: offers.signup ? `${config.publicUrl}/signup` : null,
+      socialSignIn: offers.social,
     },
   };
 }

@@ -3,6 +3,7 @@ import { encodeBase32LowerCaseNoPadding } from '@oslojs/encoding';
 import { newId } from '@svc/contracts/ids';
 import type { Db, DbOrTx } from '@svc/db/client';
 import {
+  findEngineIdToken,
   findMembershipsOfUsers,
   findSessionsByTokenHashes,
   insertSession,
@@ -10,6 +11,8 @@ import {
   type SessionWithUser,
   touchSession,
 } from '@svc/db/queries/sessions';
+import { engineIdTokenContext } from '@svc/db/schema/sessions';
+import type { SecretBox } from '@svc/db/secret-box';
 import { sessionsCreated } from '../../metrics.ts';
 import { endSessions } from './end.ts';
 
@@ -29,16 +32,28 @@ export function hashSessionToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** A new session for a user who just signed in; the raw token goes into the cookie only. */
+/**
+ * A new session for a user who just signed in; the raw token goes into the cookie only. The
+ * engine's ID token of that sign-in, when given, is kept sealed with the session (for the
+ * engine's end-session: docs/engines.md).
+ */
 export async function createSession(
   db: DbOrTx,
   settings: SessionSettings,
-  input: { userId: string; activeTenantId: string | null; isPlatformAdmin: boolean; ipAddress?: string; userAgent?: string },
+  input: {
+    userId: string;
+    activeTenantId: string | null;
+    isPlatformAdmin: boolean;
+    ipAddress?: string;
+    userAgent?: string;
+    engineIdToken?: { value: string; secretBox: SecretBox };
+  },
   now = new Date(),
 ): Promise<{ token: string; session: Awaited<ReturnType<typeof insertSession>> }> {
   const token = generateSessionToken();
+  const id = newId('session');
   const session = await insertSession(db, {
-    id: newId('session'),
+    id,
     tokenHash: hashSessionToken(token),
     userId: input.userId,
     activeTenantId: input.activeTenantId,
@@ -48,9 +63,28 @@ export async function createSession(
     lastSeenAt: now,
     ipAddress: input.ipAddress?.slice(0, 64),
     userAgent: input.userAgent?.slice(0, 512),
+    engineIdToken: input.engineIdToken ? input.engineIdToken.secretBox.seal(input.engineIdToken.value, engineIdTokenContext(id)) : null,
   });
   sessionsCreated.inc();
   return { token, session };
+}
+
+/**
+ * The engine's ID token of a session, opened, for the engine's end-session (`id_token_hint`).
+ * Undefined when the session has none (opened before svc kept it, or already revoked) or when it
+ * does not open under this key and session: the engine's end-session then goes without the hint.
+ * Never log the answer.
+ */
+export async function engineIdTokenOf(db: DbOrTx, secretBox: SecretBox, sessionId: string): Promise<string | undefined> {
+  const sealed = await findEngineIdToken(db, sessionId);
+  if (!sealed) {
+    return undefined;
+  }
+  try {
+    return secretBox.open(sealed, engineIdTokenContext(sessionId));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Memberships per user, kept while users.memberships_version says they are current. */

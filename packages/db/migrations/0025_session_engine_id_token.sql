@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "engine_id_token" text;
