@@ -32,12 +32,12 @@ import {
   applicationClients,
   CORS_METADATA,
   corsAllowed,
-  isLoopbackRedirect,
   MEMBERS_OF_METADATA,
   membersOnlyOrganization,
   PRIVATE_KEY_JWT_ALGS,
 } from './clients.ts';
 import { oidcErrorPage, type RegisterHint, type UnregisteredUrl } from './error-page.ts';
+import { applyProviderInternals } from './internals.ts';
 import { rememberKeylessUrls } from './keyless-urls.ts';
 import { ensureCurrentSigningKey, loadSigningKeys, type SigningAlg, type SigningJwk } from './keys.ts';
 import { endSvcSession, logoutPage, logoutRequestProblem, type SvcLogoutDeps, signedOutPage } from './logout.ts';
@@ -372,59 +372,19 @@ export class OpenIdProvider {
     provider.use(formPostToRedirectUri);
     provider.use(rememberKeylessUrls(this.opts.db, this.clients));
     provider.use(this.structuredTokenIntrospection());
-    // A Grant keeps the organization the authorization speaks for (see loadExistingGrant).
-    const grantPayload = provider.Grant.IN_PAYLOAD;
-    Object.defineProperty(provider.Grant, 'IN_PAYLOAD', { get: () => [...grantPayload, 'organization'] });
-    const clients = this.clients;
-    const tryCallbackUrl = this.tryCallbackUrl;
-    const Client = provider.Client;
-    const allowed = Client.prototype.redirectUriAllowed;
-    // The keyless development application takes any loopback redirect (any port, any path):
-    // an app on a fresh machine signs in with nothing registered. Every other client: exact match.
-    // Every client also takes svc's own try sign-in callback, exactly: its codes land on svc,
-    // which redeems them only for the browser that started the try (state cookie) and otherwise
-    // discards them, so it sends no code anywhere else.
-    Client.prototype.redirectUriAllowed = function redirectUriAllowed(this: InstanceType<typeof Client>, value: string): boolean {
-      if (value === tryCallbackUrl) {
-        return true;
-      }
-      if (clients.isKeyless(this.clientId) && isLoopbackRedirect(value)) {
-        return true;
-      }
-      return allowed.call(this, value);
-    };
-    // Its logout may return to any loopback URL too; every other client: its registered
-    // postLogoutRedirectUrls, exact.
-    const logoutAllowed = Client.prototype.postLogoutRedirectUriAllowed;
-    Client.prototype.postLogoutRedirectUriAllowed = function postLogoutRedirectUriAllowed(
-      this: InstanceType<typeof Client>,
-      value: string,
-    ): boolean {
-      if (clients.isKeyless(this.clientId) && isLoopbackRedirect(value)) {
-        return true;
-      }
-      return logoutAllowed.call(this, value);
-    };
-    // Every code, token and ID token carries sid (the svc session): refresh tokens are honoured
-    // only while it lives, and ending it ends them.
-    Client.prototype.includeSid = () => true;
-    // Back-channel logout stays advertised (discovery, backchannel_logout_uri), but its tokens
-    // leave through one sender only: the durable job endSessions queues whenever a session, or
-    // an application's sign-in through it, ends (modules/session-store/end.ts). oidc-provider's own
-    // synchronous send at end_session would be a second, unretried one.
-    Client.prototype.backchannelLogout = async () => {};
-    // A confidential client's `client_secret` is the SHA-256 (hex) of its application's secret
-    // key, as svc stores it: the presented secret is hashed, then compared in constant time.
-    // Rotating the secret key changes the hash in the row, and with it the client on every
-    // process (application cache + NOTIFY). Besides it, svc's own try sign-in exchange presents
-    // the client's try secret, accepted only on that exchange (redeemTryCode says how and why).
-    const op = this;
-    Client.prototype.compareClientSecret = async function compareClientSecret(
-      this: InstanceType<typeof Client>,
-      presented: string,
-    ): Promise<boolean> {
-      return secretMatchesHash(presented, this.clientSecret) || op.isTryExchange(Provider.ctx, this.clientId, presented);
-    };
+    // svc's redefinitions of oidc-provider's Client and Grant (internals.ts, the one module that
+    // reaches into the library): the try sign-in callback and the keyless application's loopback
+    // URLs; sid in every token; back-channel logout through the durable job only
+    // (modules/session-store/end.ts); a confidential client's secret compared with the SHA-256 of
+    // its application's secret key as svc stores it (rotation reaches every process through the
+    // application cache and NOTIFY), or the try exchange's secret on that exchange only
+    // (redeemTryCode says how and why); and the organization kept on the Grant (loadExistingGrant).
+    applyProviderInternals(provider, {
+      tryCallbackUrl: this.tryCallbackUrl,
+      isKeyless: (clientId) => this.clients.isKeyless(clientId),
+      secretMatchesHash,
+      isTryExchange: (clientId, presented) => this.isTryExchange(Provider.ctx, clientId, presented),
+    });
     provider.use(this.logoutMiddleware());
     const callback = provider.callback() as (req: IncomingMessage, res: ServerResponse) => void;
     const documents = await this.fetchDocuments(callback);

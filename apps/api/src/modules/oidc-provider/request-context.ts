@@ -1,5 +1,4 @@
-/// <reference path="./oidc-provider-als.d.ts" />
-import providerContext from 'oidc-provider/lib/helpers/als.js';
+import { providerContext } from './internals.ts';
 
 /**
  * oidc-provider keeps the request it is handling in an AsyncLocalStorage (`Provider.ctx`: token
