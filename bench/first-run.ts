@@ -97,8 +97,11 @@ async function once(n: number): Promise<Record<string, number>> {
     });
     await waitFor(`${SVC_URL}/healthz`, svc, () => output);
     phase('pnpm start (healthy)');
-    const prompt = await (await fetch(`${SVC_URL}/v1/setup/agent-context?keyless=1&framework=express&format=markdown`)).text();
-    const { run: runCommand } = followPrompt(prompt, appDir, { env: cleanEnv() });
+    // The prompt a person or a coding agent follows (the markdown answer's "Prompt for a coding agent").
+    const context = (await (await fetch(`${SVC_URL}/v1/setup/agent-context?keyless=1&framework=express`)).json()) as {
+      aiAgentPrompt: string;
+    };
+    const { run: runCommand } = followPrompt(context.aiAgentPrompt, appDir, { env: cleanEnv() });
     phase('context followed');
     app = await startApp(runCommand, appDir, APP_ORIGIN, { env: cleanEnv() });
     phase('app started');
