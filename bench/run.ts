@@ -15,7 +15,7 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,compiled,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
  * usage-single,usage-batch,usage-summary,usage-thresholds
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
@@ -45,7 +45,7 @@ import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
-import { type BenchContext, buildSvc, nodeCommand, processCpuMs, SVC_CLI } from './support.ts';
+import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
@@ -186,7 +186,12 @@ type TargetSpec = {
   env?: Record<string, string>;
   /** Values (publishable keys, session cookies) a `rotate` load spreads its requests over, in turn. */
   rotateKeys?: string[];
+  /** svc from its TypeScript sources through tsx instead of the compiled build (the compiled scenario). */
+  fromSource?: boolean;
 };
+
+/** Milliseconds from spawn to the first 200 of /healthz, per target label (the compiled scenario reports them). */
+const startTimes = new Map<string, number[]>();
 
 type Running = { url: string; stop: () => Promise<void>; output: Output; child: ChildProcess };
 
@@ -221,7 +226,9 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
   const script = { svc: [CLI, 'serve'], baseline: ['bench/baseline-server.ts'], 'control-baseline': ['bench/control-baseline.ts'] }[
     spec.kind
   ];
-  const child = spawn(process.execPath, nodeCommand(ROOT, script, prof), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const spawnedAt = Date.now();
+  const command = spec.fromSource ? nodeCommandFromSource(ROOT, ['serve'], prof) : nodeCommand(ROOT, script, prof);
+  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const output = capture(child);
   let exited: number | null | undefined;
@@ -252,6 +259,7 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
       const res = await fetch(`${url}/healthz`);
       await res.arrayBuffer();
       if (res.status === 200) {
+        startTimes.set(spec.label, [...(startTimes.get(spec.label) ?? []), Date.now() - spawnedAt]);
         break;
       }
     } catch {
@@ -904,6 +912,21 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
       detail: `${fmt(svc.rps, 0)} vs ${fmt(base.rps, 0)} req/s = ${fmt(ratio, 2)}x, p99 ${fmt(svc.p99, 2)} vs ${fmt(base.p99, 2)} ms${dirty(tenantRead)}`,
     });
   }
+  const compiled = find('compiled tenant-read');
+  if (compiled) {
+    const tsx = compiled.sides[0].best as Measurement;
+    const built = compiled.sides[1].best as Measurement;
+    const perCpuSecond = (m: Measurement) => 1e6 / Math.max(1, m.serverCpuUs);
+    const ratio = perCpuSecond(built) / perCpuSecond(tsx);
+    const start = (label: string) => Math.min(...(startTimes.get(label) ?? [Number.NaN]));
+    out.push({
+      name: 'compiled: requests per CPU second, compiled >= through tsx',
+      pass: clean(compiled) && ratio >= 1,
+      detail:
+        `${fmt(perCpuSecond(built), 0)} vs ${fmt(perCpuSecond(tsx), 0)} req per CPU s = ${fmt(ratio, 2)}x ` +
+        `(${fmt(built.rps, 0)} vs ${fmt(tsx.rps, 0)} req/s); start to healthy ${fmt(start('svc compiled'), 0)} vs ${fmt(start('svc through tsx'), 0)} ms${dirty(compiled)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -968,6 +991,7 @@ const EDGE_SCENARIOS = [
   'audit-pages',
   'oidc-documents',
   'tenant-read',
+  'compiled',
   'rate-limiter',
 ];
 /** How many keys the scale scenario rotated over (for the results file). */
@@ -1098,6 +1122,27 @@ async function edgeBenches(): Promise<Comparison[]> {
           {
             load: { label: 'tenant-read', path: `/v1/tenants/${tenantId}`, headers: { authorization: `Bearer ${secret}` } },
             expect: (body) => (body as { id?: string; slug?: string })?.id === tenantId && (body as { slug?: string }).slug === 'bench',
+          },
+        ],
+      )),
+    );
+  }
+  if (wanted('compiled')) {
+    const { tenantId, secret } = await seedTenantApiKey(small.url);
+    log(
+      'measuring: GET /v1/tenants/{id} with a tenant API key, svc from its sources through tsx vs compiled (pnpm build), and each start to healthy',
+    );
+    comparisons.push(
+      ...(await compare(
+        'compiled',
+        [
+          { label: 'svc through tsx', kind: 'svc', databaseUrl: small.url, fromSource: true },
+          { label: 'svc compiled', kind: 'svc', databaseUrl: small.url },
+        ],
+        [
+          {
+            load: { label: 'compiled tenant-read', path: `/v1/tenants/${tenantId}`, headers: { authorization: `Bearer ${secret}` } },
+            expect: (body) => (body as { id?: string })?.id === tenantId,
           },
         ],
       )),

@@ -65,6 +65,11 @@ export function buildSvc(root: string): void {
  * `profileArgs`, then svc's compiled entry point with its own Node flags when the script is svc's
  * command line (SVC_CLI), or the TypeScript file through tsx for the baselines and helpers.
  */
+/** svc's command line run from its TypeScript sources through tsx (`SVC_FROM_SOURCE=1`), with its Node flags: the compiled scenario's other side. */
+export function nodeCommandFromSource(root: string, args: string[], profileArgs: string[]): string[] {
+  return [...profileArgs, ...svcNodeFlags(root), '--import', 'tsx', SVC_CLI, ...args];
+}
+
 export function nodeCommand(root: string, script: string[], profileArgs: string[]): string[] {
   return script[0] === SVC_CLI
     ? [...profileArgs, ...svcNodeFlags(root), ...SVC_DIST, ...script.slice(1)]
