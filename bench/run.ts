@@ -15,7 +15,7 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
- * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,compiled,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
+ * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,compiled,metrics,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
  * usage-single,usage-batch,usage-summary,usage-thresholds
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
  * Exports: BENCH_ONLY=export-memory (bench/exports.ts; BENCH_EXPORT_EVENTS, default 1000000).
@@ -106,6 +106,7 @@ const TARGETS = {
   auditPagesMin: 0.8,
   oidcDocumentsMin: 0.8,
   tenantReadMin: 0.7,
+  metricsMin: 0.95,
 };
 
 const adminHost = new URL(ADMIN_URL).hostname;
@@ -927,6 +928,17 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
         `(${fmt(built.rps, 0)} vs ${fmt(tsx.rps, 0)} req/s); start to healthy ${fmt(start('svc compiled'), 0)} vs ${fmt(start('svc through tsx'), 0)} ms${dirty(compiled)}`,
     });
   }
+  const metrics = find('metrics tenant-read');
+  if (metrics) {
+    const off = metrics.sides[0].best as Measurement;
+    const on = metrics.sides[1].best as Measurement;
+    const ratio = on.rps / off.rps;
+    out.push({
+      name: `metrics: tenant-read req/s with metrics on >= ${TARGETS.metricsMin}x off`,
+      pass: clean(metrics) && ratio >= TARGETS.metricsMin,
+      detail: `${fmt(on.rps, 0)} vs ${fmt(off.rps, 0)} req/s = ${fmt(ratio, 2)}x (CPU ${fmt(on.serverCpuUs, 0)} vs ${fmt(off.serverCpuUs, 0)} us/req)${dirty(metrics)}`,
+    });
+  }
   const limiter = find('rate-limiter');
   if (limiter) {
     const off = limiter.sides[0].best as Measurement;
@@ -992,6 +1004,7 @@ const EDGE_SCENARIOS = [
   'oidc-documents',
   'tenant-read',
   'compiled',
+  'metrics',
   'rate-limiter',
 ];
 /** How many keys the scale scenario rotated over (for the results file). */
@@ -1142,6 +1155,25 @@ async function edgeBenches(): Promise<Comparison[]> {
         [
           {
             load: { label: 'compiled tenant-read', path: `/v1/tenants/${tenantId}`, headers: { authorization: `Bearer ${secret}` } },
+            expect: (body) => (body as { id?: string })?.id === tenantId,
+          },
+        ],
+      )),
+    );
+  }
+  if (wanted('metrics')) {
+    const { tenantId, secret } = await seedTenantApiKey(small.url);
+    log('measuring: GET /v1/tenants/{id} with a tenant API key, metrics off vs on (METRICS_TOKEN set: every request counted and timed)');
+    comparisons.push(
+      ...(await compare(
+        'metrics',
+        [
+          { label: 'svc, metrics off', kind: 'svc', databaseUrl: small.url },
+          { label: 'svc, metrics on', kind: 'svc', databaseUrl: small.url, env: { METRICS_TOKEN: 'bench-metrics-token-0123456789' } },
+        ],
+        [
+          {
+            load: { label: 'metrics tenant-read', path: `/v1/tenants/${tenantId}`, headers: { authorization: `Bearer ${secret}` } },
             expect: (body) => (body as { id?: string })?.id === tenantId,
           },
         ],
