@@ -3,6 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -67,13 +68,7 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
       header: 'Event types',
       enableSorting: false,
       meta: { width: '14rem' },
-      cell: (info) => (
-        <span className="chips" data-testid="webhook-event-types" title={info.row.original.eventTypes.join(', ')}>
-          {info.row.original.eventTypes.map((type) => (
-            <code key={type}>{type}</code>
-          ))}
-        </span>
-      ),
+      cell: (info) => <Chips names={info.row.original.eventTypes} testId="webhook-event-types" />,
     }),
     column.accessor((endpoint) => (endpoint.enabled ? 'enabled' : 'disabled'), {
       id: 'status',
