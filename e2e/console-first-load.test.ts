@@ -94,6 +94,22 @@ describeInChromium('e2e: the console loads light', () => {
     expect(total).toBeLessThan(FIRST_LOAD_BUDGET);
   });
 
+  it('the first Tab stop skips to the page: past the header and the navigation', async () => {
+    await page.goto(`${CONSOLE}/`);
+    await page.getByTestId('console-shell').waitFor({ state: 'visible' });
+    await page.keyboard.press('Tab');
+    const skip = page.getByTestId('skip-link');
+    expect(await skip.evaluate((el) => el === document.activeElement)).toBe(true);
+    // Visible once focused (off screen before).
+    const box = await skip.boundingBox();
+    expect(box && box.y >= 0).toBe(true);
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('content');
+    // The next Tab lands inside the page, not in the navigation.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.closest('main')?.id ?? null)).toBe('content');
+  });
+
   it('hashed assets are cached for good, index.html never, and compression follows Accept-Encoding', async () => {
     const html = await fetch(`${server.url}${CONSOLE}/`, { headers: { cookie: await cookieHeader(context, server.url) } });
     expect(html.status).toBe(200);
