@@ -122,6 +122,8 @@ const HOSTED_PAGES: HostedPage[] = [
   { name: 'account', open: (page) => visit(page, '/user') },
   { name: 'sign-out', open: (page) => visit(page, '/auth/logout') },
   { name: 'keyless-claim', open: (page, s) => visit(page, s.claimUrl) },
+  // An unknown address typed into the browser: svc's 404 page, not the API's JSON.
+  { name: 'not-found', open: (page) => visit(page, '/no-such-page') },
 ];
 
 /**
