@@ -122,6 +122,8 @@ const HOSTED_PAGES: HostedPage[] = [
   { name: 'account', open: (page) => visit(page, '/user') },
   { name: 'sign-out', open: (page) => visit(page, '/auth/logout') },
   { name: 'keyless-claim', open: (page, s) => visit(page, s.claimUrl) },
+  // An unknown address typed into the browser: svc's 404 page, not the API's JSON.
+  { name: 'not-found', open: (page) => visit(page, '/no-such-page') },
 ];
 
 /**
@@ -507,7 +509,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     expect([...gaps, ...failures(checked)]).toEqual([]);
   }
 
-  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, an identifier on two lines', async () => {
+  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, a chip cut, an identifier on two lines', async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS[0], bypassCSP: true });
     try {
       const page = await context.newPage();
@@ -525,18 +527,23 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
 </tbody></table>
 <div style="width:90px"><code data-identifier style="word-break:break-all">usr_0123456789abcdefghij</code></div>
 <div style="width:300px"><code data-identifier>usr_01234</code></div>
+<div class="chips" style="display:flex;gap:4px;width:120px;overflow:hidden"><code style="flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis">subscription.manage</code><code style="flex:none">usage.read</code></div>
+<div class="chips" style="display:flex;width:60px;overflow:hidden"><code style="flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis">subscription.manage</code></div>
 </main></body></html>`);
       const lines = failures(await checkPage(page, { who: 'fixture', name: 'checks', requests, pageErrors: [] }));
       const of = (text: string) => lines.filter((line) => line.includes(text));
       expect(of('axe color-contrast (serious)'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       // The first cell of each table: the Id table's second cell scrolls on purpose, and the
       // Status table's second cell ends in an ellipsis; its first cuts a pill's box off.
-      expect(of('cell overflows'), lines.join('\n')).toHaveLength(2 * VIEWPORTS.length);
+      // (and the chip cut beside another, below).
+      expect(of('cell overflows'), lines.join('\n')).toHaveLength(3 * VIEWPORTS.length);
       expect(of('row 1 col 1 "Id"'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('row 1 col 1 "Status" span'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps').every((line) => line.includes('usr_0123456789abcdefghij'))).toBe(true);
-      expect(lines, lines.join('\n')).toHaveLength(4 * VIEWPORTS.length);
+      // A chip cut beside another is found; the one chip of a cell too narrow for it is not.
+      expect(of('chip cut'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
+      expect(lines, lines.join('\n')).toHaveLength(5 * VIEWPORTS.length);
     } finally {
       await context.close();
     }

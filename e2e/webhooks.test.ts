@@ -170,7 +170,8 @@ describeInChromium('e2e: webhooks in the console', () => {
     const good = rowOf(page, goodId);
     await good.waitFor({ state: 'visible' });
     expect(await good.getByTestId('webhook-url').textContent()).toBe(receiver.url('good'));
-    expect(await good.getByTestId('webhook-event-types').textContent()).toBe('role.createduser.created');
+    // The chips that fit, then "+N more": every name is in the row.
+    expect(await good.getByTestId('webhook-event-types').locator('code').allTextContents()).toEqual(['role.created', 'user.created']);
     expect(await good.getByTestId('webhook-status').textContent()).toBe('enabled');
     await page.evaluate(() => window.scrollTo(0, 0));
     await saveScreenshot(page, 'webhooks-secret-shown');
@@ -279,6 +280,58 @@ describeInChromium('e2e: webhooks in the console', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('an endpoint answering 500 shows Failing, and its failed deliveries are retried together from one confirmed action', async () => {
+    const page = await freshPage();
+    await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
+    await page.getByTestId('page-webhooks').waitFor({ state: 'visible' });
+    failing.add('down');
+    const down = await createEndpoint(page, 'down', 'Down receiver');
+    await rowOf(page, down.id).waitFor();
+    expect(await rowOf(page, down.id).getByTestId('webhook-health').textContent()).toBe('no deliveries');
+    for (let i = 0; i < 2; i++) {
+      await pick(page, down.id, 'webhook-test');
+      await testToast(page, 'Down receiver').nth(i).waitFor();
+    }
+    const sentTo = () => receiver.requests.filter((r) => r.endpoint === 'down' && r.verified).length;
+    /** Reloads the list until the row's health says `failing` (the list is read once per visit). */
+    const healthOnceFailing = async (failingNow: boolean) => {
+      const health = rowOf(page, down.id).getByTestId('webhook-health');
+      for (let tries = 0; ; tries++) {
+        await page.reload();
+        await health.waitFor();
+        if ((await health.getAttribute('data-failing')) === String(failingNow)) {
+          return health;
+        }
+        expect(tries, 'the health to change').toBeLessThan(60);
+        await page.waitForTimeout(250);
+      }
+    };
+    // WEBHOOK_RETRY_SCHEDULE=0: each delivery fails at its one attempt.
+    const health = await healthOnceFailing(true);
+    expect(sentTo()).toBe(2);
+    await health.getByTestId('webhook-failing').waitFor();
+    expect(await health.getByTestId('webhook-success-rate').textContent()).toBe('0% delivered');
+    expect(await health.getByTestId('webhook-last-error').textContent()).toContain('HTTP 500');
+    await saveScreenshot(page, 'webhook-endpoint-failing');
+
+    // The receiver is fixed: one confirmed action sends both again; nothing goes out before the confirmation.
+    failing.delete('down');
+    await pick(page, down.id, 'webhook-retry-failed');
+    const dialog = page.getByTestId('webhook-retry-failed-dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('(2 in the last 24 hours)');
+    expect(sentTo()).toBe(2);
+    await dialog.getByTestId('webhook-retry-failed-dialog-confirm').click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('[data-sonner-toast]', { hasText: '2 deliveries of Down receiver queued again' }).waitFor();
+    const recovered = await healthOnceFailing(false);
+    expect(await recovered.getByTestId('webhook-failing').count()).toBe(0);
+    expect(sentTo()).toBe(4);
+    // Each delivery was sent again with its own webhook-id: the receiver processed two events, not four.
+    expect(receiver.processed('down')).toHaveLength(2);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('edit, disable and enable, rotate (new secret once, both signatures during the grace period), delete', async () => {
     const page = await freshPage();
     await signInAt(page, server.url, '/auth/console/webhooks', DEMO_USER);
@@ -294,7 +347,7 @@ describeInChromium('e2e: webhooks in the console', () => {
     await edit.getByTestId('webhook-edit-submit').click();
     await edit.waitFor({ state: 'detached' });
     await row.getByTestId('webhook-description').filter({ hasText: 'Renamed receiver' }).waitFor();
-    expect(await row.getByTestId('webhook-event-types').textContent()).toBe('api_key.createduser.created');
+    expect(await row.getByTestId('webhook-event-types').locator('code').allTextContents()).toEqual(['api_key.created', 'user.created']);
 
     // Disable (confirmed): no test can be sent; enable again.
     await pick(page, id, 'webhook-disable');

@@ -126,8 +126,9 @@ function targetText(target: unknown[]): string {
 
 /**
  * The layout checks, in the page: every rendered `td` whose content is wider than the cell
- * (unless the cell scrolls on purpose), every rendered `[data-identifier]` element that takes more
- * than one line, and whether the document scrolls sideways (information).
+ * (unless the cell scrolls on purpose), a chip cut beside others, the console's content area
+ * narrower than the room it has, every rendered `[data-identifier]` element that takes more than
+ * one line, and whether the document scrolls sideways (information).
  */
 function layoutFindings(page: Page) {
   return page.evaluate(() => {
@@ -192,6 +193,22 @@ function layoutFindings(page: Page) {
       }
     }
 
+    // Chips (components/chips.tsx): a shown chip is never cut while another could give way to
+    // "+N more"; only the one chip of a cell too narrow for it may end in an ellipsis.
+    for (const chips of document.querySelectorAll('.chips')) {
+      const shown = [...chips.querySelectorAll<HTMLElement>(':scope > code')].filter((c) => c.getClientRects().length > 0);
+      const cut = shown.filter((c) => c.scrollWidth > c.clientWidth + 1);
+      if (shown.length > 1 && cut.length > 0) {
+        const td = chips.closest('td');
+        overflows.push({
+          cell: `${td ? describeCell(td) : short(chips)} chip cut`,
+          text: squash(cut[0]?.textContent ?? ''),
+          scrollWidth: cut[0]?.scrollWidth ?? 0,
+          clientWidth: cut[0]?.clientWidth ?? 0,
+        });
+      }
+    }
+
     const wraps: { element: string; text: string; rects: number; height: number; lineHeight: number }[] = [];
     const identifiers = [...document.querySelectorAll('[data-identifier]')];
     let renderedIdentifiers = 0;
@@ -229,6 +246,22 @@ function layoutFindings(page: Page) {
       const lineHeight = style.lineHeight === 'normal' ? Number.parseFloat(style.fontSize) * 1.2 : Number.parseFloat(style.lineHeight);
       if (rects > 1 || el.getBoundingClientRect().height > 1.5 * lineHeight) {
         codeWraps.push(`${short(el)} "${squash(el.textContent, 40)}"`);
+      }
+    }
+
+    // The console's content area takes the width beside the navigation (nothing cut while space sits empty).
+    const main = document.querySelector('.shell__main');
+    const nav = document.querySelector('.shell__nav');
+    if (main && nav && window.innerWidth >= 1024) {
+      const room = window.innerWidth - nav.getBoundingClientRect().width;
+      const width = main.getBoundingClientRect().width;
+      if (width < Math.min(room, 1760) - 2) {
+        overflows.push({
+          cell: 'the content area leaves room unused',
+          text: `${Math.round(width)} of ${Math.round(room)} px`,
+          scrollWidth: Math.round(room),
+          clientWidth: Math.round(width),
+        });
       }
     }
 

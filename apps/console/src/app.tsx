@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { type ComponentType, lazy, useEffect, useState } from 'react';
+import { type ComponentType, lazy, useState } from 'react';
 import { createBrowserRouter, Navigate } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
 import { Toaster } from 'sonner';
@@ -12,32 +12,15 @@ import { makeTRPCClient, TRPCProvider } from './trpc.ts';
 /** Must match vite.config.ts `base` (without the trailing slash) and where the api serves us. */
 export const BASENAME = '/auth/console';
 
-/** Every page's module loader, so all of them can be fetched once the first page is up. */
-const pageLoaders: (() => Promise<unknown>)[] = [];
-
 /**
- * A route's page as its own chunk: the module loads when the route is first shown (the layout's
- * Suspense shows a skeleton meanwhile) or, for every page, in the background once the first page is
- * on screen (`usePreloadPages`).
+ * A route's page as its own chunk, loaded when the route is first shown (the layout's Suspense
+ * shows a skeleton meanwhile). Nothing else is fetched ahead: the first load carries only the
+ * current page (the Usage page's charts alone are larger than the rest of the console), and a
+ * compressed page chunk is a few kilobytes (docs/architecture.md section 3).
  */
 function page(load: () => Promise<ComponentType>) {
-  pageLoaders.push(load);
   const Page = lazy(async () => ({ default: await load() }));
   return <Page />;
-}
-
-/**
- * After the first render, fetch every other page's chunk: the first page waited only for its own,
- * and later navigations never wait for the network, nor fail on a chunk when the server is briefly
- * unreachable (a restart, a deploy) and the page's data can say so itself.
- */
-function usePreloadPages() {
-  useEffect(() => {
-    for (const load of pageLoaders) {
-      // A chunk that fails here is fetched again, and its failure shown, when its route is opened.
-      load().catch(() => undefined);
-    }
-  }, []);
 }
 
 const router = createBrowserRouter(
@@ -133,7 +116,6 @@ function makeQueryClient() {
 export function App() {
   const [queryClient] = useState(makeQueryClient);
   const [trpcClient] = useState(makeTRPCClient);
-  usePreloadPages();
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

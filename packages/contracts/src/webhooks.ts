@@ -88,6 +88,39 @@ export const ZWebhookDescription = z.string().trim().max(500, 'at most 500 chara
 
 export const ZWebhookDisabledReason = z.enum(['manual', 'gone']).meta({ id: 'WebhookDisabledReason' });
 
+/** The window endpoint health looks back over (docs/api.md "Webhooks"). */
+export const WEBHOOK_HEALTH_WINDOW_HOURS = 24;
+
+/**
+ * How an endpoint's receiver has answered lately: the deliveries created in the last
+ * WEBHOOK_HEALTH_WINDOW_HOURS hours.
+ */
+export const ZWebhookEndpointHealth = z
+  .object({
+    /** Deliveries of the window attempted at least once. */
+    attempted: z.number().int(),
+    /** Of those, how many succeeded. */
+    succeeded: z.number().int(),
+    /** succeeded / attempted, 0 to 1; null when nothing was attempted. */
+    successRate: z.number().nullable(),
+    /** Deliveries of the window that are failed or retrying now (POST .../retry-failed sends them again). */
+    unsucceeded: z.number().int(),
+    /** True when the window's most recent attempt did not succeed: the receiver is failing now. */
+    failing: z.boolean(),
+    /** The window's most recent failed attempt: when, which delivery, what the receiver said. */
+    lastError: z
+      .object({
+        at: z.string(),
+        deliveryId: z.string(),
+        statusCode: z.number().int().nullable(),
+        outcome: z.string(),
+        error: z.string().nullable(),
+      })
+      .nullable(),
+  })
+  .meta({ id: 'WebhookEndpointHealth' });
+export type TWebhookEndpointHealth = z.infer<typeof ZWebhookEndpointHealth>;
+
 /**
  * A webhook endpoint as every read shows it. Never the signing secret (docs/architecture.md section 5): it is shown
  * once, beside the endpoint, on create and on rotate.
@@ -106,6 +139,8 @@ export const ZWebhookEndpoint = z
     secretRotatedAt: z.string().nullable(),
     /** Until then deliveries carry a second signature made with the secret before the last rotation. */
     previousSecretExpiresAt: z.string().nullable(),
+    /** How the receiver has answered over the last 24 hours. */
+    health: ZWebhookEndpointHealth,
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -301,3 +336,18 @@ export const ZWebhookReplayResponse = z
   })
   .meta({ id: 'WebhookReplay' });
 export type TWebhookReplayResponse = z.infer<typeof ZWebhookReplayResponse>;
+
+/** The most deliveries one POST /v1/webhook-endpoints/{id}/retry-failed moves back to pending. */
+export const WEBHOOK_RETRY_FAILED_MAX = 1_000;
+
+/** 202 of POST /v1/webhook-endpoints/{id}/retry-failed. */
+export const ZWebhookRetryFailedResponse = z
+  .object({
+    endpointId: z.string(),
+    /** How many failed or retrying deliveries went back to pending, due now. */
+    count: z.number().int(),
+    /** True when more than WEBHOOK_RETRY_FAILED_MAX were waiting: call again for the rest. */
+    more: z.boolean(),
+  })
+  .meta({ id: 'WebhookRetryFailed' });
+export type TWebhookRetryFailedResponse = z.infer<typeof ZWebhookRetryFailedResponse>;

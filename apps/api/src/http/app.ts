@@ -23,6 +23,7 @@ import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
 import { metricsRoute } from './metrics-endpoint.ts';
+import { sendNotFound } from './not-found.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -156,9 +157,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // Streams a file: a plain route (a procedure cannot stream).
   app.use(exportDownloadRouter(services));
   // /v1 procedures are served before Express (rest.ts); what reaches here under /v1 is no route.
-  app.use((req, res) => {
-    sendError(req, res, 'not_found', `no route ${req.method} ${req.path}`);
-  });
+  // A browser asking for a page gets one; the APIs and every other client the JSON 404.
+  app.use(sendNotFound);
   const onUnhandled: ErrorRequestHandler = (err, req, res, _next) => {
     const status = (err as { status?: number }).status;
     if (status === 413) {

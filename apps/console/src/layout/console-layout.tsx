@@ -16,6 +16,10 @@ export function ConsoleLayout() {
   const me = useQuery(trpc.me.get.queryOptions());
   return (
     <div className="shell" data-testid="console-shell">
+      {/* The first Tab stop: past the header and the twenty links of the navigation to the page. */}
+      <a className="skip-link" href="#content" data-testid="skip-link">
+        Skip to content
+      </a>
       <header className="shell__header">
         <Link className="brand" to="/">
           <span className="brand__mark" aria-hidden="true">
@@ -49,7 +53,7 @@ export function ConsoleLayout() {
           )}
         </ul>
       </nav>
-      <main className="shell__main" aria-busy={navigation.state === 'loading'}>
+      <main id="content" tabIndex={-1} className="shell__main" aria-busy={navigation.state === 'loading'}>
         <PendingMemberships />
         {/* A page's chunk is loading (app.tsx `page`): the shell stays, the page area shows bars. */}
         <Suspense fallback={<Skeleton label="Loading the page…" heading lines={6} testId="page-loading" />}>

@@ -246,6 +246,127 @@ export async function retryWebhookDelivery(
   return row;
 }
 
+/** What endpoint health is made of (the api's TWebhookEndpointHealth, dates as Date). */
+export type WebhookEndpointHealthRow = {
+  endpointId: string;
+  attempted: number;
+  succeeded: number;
+  unsucceeded: number;
+  failing: boolean;
+  lastError: { at: Date; deliveryId: string; statusCode: number | null; outcome: string; error: string | null } | null;
+};
+
+/**
+ * Health of each endpoint of `endpointIds`, over its deliveries created in the last `windowHours`
+ * (a range of webhook_deliveries_endpoint_created_idx per endpoint): how many were attempted,
+ * succeeded, are failed or retrying now; whether the most recent attempt failed; and the most
+ * recent failed attempt. One statement for a page of endpoints.
+ */
+export async function listWebhookEndpointHealth(
+  db: DbOrTx,
+  opts: { tenantId: string; endpointIds: readonly string[]; windowHours: number },
+): Promise<Map<string, WebhookEndpointHealthRow>> {
+  const result = new Map<string, WebhookEndpointHealthRow>();
+  if (opts.endpointIds.length === 0) {
+    return result;
+  }
+  const rows = (await db.execute(sql`
+    select e.id as "endpointId",
+      coalesce(s.attempted, 0)::int as attempted,
+      coalesce(s.succeeded, 0)::int as succeeded,
+      coalesce(s.unsucceeded, 0)::int as unsucceeded,
+      coalesce(latest.last_outcome <> 'succeeded', false) as failing,
+      le.started_at as "lastErrorAt", le.delivery_id as "lastErrorDeliveryId", le.status_code as "lastErrorStatusCode",
+      le.outcome as "lastErrorOutcome", le.error as "lastError"
+    from unnest(${sql.param([...opts.endpointIds])}::text[]) as e(id)
+    left join lateral (
+      select count(*) filter (where d.attempt_count > 0) as attempted,
+        count(*) filter (where d.status = 'succeeded') as succeeded,
+        count(*) filter (where d.status in ('failed', 'retrying')) as unsucceeded
+      from webhook_deliveries d
+      where d.tenant_id = ${opts.tenantId} and d.endpoint_id = e.id
+        and d.created_at >= now() - make_interval(hours => ${opts.windowHours})
+    ) s on true
+    left join lateral (
+      select d.last_outcome
+      from webhook_deliveries d
+      where d.tenant_id = ${opts.tenantId} and d.endpoint_id = e.id and d.last_attempt_at is not null
+        and d.created_at >= now() - make_interval(hours => ${opts.windowHours})
+      order by d.last_attempt_at desc
+      limit 1
+    ) latest on true
+    left join lateral (
+      select a.started_at, a.delivery_id, a.status_code, a.outcome, a.error
+      from webhook_deliveries d
+      join webhook_delivery_attempts a on a.tenant_id = d.tenant_id and a.delivery_id = d.id
+      where d.tenant_id = ${opts.tenantId} and d.endpoint_id = e.id and a.outcome <> 'succeeded'
+        and d.created_at >= now() - make_interval(hours => ${opts.windowHours})
+      order by a.started_at desc
+      limit 1
+    ) le on true`)) as unknown as {
+    endpointId: string;
+    attempted: number;
+    succeeded: number;
+    unsucceeded: number;
+    failing: boolean;
+    lastErrorAt: Date | string | null;
+    lastErrorDeliveryId: string | null;
+    lastErrorStatusCode: number | null;
+    lastErrorOutcome: string | null;
+    lastError: string | null;
+  }[];
+  for (const row of rows) {
+    result.set(row.endpointId, {
+      endpointId: row.endpointId,
+      attempted: row.attempted,
+      succeeded: row.succeeded,
+      unsucceeded: row.unsucceeded,
+      failing: row.failing,
+      lastError:
+        row.lastErrorAt && row.lastErrorDeliveryId && row.lastErrorOutcome
+          ? {
+              at: new Date(row.lastErrorAt),
+              deliveryId: row.lastErrorDeliveryId,
+              statusCode: row.lastErrorStatusCode,
+              outcome: row.lastErrorOutcome,
+              error: row.lastError,
+            }
+          : null,
+    });
+  }
+  return result;
+}
+
+/**
+ * Moves up to `limit` of an endpoint's failed and retrying deliveries (oldest first) back to
+ * pending, due now, as retryWebhookDelivery does one: attempts kept, none a worker holds right
+ * now. Returns the ids moved, and whether any failed or retrying delivery is left.
+ */
+export async function retryFailedWebhookDeliveries(
+  db: DbOrTx,
+  opts: { tenantId: string; endpointId: string; now: Date; limit: number },
+): Promise<{ ids: string[]; more: boolean }> {
+  const rows = (await db.execute(sql`
+    update webhook_deliveries d
+    set status = 'pending', next_attempt_at = ${opts.now.toISOString()}::timestamptz, updated_at = ${opts.now.toISOString()}::timestamptz
+    where d.id in (
+      select c.id from webhook_deliveries c
+      where c.tenant_id = ${opts.tenantId} and c.endpoint_id = ${opts.endpointId}
+        and c.status in ('failed', 'retrying')
+        and (c.locked_until is null or c.locked_until <= ${opts.now.toISOString()}::timestamptz)
+      order by c.created_at, c.id
+      limit ${limitLiteral(opts.limit)}
+      for update skip locked
+    ) and d.tenant_id = ${opts.tenantId}
+    returning d.id`)) as unknown as { id: string }[];
+  const [left] = (await db.execute(sql`
+    select exists (
+      select 1 from webhook_deliveries c
+      where c.tenant_id = ${opts.tenantId} and c.endpoint_id = ${opts.endpointId} and c.status in ('failed', 'retrying')
+    ) as more`)) as unknown as { more: boolean }[];
+  return { ids: rows.map((r) => r.id), more: left?.more ?? false };
+}
+
 /** An event a replay re-sends: its id and type. */
 export type ReplayEvent = { id: string; type: string };
 

@@ -16,6 +16,7 @@ import {
   ZWebhookEventTypeCatalog,
   ZWebhookReplayRequest,
   ZWebhookReplayResponse,
+  ZWebhookRetryFailedResponse,
   ZWebhookTestResponse,
 } from '@svc/contracts/webhooks';
 import { z } from 'zod';
@@ -35,6 +36,7 @@ import {
   type ReplaySettings,
   replayEvents,
   retryDelivery,
+  retryFailedDeliveries,
   rotateEndpointSecret,
   sendTestEvent,
   updateEndpoint,
@@ -169,6 +171,21 @@ export const webhooksRouter = router({
       .mutation(({ ctx, input }) =>
         replayEvents(ctx.services.db, replaySettingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input),
       ),
+    retryFailed: controlProcedureWithQuerySlug
+      .meta({
+        errors: ['webhook_endpoint_disabled'],
+        openapi: {
+          method: 'POST',
+          path: '/webhook-endpoints/{id}/retry-failed',
+          tags,
+          summary: "Move the endpoint's failed and retrying deliveries (at most 1,000 per call) back to pending, due now",
+        },
+        successStatus: 202,
+        subscription: {},
+      })
+      .input(ZWebhookEndpointRef)
+      .output(ZWebhookRetryFailedResponse)
+      .mutation(({ ctx, input }) => retryFailedDeliveries(ctx.services.db, ctx.principal, ctx.request, input)),
   }),
   delivery: router({
     list: controlProcedure

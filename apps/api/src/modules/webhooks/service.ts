@@ -13,17 +13,21 @@ import {
   type TWebhookDeliveryPage,
   type TWebhookDeliveryRef,
   type TWebhookEndpoint,
+  type TWebhookEndpointHealth,
   type TWebhookEndpointPage,
   type TWebhookEndpointRef,
   type TWebhookEndpointWithSecret,
   type TWebhookEventTypeCatalog,
   type TWebhookReplayRequest,
   type TWebhookReplayResponse,
+  type TWebhookRetryFailedResponse,
   type TWebhookTestResponse,
   WEBHOOK_EVENT_TYPE_CATALOG,
+  WEBHOOK_HEALTH_WINDOW_HOURS,
   WEBHOOK_REPLAY_MAX_EVENTS,
   WEBHOOK_REPLAY_MAX_RANGE_DAYS,
   WEBHOOK_REPLAY_MAX_RANGE_MS,
+  WEBHOOK_RETRY_FAILED_MAX,
 } from '@svc/contracts/webhooks';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { addJob } from '@svc/db/jobs';
@@ -42,12 +46,15 @@ import {
   listReplayEvents,
   listWebhookDeliveryAttempts,
   listWebhookDeliveries as listWebhookDeliveryRows,
+  listWebhookEndpointHealth,
   listWebhookEndpoints as listWebhookEndpointRows,
+  retryFailedWebhookDeliveries,
   retryWebhookDelivery as retryWebhookDeliveryRow,
   rotateWebhookEndpointSecret as rotateWebhookEndpointSecretRow,
   updateWebhookEndpoint as updateWebhookEndpointRow,
   type WebhookDeliveryRow,
   type WebhookEndpointChanges,
+  type WebhookEndpointHealthRow,
   type WebhookEndpointRow,
   wakeWebhookDispatcher,
 } from '@svc/db/queries/webhooks';
@@ -74,8 +81,45 @@ const EVENT_NOT_FOUND = 'webhook event not found';
 
 const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
 
-/** The safe view of an endpoint row: never a secret nor its ciphertext. */
-export function toWebhookEndpoint(row: WebhookEndpointRow): TWebhookEndpoint {
+/** An endpoint with no delivery in the health window. */
+const NO_HEALTH: TWebhookEndpointHealth = {
+  attempted: 0,
+  succeeded: 0,
+  successRate: null,
+  unsucceeded: 0,
+  failing: false,
+  lastError: null,
+};
+
+function toHealth(row: WebhookEndpointHealthRow | undefined): TWebhookEndpointHealth {
+  if (!row) {
+    return NO_HEALTH;
+  }
+  return {
+    attempted: row.attempted,
+    succeeded: row.succeeded,
+    successRate: row.attempted > 0 ? row.succeeded / row.attempted : null,
+    unsucceeded: row.unsucceeded,
+    failing: row.failing,
+    lastError: row.lastError ? { ...row.lastError, at: row.lastError.at.toISOString() } : null,
+  };
+}
+
+/** The health of each of `rows` (one statement), by endpoint id. */
+async function healthOf(db: DbOrTx, tenantId: string, rows: readonly WebhookEndpointRow[]) {
+  return listWebhookEndpointHealth(db, { tenantId, endpointIds: rows.map((r) => r.id), windowHours: WEBHOOK_HEALTH_WINDOW_HOURS });
+}
+
+/** An endpoint row with its health (docs/api.md "Webhooks"). */
+async function withHealth(db: DbOrTx, row: WebhookEndpointRow): Promise<TWebhookEndpoint> {
+  return toWebhookEndpoint(row, (await healthOf(db, row.tenantId, [row])).get(row.id));
+}
+
+/**
+ * The safe view of an endpoint row: never a secret nor its ciphertext. `health` as
+ * listWebhookEndpointHealth read it (none: an endpoint without deliveries, as a new one).
+ */
+export function toWebhookEndpoint(row: WebhookEndpointRow, health?: WebhookEndpointHealthRow): TWebhookEndpoint {
   return {
     id: row.id,
     url: row.url,
@@ -88,6 +132,7 @@ export function toWebhookEndpoint(row: WebhookEndpointRow): TWebhookEndpoint {
     // A grace period that has ended is not worth showing.
     previousSecretExpiresAt:
       row.previousSecretExpiresAt && row.previousSecretExpiresAt > new Date() ? iso(row.previousSecretExpiresAt) : null,
+    health: toHealth(health),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -222,12 +267,13 @@ export async function listEndpoints(db: Db, principal: Principal, input: TListWe
     limit: input.limit,
     cursor: decodeCursor(scope, input.cursor),
   });
-  return toPage(scope, rows, input.limit, toWebhookEndpoint);
+  const health = await healthOf(db, organization.id, rows.slice(0, input.limit));
+  return toPage(scope, rows, input.limit, (row) => toWebhookEndpoint(row, health.get(row.id)));
 }
 
 export async function getEndpoint(db: Db, principal: Principal, input: TWebhookEndpointRef): Promise<TWebhookEndpoint> {
   const { endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.read');
-  return toWebhookEndpoint(endpoint);
+  return withHealth(db, endpoint);
 }
 
 /**
@@ -324,7 +370,7 @@ export async function updateEndpoint(
         ...(input.enabled === true && current.disabledReason ? { wasDisabledFor: current.disabledReason } : {}),
       },
     });
-    return toWebhookEndpoint(row);
+    return withHealth(tx, row);
   });
 }
 
@@ -383,7 +429,7 @@ export async function rotateEndpointSecret(
       target: { type: 'webhook_endpoint', id: row.id },
       summary: { previousSecretExpiresAt },
     });
-    return { endpoint: toWebhookEndpoint(row), secret };
+    return { endpoint: await withHealth(tx, row), secret };
   });
 }
 
@@ -527,6 +573,50 @@ export async function retryDelivery(
       summary: { endpointId: row.endpointId, eventType: row.eventType, previousStatus: delivery.status },
     });
     return toWebhookDelivery(row);
+  });
+}
+
+/**
+ * POST /v1/webhook-endpoints/{id}/retry-failed (docs/api.md "Webhooks"): the endpoint's failed
+ * and retrying deliveries go back to pending, due now, their attempts kept, as a retry of each
+ * would (at most WEBHOOK_RETRY_FAILED_MAX per call, oldest first; `more` says when some are
+ * left). The dispatcher is woken and one audit entry records the count in the same transaction;
+ * the worker sends them. A disabled endpoint is 409 `webhook_endpoint_disabled` (nothing would be
+ * sent).
+ */
+export async function retryFailedDeliveries(
+  db: Db,
+  principal: Principal,
+  request: RequestMeta,
+  input: TWebhookEndpointRef,
+): Promise<TWebhookRetryFailedResponse> {
+  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const tenantId = access.organization.id;
+  return db.transaction(async (tx) => {
+    // Locked so a concurrent disable or delete is ordered before or after, never in between.
+    const current = await findWebhookEndpoint(tx, { tenantId, id: endpoint.id, forUpdate: true });
+    if (!current) {
+      throw new AppError('not_found', ENDPOINT_NOT_FOUND);
+    }
+    if (!current.enabled) {
+      throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then retry its failed deliveries');
+    }
+    const { ids: moved, more } = await retryFailedWebhookDeliveries(tx, {
+      tenantId,
+      endpointId: current.id,
+      now: new Date(),
+      limit: WEBHOOK_RETRY_FAILED_MAX,
+    });
+    if (moved.length > 0) {
+      await wakeWebhookDispatcher(tx);
+    }
+    await recordAudit(tx, principal, request, {
+      tenantId,
+      action: 'webhook_endpoint.failed_retried',
+      target: { type: 'webhook_endpoint', id: current.id },
+      summary: { host: hostOf(current.url), count: moved.length },
+    });
+    return { endpointId: current.id, count: moved.length, more };
   });
 }
 

@@ -109,6 +109,19 @@ export const MATRIX: MatrixRoute[] = [
     },
   },
   {
+    method: 'POST',
+    template: '/v1/webhook-endpoints/{id}/retry-failed',
+    permission: 'webhooks.manage',
+    mutation: true,
+    apiKey: true,
+    okStatus: 202,
+    prepare: async (f) => {
+      const endpointId = await endpointOf(f);
+      await seedWebhookDelivery(f.server.services.db, { tenantId: f.org.id, endpointId, status: 'failed' });
+      return { path: `/v1/webhook-endpoints/${endpointId}/retry-failed?organization_slug=${f.org.slug}`, body: {} };
+    },
+  },
+  {
     method: 'GET',
     template: '/v1/webhook-deliveries',
     permission: 'webhooks.read',

@@ -120,6 +120,8 @@ describe('POST /v1/webhook-endpoints', () => {
       disabledAt: null,
       secretRotatedAt: null,
       previousSecretExpiresAt: null,
+      // A new endpoint: nothing delivered yet.
+      health: { attempted: 0, succeeded: 0, successRate: null, unsucceeded: 0, failing: false, lastError: null },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -712,6 +714,127 @@ describe('POST /v1/webhook-deliveries/{id}/retry', () => {
   });
 });
 
+describe('endpoint health and POST /v1/webhook-endpoints/{id}/retry-failed', () => {
+  it('an endpoint whose receiver fails shows failing, its success rate and last error over the last 24 hours', async () => {
+    const { db, org, admin } = await adminOf();
+    const box = server.services.secretBox;
+    const failing = await seedWebhookEndpoint(db, box, { tenantId: org.id });
+    const healthy = await seedWebhookEndpoint(db, box, { tenantId: org.id });
+    const quiet = await seedWebhookEndpoint(db, box, { tenantId: org.id });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId: failing.id,
+      status: 'succeeded',
+      createdAt: new Date(hourAgo.getTime() - 60_000),
+    });
+    const lastFailed = await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId: failing.id,
+      status: 'failed',
+      attempts: 3,
+      createdAt: hourAgo,
+    });
+    await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId: failing.id,
+      status: 'retrying',
+      attempts: 1,
+      createdAt: new Date(hourAgo.getTime() - 30_000),
+    });
+    // Older than the window: not counted.
+    await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId: failing.id,
+      status: 'failed',
+      createdAt: new Date(Date.now() - 30 * 3_600_000),
+    });
+    await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId: healthy.id,
+      status: 'failed',
+      createdAt: new Date(hourAgo.getTime() - 60_000),
+    });
+    await seedWebhookDelivery(db, { tenantId: org.id, endpointId: healthy.id, status: 'succeeded', createdAt: hourAgo });
+
+    const list = await call('GET', `/v1/webhook-endpoints?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(list.status, list.text).toBe(200);
+    const byId = new Map<string, Json>(list.json.data.map((e: Json) => [e.id, e.health]));
+    expect(byId.get(failing.id)).toMatchObject({ attempted: 3, succeeded: 1, unsucceeded: 2, failing: true });
+    expect(byId.get(failing.id)?.successRate).toBeCloseTo(1 / 3);
+    expect(byId.get(failing.id)?.lastError).toMatchObject({
+      deliveryId: lastFailed.id,
+      statusCode: 500,
+      outcome: 'http_error',
+      error: 'the receiver answered HTTP 500',
+    });
+    expect(Date.parse(byId.get(failing.id)?.lastError.at)).toBe(hourAgo.getTime() + 3000);
+    // A failure, then a success: recovered, not failing, the error still shown.
+    expect(byId.get(healthy.id)).toMatchObject({ attempted: 2, succeeded: 1, successRate: 0.5, failing: false });
+    expect(byId.get(healthy.id)?.lastError).not.toBeNull();
+    expect(byId.get(quiet.id)).toEqual({ attempted: 0, succeeded: 0, successRate: null, unsucceeded: 0, failing: false, lastError: null });
+    const one = await call('GET', `/v1/webhook-endpoints/${failing.id}`, { cookie: admin.cookie });
+    expect(one.json.health).toEqual(byId.get(failing.id));
+  });
+
+  it("moves the endpoint's failed and retrying deliveries back to pending together, wakes the dispatcher, audits the count", async () => {
+    const { db, org, admin } = await adminOf();
+    const box = server.services.secretBox;
+    const { id: endpointId } = await seedWebhookEndpoint(db, box, { tenantId: org.id });
+    const other = await seedWebhookEndpoint(db, box, { tenantId: org.id });
+    const failed = await seedWebhookDelivery(db, { tenantId: org.id, endpointId, status: 'failed', attempts: 8 });
+    const retrying = await seedWebhookDelivery(db, { tenantId: org.id, endpointId, status: 'retrying', attempts: 2 });
+    const succeeded = await seedWebhookDelivery(db, { tenantId: org.id, endpointId, status: 'succeeded' });
+    const inFlight = await seedWebhookDelivery(db, {
+      tenantId: org.id,
+      endpointId,
+      status: 'retrying',
+      lockedUntil: new Date(Date.now() + 60_000),
+    });
+    const elsewhere = await seedWebhookDelivery(db, { tenantId: org.id, endpointId: other.id, status: 'failed' });
+    await clearDispatchJobs();
+
+    const res = await call('POST', `/v1/webhook-endpoints/${endpointId}/retry-failed?organization_slug=${org.slug}`, {
+      cookie: admin.cookie,
+    });
+    expect(res.status, res.text).toBe(202);
+    // The one in flight is left to its attempt, and still counts as waiting.
+    expect(res.json).toEqual({ endpointId, count: 2, more: true });
+    const statusOf = async (id: string) => (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)))[0];
+    expect(await statusOf(failed.id)).toMatchObject({ status: 'pending', attemptCount: 8 });
+    expect(await statusOf(retrying.id)).toMatchObject({ status: 'pending', attemptCount: 2 });
+    expect((await statusOf(succeeded.id))?.status).toBe('succeeded');
+    expect((await statusOf(inFlight.id))?.status).toBe('retrying');
+    expect((await statusOf(elsewhere.id))?.status).toBe('failed');
+    expect(await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, failed.id))).toHaveLength(8);
+    expect(await dispatchJobs()).toEqual([{ key: 'webhooks:dispatch' }]);
+    const entries = await auditOf(endpointId, 'webhook_endpoint.failed_retried');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.summary).toEqual({ host: '127.0.0.1:9', count: 2 });
+
+    // Nothing left to move: 202 with count 0.
+    await db.update(webhookDeliveries).set({ lockedUntil: null, status: 'succeeded' }).where(eq(webhookDeliveries.id, inFlight.id));
+    const again = await call('POST', `/v1/webhook-endpoints/${endpointId}/retry-failed`, {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug },
+    });
+    expect(again.json).toEqual({ endpointId, count: 0, more: false });
+  });
+
+  it('a disabled endpoint is 409 webhook_endpoint_disabled, nothing moved; a member without the role is 403', async () => {
+    const { db, org, admin } = await adminOf();
+    const off = await seedWebhookEndpoint(db, server.services.secretBox, { tenantId: org.id, enabled: false });
+    const d = await seedWebhookDelivery(db, { tenantId: org.id, endpointId: off.id, status: 'failed' });
+    const res = await call('POST', `/v1/webhook-endpoints/${off.id}/retry-failed`, { cookie: admin.cookie });
+    expect(res.status, res.text).toBe(409);
+    expect(res.json.error.code).toBe('webhook_endpoint_disabled');
+    expect((await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, d.id)))[0]?.status).toBe('failed');
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    const refused = await call('POST', `/v1/webhook-endpoints/${off.id}/retry-failed`, { cookie: member.cookie });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('cross-tenant ids', () => {
   it('every {id} route answers 404, the same body as an unknown id, to an admin of another organization', async () => {
     const { db, org } = await adminOf();
@@ -726,6 +849,7 @@ describe('cross-tenant ids', () => {
       ['DELETE', (id) => `/v1/webhook-endpoints/${id}`, undefined, 'wh'],
       ['POST', (id) => `/v1/webhook-endpoints/${id}/rotate-secret`, {}, 'wh'],
       ['POST', (id) => `/v1/webhook-endpoints/${id}/test`, {}, 'wh'],
+      ['POST', (id) => `/v1/webhook-endpoints/${id}/retry-failed`, {}, 'wh'],
       ['GET', (id) => `/v1/webhook-deliveries/${id}`, undefined, 'whd'],
       ['POST', (id) => `/v1/webhook-deliveries/${id}/retry`, {}, 'whd'],
     ];

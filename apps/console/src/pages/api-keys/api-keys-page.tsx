@@ -1,6 +1,7 @@
 import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -53,13 +54,7 @@ function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>)
       header: 'Scopes',
       enableSorting: false,
       meta: { width: '9.5rem' },
-      cell: (info) => (
-        <span className="chips" data-testid="api-key-scopes" title={info.row.original.scopes.join(', ')}>
-          {info.row.original.scopes.map((scope) => (
-            <code key={scope}>{scope}</code>
-          ))}
-        </span>
-      ),
+      cell: (info) => <Chips names={info.row.original.scopes} testId="api-key-scopes" />,
     }),
     column.accessor('status', {
       header: 'Status',

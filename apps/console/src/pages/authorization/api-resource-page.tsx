@@ -3,6 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { type ReactNode, useMemo, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { toast } from 'sonner';
+import { Chips } from '../../components/chips.tsx';
 import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { actionsColumn, columnHelper, DataTable, whenColumn } from '../../components/data-table.tsx';
 import { EmptyState } from '../../components/empty-state.tsx';
@@ -95,17 +96,7 @@ function permissionColumns(resource: TApiResource, productRoles: readonly TProdu
           return null;
         }
         const holders = holdersOf(productRoles, info.row.original.name);
-        return holders.length === 0 ? (
-          <span className="muted" data-testid="api-permission-roles">
-            none
-          </span>
-        ) : (
-          <span className="chips" data-testid="api-permission-roles" title={holders.map((role) => role.name).join(', ')}>
-            {holders.map((role) => (
-              <code key={role.id}>{role.key}</code>
-            ))}
-          </span>
-        );
+        return <Chips names={holders.map((role) => role.key)} testId="api-permission-roles" />;
       },
     }),
     whenColumn(column, 'createdAt', 'Added'),

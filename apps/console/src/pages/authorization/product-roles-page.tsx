@@ -3,6 +3,7 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { toast } from 'sonner';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -66,17 +67,7 @@ function productRoleColumns(onEdit: ((role: TProductRole) => void) | null) {
       meta: { width: '36%' },
       cell: (info) => {
         const permissions = info.row.original.permissions;
-        return permissions.length === 0 ? (
-          <span className="muted" data-testid="product-role-permissions">
-            none
-          </span>
-        ) : (
-          <span className="chips" data-testid="product-role-permissions" title={permissions.join(', ')}>
-            {permissions.map((permission) => (
-              <code key={permission}>{permission}</code>
-            ))}
-          </span>
-        );
+        return <Chips names={permissions} testId="product-role-permissions" />;
       },
     }),
     whenColumn(column, 'updatedAt', 'Changed'),

@@ -1,6 +1,7 @@
 import type { TSubscriptionPlan } from '@svc/contracts/subscriptions';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -57,21 +58,11 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
       cell: (info) => {
         const limits = Object.entries(info.row.original.usageLimits);
         return (
-          <span
-            className="chips"
-            data-testid="plan-usage-limits"
-            title={limits.map(([type, quantity]) => `${type} = ${quantity}`).join(', ')}
-          >
-            {limits.length === 0 ? (
-              <span className="muted">unlimited</span>
-            ) : (
-              limits.map(([type, quantity]) => (
-                <code key={type}>
-                  {type} {quantity.toLocaleString()}
-                </code>
-              ))
-            )}
-          </span>
+          <Chips
+            names={limits.map(([type, quantity]) => `${type} ${quantity.toLocaleString()}`)}
+            testId="plan-usage-limits"
+            empty="unlimited"
+          />
         );
       },
     }),
@@ -85,11 +76,7 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
       },
       cell: (info) => {
         const features = info.row.original.features;
-        return (
-          <span className="chips" data-testid="plan-features" title={features.join(', ')}>
-            {features.length === 0 ? <span className="muted">none</span> : features.map((f) => <code key={f}>{f}</code>)}
-          </span>
-        );
+        return <Chips names={features} testId="plan-features" />;
       },
     }),
     column.accessor((plan) => plan.usageThresholds.join(' '), {

@@ -5,6 +5,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { toast } from 'sonner';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
@@ -33,19 +34,9 @@ const KINDS: Record<TRoleKind, { label: string; title: string }> = {
   custom: { label: 'Custom', title: "This organization's own role: change or delete it from its menu" },
 };
 
-/** Permission names as one line of chips (cut with an ellipsis), or "none". */
+/** Permission names as one line of chips, then "+N more", or "none". */
 function PermissionChips({ names, testId }: { names: readonly string[]; testId: string }) {
-  return names.length === 0 ? (
-    <span className="muted" data-testid={testId}>
-      none
-    </span>
-  ) : (
-    <span className="chips" data-testid={testId} title={names.join(', ')}>
-      {names.map((name) => (
-        <code key={name}>{name}</code>
-      ))}
-    </span>
-  );
+  return <Chips names={names} testId={testId} />;
 }
 
 /**

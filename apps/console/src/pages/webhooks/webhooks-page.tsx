@@ -3,6 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { toast } from 'sonner';
+import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -34,7 +35,7 @@ const nameOf = (endpoint: TWebhookEndpoint) => endpoint.description || endpoint.
 
 /**
  * The list's columns: the endpoint (description over its URL, an Identifier), its event types as
- * chips, status, when its secret last changed, and the row's menu.
+ * chips, status, health, when its secret last changed, and the row's menu.
  */
 function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) {
   const column = columnHelper<TWebhookEndpoint>();
@@ -66,14 +67,8 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
       id: 'eventTypes',
       header: 'Event types',
       enableSorting: false,
-      meta: { width: '14rem' },
-      cell: (info) => (
-        <span className="chips" data-testid="webhook-event-types" title={info.row.original.eventTypes.join(', ')}>
-          {info.row.original.eventTypes.map((type) => (
-            <code key={type}>{type}</code>
-          ))}
-        </span>
-      ),
+      meta: { width: '15rem' },
+      cell: (info) => <Chips names={info.row.original.eventTypes} testId="webhook-event-types" />,
     }),
     column.accessor((endpoint) => (endpoint.enabled ? 'enabled' : 'disabled'), {
       id: 'status',
@@ -96,6 +91,16 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
           </span>
         );
       },
+    }),
+    column.accessor((endpoint) => (endpoint.health.failing ? -1 : (endpoint.health.successRate ?? 2)), {
+      id: 'health',
+      header: 'Health (24 h)',
+      sortFn: 'basic',
+      meta: {
+        width: '10rem',
+        description: 'Of the deliveries of the last 24 hours that were attempted, the share that succeeded, and the last error',
+      },
+      cell: (info) => <EndpointHealth health={info.row.original.health} />,
     }),
     column.accessor((endpoint) => endpoint.secretRotatedAt ?? '', {
       id: 'secret',
@@ -121,6 +126,43 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
     }),
     actionsColumn(column, (endpoint) => <EndpointActions endpoint={endpoint} organizationSlug={organizationSlug()} {...handlers} />),
   ]);
+}
+
+/**
+ * An endpoint's health (docs/api.md "Webhooks"): "Failing" when its receiver's last answer was a
+ * failure, the share of the last 24 hours' deliveries that succeeded, and the last error under it
+ * (the whole of it on hover).
+ */
+function EndpointHealth({ health }: { health: TWebhookEndpoint['health'] }) {
+  if (health.successRate === null) {
+    return (
+      <span className="muted" data-testid="webhook-health" data-failing="false">
+        no deliveries
+      </span>
+    );
+  }
+  const rate = `${Math.floor(health.successRate * 100)}% delivered`;
+  const error = health.lastError;
+  const said = error && [error.statusCode !== null ? `HTTP ${error.statusCode}` : error.outcome, error.error].filter(Boolean).join(': ');
+  return (
+    <div className="stack" data-testid="webhook-health" data-failing={String(health.failing)}>
+      <span>
+        {health.failing && (
+          <span className="pill pill--danger" data-testid="webhook-failing">
+            Failing
+          </span>
+        )}{' '}
+        <span data-testid="webhook-success-rate" title={`${health.succeeded} of ${health.attempted} deliveries succeeded`}>
+          {rate}
+        </span>
+      </span>
+      {error && said && (
+        <span className="muted" data-testid="webhook-last-error" title={`${new Date(error.at).toLocaleString()}: ${said}`}>
+          {said}
+        </span>
+      )}
+    </div>
+  );
 }
 
 /** Webhook endpoints of the active organization: create (secret once), edit, enable/disable, rotate, test, replay, delete. */
@@ -265,7 +307,7 @@ export function WebhooksPage() {
             'data-endpoint-id': endpoint.id,
             'data-enabled': String(endpoint.enabled),
           }),
-          minWidth: '62rem',
+          minWidth: '68rem',
         }}
       />
     </div>
@@ -273,7 +315,7 @@ export function WebhooksPage() {
 }
 
 /**
- * The row's "⋯" menu: Send test event, Edit…, Replay…, View deliveries, Rotate secret…,
+ * The row's "⋯" menu: Send test event, Edit…, Replay…, View deliveries, Retry failed deliveries…, Rotate secret…,
  * Disable…/Enable, then (separated) Delete endpoint…, confirmed by typing its description or URL.
  */
 function EndpointActions({
@@ -291,6 +333,7 @@ function EndpointActions({
   const remove = useMutation(trpc.webhooks.endpoint.delete.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.webhooks.endpoint.rotateSecret.mutationOptions());
   const test = useMutation(trpc.webhooks.endpoint.test.mutationOptions({ onSuccess: refresh }));
+  const retryFailed = useMutation(trpc.webhooks.endpoint.retryFailed.mutationOptions({ onSuccess: refresh }));
   const ref = { id: endpoint.id, organization_slug: organizationSlug };
   const name = nameOf(endpoint);
   const deliveries = `/webhook-deliveries?endpoint_id=${endpoint.id}`;
@@ -315,6 +358,27 @@ function EndpointActions({
         { label: 'Edit…', testId: 'webhook-edit', onSelect: () => onEdit(endpoint) },
         { label: 'Replay…', testId: 'webhook-replay', disabled: !endpoint.enabled, onSelect: () => onReplay(endpoint) },
         { label: 'View deliveries', testId: 'webhook-deliveries', onSelect: () => navigate(deliveries) },
+        {
+          label: 'Retry failed deliveries…',
+          testId: 'webhook-retry-failed',
+          disabled: !endpoint.enabled,
+          confirm: {
+            title: `Retry the failed deliveries of ${name}?`,
+            consequence: `Every failed or retrying delivery of this endpoint (${endpoint.health.unsucceeded} in the last 24 hours) is sent again now, its earlier attempts kept. Fix the receiver first.`,
+            confirmLabel: 'Retry failed deliveries',
+            tone: 'primary',
+            testId: 'webhook-retry-failed-dialog',
+            onConfirm: async () => {
+              const retried = await retryFailed.mutateAsync(ref);
+              toast.success(
+                retried.count === 0
+                  ? `No failed deliveries to retry for ${name}`
+                  : `${retried.count} ${retried.count === 1 ? 'delivery' : 'deliveries'} of ${name} queued again${retried.more ? ': more are waiting, retry again' : ''}`,
+                { action: { label: 'View deliveries', onClick: () => navigate(deliveries) } },
+              );
+            },
+          },
+        },
         {
           label: 'Rotate secret…',
           testId: 'webhook-rotate',
