@@ -188,6 +188,13 @@ describeInChromium('e2e: console lists', () => {
   it('a list whose request fails shows the error at once, while svc still tries again, then offers Try again', async () => {
     await page.goto(INVITATIONS);
     await page.getByTestId('invitations-no-workspace').waitFor({ state: 'visible' });
+    // The console fetches a page's code when it is first opened: load the plans page's code (and
+    // nothing of its data) while svc still answers, as an admin who opened it earlier has it.
+    const entry = await page.evaluate(() => (document.querySelector('script[type="module"][src]') as HTMLScriptElement | null)?.src ?? '');
+    const chunk = /plans-page-[\w-]+\.js/.exec(await (await fetch(entry)).text())?.[0];
+    expect(chunk).toBeDefined();
+    // A string, evaluated in the page as written (a function's import() would be rewritten for Node).
+    await page.evaluate(`import(${JSON.stringify(new URL(chunk as string, entry).href)}).then(() => true)`);
     // The plans list has not been fetched in this page yet; with the server gone, every attempt
     // is refused (network_error, which the console retries).
     await server.stop();
