@@ -15,6 +15,7 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
+ * BENCH_KEEP_DBS=1 (the databases the run created are kept, named on stderr, to look into afterwards),
  * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,compiled,metrics,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
  * usage-single,usage-batch,usage-summary,usage-thresholds
  * (subset of scenarios); the webhook scenarios' own settings are in bench/webhooks.ts.
@@ -297,6 +298,10 @@ async function createDb(suffix: string): Promise<BenchDb> {
 }
 
 async function dropDbs(): Promise<void> {
+  if (process.env.BENCH_KEEP_DBS === '1') {
+    process.stderr.write(`bench: BENCH_KEEP_DBS=1 keeps ${createdDbs.join(', ')}\n`);
+    return;
+  }
   for (const name of createdDbs.splice(0)) {
     try {
       await admin.unsafe(`drop database if exists "${name}" with (force)`);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
 import { createDatabase, createHealthProbe, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
@@ -28,6 +29,7 @@ import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { AccessCache } from './modules/permission-check/cache.ts';
 import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.ts';
+import { assertSubscriptionAllows } from './modules/subscriptions/enforce.ts';
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
@@ -91,7 +93,17 @@ async function startOn(
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
   const clientIp = clientIpResolver(config.trustProxy);
-  const machineTokens = new MachineTokenMeter((submission) => ingesterFor(db).submit(submission));
+  const machineTokens = new MachineTokenMeter({
+    submit: (submission) => ingesterFor(db).submit(submission),
+    judge: async (organizationId) => ({
+      limit: (await assertSubscriptionAllows(db, organizationId))?.plan.usageLimits[MACHINE_TOKEN_EVENT_TYPE],
+    }),
+    changes: () => access.changes,
+    onError: (error, lost) =>
+      lost
+        ? logger.error({ err: error, ...lost }, 'machine tokens issued could not be counted; their usage event is lost')
+        : logger.warn({ err: error }, 'could not count machine tokens yet; trying again'),
+  });
   const oidc = await OpenIdProvider.start({
     db,
     sql,
@@ -233,6 +245,7 @@ async function startOn(
       server.closeAllConnections();
       await httpClosed;
     }
+    await step('machine token usage', () => machineTokens.flush(config.shutdownTimeoutMs));
     await step('API key last-used times', () => apiKeyUsage.close());
     await step('application cache', () => applications.close());
     await step('access cache', () => access.close());

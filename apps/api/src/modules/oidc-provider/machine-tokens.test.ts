@@ -120,10 +120,14 @@ describe('svc OpenID Provider: machine clients', () => {
     // Asking for fewer gets fewer; a permission it lacks is not granted.
     const narrow = await oidc.clientCredentialsGrant(config, { resource: INVOICES, scope: 'invoices.read invoices.delete' });
     expect(decodeJwt(narrow.access_token).scope).toBe('invoices.read');
-    // Each token is a usage event of the organization.
-    const [row] = await database.sql<{ n: number }[]>`
-      select count(*)::int as n from usage_events where tenant_id = ${m.organization.id} and event_type = ${MACHINE_TOKEN_EVENT_TYPE}`;
-    expect(row?.n).toBe(3);
+    // Each token is a usage event of the organization, written right after it is issued (the plan does not limit them).
+    await expect
+      .poll(async () => {
+        const [row] = await database.sql<{ n: number }[]>`
+          select count(*)::int as n from usage_events where tenant_id = ${m.organization.id} and event_type = ${MACHINE_TOKEN_EVENT_TYPE}`;
+        return row?.n;
+      })
+      .toBe(3);
   });
 
   it('private_key_jwt (RFC 7523) with a registered JWK Set; another key is invalid_client', async () => {
@@ -192,8 +196,8 @@ describe('svc OpenID Provider: machine clients', () => {
     };
     const burst = await Promise.all(Array.from({ length: 24 }, () => rawToken(m.application.id, m.secretKey, { resource: INVOICES })));
     expect(burst.map((r) => r.status)).toEqual(Array(24).fill(200));
+    await expect.poll(async () => (await count())?.quantity).toBe(24);
     const counted = await count();
-    expect(counted?.quantity).toBe(24);
     // Recorded together while the client's earlier tokens were being written: fewer rows than tokens.
     expect(counted?.events).toBeLessThan(24);
 
@@ -227,5 +231,23 @@ describe('svc OpenID Provider: machine clients', () => {
       status: 402,
       body: { error: 'subscription_inactive' },
     });
+  });
+
+  it('without a limit tokens are issued at once, and a subscription that turns inactive stops them within the access cache’s notice', async () => {
+    const m = await machine(['invoices.read']);
+    expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);
+    await database.sql`update subscriptions set status = 'inactive' where tenant_id = ${m.organization.id}`;
+    await expect.poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 }).toBe(402);
+    // The token issued while it was active is counted even though the subscription refuses usage now.
+    await expect
+      .poll(async () => {
+        const [row] = await database.sql<{ quantity: number }[]>`
+          select coalesce(sum(quantity), 0)::int as quantity from usage_events
+          where tenant_id = ${m.organization.id} and event_type = ${MACHINE_TOKEN_EVENT_TYPE}`;
+        return row?.quantity;
+      })
+      .toBeGreaterThanOrEqual(1);
+    await database.sql`update subscriptions set status = 'active' where tenant_id = ${m.organization.id}`;
+    await expect.poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 }).toBe(200);
   });
 });

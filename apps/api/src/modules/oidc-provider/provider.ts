@@ -723,8 +723,8 @@ export class OpenIdProvider {
    * APIs only, acting for the client's organization (`org_id`), with the permissions granted to
    * the client on that API (those it named in `scope`, when it named any); `sub` is the client.
    * A client holding nothing there is refused (invalid_target), and so is one naming another
-   * organization. Each token is a usage event of the organization, recorded before it is issued,
-   * so the plan meters it and a blocked subscription refuses it (402).
+   * organization. Each token is a usage event of the organization (usage/machine-tokens.ts: the
+   * plan meters it and a blocked subscription refuses it with 402).
    */
   private async machineTokenClaims(
     ctx: KoaContextWithOIDC,
@@ -750,10 +750,10 @@ export class OpenIdProvider {
     if (held.length === 0) {
       throw new errors.InvalidTarget('this machine client holds no permission on that API');
     }
-    const asked = (token.scope ?? '').split(' ').filter((s) => onApi.has(s));
-    const permissions = asked.length > 0 ? held.filter((p) => asked.includes(p)) : held;
+    const asked = new Set((token.scope ?? '').split(' ').filter((s) => onApi.has(s)));
+    const permissions = asked.size > 0 ? held.filter((p) => asked.has(p)) : held;
     if (permissions.length === 0) {
-      throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', asked.join(' '));
+      throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', [...asked].join(' '));
     }
     if (this.opts.meterMachineToken) {
       try {

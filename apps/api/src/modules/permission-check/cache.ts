@@ -185,6 +185,15 @@ export class AccessCache {
     this.count = 0;
   }
 
+  /**
+   * Changes with every drop (a NOTIFY of the access channel, `*` or a user's): an answer derived
+   * elsewhere from the same facts (the machine-token meter's subscription judgement) is stale once
+   * this differs from the one it was made under.
+   */
+  get changes(): number {
+    return this.generation;
+  }
+
   /** Entries held now (tests, metrics). */
   get size(): number {
     return this.count;

@@ -42,6 +42,12 @@ export type Submission = {
   channel: TUsageChannel;
   actor: UsageActor;
   events: PreparedEvent[];
+  /**
+   * Usage that already happened and was allowed when it did (machine tokens issued,
+   * machine-tokens.ts): written whatever the subscription rule and the plan's limits say now,
+   * since refusing the record would not take the usage back.
+   */
+  issued?: true;
 };
 
 /** Per event, in the submission's order: the event as recorded, and whether an earlier request recorded it. */
@@ -330,7 +336,7 @@ async function prepareLimits(
   active: Pending[],
   watched: (p: Pending) => Map<string, Counter>,
 ): Promise<LimitState | undefined> {
-  const metering = active.filter((p) => p.submission.channel === 'metering');
+  const metering = active.filter((p) => p.submission.channel === 'metering' && !p.submission.issued);
   if (metering.length === 0) {
     return undefined;
   }
@@ -416,15 +422,15 @@ async function write(
 
 /**
  * The gate: the subscription rule (modules/subscriptions: 402 while the subscription is inactive,
- * cancelled, expired or over a limit), once per organization of the batch, before any write.
- * Gives the submissions it admits and the subscriptions it read.
+ * cancelled, expired or over a limit), once per organization of the batch, before any write;
+ * usage already `issued` passes. Gives the submissions it admits and the subscriptions it read.
  */
 async function gate(
   tx: DbOrTx,
   active: Pending[],
   refused: Map<Pending, AppError>,
 ): Promise<{ admitted: Pending[]; subscriptions: Map<string, SubscriptionState> }> {
-  const tenants = [...new Set(active.map((p) => p.submission.tenantId))];
+  const tenants = [...new Set(active.filter((p) => !p.submission.issued).map((p) => p.submission.tenantId))];
   const subscriptions = new Map<string, SubscriptionState>();
   const blocked = await Promise.all(
     tenants.map((id) =>
@@ -447,7 +453,7 @@ async function gate(
       throw error;
     }
     for (const p of active) {
-      if (p.submission.tenantId === tenants[i]) {
+      if (p.submission.tenantId === tenants[i] && !p.submission.issued) {
         refused.set(p, refusalOf(error, p));
       }
     }
@@ -471,7 +477,7 @@ function claimWithinLimits(
 
   for (const p of admitted) {
     const { submission } = p;
-    const plan = submission.channel === 'metering' ? limitState?.limits.get(submission.tenantId) : undefined;
+    const plan = submission.channel === 'metering' && !submission.issued ? limitState?.limits.get(submission.tenantId) : undefined;
     const planLimits = plan?.limits;
     const mine: Slot[] = [];
     const newClaims: [string, Claim][] = [];
