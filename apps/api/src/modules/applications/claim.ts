@@ -20,7 +20,7 @@ import type { UserPrincipal } from '../access/principal.ts';
 import { assertSubscriptionAllows, claimSeat } from '../subscriptions/enforce.ts';
 import type { ApplicationCache } from './cache.ts';
 import { newSecretKey } from './keys.ts';
-import { slugify } from './service.ts';
+import { createdSummary, slugify } from './service.ts';
 
 /**
  * Claiming the keyless development application (docs/api.md "Claiming a keyless development application").
@@ -230,20 +230,7 @@ async function moveKeylessApplication(
     tenantId: organization.id,
     action: 'application.created',
     target: { type: 'application', id: application.id },
-    summary: {
-      name: application.name,
-      slug: application.slug,
-      publishableKey: application.publishableKey,
-      redirectUrls: application.redirectUrls,
-      allowedOrigins: application.allowedOrigins,
-      postLogoutRedirectUrls: application.postLogoutRedirectUrls,
-      backchannelLogoutUrl: application.backchannelLogoutUrl,
-      clientType: application.clientType,
-      signInAudience: application.signInAudience,
-      oauth: application.oauth,
-      claimedFromKeyless: true,
-      membersAdded,
-    },
+    summary: { ...(await createdSummary(application)), claimedFromKeyless: true, membersAdded },
   });
   return {
     application,

@@ -470,27 +470,36 @@ export async function createApplicationFor(
       tenantId: organization.id,
       action: 'application.created',
       target: { type: 'application', id: application.id },
-      summary: {
-        name: application.name,
-        slug: application.slug,
-        logoUrl: application.logoUrl,
-        publishableKey: application.publishableKey,
-        redirectUrls: application.redirectUrls,
-        allowedOrigins: application.allowedOrigins,
-        postLogoutRedirectUrls: application.postLogoutRedirectUrls,
-        backchannelLogoutUrl: application.backchannelLogoutUrl,
-        clientType: application.clientType,
-        signInAudience: application.signInAudience,
-        oauth: application.oauth,
-        // Named so the audit log's secret-name mask (which takes any field named like a token) keeps it.
-        authMethod: application.tokenEndpointAuthMethod,
-        jwks: await jwksSummary(application.jwks),
-        jwksUri: application.jwksUri,
-        permissions: application.machinePermissions,
-      },
+      summary: await createdSummary(application),
     });
     return { application: toApplication(application), secretKey: created.secretKey };
   });
+}
+
+/**
+ * What the `application.created` audit entry records of a new application (created here, or
+ * claimed from keyless mode: claim.ts adds how). Secrets never: the secret key's hash stays out,
+ * and a JWK Set is summarised.
+ */
+export async function createdSummary(application: ApplicationRow): Promise<Record<string, unknown>> {
+  return {
+    name: application.name,
+    slug: application.slug,
+    logoUrl: application.logoUrl,
+    publishableKey: application.publishableKey,
+    redirectUrls: application.redirectUrls,
+    allowedOrigins: application.allowedOrigins,
+    postLogoutRedirectUrls: application.postLogoutRedirectUrls,
+    backchannelLogoutUrl: application.backchannelLogoutUrl,
+    clientType: application.clientType,
+    signInAudience: application.signInAudience,
+    oauth: application.oauth,
+    // Named so the audit log's secret-name mask (which takes any field named like a token) keeps it.
+    authMethod: application.tokenEndpointAuthMethod,
+    jwks: await jwksSummary(application.jwks),
+    jwksUri: application.jwksUri,
+    permissions: application.machinePermissions,
+  };
 }
 
 /**
