@@ -237,7 +237,9 @@ describe('svc OpenID Provider: machine clients', () => {
     const m = await machine(['invoices.read']);
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);
     await database.sql`update subscriptions set status = 'inactive' where tenant_id = ${m.organization.id}`;
-    await expect.poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 }).toBe(402);
+    await expect
+      .poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 })
+      .toBe(402);
     // The token issued while it was active is counted even though the subscription refuses usage now.
     await expect
       .poll(async () => {
@@ -248,6 +250,8 @@ describe('svc OpenID Provider: machine clients', () => {
       })
       .toBeGreaterThanOrEqual(1);
     await database.sql`update subscriptions set status = 'active' where tenant_id = ${m.organization.id}`;
-    await expect.poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 }).toBe(200);
+    await expect
+      .poll(async () => (await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status, { timeout: 2000 })
+      .toBe(200);
   });
 });

@@ -39,7 +39,11 @@ describe('MachineTokenMeter', () => {
     const meter = new MachineTokenMeter({ submit, judge: async () => ({ limit: undefined }), changes: () => 0 });
     expect(await settledWithin(meter.record(token()))).toBe(true);
     expect(writes).toHaveLength(1);
-    expect(writes[0]?.submission).toMatchObject({ tenantId: 'ten_a', issued: true, events: [{ eventType: MACHINE_TOKEN_EVENT_TYPE, quantity: 1 }] });
+    expect(writes[0]?.submission).toMatchObject({
+      tenantId: 'ten_a',
+      issued: true,
+      events: [{ eventType: MACHINE_TOKEN_EVENT_TYPE, quantity: 1 }],
+    });
     const flushed = meter.flush();
     expect(await settledWithin(flushed)).toBe(false);
     writes[0]?.release();
