@@ -18,7 +18,8 @@ import { resolveEncryptionKey } from '@svc/api/encryption-key';
 import { loadConfig } from '@svc/api/env';
 import { createLogger } from '@svc/api/logging';
 import { ApplicationCache } from '@svc/api/modules/applications/cache';
-import { clientResource, OpenIdProvider } from '@svc/api/modules/oidc-provider/provider';
+import { clientResource } from '@svc/api/modules/oidc-provider/claims';
+import { OpenIdProvider } from '@svc/api/modules/oidc-provider/provider';
 import { createDatabase } from '@svc/db/client';
 import { createSecretBox } from '@svc/db/secret-box';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppServices } from '../context.ts';
-import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, OIDC_ROUTES } from '../modules/oidc-provider/provider.ts';
+import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, OIDC_ROUTES } from '../modules/oidc-provider/paths.ts';
 import { runBehindEdge } from './behind-edge.ts';
 import { type Edge, normalizePath } from './edge.ts';
 

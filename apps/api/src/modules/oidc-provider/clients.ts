@@ -44,7 +44,7 @@ export function isLoopbackOrigin(origin: string): boolean {
  *
  * A confidential application authenticates with its `sk_live_` secret key (client_secret_basic,
  * or client_secret_post as the request chooses): svc stores only the key's SHA-256, which is the
- * `client_secret` here, and the provider's compareClientSecret (provider.ts) hashes what the
+ * `client_secret` here, and the provider's compareClientSecret (internals.ts) hashes what the
  * client presents before comparing. Symmetric uses of the secret (HS* signatures,
  * client_secret_jwt, secret-derived encryption) are off in the provider, since they would take
  * the hash itself as the key. A public application presents no secret (PKCE alone).
@@ -62,7 +62,7 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
       client_id: application.id,
       client_name: application.name,
       // Native: oidc-provider then accepts a registered loopback redirect on any port; svc's own
-      // redirectUriAllowed (provider.ts) widens it to any loopback path for this client alone.
+      // redirectUriAllowed (internals.ts) widens it to any loopback path for this client alone.
       application_type: 'native',
       redirect_uris: ['http://localhost/callback', 'http://127.0.0.1/callback'],
       token_endpoint_auth_method: 'none',
@@ -110,7 +110,7 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
  * use is the provider's asymmetric list (never HS*, which would need a shared secret); svc stored
  * only keys those algorithms verify with (PRIVATE_KEY_JWT_ALGS). The organization it acts for and
  * the permissions it holds are read from the application itself when a token is issued
- * (provider.ts machineTokenClaims), not copied here.
+ * (claims.ts machineTokenClaims), not copied here.
  */
 function machineClientMetadataOf({ application }: ApplicationWithOrganization): AdapterPayload {
   const auth: AdapterPayload =
@@ -141,12 +141,12 @@ function machineClientMetadataOf({ application }: ApplicationWithOrganization): 
  * asymmetric ones (RS256 and PS256 for RSA keys, ES256 for P-256, ES384 for P-384, Ed25519 /
  * EdDSA for Ed25519). A machine client's JWK Set is checked against this list when it is saved,
  * so a key that names another `alg` is refused then rather than failing at the token endpoint.
- * The provider verifies client assertions with exactly these (provider.ts).
+ * The provider verifies client assertions with exactly these (configuration.ts).
  */
 export const PRIVATE_KEY_JWT_ALGS = ['RS256', 'PS256', 'ES256', 'ES384', 'Ed25519', 'EdDSA'] as const;
 
 /**
- * Client metadata svc adds to oidc-provider's (registered as extraClientMetadata in provider.ts):
+ * Client metadata svc adds to oidc-provider's (registered as extraClientMetadata in configuration.ts):
  * the browser origins allowed at the token, revocation and introspection endpoints (CORS), and
  * whether any loopback origin is (the keyless development application).
  */
@@ -155,7 +155,7 @@ export const CORS_METADATA = { origins: 'svc_allowed_origins', loopback: 'svc_lo
 /**
  * Client metadata svc adds for `signInAudience: members`: the id of the organization whose active
  * members alone may sign in to the application (absent for `anyone`). Registered beside
- * CORS_METADATA in provider.ts and checked when the grant is made.
+ * CORS_METADATA in configuration.ts and checked when the grant is made.
  */
 export const MEMBERS_OF_METADATA = 'svc_members_of';
 

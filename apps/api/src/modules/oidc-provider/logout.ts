@@ -2,12 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIdOf } from '@svc/contracts/ids';
 import type { DbOrTx } from '@svc/db/client';
+import { revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
+import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { KoaContextWithOIDC } from 'oidc-provider';
+import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import { MAX_RETURN_TO } from '../auth/return-to.ts';
 import { revokeSession } from '../session-store/service.ts';
 import type { SvcSessionOf } from './accounts.ts';
+import { oidcErrorPage } from './error-page.ts';
+import { COOKIE_NAMES, LONG_COOKIE } from './paths.ts';
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) at /oidc/session/end.
@@ -15,7 +20,7 @@ import type { SvcSessionOf } from './accounts.ts';
  * oidc-provider checks the request (id_token_hint signed by svc for the client, client_id
  * matching it, post_logout_redirect_uri registered, no repeated parameters) and keeps what it
  * asked in its session, with an xsrf secret. svc adds the checks below; with an id_token_hint of
- * the browser's current svc session it signs out at once (provider.ts), otherwise it renders the
+ * the browser's current svc session it signs out at once (renderLogout), otherwise it renders the
  * confirmation page (docs/oidc.md, "RP-initiated logout"); either way it ends the svc session and
  * the engine's before the browser goes back to the application:
  *
@@ -228,4 +233,99 @@ export async function continueLogout(
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.end(signedOutPage(client?.clientName));
   return true;
+}
+
+/**
+ * RP-initiated logout (features.rpInitiatedLogout.logoutSource): the error page when the request
+ * is one svc refuses (logout.ts); straight on, without a page, when its id_token_hint names the
+ * browser's current svc session (hintNamesSession); otherwise the confirmation page
+ * (docs/oidc.md, "RP-initiated logout").
+ */
+export async function renderLogout(deps: SvcLogoutDeps, ctx: KoaContextWithOIDC): Promise<void> {
+  ctx.type = 'html';
+  const problem = logoutRequestProblem(ctx);
+  if (problem) {
+    ctx.status = 400;
+    ctx.body = oidcErrorPage({ error: 'invalid_request', error_description: problem }, 'sign-out');
+    return;
+  }
+  const current = await deps.sessionOf(ctx.req);
+  if (current && (await hintNamesSession(ctx, current))) {
+    await logOutWithoutConfirmation(deps, ctx);
+    return;
+  }
+  const xsrf = (ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret;
+  // Either button's answer ends on the application's post_logout_redirect_uri (checked by
+  // oidc-provider against the client's registration), through the engine for Sign out.
+  const destination = ctx.oidc.params?.post_logout_redirect_uri;
+  if (typeof destination === 'string') {
+    allowFormRedirectTo(ctx.res, destination);
+  }
+  ctx.status = 200;
+  ctx.body = logoutPage({
+    action: ctx.oidc.urlFor('end_session_confirm'),
+    xsrf: typeof xsrf === 'string' ? xsrf : '',
+    appName: ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId,
+    signedInAs: current?.user.email,
+  });
+}
+
+/**
+ * Whether the end-session request's id_token_hint is an ID token svc issued to its client for
+ * the browser's current svc session: signed by svc (verified again here), its `sid` that
+ * session and its `sub` that person. OpenID Connect RP-Initiated Logout 1.0 section 2 lets the
+ * provider skip the question then. A hint of an earlier or another session, of another person,
+ * or one the browser does not hold the session of (no svc cookie) keeps the question.
+ */
+async function hintNamesSession(ctx: KoaContextWithOIDC, current: SessionWithUser): Promise<boolean> {
+  const hint = ctx.oidc.params?.id_token_hint;
+  const client = ctx.oidc.client;
+  if (typeof hint !== 'string' || !client) {
+    return false;
+  }
+  try {
+    const { payload } = (await ctx.oidc.provider.IdToken.validate(hint, client)) as { payload: Record<string, unknown> };
+    return payload.sid === current.session.id && payload.sub === current.user.id;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A confirmed full logout without the page: what oidc-provider's confirm endpoint does for
+ * logout=yes (every authorization's grant revoked with its tokens, its session destroyed and its
+ * cookie cleared), then svc's part (endSvcSession) and on to the engine.
+ */
+async function logOutWithoutConfirmation(deps: SvcLogoutDeps, ctx: KoaContextWithOIDC): Promise<void> {
+  const session = ctx.oidc.session;
+  const grantIds = Object.values(session?.authorizations ?? {})
+    .map((authorization) => authorization.grantId)
+    .filter((grantId): grantId is string => typeof grantId === 'string');
+  for (const grantId of grantIds) {
+    await revokeOidcPayloadsByGrantId(deps.db, grantId);
+  }
+  // Read before the session goes: where the application asked to land, and the sids of its sign-ins.
+  const destination = await endSvcSession(ctx, deps);
+  await session?.destroy();
+  ctx.cookies.set(COOKIE_NAMES.session, null, LONG_COOKIE);
+  ctx.status = 303;
+  ctx.redirect(destination);
+}
+
+/**
+ * Around oidc-provider's end-session routes. Without an account in its session, oidc-provider
+ * answers the end-session request with an auto-submitting form (an inline script svc's CSP
+ * blocks): svc's confirmation page instead, since the svc and engine sessions may still be
+ * there. After a confirmed full logout: svc's part (endSvcSession), then the engine's.
+ */
+export function logoutMiddleware(deps: SvcLogoutDeps) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    const route = ctx.oidc?.route;
+    if (route === 'end_session' && ctx.status === 200 && !ctx.oidc.session?.accountId) {
+      await renderLogout(deps, ctx);
+    } else if (route === 'end_session_confirm' && ctx.status === 303 && ctx.oidc.params?.logout) {
+      ctx.redirect(await endSvcSession(ctx, deps));
+    }
+  };
 }

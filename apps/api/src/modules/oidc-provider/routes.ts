@@ -7,7 +7,7 @@ import { sessionOf } from '../auth/current-session.ts';
 import { type ApplicationBrand, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
 import { selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
-import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './provider.ts';
+import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 import { userinfoOf } from './userinfo.ts';
 

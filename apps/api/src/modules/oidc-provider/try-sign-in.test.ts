@@ -255,7 +255,7 @@ describe('try sign-in: a real authorization of an application, shown on svc', ()
   it("the try secret is refused on svc's public token endpoint in every form; the real secret key still works", async () => {
     const clientId = confidential.application.id;
     // What a thief of the try secret would hold (it never leaves the server).
-    const trySecret = (server.services.oidc as unknown as { tryClientSecret: (id: string) => string }).tryClientSecret(clientId);
+    const trySecret = server.services.oidc.tryCodes.trySecretOf(clientId);
     expect(trySecret).toMatch(/^[\w-]{43}$/);
     // A code issued to the try callback, with a verifier of the thief's own (their own authorization request).
     const verifier = oidc.randomPKCECodeVerifier();

@@ -9,7 +9,7 @@ import { getApplication } from '../applications/service.ts';
 import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { escapeHtml, hostedPage, messagePage } from '../auth/pages.ts';
-import { OIDC_ROUTES, TRY_CALLBACK_PATH, TRY_SIGN_IN_PATH } from './provider.ts';
+import { OIDC_ROUTES, TRY_CALLBACK_PATH, TRY_SIGN_IN_PATH } from './paths.ts';
 import { userinfoOf } from './userinfo.ts';
 
 /** How long a try sign-in may take between the console's button and the callback. */
@@ -55,7 +55,7 @@ function random(): string {
  * - `GET /oidc/try/callback` redeems a code only for the browser that started the try: the cookie
  *   must open, be unexpired, carry the request's state and belong to the current svc session;
  *   otherwise the code is discarded unredeemed. The cookie is cleared in every case (one use).
- *   The code is redeemed at svc's own token endpoint (OpenIdProvider.redeemTryCode), the ID token
+ *   The code is redeemed at svc's own token endpoint (OpenIdProvider.tryCodes, try-code.ts), the ID token
  *   and access token are verified with svc's JWKS (and the ID token's nonce), and userinfo is
  *   asked the same way the userinfo endpoint answers.
  */
@@ -137,7 +137,7 @@ export function trySignInRouter(services: AppServices): Router {
       refuse(res, 400, 'No authorization code', 'The authorization endpoint sent neither a code nor an error.', applicationId);
       return;
     }
-    const redeemed = await services.oidc.redeemTryCode({
+    const redeemed = await services.oidc.tryCodes.redeem({
       clientId: applicationId,
       confidential: clientType === 'confidential',
       code,

@@ -4,7 +4,7 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import { SUPPORTED_FRAMEWORKS, type TAgentContextResponse, type TAgentEnvVar } from '@svc/contracts/agent-context';
 import { Router } from 'express';
 import type { AppServices } from '../../context.ts';
-import { DISCOVERY_PATH, OIDC_ROUTES } from '../oidc-provider/provider.ts';
+import { DISCOVERY_PATH, OIDC_ROUTES } from '../oidc-provider/paths.ts';
 import { FRAMEWORKS } from './frameworks.ts';
 import { block } from './markdown.ts';
 import { resolveFormat } from './service.ts';

@@ -1,0 +1,163 @@
+import { AppError } from '@svc/contracts/errors';
+import type { Db, Sql } from '@svc/db/client';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { ApplicationCache } from '../applications/cache.ts';
+import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
+import { organizationOfGrant, standingOf } from './accounts.ts';
+import { errors } from './library.ts';
+import type { TokenResources } from './resources.ts';
+
+/** What the claims of svc's tokens are read from. */
+export type ClaimDeps = {
+  db: Db;
+  sql: Sql;
+  applications: ApplicationCache;
+  resources: TokenResources;
+  /** OpenIdProviderOptions.meterMachineToken. */
+  meterMachineToken?:
+    | ((input: { organizationId: string; clientId: string; tokenId: string; resource: string }) => Promise<void>)
+    | undefined;
+};
+
+type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1];
+
+/**
+ * The claims svc adds to an access token (RFC 9068 JWT) when it is issued (docs/oidc.md,
+ * docs/authorization.md): always `sid` (the svc session) and `grant_id` (its grant: userinfo
+ * and introspection refuse the token once the grant is revoked, as after a replayed code).
+ * With an organization chosen at sign-in (scope `organization`): `org_id`, `org_slug`,
+ * `org_role` and `permissions`, the person's product permissions as they are now; for one of
+ * the product's APIs (`resource`), only the permissions on that API, and only those the client
+ * asked for when it asked for any. Never svc's control-plane permissions.
+ */
+export async function tokenClaims(
+  deps: ClaimDeps,
+  ctx: KoaContextWithOIDC,
+  token: IssuedToken,
+): Promise<Record<string, unknown> | undefined> {
+  if (token.kind === 'ClientCredentials') {
+    return machineTokenClaims(deps, ctx, token);
+  }
+  if (token.kind !== 'AccessToken' || !token.accountId) {
+    return undefined;
+  }
+  const sid = token.sid;
+  const base = { sid, grant_id: token.grantId };
+  const api = isApiResourceToken(token) ? await deps.resources.byIdentifier(token.resourceServer.identifier()) : null;
+  const scopes = (token.scope ?? '').split(' ');
+  if (!api && !scopes.includes('organization')) {
+    return base;
+  }
+  const grant = ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
+  const standing = await standingOf(deps.db, deps.sql, {
+    sessionId: sid,
+    userId: token.accountId,
+    organization: organizationOfGrant(grant),
+  });
+  const organization = standing?.organization;
+  // An API's token carries only the API's scopes; whether `entitlements` was asked for is the grant's.
+  const oidcScopes = api ? (grant?.getOIDCScope() ?? '').split(' ') : scopes;
+  const entitlements = organization && oidcScopes.includes('entitlements') ? await entitlementsClaim(deps, organization.org_id) : undefined;
+  if (!api) {
+    return { ...base, ...organization, ...entitlements };
+  }
+  if (!organization) {
+    return { ...base, permissions: [] };
+  }
+  const onApi = new Set(api.permissions);
+  const asked = scopes.filter((s) => onApi.has(s));
+  const wanted = asked.length > 0 ? new Set(asked) : onApi;
+  return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)), ...entitlements };
+}
+
+/**
+ * Scope `entitlements`: the organization's plan key, subscription status and the features it
+ * may use now (none while the subscription is inactive, cancelled or expired), as they are when
+ * the token is issued, so an API gates a feature without a second call. Nothing for a workspace
+ * without a subscription.
+ */
+export async function entitlementsClaim(deps: ClaimDeps, organizationId: string): Promise<{ entitlements: Entitlements } | undefined> {
+  const entitlements = await entitlementsOf(deps.db, organizationId);
+  return entitlements ? { entitlements } : undefined;
+}
+
+/**
+ * A machine client's token (client credentials, docs/authorization.md): for one of the product's
+ * APIs only, acting for the client's organization (`org_id`), with the permissions granted to
+ * the client on that API (those it named in `scope`, when it named any); `sub` is the client.
+ * A client holding nothing there is refused (invalid_target), and so is one naming another
+ * organization. Each token is a usage event of the organization (usage/machine-tokens.ts: the
+ * plan meters it and a blocked subscription refuses it with 402).
+ */
+async function machineTokenClaims(deps: ClaimDeps, ctx: KoaContextWithOIDC, token: IssuedToken): Promise<Record<string, unknown>> {
+  const found = await deps.applications.byId(token.clientId ?? '');
+  const application = found?.application;
+  if (!found || application?.clientType !== 'machine' || application.status !== 'active') {
+    throw new errors.UnauthorizedClient('only a machine client gets tokens by the client credentials grant');
+  }
+  // The token endpoint takes no `organization` parameter; one sent anyway is read from the body
+  // oidc-provider parsed, so that naming another organization is refused rather than ignored.
+  const named = (ctx.oidc.body as Record<string, unknown> | undefined)?.organization;
+  if (named !== undefined && named !== found.organization.slug && named !== found.organization.id) {
+    throw new errors.InvalidRequest('a machine client acts for its own organization only');
+  }
+  const api = isApiResourceToken(token) ? await deps.resources.byIdentifier(token.resourceServer.identifier()) : null;
+  if (!api) {
+    throw new errors.InvalidTarget('a machine client names the API it calls: resource=<API identifier>');
+  }
+  const onApi = new Set(api.permissions);
+  const held = application.machinePermissions.filter((p) => onApi.has(p));
+  if (held.length === 0) {
+    throw new errors.InvalidTarget('this machine client holds no permission on that API');
+  }
+  const asked = new Set((token.scope ?? '').split(' ').filter((s) => onApi.has(s)));
+  const permissions = asked.size > 0 ? held.filter((p) => asked.has(p)) : held;
+  if (permissions.length === 0) {
+    throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', [...asked].join(' '));
+  }
+  if (deps.meterMachineToken) {
+    try {
+      await deps.meterMachineToken({
+        organizationId: found.organization.id,
+        clientId: application.id,
+        tokenId: token.jti ?? '',
+        resource: api.identifier,
+      });
+    } catch (error) {
+      if (error instanceof AppError && error.status === 402) {
+        throw new SubscriptionRefusal(error);
+      }
+      throw error;
+    }
+  }
+  const requested = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope.split(' ') : [];
+  const entitlements = requested.includes('entitlements') ? await entitlementsClaim(deps, found.organization.id) : undefined;
+  return { org_id: found.organization.id, org_slug: found.organization.slug, permissions, ...entitlements };
+}
+
+const CLIENT_RESOURCE_PREFIX = 'urn:svc:client:';
+
+/** The resource indicator that stands for "this client's own API" (the token's audience is the client id). */
+export function clientResource(clientId: string): string {
+  return `${CLIENT_RESOURCE_PREFIX}${clientId}`;
+}
+
+/** Whether a token is for one of the product's API resources, not for the client itself. */
+export function isApiResourceToken(token: { resourceServer?: { identifier(): string } | undefined }): token is {
+  resourceServer: { identifier(): string };
+} {
+  const identifier = token.resourceServer?.identifier();
+  return typeof identifier === 'string' && !identifier.startsWith(CLIENT_RESOURCE_PREFIX);
+}
+
+/**
+ * A machine client's token refused by its organization's subscription: HTTP 402 with the
+ * subscription rule's code (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth
+ * `error`, and its message as `error_description`.
+ */
+class SubscriptionRefusal extends errors.OIDCProviderError {
+  constructor(refusal: AppError) {
+    super(402, refusal.code);
+    this.error_description = refusal.message;
+  }
+}

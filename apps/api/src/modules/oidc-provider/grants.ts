@@ -1,0 +1,157 @@
+import type { IncomingMessage } from 'node:http';
+import type { Db } from '@svc/db/client';
+import { recordApplicationSignIn } from '@svc/db/queries/session-applications';
+import type { SessionWithUser } from '@svc/db/queries/sessions';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { requestIdOf } from '../../http/errors.ts';
+import { recordAudit, requestMetaOf } from '../access/audit.ts';
+import type { ApplicationCache } from '../applications/cache.ts';
+import { type GrantOrganization, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
+import { membersOnlyOrganization } from './clients.ts';
+import { errors, interactionPolicy } from './library.ts';
+
+/**
+ * Who signs in and for which organization: the interaction policy that ties the provider's session
+ * to the svc session, and the Grant every authorization gets (docs/oidc.md).
+ */
+
+/** What a grant is decided and recorded with. */
+export type GrantDeps = {
+  db: Db;
+  applications: ApplicationCache;
+  sessionOf: SvcSessionOf;
+  clientIp: (req: IncomingMessage) => string;
+};
+
+/**
+ * oidc-provider's default policy plus one login check: the provider's own session must be the
+ * svc session of the browser (same user, same sign-in). No svc session, another user or a newer
+ * sign-in: the login prompt, so the interaction hands off to the engine, and `prompt=none`
+ * answers login_required.
+ */
+export function svcInteractionPolicy(sessionOf: SvcSessionOf) {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login');
+  if (!login) {
+    throw new Error('oidc-provider has no login prompt');
+  }
+  login.checks.add(
+    new interactionPolicy.Check('svc_session', 'End-User authentication is required', 'login_required', async (ctx) => {
+      const current = await sessionOf(ctx.req);
+      const session = ctx.oidc.session;
+      if (!current || !session || current.user.id !== session.accountId || epochSeconds(current.session.createdAt) !== session.loginTs) {
+        return interactionPolicy.Check.REQUEST_PROMPT;
+      }
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+    0,
+  );
+  // oidc-provider asks native clients on loopback redirects for consent every time (another
+  // program on the machine could sit on the port). The only native client is the keyless
+  // development application, first-party like every application: no consent screen.
+  policy.get('consent')?.checks.remove('native_client_prompt');
+  return policy;
+}
+
+/**
+ * Applications are first-party: no consent screen. Every authorization gets a Grant of exactly
+ * the scopes it asked for, bound to the svc session (sid = the svc session id) and, with scope
+ * `organization`, to the organization it speaks for: the one `organization=<slug>` names (an
+ * active membership, else access_denied), the person's only one, or the one picked on the hosted
+ * page. Undefined while a person in several organizations has not picked yet: the consent
+ * prompt then sends them to the interaction.
+ */
+export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
+  const { oidc } = ctx;
+  const client = oidc.client;
+  const accountId = oidc.session?.accountId;
+  const current = await deps.sessionOf(ctx.req);
+  if (!client || !accountId || !current || current.user.id !== accountId) {
+    return undefined;
+  }
+  // signInAudience `members`: only an active member of the application's organization.
+  const membersOf = membersOnlyOrganization(client.metadata());
+  if (membersOf !== undefined && !current.memberships.some((m) => m.organization.id === membersOf)) {
+    throw new errors.AccessDenied('this application admits only members of its organization');
+  }
+  oidc.session?.sidFor(client.clientId, current.session.id);
+  const scopes = [...oidc.requestParamScopes];
+  let organization: GrantOrganization | undefined;
+  if (scopes.includes('organization')) {
+    const selectable = selectableOrganizations(current);
+    const named = oidc.params?.organization;
+    const picked = (oidc.result as { organization?: unknown } | undefined)?.organization;
+    if (typeof named === 'string') {
+      organization = selectable.find((o) => o.slug === named);
+      if (!organization) {
+        throw new errors.AccessDenied('the person is not an active member of the organization the request names');
+      }
+    } else if (typeof picked === 'string') {
+      organization = selectable.find((o) => o.id === picked);
+      if (!organization) {
+        throw new errors.AccessDenied('the person is not an active member of the organization picked');
+      }
+    } else if (selectable.length === 0) {
+      throw new errors.AccessDenied('the person is not an active member of any organization');
+    } else if (selectable.length === 1) {
+      organization = selectable[0];
+    } else {
+      return undefined;
+    }
+  }
+  const grant = new oidc.provider.Grant({ accountId, clientId: client.clientId });
+  grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
+  for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {})) {
+    grant.addResourceScope(indicator, scopes.filter((s) => server.scopes.has(s)).join(' '));
+  }
+  Object.assign(grant, { organization });
+  await grant.save();
+  await recordSignIn(deps, ctx, current, client.clientId, organization);
+  return grant;
+}
+
+/**
+ * Records the application sign-in of the svc session (session_applications, one upsert). The
+ * first sign-in of the session to the application (or the first since it ended) is audited as
+ * `session.created` in the organization the grant speaks for, else the application's, which
+ * announces it to that organization's webhook endpoints in the same transaction.
+ */
+async function recordSignIn(
+  deps: GrantDeps,
+  ctx: KoaContextWithOIDC,
+  current: SessionWithUser,
+  applicationId: string,
+  organization: GrantOrganization | undefined,
+): Promise<void> {
+  const found = await deps.applications.byId(applicationId);
+  if (!found) {
+    return;
+  }
+  const { application } = found;
+  await deps.db.transaction(async (tx) => {
+    const { started } = await recordApplicationSignIn(tx, {
+      sessionId: current.session.id,
+      applicationId,
+      organizationId: organization?.id ?? null,
+      at: new Date(),
+    });
+    if (!started) {
+      return;
+    }
+    await recordAudit(tx, { kind: 'user', ...current }, requestMetaOf(ctx.req, deps.clientIp, requestIdOf(ctx.req)), {
+      tenantId: organization?.id ?? application.tenantId,
+      action: 'session.created',
+      target: { type: 'session', id: current.session.id },
+      summary: {
+        userId: current.user.id,
+        email: current.user.email,
+        application: { id: application.id, name: application.name, organizationId: application.tenantId },
+      },
+    });
+  });
+}
+
+/** Seconds since the epoch, as oidc-provider keeps times. */
+function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
