@@ -23,6 +23,7 @@
  * OpenID Provider token endpoint: BENCH_ONLY=oidc-tokens (bench/oidc-tokens.ts; BENCH_OIDC_TOKENS, default 1000).
  * The product's authorization: BENCH_ONLY=client-credentials,token-size (bench/client-credentials.ts; BENCH_CC_CONNECTIONS, default 16).
  * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
+ * Resource servers: BENCH_ONLY=resource-server (bench/resource-server.ts).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
@@ -46,6 +47,7 @@ import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
+import { RESOURCE_SERVER_SCENARIOS, runResourceServerBenches } from './resource-server.ts';
 import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
@@ -1258,6 +1260,9 @@ async function main(): Promise<number> {
   const permissionCheck = PERMISSION_CHECK_SCENARIOS.some(wanted)
     ? await runPermissionCheckBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP, connections: CONNECTIONS }, wanted)
     : { verdicts: [], results: {} };
+  const resourceServer = RESOURCE_SERVER_SCENARIOS.some(wanted)
+    ? await runResourceServerBenches(scenarioContext, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1289,6 +1294,7 @@ async function main(): Promise<number> {
     ...eventsFeed.verdicts,
     ...pool.verdicts,
     ...permissionCheck.verdicts,
+    ...resourceServer.verdicts,
   );
   log('summary');
   for (const v of results) {
@@ -1344,6 +1350,7 @@ async function main(): Promise<number> {
         oidcTokens: oidcTokens.results,
         clientCredentials: clientCredentials.results,
         pool: pool.results,
+        ...resourceServer.results,
         verdicts: results,
       },
       null,
