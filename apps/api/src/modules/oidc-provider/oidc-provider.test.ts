@@ -89,6 +89,17 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     expect(await jwks.text()).toBe(server.services.oidc.jwks.json);
   });
 
+  it("each document has one owner: another method gets svc's 405, never the library's own handler", async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/oidc/jwks']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const res = await fetch(`${server.url}${path}`, { method });
+        expect([path, method, res.status, res.headers.get('allow')]).toEqual([path, method, 405, 'GET, HEAD']);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+      }
+      expect((await fetch(`${server.url}${path}`, { method: 'HEAD' })).status).toBe(200);
+    }
+  });
+
   it('a forged Host or X-Forwarded-Host never reaches the metadata or the redirects', async () => {
     const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
     const doc = await fetch(`${server.url}/.well-known/openid-configuration`, { headers: forged }).then((r) => r.text());

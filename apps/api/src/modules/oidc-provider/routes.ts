@@ -2,12 +2,13 @@ import express, { type Request, type Response, Router } from 'express';
 import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
+import { sendError } from '../../http/errors.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { type ApplicationBrand, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
 import { selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
-import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
+import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 import { userinfoOf } from './userinfo.ts';
 
@@ -236,8 +237,16 @@ export function oidcProviderRouter(services: AppServices): Router {
     next();
   });
 
+  // One owner per path: discovery, its RFC 8414 twin and the JWKS are svc's documents
+  // (http/provider-documents.ts answers GET and HEAD) and userinfo is svc's route above, so the
+  // library's own handlers of those paths are never reached; any other method is refused here.
+  router.all([DISCOVERY_PATH, AUTHORIZATION_SERVER_METADATA_PATH, OIDC_ROUTES.jwks], (req, res) => {
+    res.set('Allow', 'GET, HEAD');
+    sendError(req, res, 'method_not_allowed', 'this document is read with GET');
+  });
+
   router.use((req, res, next) => {
-    if (req.path === DISCOVERY_PATH || req.path.startsWith(`${OIDC_PREFIX}/`)) {
+    if (req.path.startsWith(`${OIDC_PREFIX}/`)) {
       services.oidc.handle(req, res);
       return;
     }
