@@ -169,3 +169,18 @@ export async function hasMembership(db: DbOrTx, opts: { tenantId: string; userId
     .limit(1);
   return rows.length > 0;
 }
+
+/** How many of the organization's domains give `roleKey` by auto-join (a role in use there cannot be deleted). */
+export async function countAutoJoinDomainsWithRole(db: DbOrTx, opts: { tenantId: string; roleKey: string }): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(organizationDomains)
+    .where(
+      and(
+        eq(organizationDomains.tenantId, opts.tenantId),
+        eq(organizationDomains.policy, 'auto_join'),
+        eq(organizationDomains.autoJoinRoleKey, opts.roleKey),
+      ),
+    );
+  return row?.n ?? 0;
+}

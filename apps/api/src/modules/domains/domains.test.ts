@@ -476,6 +476,21 @@ describe('auto-join at sign-in', () => {
     expect(await membershipOf(org.id, underSso.user.id)).toBeUndefined();
   });
 
+  it('the auto-join role cannot be deleted while a domain gives it (409 role_in_use); after the policy changes it can', async () => {
+    const { org, admin, domain } = await autoJoining('support');
+    const [role] = await server.services.db
+      .select()
+      .from(roles)
+      .where(and(eq(roles.tenantId, org.id), eq(roles.key, 'support')));
+    const refused = await call('DELETE', `/v1/roles/${role?.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'role_in_use' });
+    expect(refused.json.error.message).toContain('auto-join role of 1 domain');
+    await call('PATCH', `/v1/domains/${domain.id}`, { cookie: admin.cookie, body: { policy: 'none' } });
+    const deleted = await call('DELETE', `/v1/roles/${role?.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(deleted.status, deleted.text).toBe(200);
+  });
+
   it('stops once the domain is unverified', async () => {
     const { org, admin, domain } = await autoJoining('org_member');
     const before = await signIn(`gina@${domain.domain}`);
