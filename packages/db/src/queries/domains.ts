@@ -1,5 +1,6 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
+import { type ExportSection, exportField } from '../export-section.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
 import { organizationDomains } from '../schema/domains.ts';
 import { memberships } from '../schema/identity.ts';
@@ -184,3 +185,25 @@ export async function countAutoJoinDomainsWithRole(db: DbOrTx, opts: { tenantId:
     );
   return row?.n ?? 0;
 }
+
+/** In an export (queries/exports.ts): the organization's email domains; not the verification tokens. */
+export const domainsExportSection: ExportSection = {
+  key: 'domains',
+  resource: 'domain',
+  shape: 'many',
+  source: 'snapshot',
+  from: 'organization_domains t',
+  tenantColumn: 't.tenant_id',
+  orderBy: 't.created_at, t.id',
+  fields: [
+    exportField.text('id', 't.id'),
+    exportField.text('domain', 't.domain'),
+    exportField.time('verifiedAt', 't.verified_at'),
+    exportField.time('lastCheckedAt', 't.last_checked_at'),
+    exportField.text('lastCheckError', 't.last_check_error'),
+    exportField.text('policy', 't.policy'),
+    exportField.text('autoJoinRoleKey', 't.auto_join_role_key'),
+    exportField.time('createdAt', 't.created_at'),
+    exportField.time('updatedAt', 't.updated_at'),
+  ],
+};
