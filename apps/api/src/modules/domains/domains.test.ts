@@ -262,6 +262,23 @@ describe('POST /v1/domains/{id}/verify', () => {
     expect(now.json.status).toBe('verified');
   });
 
+  it('two organizations verifying one domain at the same moment: exactly one wins, the other gets 409', async () => {
+    const name = fresh('race');
+    const a = await adminOf();
+    const b = await adminOf();
+    const ofA = await addDomain(a.admin.cookie, a.org.slug, name);
+    const ofB = await addDomain(b.admin.cookie, b.org.slug, name);
+    dns.records.set(ofA.json.verification.name, [ofA.json.verification.value, ofB.json.verification.value]);
+    const answers = await Promise.all([
+      call('POST', `/v1/domains/${ofA.json.id}/verify`, { cookie: a.admin.cookie }),
+      call('POST', `/v1/domains/${ofB.json.id}/verify`, { cookie: b.admin.cookie }),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(answers.find((r) => r.status === 409)?.json.error.code).toBe('domain_verified_elsewhere');
+    const verified = await server.services.db.select().from(organizationDomains).where(eq(organizationDomains.domain, name));
+    expect(verified.filter((r) => r.verifiedAt !== null)).toHaveLength(1);
+  });
+
   it('the database holds one verified row per name whatever the service does (partial unique index)', async () => {
     const db = server.services.db;
     const name = fresh();
@@ -379,6 +396,17 @@ describe('PATCH /v1/domains/{id}: the policy', () => {
     const [event] = await eventsOf(org.id, 'domain.updated');
     expect(event?.data).toMatchObject({ policy: 'auto_join', autoJoinRoleKey: 'org_member', previous: { policy: 'none' } });
 
+    // The platform workspace's members are the engine's group: no auto-join there.
+    const platform = await seedSignedIn(db, { platformAdmin: true });
+    const platformDomain = await addDomain(platform.cookie, 'platform', fresh('staff'));
+    expect(platformDomain.status, platformDomain.text).toBe(201);
+    const managed = await call('PATCH', `/v1/domains/${platformDomain.json.id}`, {
+      cookie: platform.cookie,
+      body: { policy: 'auto_join', autoJoinRoleKey: 'org_member' },
+    });
+    expect(managed.status, managed.text).toBe(409);
+    expect(managed.json.error.code).toBe('platform_workspace_managed');
+
     const sso = await call('PATCH', `/v1/domains/${domain.id}`, { cookie: admin.cookie, body: { policy: 'require_sso' } });
     expect(sso.json).toMatchObject({ policy: 'require_sso', autoJoinRoleKey: null });
     const roleWithSso = await call('PATCH', `/v1/domains/${domain.id}`, {
@@ -489,6 +517,22 @@ describe('auto-join at sign-in', () => {
     await call('PATCH', `/v1/domains/${domain.id}`, { cookie: admin.cookie, body: { policy: 'none' } });
     const deleted = await call('DELETE', `/v1/roles/${role?.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
     expect(deleted.status, deleted.text).toBe(200);
+  });
+
+  it('an organization with no seat free skips the join; the sign-in itself goes on', async () => {
+    const { org, domain } = await autoJoining('org_member');
+    await server.services.sql`update subscriptions set seats = 1 where tenant_id = ${org.id}`;
+    const outcome = await signIn(`hank@${domain.domain}`);
+    expect(outcome.user.id).toMatch(/^usr_/);
+    expect(await membershipOf(org.id, outcome.user.id)).toBeUndefined();
+    expect(outcome.workspace.id).not.toBe(org.id);
+    await server.services.sql`update subscriptions set seats = 10 where tenant_id = ${org.id}`;
+    await signInFromEngine(
+      server.services.db,
+      { subject: `auto-join-${subject}`, email: `hank@${domain.domain}`, emailVerified: true, name: 'Hank', groups: [] },
+      { platformAdminGroup: 'platform-admins' },
+    );
+    expect((await membershipOf(org.id, outcome.user.id))?.status).toBe('active');
   });
 
   it('stops once the domain is unverified', async () => {
