@@ -615,8 +615,12 @@ describe('domains:recheck (daily)', () => {
     expect(await eventsOf(lost.org.id, 'domain.unverified')).toHaveLength(1);
   });
 
-  it('is in the crontab, daily', async () => {
+  it('is in the crontab: once a day, every day (packages/jobs tests that the crontab parses)', async () => {
     const { CRONTAB } = await import('@svc/jobs/runner');
-    expect(CRONTAB).toMatch(/^\d+ \d+ \* \* \* domains:recheck /m);
+    const line = CRONTAB.split('\n').find((l) => l.includes(' domains:recheck'));
+    const [min, hour, date, month, dow] = line?.split(/\s+/) ?? [];
+    expect([date, month, dow]).toEqual(['*', '*', '*']);
+    expect(min).toMatch(/^\d{1,2}$/);
+    expect(hour).toMatch(/^\d{1,2}$/);
   });
 });
