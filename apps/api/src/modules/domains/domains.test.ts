@@ -519,6 +519,35 @@ describe('auto-join at sign-in', () => {
     expect(deleted.status, deleted.text).toBe(200);
   });
 
+  it('Unicode, punycode, case and trailing-dot spellings of a verified domain are one domain: to add elsewhere, and at sign-in', async () => {
+    const { db, org, admin } = await adminOf();
+    const unicode = `bücher-${++seq}.test`;
+    const ascii = new URL(`http://${unicode}`).hostname;
+    const created = await addDomain(admin.cookie, org.slug, unicode.toUpperCase());
+    expect(created.json.domain).toBe(ascii);
+    publish(created.json);
+    expect((await call('POST', `/v1/domains/${created.json.id}/verify`, { cookie: admin.cookie })).json.status).toBe('verified');
+    await call('PATCH', `/v1/domains/${created.json.id}`, {
+      cookie: admin.cookie,
+      body: { policy: 'auto_join', autoJoinRoleKey: 'org_member' },
+    });
+
+    const other = await adminOf();
+    for (const spelling of [ascii, unicode, `${unicode.toUpperCase()}.`, `${ascii}.`]) {
+      const res = await addDomain(other.admin.cookie, other.org.slug, spelling);
+      expect(res.status, spelling).toBe(409);
+      expect(res.json.error.code).toBe('domain_verified_elsewhere');
+    }
+    for (const email of [`ivy@${unicode.toUpperCase()}`, `jack@${ascii}`]) {
+      const outcome = await signIn(email);
+      const [row] = await db
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.tenantId, org.id), eq(memberships.userId, outcome.user.id)));
+      expect(row?.status, email).toBe('active');
+    }
+  });
+
   it('an organization with no seat free skips the join; the sign-in itself goes on', async () => {
     const { org, domain } = await autoJoining('org_member');
     await server.services.sql`update subscriptions set seats = 1 where tenant_id = ${org.id}`;
