@@ -1,4 +1,5 @@
 import { newId } from '@svc/contracts/ids';
+import { addJob } from '@svc/db/jobs';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { organizationDomains } from '@svc/db/schema/domains';
 import { memberships } from '@svc/db/schema/identity';
@@ -642,6 +643,38 @@ describe('domains:recheck (daily)', () => {
     // A re-run (at-least-once) records nothing twice.
     await recheckDomains({}, jobContext(dns.address));
     expect(await eventsOf(lost.org.id, 'domain.unverified')).toHaveLength(1);
+  });
+
+  it("runs in svc's own worker, asking DNS_RESOLVER: a record only that server has keeps its domain verified, a gone one unverifies", async () => {
+    const kept = await verifiedDomain();
+    const lost = await verifiedDomain();
+    dns.records.delete(lost.domain.verification.name);
+    const withWorker = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { WORKER_ENABLED: 'true', DNS_RESOLVER: dns.address, DNS_TIMEOUT_MS: '300' },
+    });
+    try {
+      await addJob(withWorker.services.db, 'domains:recheck', {});
+      const deadline = Date.now() + 20_000;
+      const checkedBefore = new Date(kept.domain.lastCheckedAt).getTime();
+      // Until the task has been through both: the kept one checked again, the lost one unverified.
+      while (Date.now() < deadline) {
+        const [keptNow] = await rowsOf(kept.org.id);
+        const [lostNow] = await rowsOf(lost.org.id);
+        if ((keptNow?.lastCheckedAt?.getTime() ?? 0) > checkedBefore && lostNow?.verifiedAt === null) {
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const [keptRow] = await rowsOf(kept.org.id);
+      expect(keptRow?.lastCheckError).toBeNull();
+      expect(keptRow?.verifiedAt).not.toBeNull();
+      expect(keptRow?.lastCheckedAt?.getTime()).toBeGreaterThan(checkedBefore);
+      expect((await rowsOf(lost.org.id))[0]).toMatchObject({ verifiedAt: null, lastCheckError: 'record_not_found' });
+      expect(await eventsOf(lost.org.id, 'domain.unverified')).toHaveLength(1);
+    } finally {
+      await withWorker.close();
+    }
   });
 
   it('is in the crontab: once a day, every day (packages/jobs tests that the crontab parses)', async () => {
