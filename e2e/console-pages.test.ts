@@ -225,7 +225,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
    * lengths: the tenant admin's organization (renamed) and a second one, two applications, API
    * keys (one revoked), two webhook endpoints (one receiver down) and their deliveries, the
    * product's catalog (two APIs, the built-in rows' permissions, a product role), a custom role
-   * with permissions of both catalogs, a user added by email, invitations (pending, revoked, accepted), usage events of two
+   * with permissions of both catalogs, two email domains (one auto-joining), a user added by email, invitations (pending, revoked, accepted), usage events of two
    * types (1,200 against 3) sent with a tenant API key, billing connected and mapped, two exports.
    * The platform admin joins both organizations (so the organization picker shows for them too),
    * puts the first on a plan with usage limits and acts in it.
@@ -312,6 +312,13 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       name: 'Billing analyst',
       permissions: ['billing.read', 'usage.read', 'subscription.read', 'exports.create', 'audit.read'],
       productPermissions: ['orders.read', 'reports.export'],
+    });
+    // Email domains (pending: this server asks no DNS of the test's), one auto-joining as the custom role.
+    const domain = await must(tenant, 201, 'POST', '/v1/domains', { organization_slug: slug, domain: 'Northwind-Traders.example' });
+    await must(tenant, 200, 'PATCH', `/v1/domains/${domain.id}`, { policy: 'auto_join', autoJoinRoleKey: 'billing_analyst' });
+    await must(tenant, 201, 'POST', '/v1/domains', {
+      organization_slug: slug,
+      domain: 'identity.eu-central-1.northwind-logistics.example',
     });
     await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,

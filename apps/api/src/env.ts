@@ -106,6 +106,19 @@ const ZEnv = z.object({
   SVC_ENCRYPTION_KEY: z.string().min(1).optional(),
   /** Allow webhook URLs on loopback and private networks (local development and tests only). */
   WEBHOOK_ALLOW_PRIVATE: bool(false),
+  /**
+   * The DNS resolver domain verification asks (docs/enterprise.md "Domains"): an IP address with
+   * an optional port (`127.0.0.1:5353`, `[::1]:53`); unset, the system's resolvers.
+   */
+  DNS_RESOLVER: z
+    .string()
+    .regex(
+      /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/,
+      'DNS_RESOLVER is an IP address with an optional port, e.g. 127.0.0.1:5353',
+    )
+    .optional(),
+  /** How long one domain verification lookup may take before it counts as a timeout. */
+  DNS_TIMEOUT_MS: int(5_000, 100),
   /** How long a receiver has to answer a delivery. */
   WEBHOOK_TIMEOUT_MS: int(10_000, 100),
   /** Delays before each attempt, comma-separated (ms, or with s, m, h); the first is the first attempt's. */
@@ -232,6 +245,8 @@ export type Config = {
    */
   encryptionKey: Buffer | null;
   webhooks: WebhookSettings;
+  /** DNS_RESOLVER (null: the system's) and DNS_TIMEOUT_MS: domain verification's lookups. */
+  dns: { resolver: string | null; timeoutMs: number };
   /**
    * EVENTS_RETENTION_DAYS (ms): the events feed's window. Events older than this are not served
    * and a cursor pointing before it answers 410 cursor_expired (nothing prunes events yet).
@@ -377,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScheduleMs: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
       secretGraceMs: Math.round(e.WEBHOOK_SECRET_GRACE_HOURS * 3_600_000),
     },
+    dns: { resolver: e.DNS_RESOLVER ?? null, timeoutMs: e.DNS_TIMEOUT_MS },
     eventsRetentionMs: e.EVENTS_RETENTION_DAYS * 86_400_000,
     email: emailSettings(e),
     billing: billingSettings(e),

@@ -154,6 +154,7 @@ async function startOn(
       webhooks: config.webhooks,
       email: config.email,
       billing: { settings: config.billing },
+      dns: config.dns,
       oidc: { issuer: engine.config.publicUrl },
     });
     started.push(() => running.stop());

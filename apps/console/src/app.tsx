@@ -64,6 +64,7 @@ const router = createBrowserRouter(
             { path: 'audit-log', element: page(async () => (await import('./pages/audit-log/audit-log-page.tsx')).AuditLogPage) },
             { path: 'exports', element: page(async () => (await import('./pages/exports/exports-page.tsx')).ExportsPage) },
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
+            { path: 'settings/domains', element: page(async () => (await import('./pages/domains/domains-page.tsx')).DomainsPage) },
             {
               path: 'organizations',
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),

@@ -116,6 +116,14 @@ export const ERROR_CODES = {
   client_type_mismatch: { status: 400, trpc: 'BAD_REQUEST' },
   /** Applications: a machine client's JWK Set is not one svc can verify private_key_jwt with (public asymmetric keys only). */
   jwks_invalid: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Domains: not a domain name (an IP address, one label, a bad label, spaces, a URL, longer than 253 characters). */
+  domain_invalid: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Domains: a public suffix (co.uk, github.io, ...), which no organization can own. */
+  domain_public_suffix: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Domains: the organization already has this domain (in any spelling: case, trailing dot, Unicode or punycode). */
+  domain_already_added: { status: 409, trpc: 'CONFLICT' },
+  /** Domains: another organization has verified this domain; a domain is verified by at most one organization. */
+  domain_verified_elsewhere: { status: 409, trpc: 'CONFLICT' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

@@ -39,6 +39,11 @@ export const EVENT_TYPES = [
   'tenant.deleted',
   'subscription.updated',
   'export.completed',
+  'domain.created',
+  'domain.updated',
+  'domain.verified',
+  'domain.unverified',
+  'domain.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -86,6 +91,11 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'tenant.deleted': 'tenant.read',
   'subscription.updated': 'subscription.read',
   'export.completed': 'exports.create',
+  'domain.created': 'domains.read',
+  'domain.updated': 'domains.read',
+  'domain.verified': 'domains.read',
+  'domain.unverified': 'domains.read',
+  'domain.deleted': 'domains.read',
 };
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

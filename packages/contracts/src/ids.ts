@@ -27,6 +27,8 @@ export const ID_PREFIXES = {
   apiPermission: 'prm',
   /** Roles the platform defines for every organization. */
   productRole: 'prl',
+  /** An organization's email domains (docs/enterprise.md). */
+  domain: 'dom',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

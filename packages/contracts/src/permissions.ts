@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'audit.read',
   'applications.read',
   'applications.manage',
+  'domains.read',
+  'domains.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -67,6 +69,8 @@ const descriptions: Record<Permission, string> = {
   'audit.read': 'Read the audit log',
   'applications.read': 'List applications',
   'applications.manage': 'Create and update applications, rotate their secrets',
+  'domains.read': "List the organization's email domains and their verification records",
+  'domains.manage': 'Add, verify and delete email domains and choose what each does at sign-in',
 };
 
 /**
@@ -86,6 +90,8 @@ export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permissio
   'webhooks.manage',
   'email.read',
   'email.process',
+  // A domain's auto_join policy makes members: an admin's decision, like an invitation.
+  'domains.manage',
 ]);
 
 export function isAdminOnlyPermission(permission: Permission): boolean {

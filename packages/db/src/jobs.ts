@@ -77,6 +77,11 @@ export const ZTaskPayloads = {
     hour: z.iso.datetime({ offset: true }).optional(),
     _cron: z.object({ ts: z.string().optional() }).partial().optional(),
   }),
+  /**
+   * Daily: checks every verified domain's TXT record again; one whose record is gone becomes
+   * pending (domain.unverified). The rows hold the state: nothing to carry.
+   */
+  'domains:recheck': z.object({}),
   /** Builds one export snapshot (the export row holds the state: a re-run after completion does nothing). */
   'exports:build': z.object({
     exportId: z.string().regex(/^exp_[0-9A-Za-z]{20}$/),

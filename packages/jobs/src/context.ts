@@ -1,6 +1,7 @@
 import type { Db } from '@svc/db/client';
 import type { SecretBox } from '@svc/db/secret-box';
 import type { BillingSyncSettings } from './billing/sync.ts';
+import type { DnsSettings } from './domains/dns-check.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { JobLogger } from './logger.ts';
 import type { WebhookSender } from './webhooks/sender.ts';
@@ -40,6 +41,8 @@ export type JobContext = {
   billing: BillingSyncSettings;
   /** svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for it. */
   oidc?: { issuer: string };
+  /** The resolver domain verification asks (domains:recheck); absent, the system's (DEFAULT_DNS_SETTINGS). */
+  dns?: DnsSettings;
   /**
    * Aborted when a graceful stop begins: a task that loops over batches claims no new work and
    * finishes what it holds. (Graphile's own `helpers.abortSignal` fires only once the stop has

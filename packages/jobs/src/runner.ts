@@ -9,10 +9,12 @@ import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } f
 import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
 import type { JobContext, WebhookDeliverySettings } from './context.ts';
+import type { DnsSettings } from './domains/dns-check.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { JobLogger } from './logger.ts';
 import { sendBackchannelLogout } from './oidc/backchannel-logout.ts';
 import { syncBilling } from './tasks/billing-sync.ts';
+import { recheckDomains } from './tasks/domains-recheck.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { buildExport } from './tasks/exports-build.ts';
 import { pruneOidc } from './tasks/prune-oidc.ts';
@@ -38,6 +40,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'exports:build': buildExport,
   'oidc:backchannel_logout': sendBackchannelLogout,
   'usage:summarize': summarizeUsage,
+  'domains:recheck': recheckDomains,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
@@ -51,6 +54,8 @@ export const CRONTAB = [
   `* * * * * billing:sync ?max=1&jobKey=${BILLING_SYNC_JOB_KEY}`,
   // The usage.summary events of the hour before (a worker down at the time catches up on return).
   '5 * * * * usage:summarize ?max=5&fill=1d',
+  // Verified domains whose TXT record is gone become pending again (docs/enterprise.md "Domains").
+  '17 3 * * * domains:recheck ?max=1',
 ].join('\n');
 
 export type StartWorkerOptions = {
@@ -68,6 +73,8 @@ export type StartWorkerOptions = {
   billing?: BillingSyncSettings;
   /** PUBLIC_URL, the OpenID Provider's issuer; absent, back-channel logout jobs wait for a worker that has it. */
   oidc?: { issuer: string };
+  /** DNS_RESOLVER and DNS_TIMEOUT_MS; absent, the system's resolvers (DEFAULT_DNS_SETTINGS). */
+  dns?: DnsSettings;
 };
 
 export type WorkerHandle = {
@@ -247,6 +254,7 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     email: opts.email,
     billing: opts.billing ?? { settings: { stripe: null, razorpay: null, paddle: null } },
     ...(opts.oidc ? { oidc: opts.oidc } : {}),
+    ...(opts.dns ? { dns: opts.dns } : {}),
     stopping: stopping.signal,
   };
   const taskList: TaskList = {};

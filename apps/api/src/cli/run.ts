@@ -586,6 +586,7 @@ export async function run(command: string, rest: string[]): Promise<void> {
         webhooks: config.webhooks,
         email: config.email,
         billing: { settings: config.billing },
+        dns: config.dns,
         oidc: { issuer: config.publicUrl },
       });
       // METRICS_PORT: the worker's own metrics (its webhook deliveries, the job queue); a worker

@@ -255,6 +255,7 @@ const TAGS: readonly { name: string; description: string }[] = [
   { name: 'applications', description: 'Applications that sign people in through svc: keys, redirect URLs, status' },
   { name: 'api-keys', description: 'Tenant API keys, scoped by permission; each secret is shown once' },
   { name: 'audit-logs', description: "An organization's audit log" },
+  { name: 'domains', description: "An organization's email domains: DNS TXT verification and what each does at sign-in" },
   { name: 'events', description: "An organization's event feed, read after a cursor" },
   { name: 'webhooks', description: 'Webhook endpoints, their signing secrets, deliveries and replays' },
   { name: 'email', description: 'Invitation email deliveries' },

@@ -5,6 +5,7 @@ import { authorizationRouter } from '../modules/authorization/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { billingRouter } from '../modules/billing/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { domainsRouter } from '../modules/domains/router.ts';
 import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
 import { exportsRouter } from '../modules/exports/router.ts';
 import { invitationsRouter } from '../modules/invitations/router.ts';
@@ -30,6 +31,7 @@ export const appRouter = router({
   me: meRouter,
   tenants: tenantsRouter,
   roles: rolesRouter,
+  domains: domainsRouter,
   authorization: authorizationRouter,
   invitations: invitationsRouter,
   auditLogs: auditLogsRouter,

@@ -21,6 +21,8 @@ export const NAV_ITEMS = [
   { id: 'audit-log', label: 'Audit log', path: '/audit-log' },
   { id: 'exports', label: 'Exports', path: '/exports' },
   { id: 'settings', label: 'Settings', path: '/settings' },
+  // Organization settings -> Domains (docs/enterprise.md "Domains").
+  { id: 'domains', label: 'Domains', path: '/settings/domains' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
   // The product's catalog (docs/authorization.md): platform admins change it; whoever holds

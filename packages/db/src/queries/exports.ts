@@ -7,6 +7,7 @@ import { apiKeysExportSection } from './api-keys.ts';
 import { applicationsExportSection } from './applications.ts';
 import { auditLogsExportSection } from './audit-logs.ts';
 import { billingMappingsExportSection, billingProvidersExportSection, billingSyncLogsExportSection } from './billing.ts';
+import { domainsExportSection } from './domains.ts';
 import { emailDeliveriesExportSection } from './email-deliveries.ts';
 import { invitationsExportSection } from './invitations.ts';
 import { sessionsExportSection } from './org-sessions.ts';
@@ -36,6 +37,7 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   apiKeysExportSection,
   applicationsExportSection,
   webhookEndpointsExportSection,
+  domainsExportSection,
   billingProvidersExportSection,
   billingMappingsExportSection,
   emailDeliveriesExportSection,

@@ -137,6 +137,13 @@ async function seedEverything(name = 'Everything Inc'): Promise<Seeded> {
     endpointRow?.secretCiphertext as string,
     endpointRow?.previousSecretCiphertext as string,
   );
+  const domain = await call('POST', '/v1/domains', {
+    cookie: admin.cookie,
+    body: { organization_slug: org.slug, domain: 'Everything.example' },
+  });
+  expect(domain.status, domain.text).toBe(201);
+  // The verification token is not a credential, but the export leaves it out all the same.
+  secrets.push(String(domain.body.verification.value).split('=')[1] as string);
   const delivery = await seedWebhookDelivery(db, { tenantId: org.id, endpointId, status: 'failed', attempts: 2 });
   expect(delivery.id).toMatch(/^whd_/);
 
@@ -347,6 +354,7 @@ describe('exports', () => {
       eventTypes: ['export.completed', 'user.created'],
       enabled: true,
     });
+    expect(doc.domains).toEqual([expect.objectContaining({ domain: 'everything.example', verifiedAt: null, policy: 'none' })]);
     expect(doc.invitations[0]).toMatchObject({ email: 'new@example.com', status: 'pending', roleKey: 'org_member' });
     expect(doc.emailDeliveries[0]).toMatchObject({ status: 'retrying', attemptCount: 1, metadata: { roleKey: 'org_member' } });
     expect(Object.keys(doc.emailDeliveries[0].metadata).sort()).toEqual(['invitationId', 'roleKey']);

@@ -17,6 +17,7 @@ import { adoptPreProvisionedUsers, lockEmail } from '@svc/db/queries/users';
 import type { RequestMeta } from '../access/audit.ts';
 import { revokeKeysOfCreator } from '../api-keys/service.ts';
 import { slugify } from '../applications/service.ts';
+import { autoJoinByEmailDomain } from '../domains/service.ts';
 import { endSessions } from '../session-store/end.ts';
 
 /** What svc takes from a verified ID token (jose checked signature, iss, aud, exp and nonce). */
@@ -119,6 +120,14 @@ export async function signInFromEngine(
         now,
       );
     }
+    // An organization that verified the email's domain with the auto_join policy takes the person
+    // in (docs/enterprise.md "Domains"); a first sign-in then lands there, not in a new workspace.
+    await autoJoinByEmailDomain(tx, {
+      userId: user.id,
+      email,
+      emailVerified: identity.emailVerified,
+      request: opts.request ?? ENGINE_SIGN_IN,
+    });
     const existing = (await membershipsOfUser(tx, user.id)).find((m) => m.organization.kind === 'tenant');
     if (existing) {
       return { user, workspace: existing.organization, isPlatformAdmin };

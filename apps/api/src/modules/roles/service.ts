@@ -13,6 +13,7 @@ import {
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findProductRoleByKey, listBuiltinProductRoles, lockRoleKey } from '@svc/db/queries/authorization';
+import { countAutoJoinDomainsWithRole } from '@svc/db/queries/domains';
 import { countPendingInvitationsWithRole } from '@svc/db/queries/invitations';
 import {
   countMembershipsWithRole,
@@ -284,6 +285,14 @@ export async function deleteRole(
             ? 'give them another role'
             : 'revoke them';
       throw new AppError('role_in_use', `the role ${role.key} is held by ${holders}: ${remedy} before deleting it`);
+    }
+    // A domain's auto-join would otherwise hand out a role that no longer exists (docs/enterprise.md "Domains").
+    const domains = await countAutoJoinDomainsWithRole(tx, { tenantId, roleKey: role.key });
+    if (domains > 0) {
+      throw new AppError(
+        'role_in_use',
+        `the role ${role.key} is the auto-join role of ${counted(domains, 'domain', 'domains')}: change their policy before deleting it`,
+      );
     }
     const row = await deleteRoleRow(tx, { tenantId, id: role.id });
     if (!row) {

@@ -199,8 +199,26 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       'tenant update',
     );
 
+    const domain = await expectEvents(['domain.created'], () =>
+      call('POST', '/v1/domains', { cookie: admin.cookie, body: { organization_slug: org.slug, domain: 'events.example.net' } }),
+    );
+    expectOk(domain, 'domain create');
+    expectOk(
+      await expectEvents(['domain.updated'], () =>
+        call('PATCH', `/v1/domains/${domain.json.id}`, { cookie: admin.cookie, body: { policy: 'require_sso' } }),
+      ),
+      'domain update',
+    );
+    expectOk(
+      await expectEvents(['domain.deleted'], () => call('DELETE', `/v1/domains/${domain.json.id}`, { cookie: admin.cookie })),
+      'domain delete',
+    );
+
     expect([...seen].sort()).toEqual(
       [
+        'domain.created',
+        'domain.updated',
+        'domain.deleted',
         'invitation.created',
         'invitation.revoked',
         'invitation.accepted',

@@ -1,0 +1,77 @@
+import {
+  ZCreateDomainRequest,
+  ZDeletedDomain,
+  ZDomain,
+  ZDomainPage,
+  ZDomainRef,
+  ZListDomainsRequest,
+  ZUpdateDomainRequest,
+} from '@svc/contracts/domains';
+import { router } from '../../trpc/init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
+import { createDomain, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
+
+const tags = ['domains'];
+
+/**
+ * An organization's email domains (docs/enterprise.md "Domains"). Reads need domains.read,
+ * changes domains.manage (an org admin's: auto-join makes members). Tenant API keys with the
+ * scope may call every route.
+ */
+export const domainsRouter = router({
+  list: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/domains', tags, summary: "List an organization's email domains" } })
+    .input(ZListDomainsRequest)
+    .output(ZDomainPage)
+    .query(({ ctx, input }) => listDomains(ctx.services.db, ctx.principal, input)),
+  create: controlProcedure
+    .meta({
+      errors: ['domain_invalid', 'domain_public_suffix', 'domain_already_added', 'domain_verified_elsewhere'],
+      openapi: {
+        method: 'POST',
+        path: '/domains',
+        tags,
+        summary: 'Add an email domain (pending); the answer names the DNS TXT record that verifies it',
+      },
+      successStatus: 201,
+    })
+    .input(ZCreateDomainRequest)
+    .output(ZDomain)
+    .mutation(({ ctx, input }) => createDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+  get: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/domains/{id}', tags, summary: 'Read an email domain and its verification record' } })
+    .input(ZDomainRef)
+    .output(ZDomain)
+    .query(({ ctx, input }) => getDomain(ctx.services.db, ctx.principal, input)),
+  update: controlProcedure
+    .meta({
+      errors: ['unknown_role', 'platform_workspace_managed'],
+      openapi: {
+        method: 'PATCH',
+        path: '/domains/{id}',
+        tags,
+        summary: "Choose what a domain's people get at sign-in: none, auto_join with a role, or require_sso",
+      },
+    })
+    .input(ZUpdateDomainRequest)
+    .output(ZDomain)
+    .mutation(({ ctx, input }) => updateDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+  delete: controlProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/domains/{id}', tags, summary: 'Remove an email domain from the organization' } })
+    .input(ZDomainRef)
+    .output(ZDeletedDomain)
+    .mutation(({ ctx, input }) => deleteDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+  verify: controlProcedureWithQuerySlug
+    .meta({
+      errors: ['domain_verified_elsewhere'],
+      openapi: {
+        method: 'POST',
+        path: '/domains/{id}/verify',
+        tags,
+        summary: "Look up the domain's TXT record now: verified when found, else pending with the reason",
+      },
+    })
+    .input(ZDomainRef)
+    .output(ZDomain)
+    .mutation(({ ctx, input }) => verifyDomain(ctx.services.db, ctx.services.config.dns, ctx.principal, ctx.request, input)),
+});

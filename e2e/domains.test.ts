@@ -1,0 +1,123 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../apps/api/src/modules/domains/dns-server.fixtures.ts';
+import { createTestDatabase } from '../test/support/db.ts';
+import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
+import { chooseOption } from './support/select.ts';
+import { type E2EServer, startServer } from './support/server.ts';
+import { DEMO_USER, signInAt } from './support/sign-in.ts';
+
+/**
+ * Organization settings -> Domains end to end (docs/enterprise.md "Domains"): `svc serve` asks a
+ * DNS server of the test's own. The demo user (an org admin of their workspace) adds a domain,
+ * copies the TXT record the page shows, "publishes" it, verifies, chooses auto-join with a role,
+ * and deletes the domain after confirming.
+ */
+describeInChromium('e2e: console domains', () => {
+  let databaseUrl: string;
+  let dns: TestDnsServer;
+  let server: E2EServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    dns = await startDnsServer();
+    databaseUrl = await createTestDatabase();
+    server = await startServer({ databaseUrl, env: { DNS_RESOLVER: dns.address, DNS_TIMEOUT_MS: '1000' } });
+    browser = await launchChromium();
+    context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(15_000);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    page = await context.newPage();
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.stack ?? error.message);
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.stop();
+    await dns?.close();
+  });
+
+  async function domainRow(domain: string) {
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ verified_at: Date | null; policy: string; auto_join_role_key: string | null }[]>`
+        select verified_at, policy, auto_join_role_key from organization_domains where domain = ${domain}`;
+      return row;
+    } finally {
+      await sql.end();
+    }
+  }
+
+  it('add, copy the TXT record, verify, choose auto-join with a role, delete with confirmation', async () => {
+    await signInAt(page, server.url, '/auth/console/settings/domains', DEMO_USER);
+    await page.getByTestId('page-domains').waitFor({ state: 'visible' });
+    await page.getByTestId('domains-empty').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('nav-domains').getAttribute('aria-current')).toBe('page');
+
+    // Bad input: the API's message in the dialog, nothing added.
+    await page.getByTestId('domains-add-open').click();
+    const dialog = page.getByTestId('domains-add');
+    await dialog.waitFor({ state: 'visible' });
+    await dialog.getByTestId('domains-add-domain').fill('co.uk');
+    await dialog.getByRole('button', { name: 'Add domain' }).click();
+    await dialog.getByText('public suffix').waitFor({ state: 'visible' });
+
+    await dialog.getByTestId('domains-add-domain').fill(' Acme-E2E.Example. ');
+    await dialog.getByRole('button', { name: 'Add domain' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const panel = page.locator('[data-testid="domain"][data-domain="acme-e2e.example"]');
+    await panel.waitFor({ state: 'visible' });
+    expect(await panel.getAttribute('data-status')).toBe('pending');
+    const name = (await panel.getByTestId('domain-record-name').textContent()) ?? '';
+    const value = (await panel.getByTestId('domain-record-value').textContent()) ?? '';
+    expect(name).toBe('_svc-verification.acme-e2e.example');
+    expect(value).toMatch(/^svc-domain-verification=[0-9A-Za-z]{32}$/);
+
+    // The copy button puts the exact value on the clipboard, as the admin pastes it at their DNS host.
+    await panel.getByTestId('domain-record-value-copy').click();
+    await page.waitForFunction(async (v) => (await navigator.clipboard.readText()) === v, value);
+
+    // Verify before the record exists: still pending, and the page says why.
+    await panel.getByTestId('domain-verify').click();
+    await panel.getByTestId('domain-check-error').waitFor({ state: 'visible' });
+    expect(await panel.getByTestId('domain-check-error').textContent()).toContain('not found');
+    expect(await panel.getAttribute('data-status')).toBe('pending');
+
+    dns.records.set(name, [value]);
+    await panel.getByTestId('domain-verify').click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="domain"][data-domain="acme-e2e.example"]')?.getAttribute('data-status') === 'verified',
+    );
+    expect(await panel.getByTestId('domain-status').textContent()).toBe('verified');
+    expect((await domainRow('acme-e2e.example'))?.verified_at).not.toBeNull();
+
+    // Policy: auto-join as a member.
+    await chooseOption(page, 'domain-policy-select', 'auto_join');
+    await chooseOption(page, 'domain-role-select', 'org_member');
+    await panel.getByTestId('domain-policy-save').click();
+    await page.getByText('Policy of acme-e2e.example saved').waitFor({ state: 'visible' });
+    expect(await domainRow('acme-e2e.example')).toMatchObject({ policy: 'auto_join', auto_join_role_key: 'org_member' });
+    await saveScreenshot(page, 'domains-verified');
+
+    // Delete: the dialog names the domain and wants it typed.
+    await panel.getByTestId('domain-delete').click();
+    const confirm = page.getByTestId('domain-delete-dialog');
+    await confirm.waitFor({ state: 'visible' });
+    expect(await confirm.getByTestId('domain-delete-dialog-confirm').isDisabled()).toBe(true);
+    await confirm.getByTestId('domain-delete-dialog-input').fill('acme-e2e.example');
+    await confirm.getByTestId('domain-delete-dialog-confirm').click();
+    await panel.waitFor({ state: 'detached' });
+    await page.getByTestId('domains-empty').waitFor({ state: 'visible' });
+    expect(await domainRow('acme-e2e.example')).toBeUndefined();
+
+    expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
+    pageErrors = [];
+  });
+});
