@@ -231,13 +231,28 @@ export async function runClientCredentialsBenches(
     // Both sides are asked for all 100 permissions, so both tokens carry the same scope.
     const body = new URLSearchParams({ grant_type: 'client_credentials', resource: API, scope: PERMISSIONS.join(' ') }).toString();
     const authorization = basic(seeded.machine.clientId, seeded.machine.secretKey);
-    const sides = ['bare oidc-provider', 'svc'] as const;
-    const rounds: Record<(typeof sides)[number], Measurement[]> = { 'bare oidc-provider': [], svc: [] };
+    // `svc` is the default: the plan does not limit machine tokens, so each is issued at once and
+    // counted right after (usage/machine-tokens.ts). `svc, limited` runs the same grants under a
+    // plan that limits machine_token.issued, where each token waits for its count under the
+    // limit's lock; reported beside the target, which is measured on the default.
+    const sides = ['bare oidc-provider', 'svc', 'svc, limited'] as const;
+    const rounds: Record<(typeof sides)[number], Measurement[]> = { 'bare oidc-provider': [], svc: [], 'svc, limited': [] };
+    const limitMachineTokens = async (limited: boolean) => {
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        await sql`
+          update subscription_plans set usage_limits = ${JSON.stringify(limited ? { 'machine_token.issued': 1_000_000_000 } : {})}::text::jsonb
+          where id = (select plan_id from subscriptions s join organizations o on o.id = s.tenant_id where o.slug = 'bench')`;
+      } finally {
+        await sql.end();
+      }
+    };
     ctx.log(`measuring: POST /oidc/token client_credentials + resource, ${seconds} s per run, ${connections} connections`);
     for (let round = 1; round <= ctx.rounds; round++) {
       for (const side of sides) {
+        await limitMachineTokens(side === 'svc, limited');
         const target =
-          side === 'svc'
+          side !== 'bare oidc-provider'
             ? await startSvc()
             : await startServerChild(ctx, {
                 kind: 'other',
@@ -258,7 +273,7 @@ export async function runClientCredentialsBenches(
           const m = await measure(target.url, authorization, body, seconds, connections);
           rounds[side].push(m);
           ctx.log(
-            `  client-credentials   round ${round} ${side.padEnd(18)} ${fmt(m.rps, 0).padStart(6)} grants/s  ` +
+            `  client-credentials   round ${round} ${side.padEnd(20)} ${fmt(m.rps, 0).padStart(6)} grants/s  ` +
               `p50 ${fmt(m.p50, 1).padStart(6)} ms  p99 ${fmt(m.p99, 1).padStart(6)} ms` +
               (m.failed > 0 ? `  (${m.failed} failed)` : ''),
           );
@@ -278,6 +293,11 @@ export async function runClientCredentialsBenches(
       throw new Error('client-credentials: some grants failed (smoke)');
     }
     const ratio = svc.rps / bare.rps;
+    const limited = best('svc, limited');
+    ctx.log(
+      `  client-credentials   with a plan that limits machine tokens: ${fmt(limited.rps, 0)} grants/s = ${fmt(limited.rps / bare.rps, 2)}x, ` +
+        `p99 ${fmt(limited.p99, 1)} ms (reported, no target)`,
+    );
     verdicts.push({
       name: `client-credentials: svc grants/s >= ${CLIENT_CREDENTIALS_TARGETS.clientCredentialsMin}x bare oidc-provider`,
       pass: !failed && ratio >= CLIENT_CREDENTIALS_TARGETS.clientCredentialsMin,
@@ -285,7 +305,7 @@ export async function runClientCredentialsBenches(
         `${fmt(svc.rps, 0)} vs ${fmt(bare.rps, 0)} grants/s = ${fmt(ratio, 2)}x, p99 ${fmt(svc.p99, 1)} vs ${fmt(bare.p99, 1)} ms` +
         (failed ? ' [some grants failed: figures invalid]' : ''),
     });
-    results.clientCredentials = { svc, bare, ratio, rounds };
+    results.clientCredentials = { svc, bare, ratio, limited: { ...limited, ratio: limited.rps / bare.rps }, rounds };
   }
   return { verdicts, results };
 }

@@ -7,9 +7,13 @@ import { type Edge, normalizePath } from './edge.ts';
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /**
- * svc's OpenID Provider metadata and keys (prebuilt JSON in memory), answered before Express sees
- * the request. The edge (request id, log, headers, CORS, rate limit) is the same code the Express
- * app and the /v1 adapter run.
+ * svc's OpenID Provider routes that need nothing of Express, taken before Express sees the
+ * request: the metadata and keys (prebuilt JSON in memory), and the back-channel endpoints
+ * applications' servers post to (token, revocation, introspection), handed straight to
+ * oidc-provider rather than walked through every router of the Express app. The edge (request
+ * id, log, headers, CORS, rate limit) is the same code the Express app and the /v1 adapter run.
+ * Everything else under /oidc (the browser's pages, userinfo, preflights) goes through Express
+ * (modules/oidc-provider/routes.ts).
  *
  * Returns a function that takes the request (true) or leaves it to the others (false).
  */
@@ -33,14 +37,26 @@ export function createProviderDocuments(services: AppServices, edge: Edge): (req
     });
   }
 
+  const handOver: Handler = async (req, res) => {
+    services.oidc.handle(req, res);
+  };
+  const posted = new Set<string>([OIDC_ROUTES.token, OIDC_ROUTES.revocation, OIDC_ROUTES.introspection]);
+
   return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
+    if (req.method === 'POST') {
+      if (!posted.has(normalizePath(rawPath))) {
+        return false;
+      }
+      runBehindEdge(services, edge, req, res, rawPath, () => handOver(req, res));
+      return true;
+    }
     // HEAD runs the GET handler; Node sends the headers and drops the body for HEAD requests.
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return false;
     }
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const rawPath = q === -1 ? url : url.slice(0, q);
     const handler = routes.get(normalizePath(rawPath));
     if (!handler) {
       return false;

@@ -1,5 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import type { Db, Sql } from '@svc/db/client';
+import type { TokenResource } from '@svc/db/queries/token-resources';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
@@ -64,7 +65,7 @@ export async function tokenClaims(
   if (!organization) {
     return { ...base, permissions: [] };
   }
-  const onApi = new Set(api.permissions);
+  const onApi = permissionSetOf(api);
   const asked = scopes.filter((s) => onApi.has(s));
   const wanted = asked.length > 0 ? new Set(asked) : onApi;
   return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)), ...entitlements };
@@ -105,15 +106,24 @@ async function machineTokenClaims(deps: ClaimDeps, ctx: KoaContextWithOIDC, toke
   if (!api) {
     throw new errors.InvalidTarget('a machine client names the API it calls: resource=<API identifier>');
   }
-  const onApi = new Set(api.permissions);
-  const held = application.machinePermissions.filter((p) => onApi.has(p));
+  const onApi = permissionSetOf(api);
+  const grant = machineGrantOf(application, api, onApi);
+  const { held } = grant;
   if (held.length === 0) {
     throw new errors.InvalidTarget('this machine client holds no permission on that API');
   }
-  const asked = new Set((token.scope ?? '').split(' ').filter((s) => onApi.has(s)));
-  const permissions = asked.size > 0 ? held.filter((p) => asked.has(p)) : held;
+  const scope = token.scope ?? '';
+  let permissions = grant.byScope.get(scope);
+  if (!permissions) {
+    const asked = new Set(scope.split(' ').filter((s) => onApi.has(s)));
+    permissions = asked.size > 0 ? held.filter((p) => asked.has(p)) : held;
+    if (grant.byScope.size < 64) {
+      grant.byScope.set(scope, permissions);
+    }
+  }
   if (permissions.length === 0) {
-    throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', [...asked].join(' '));
+    const asked = scope.split(' ').filter((s) => onApi.has(s));
+    throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', asked.join(' '));
   }
   if (deps.meterMachineToken) {
     try {
@@ -133,6 +143,68 @@ async function machineTokenClaims(deps: ClaimDeps, ctx: KoaContextWithOIDC, toke
   const requested = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope.split(' ') : [];
   const entitlements = requested.includes('entitlements') ? await entitlementsClaim(deps, found.organization.id) : undefined;
   return { org_id: found.organization.id, org_slug: found.organization.slug, permissions, ...entitlements };
+}
+
+/*
+ * What a token request derives from an API resource and an application is kept on those objects
+ * (WeakMaps): the caches hand out the same object until the catalog or the application changes
+ * (resources.ts, applications/cache.ts), and then the derived answers go with it. A machine
+ * client asking for the same token again pays for no set or list.
+ */
+const permissionSets = new WeakMap<TokenResource, ReadonlySet<string>>();
+const scopeStrings = new WeakMap<TokenResource, string>();
+type MachineGrant = { held: readonly string[]; byScope: Map<string, readonly string[]> };
+const machineGrants = new WeakMap<object, WeakMap<TokenResource, MachineGrant>>();
+
+/** The API's permissions as a set. */
+export function permissionSetOf(api: TokenResource): ReadonlySet<string> {
+  let set = permissionSets.get(api);
+  if (!set) {
+    set = new Set(api.permissions);
+    permissionSets.set(api, set);
+  }
+  return set;
+}
+
+/** The API's permissions as a token's `scope`: everything it may carry there. */
+export function scopeOf(api: TokenResource): string {
+  let scope = scopeStrings.get(api);
+  if (scope === undefined) {
+    scope = api.permissions.join(' ');
+    scopeStrings.set(api, scope);
+  }
+  return scope;
+}
+
+const joinedScopes = new WeakMap<readonly string[], string>();
+
+/** Permissions as a token's `scope` string (the same list, kept by machineGrantOf, is joined once). */
+export function scopeOfPermissions(permissions: readonly string[]): string {
+  let scope = joinedScopes.get(permissions);
+  if (scope === undefined) {
+    scope = permissions.join(' ');
+    joinedScopes.set(permissions, scope);
+  }
+  return scope;
+}
+
+/** The permissions the machine client holds on the API, and its answers by requested scope. */
+function machineGrantOf(
+  application: { machinePermissions: readonly string[] },
+  api: TokenResource,
+  onApi: ReadonlySet<string>,
+): MachineGrant {
+  let byApi = machineGrants.get(application);
+  if (!byApi) {
+    byApi = new WeakMap();
+    machineGrants.set(application, byApi);
+  }
+  let grant = byApi.get(api);
+  if (!grant) {
+    grant = { held: application.machinePermissions.filter((p) => onApi.has(p)), byScope: new Map() };
+    byApi.set(api, grant);
+  }
+  return grant;
 }
 
 const CLIENT_RESOURCE_PREFIX = 'urn:svc:client:';

@@ -3,7 +3,7 @@ import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { consoleApplicationPath } from '../applications/console-link.ts';
 import { accountFinder, OIDC_SCOPES } from './accounts.ts';
 import { createAdapterFactory } from './adapter.ts';
-import { type ClaimDeps, clientResource, isApiResourceToken, tokenClaims } from './claims.ts';
+import { type ClaimDeps, clientResource, isApiResourceToken, scopeOf, scopeOfPermissions, tokenClaims } from './claims.ts';
 import { type applicationClients, CORS_METADATA, corsAllowed, MEMBERS_OF_METADATA, PRIVATE_KEY_JWT_ALGS } from './clients.ts';
 import { oidcErrorPage, type RegisterHint, type UnregisteredUrl } from './error-page.ts';
 import { type GrantDeps, grantFor, svcInteractionPolicy } from './grants.ts';
@@ -142,7 +142,7 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
             accessTokenFormat: 'jwt',
             accessTokenTTL: OIDC_TTL.AccessToken,
             // Its permissions are its scopes: a client may ask for fewer (scope=invoices.read).
-            scope: resource.permissions.join(' '),
+            scope: scopeOf(resource),
           };
         },
       },
@@ -177,7 +177,7 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
         jwt: (_ctx, token, jwt) => {
           const permissions = jwt.payload.permissions;
           if (isApiResourceToken(token) && Array.isArray(permissions)) {
-            jwt.payload.scope = permissions.length > 0 ? permissions.join(' ') : undefined;
+            jwt.payload.scope = permissions.length > 0 ? scopeOfPermissions(permissions) : undefined;
             delete jwt.payload.permissions;
           }
         },

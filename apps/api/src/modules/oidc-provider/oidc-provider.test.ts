@@ -430,6 +430,11 @@ describe('svc OpenID Provider: discovery, keys and the authorization endpoint', 
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    // Taken before Express (http/provider-documents.ts), the token endpoints still run the edge:
+    // the request id, svc's security headers, and the rate limit of the public class.
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('ratelimit-policy')).toMatch(/^"public"/);
   });
 
   it('once its requests have finished, the provider leaves promise hooks off for the API routes (request-context.ts)', async () => {
