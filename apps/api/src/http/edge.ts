@@ -63,8 +63,12 @@ const API_PREFIXES = ['/v1/', '/trpc/'];
  * redirects, never a page.
  */
 export const REST_BASE = '/v1';
-/** Never limited: load balancers probe it. */
-const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
+/**
+ * Never limited: load balancers and Kubernetes probe them from one address, several times a
+ * second per process, and a probe refused with 429 would take a healthy process out of rotation
+ * (docs/operations.md "Probes").
+ */
+const RATE_LIMIT_EXEMPT = new Set(['/healthz', '/readyz']);
 
 /**
  * The path as routing sees it: Express and the OpenAPI adapter match case-insensitively and
