@@ -453,6 +453,14 @@ describe('svc command line', () => {
       expectOneLineError(none.stderr);
     });
 
+    it('serve takes --no-worker and nothing else: another option fails with one line, before anything starts', async () => {
+      const r = await svc('serve', '--workers=0');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/svc serve takes only --no-worker, not --workers=0/);
+      expectOneLineError(r.stderr);
+      expect((await svc('help')).stdout).toMatch(/serve \[--no-worker\]/);
+    });
+
     it('help prints the usage and exits 0', async () => {
       const r = await svc('help');
       expect(r.code).toBe(0);

@@ -552,7 +552,13 @@ async function startWorkerMetrics(config: Config, logger: ReturnType<typeof crea
 export async function run(command: string, rest: string[]): Promise<void> {
   switch (command) {
     case 'serve': {
-      const config = loadConfig();
+      const unknown = rest.filter((arg) => arg !== '--no-worker');
+      if (unknown.length > 0) {
+        throw new AppError('validation_failed', `svc serve takes only --no-worker, not ${unknown.join(' ')} (see svc help)`);
+      }
+      // --no-worker: an API replica beside `svc worker` processes (docs/operations.md "Replicas"),
+      // the same as WORKER_ENABLED=false.
+      const config = rest.includes('--no-worker') ? { ...loadConfig(), workerEnabled: false } : loadConfig();
       const logger = createLogger(config);
       surviveLostConnections(logger);
       // Loaded only to serve: the other commands never pay for the server's modules.
