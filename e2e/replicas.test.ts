@@ -153,6 +153,12 @@ describe('three API replicas and two workers behind HAProxy, on one database', (
   }, 120_000);
 
   afterAll(async () => {
+    // A replica or worker that exited before the test stopped it says why.
+    for (const p of [...apis, ...workers]) {
+      if (p.child.exitCode !== null || (p.child.signalCode !== null && p.child.signalCode !== 'SIGKILL')) {
+        process.stdout.write(`exited early (${p.child.exitCode ?? p.child.signalCode}):\n${p.output()}\n`);
+      }
+    }
     haproxy?.kill('SIGTERM');
     await Promise.all([...apis.map((s) => s.stop()), ...workers.map((w) => w.stop())]);
     await receiver?.close();
