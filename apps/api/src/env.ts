@@ -37,6 +37,7 @@ const ZEnv = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_POSTGRES_PORT: int(54329, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   TRUST_PROXY: z.string().optional(),
   WORKER_ENABLED: bool(true),
   WORKER_CONCURRENCY: int(5, 1),
@@ -172,6 +173,12 @@ export type Config = {
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
+  /**
+   * LOG_FORMAT: `json` (one pino object per line, for a log pipeline) or `pretty` (one readable
+   * line per entry, request lines summarised). Default: `pretty` when NODE_ENV=development,
+   * `json` otherwise.
+   */
+  logFormat: 'json' | 'pretty';
   trustProxy: string | undefined;
   workerEnabled: boolean;
   workerConcurrency: number;
@@ -321,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
     trustProxy,
     workerEnabled: e.WORKER_ENABLED,
     workerConcurrency: e.WORKER_CONCURRENCY,

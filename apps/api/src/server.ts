@@ -31,7 +31,16 @@ import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
-export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
+export type RunningServer = {
+  url: string;
+  services: AppServices;
+  close: () => Promise<void>;
+  /** The development engine's seeded people (their sign-in), when this process started one. */
+  demoUsers: DemoUser[];
+};
+
+/** A person the development engine signs in, as `svc serve` prints them at start. */
+export type DemoUser = { email: string; password: string; groups: string[] };
 
 /**
  * `svc serve`: database (embedded when DATABASE_URL is unset), migrations under the advisory
@@ -249,7 +258,7 @@ async function startOn(
     closing ??= shutdown();
     return closing;
   };
-  return { url, services, close };
+  return { url, services, close, demoUsers: engine.demoUsers };
 }
 
 /**
@@ -298,8 +307,9 @@ async function resolveEngine(
   config: Config,
   logger: Logger,
   started: (() => Promise<void>)[],
-): Promise<{ config: Config; rp: RelyingParty }> {
+): Promise<{ config: Config; rp: RelyingParty; demoUsers: DemoUser[] }> {
   let effective = config;
+  let demoUsers: DemoUser[] = [];
   if (config.engine.embedded) {
     const { startDevEngine } = await import('@svc/dev-engine/engine');
     const { loadDevUsers } = await import('@svc/dev-engine/users');
@@ -334,10 +344,8 @@ async function resolveEngine(
         admin: admin?.devEngine ? { ...admin, url: `${devEngine.url}/api/v3/` } : admin,
       },
     };
-    logger.info(
-      { issuer: devEngine.issuer, demoUsers: users.map((u) => ({ email: u.email, password: u.password, groups: u.groups })) },
-      'development identity engine started (set ENGINE_ISSUER to use your own)',
-    );
+    demoUsers = users.map((u) => ({ email: u.email, password: u.password, groups: u.groups }));
+    logger.info({ issuer: devEngine.issuer, demoUsers }, 'development identity engine started (set ENGINE_ISSUER to use your own)');
     logger.info(
       { usersFile: usersFile ?? null },
       usersFile
@@ -354,7 +362,7 @@ async function resolveEngine(
     scopes: effective.engine.scopes,
     groupsClaim: effective.engine.groupsClaim,
   });
-  return { config: effective, rp };
+  return { config: effective, rp, demoUsers };
 }
 
 /**

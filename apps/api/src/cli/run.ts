@@ -30,6 +30,7 @@ import {
 import { apiResourcePage, createApiResource, createProductRole, productRolePage } from '../modules/authorization/service.ts';
 import { RETIRED_KEY_PUBLISHED_SECONDS, rotateSigningKey } from '../modules/oidc-provider/keys.ts';
 import { surviveLostConnections } from '../process-guards.ts';
+import { startupLines } from './startup-lines.ts';
 
 /** Extra time, beyond SHUTDOWN_TIMEOUT_MS, for closing the pool and the embedded database. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -564,7 +565,8 @@ export async function run(command: string, rest: string[]): Promise<void> {
       // Loaded only to serve: the other commands never pay for the server's modules.
       const { startServer } = await import('../server.ts');
       const server = await startServer(config, logger);
-      process.stdout.write(`svc listening on ${server.url} (console ${server.url}/auth/console, API docs ${server.url}/docs)\n`);
+      const lines = startupLines({ url: server.url, demoUsers: server.demoUsers, keylessEnabled: config.keylessEnabled });
+      process.stdout.write(`${lines.join('\n')}\n`);
       onSignal(server.close, config.shutdownTimeoutMs);
       return;
     }
