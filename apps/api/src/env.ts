@@ -38,6 +38,9 @@ const ZEnv = z.object({
   EMBEDDED_POSTGRES_PORT: int(54329, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** OpenTelemetry: traces go to `<endpoint>/v1/traces` (OTLP over HTTP) when set (docs/operations.md "Traces"). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('svc'),
   TRUST_PROXY: z.string().optional(),
   WORKER_ENABLED: bool(true),
   WORKER_CONCURRENCY: int(5, 1),
@@ -233,6 +236,8 @@ export type Config = {
   shutdownTimeoutMs: number;
   /** Prometheus metrics (docs/operations.md "Metrics"): on when a token or a port is set. */
   metrics: { enabled: boolean; token: string | null; port: number | null; host: string };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT (null: no tracing, nothing loaded) and OTEL_SERVICE_NAME. */
+  tracing: { endpoint: string | null; serviceName: string };
   /**
    * SVC_ENCRYPTION_KEY as 32 bytes, or null outside production when unset (then
    * `resolveEncryptionKey` generates one into DATA_DIR once). A secret: never log it.
@@ -378,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.METRICS_PORT ?? null,
       host: e.METRICS_HOST,
     },
+    tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: e.OTEL_SERVICE_NAME },
     encryptionKey: encryptionKeyOf(e.SVC_ENCRYPTION_KEY, production),
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

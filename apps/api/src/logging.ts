@@ -238,11 +238,14 @@ export function prettyDestination(stream: DestinationStream & { flush?: (cb?: (e
 export function createLogger(
   config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
   destination?: DestinationStream,
+  /** Fields added to every entry: the active span's trace and span ids when tracing runs (tracing.ts). */
+  mixin?: () => Record<string, string>,
 ): Logger {
   const stream = destination ?? pino.destination({ dest: 1, sync: false });
   return pino(
     {
       level: config.logLevel,
+      ...(mixin ? { mixin } : {}),
       base: { service: 'svc' },
       serializers: { err: serializeError, error: serializeError },
       hooks: {

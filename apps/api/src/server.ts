@@ -30,6 +30,7 @@ import { AccessCache } from './modules/permission-check/cache.ts';
 import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.ts';
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
+import { rememberRequestSpan } from './tracing.ts';
 
 export type RunningServer = {
   url: string;
@@ -175,7 +176,11 @@ async function startOn(
   // Before Express: the OpenID Provider's documents from memory, then every /v1 procedure.
   const providerDocuments = createProviderDocuments(services, edge);
   const rest = createRestAdapter(services, edge);
+  const traced = config.tracing.endpoint !== null;
   const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    if (traced) {
+      rememberRequestSpan(req);
+    }
     if (!providerDocuments(req, res) && !rest(req, res)) {
       app(req, res);
     }

@@ -549,6 +549,15 @@ async function startWorkerMetrics(config: Config, logger: ReturnType<typeof crea
   return startMetricsListener(config, logger);
 }
 
+/** OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set; its modules are loaded only then. */
+async function startTracingIfSet(config: Config) {
+  if (config.tracing.endpoint === null) {
+    return null;
+  }
+  const { startTracing } = await import('../tracing.ts');
+  return startTracing(config);
+}
+
 /** Runs one command of `svc` (cli.ts answers `help` itself, without loading any of this). */
 export async function run(command: string, rest: string[]): Promise<void> {
   switch (command) {
@@ -560,19 +569,25 @@ export async function run(command: string, rest: string[]): Promise<void> {
       // --no-worker: an API replica beside `svc worker` processes (docs/operations.md "Replicas"),
       // the same as WORKER_ENABLED=false.
       const config = rest.includes('--no-worker') ? { ...loadConfig(), workerEnabled: false } : loadConfig();
-      const logger = createLogger(config);
+      // Before the server's modules load, so that their HTTP, Express and pg are instrumented.
+      const tracing = await startTracingIfSet(config);
+      const logger = createLogger(config, undefined, tracing?.logFields);
       surviveLostConnections(logger);
       // Loaded only to serve: the other commands never pay for the server's modules.
       const { startServer } = await import('../server.ts');
       const server = await startServer(config, logger);
       const lines = startupLines({ url: server.url, demoUsers: server.demoUsers, keylessEnabled: config.keylessEnabled });
       process.stdout.write(`${lines.join('\n')}\n`);
-      onSignal(server.close, config.shutdownTimeoutMs);
+      onSignal(async () => {
+        await server.close();
+        await tracing?.shutdown();
+      }, config.shutdownTimeoutMs);
       return;
     }
     case 'worker': {
       const config = loadConfig();
-      const logger = createLogger(config);
+      const tracing = await startTracingIfSet(config);
+      const logger = createLogger(config, undefined, tracing?.logFields);
       surviveLostConnections(logger);
       // Before the database starts: a missing key is a configuration error, with nothing to undo.
       const secretBox = createSecretBox(resolveEncryptionKey(config));
@@ -608,6 +623,7 @@ export async function run(command: string, rest: string[]): Promise<void> {
         }
         await close();
         await database.stop();
+        await tracing?.shutdown();
         await flushLogger(logger);
       }, config.shutdownTimeoutMs);
       return;

@@ -5,6 +5,7 @@ import type { AppServices } from '../context.ts';
 import { observeRequest } from '../metrics.ts';
 import { isLiveApiKey, readApiKeyForRequest } from '../modules/access/principal.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
+import { tagRequestSpan } from '../tracing.ts';
 import { logRequest } from './access-log.ts';
 import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
@@ -127,6 +128,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
   });
   const { clientIp } = services;
   const observe = config.metrics.enabled;
+  const traced = config.tracing.endpoint !== null;
 
   /**
    * A well-formed secret key of an existing application spends that application's budget on
@@ -191,6 +193,9 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     run(req, res, rawPath) {
       const path = normalizePath(rawPath);
       assignRequestId(req, res);
+      if (traced) {
+        tagRequestSpan(req);
+      }
       logRequest(logger, req, res);
       if (observe) {
         observeRequest(req, res, path);
