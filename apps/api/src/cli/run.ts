@@ -576,7 +576,12 @@ export async function run(command: string, rest: string[]): Promise<void> {
       // Loaded only to serve: the other commands never pay for the server's modules.
       const { startServer } = await import('../server.ts');
       const server = await startServer(config, logger);
-      const lines = startupLines({ url: server.url, demoUsers: server.demoUsers, keylessEnabled: config.keylessEnabled });
+      const lines = startupLines({
+        url: server.url,
+        development: config.nodeEnv === 'development',
+        demoUsers: server.demoUsers,
+        keylessEnabled: config.keylessEnabled,
+      });
       process.stdout.write(`${lines.join('\n')}\n`);
       onSignal(async () => {
         await server.close();

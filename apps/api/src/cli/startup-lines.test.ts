@@ -5,6 +5,7 @@ describe('what svc serve prints once it listens', () => {
   it('in development: the address, each demo person as email / password, and the keyless quickstart, as plain lines', () => {
     const lines = startupLines({
       url: 'http://127.0.0.1:7150',
+      development: true,
       demoUsers: [
         { email: 'admin@svc.local', password: 'admin-password', groups: ['platform-admins'] },
         { email: 'user@svc.local', password: 'user-password', groups: [] },
@@ -21,8 +22,13 @@ describe('what svc serve prints once it listens', () => {
   });
 
   it('with a real engine and keyless off (production): the address only, no credentials', () => {
-    const lines = startupLines({ url: 'https://id.example.com', demoUsers: [], keylessEnabled: false });
+    const lines = startupLines({ url: 'https://id.example.com', development: false, demoUsers: [], keylessEnabled: false });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^svc listening on https:\/\/id\.example\.com /);
+  });
+
+  it('outside development (tests read the output) the address only, even with the development engine and keyless on', () => {
+    const demo = [{ email: 'user@svc.local', password: 'user-password', groups: [] }];
+    expect(startupLines({ url: 'http://127.0.0.1:7150', development: false, demoUsers: demo, keylessEnabled: true })).toHaveLength(1);
   });
 });
