@@ -26,6 +26,8 @@ const attribute = (span: OtlpSpan, key: string) => {
  */
 describe('traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
   const spans: OtlpSpan[] = [];
+  /** Every path the receiver was sent to. */
+  const posted: string[] = [];
   let receiver: http.Server;
   let server: SpawnedServer;
 
@@ -36,6 +38,7 @@ describe('traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
         body += d;
       });
       req.on('end', () => {
+        posted.push(req.url ?? '');
         if (req.url === '/v1/traces') {
           const parsed = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
           for (const r of parsed.resourceSpans) {
@@ -98,5 +101,13 @@ describe('traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
       .find((l) => l.includes(`"requestId":"${requestId}"`));
     expect(line, server.output().slice(-2000)).toBeDefined();
     expect(JSON.parse(line as string)).toMatchObject({ msg: 'request', trace_id: serverSpan?.traceId });
+  });
+
+  it('sends traces only: no metrics or logs of the SDK to the endpoint, even at shutdown, when it flushes', {
+    timeout: 30_000,
+  }, async () => {
+    await server.stop();
+    expect(posted.length).toBeGreaterThan(0);
+    expect([...new Set(posted)]).toEqual(['/v1/traces']);
   });
 });

@@ -75,6 +75,10 @@ export async function startTracing(config: Pick<Config, 'tracing'>): Promise<Tra
       new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }) }),
     ],
     instrumentations: [new HttpInstrumentation(), new ExpressInstrumentation(), new PgInstrumentation()],
+    // Traces only: metrics are Prometheus' (/metrics) and logs go to stdout. Without these the SDK
+    // would also push its own metrics and logs to the same endpoint, read from OTEL_* settings.
+    metricReaders: [],
+    logRecordProcessors: [],
   });
   sdk.start();
   await waitForAllMessagesAcknowledged();
