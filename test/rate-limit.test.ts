@@ -103,7 +103,7 @@ describe('public routes: per IP, RATE_LIMIT_PUBLIC_PER_MINUTE=5 (one process)', 
     expect429(await request(server.url, '/v1/config'), 5, 'public');
   });
 
-  it('/healthz and CORS preflights are never limited', { timeout: 60_000 }, async () => {
+  it('/healthz, /readyz and CORS preflights are never limited', { timeout: 60_000 }, async () => {
     // This IP is already over its limit from the previous test (same window) or gets there now.
     await roomInWindow(5);
     for (let i = 0; i < 6; i++) {
@@ -114,6 +114,10 @@ describe('public routes: per IP, RATE_LIMIT_PUBLIC_PER_MINUTE=5 (one process)', 
       const health = await request(server.url, '/healthz');
       expect(health.status).toBe(200);
       expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+      // A load balancer's health check: a 429 here would take a healthy process out of rotation.
+      const ready = await request(server.url, '/readyz');
+      expect(ready.status).toBe(200);
+      expect(JSON.parse(ready.body)).toMatchObject({ status: 'ready' });
     }
     const preflight = await request(server.url, '/v1/client/config', {
       method: 'OPTIONS',

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, TEST_ENV } from './server.ts';
@@ -19,8 +20,29 @@ export type SpawnedServer = {
   stop: () => Promise<void>;
 };
 
-function svc(args: string[], env: Record<string, string>): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+/**
+ * How a test runs `svc`: from its TypeScript sources through tsx (the default: no build needed),
+ * or `compiled`, the way production runs it (`apps/api/bin/svc` on `pnpm build`'s dist/, which
+ * must exist). bin/svc execs node, so the child's pid is svc's own (a signal reaches svc).
+ */
+export type SvcRun = { compiled?: boolean };
+
+const BIN = path.join(REPO_ROOT, 'apps/api/bin/svc');
+
+/** The command and arguments that run `svc <args>`. */
+export function svcCommand(args: string[], run: SvcRun = {}): [string, string[]] {
+  if (!run.compiled) {
+    return [process.execPath, ['--import', 'tsx', CLI, ...args]];
+  }
+  if (!existsSync(path.join(REPO_ROOT, 'apps/api/dist/cli.js'))) {
+    throw new Error('the compiled svc is missing (apps/api/dist/cli.js): run `pnpm build` first');
+  }
+  return [BIN, args];
+}
+
+function svc(args: string[], env: Record<string, string>, run: SvcRun = {}): ChildProcess & { output: () => string } {
+  const [command, argv] = svcCommand(args, run);
+  const child = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,15 +66,16 @@ function waitForExit(child: ChildProcess): Promise<number | null> {
 /**
  * Runs `svc <args>` to completion and returns its exit code and output. With `deadlineMs` the
  * process is killed at the deadline (`timedOut`) instead of being waited for forever. A setting
- * given as undefined is left unset (the test run's own DATABASE_URL, say).
+ * given as undefined is left unset (the test run's own DATABASE_URL, say). `compiled`: SvcRun.
  */
 export async function runCli(
   args: string[],
   env: Record<string, string | undefined>,
-  opts: { deadlineMs?: number } = {},
+  opts: SvcRun & { deadlineMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean; elapsedMs: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const [command, argv] = svcCommand(args, opts);
+  const child = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,13 +101,16 @@ export async function runCli(
   return { code, stdout, stderr, timedOut, elapsedMs: Date.now() - started };
 }
 
-/** A real `svc serve` process; resolves once GET /healthz answers 200. */
-export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
+/**
+ * A real `svc serve` process; resolves once GET /healthz answers 200. `args` go after `serve`
+ * (`--no-worker`); `compiled` runs the build (SvcRun).
+ */
+export async function spawnServer(env: Record<string, string>, opts: SvcRun & { args?: string[] } = {}): Promise<SpawnedServer> {
   // A port found free can be taken before the child binds it (any process's ephemeral port, on
   // a machine running many test servers at once): the child then exits naming PORT. Take another.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await spawnOnce(env);
+      return await spawnOnce(env, opts);
     } catch (error) {
       if (attempt >= 3 || env.PORT !== undefined || !/is already in use \(PORT\)/.test((error as Error).message)) {
         throw error;
@@ -93,10 +119,10 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
   }
 }
 
-async function spawnOnce(env: Record<string, string>): Promise<SpawnedServer> {
+async function spawnOnce(env: Record<string, string>, opts: SvcRun & { args?: string[] }): Promise<SpawnedServer> {
   // A PORT given is the one (an engine registered svc's callback on it before svc started).
   const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
-  const child = svc(['serve'], { PORT: String(port), ...env });
+  const child = svc(['serve', ...(opts.args ?? [])], { PORT: String(port), ...env }, opts);
   const url = `http://127.0.0.1:${port}`;
   const exited = waitForExit(child).then((code) => {
     throw new Error(`svc serve exited with code ${code} before /healthz answered:\n${child.output()}`);

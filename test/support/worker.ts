@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { REPO_ROOT } from './spawn.ts';
+import { REPO_ROOT, type SvcRun, svcCommand } from './spawn.ts';
 
-const CLI = path.join(REPO_ROOT, 'apps/api/src/cli.ts');
 const READY_TIMEOUT_MS = 60_000;
 const OUTPUT_LIMIT = 64 * 1024;
 
@@ -22,11 +20,12 @@ export type SpawnedWorker = {
 };
 
 /**
- * Spawns `node --import tsx apps/api/src/cli.ts worker` with `env` (on top of this process's
- * environment) and resolves once it prints that it runs.
+ * Spawns `svc worker` (from source through tsx, or `compiled`: SvcRun) with `env` (on top of
+ * this process's environment) and resolves once it prints that it runs.
  */
-export async function spawnWorker(env: Record<string, string>): Promise<SpawnedWorker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
+export async function spawnWorker(env: Record<string, string>, run: SvcRun = {}): Promise<SpawnedWorker> {
+  const [command, argv] = svcCommand(['worker'], run);
+  const child = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,8 +8,8 @@ import { removeEmbeddedPostgres } from '@svc/db/embedded';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
-import { startTestServer, TEST_ENV } from '../../../test/support/server.ts';
-import { REPO_ROOT, runCli } from '../../../test/support/spawn.ts';
+import { freePort, startTestServer, TEST_ENV } from '../../../test/support/server.ts';
+import { REPO_ROOT, runCli, spawnServer } from '../../../test/support/spawn.ts';
 
 async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -453,6 +453,14 @@ describe('svc command line', () => {
       expectOneLineError(none.stderr);
     });
 
+    it('serve takes --no-worker and nothing else: another option fails with one line, before anything starts', async () => {
+      const r = await svc('serve', '--workers=0');
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/svc serve takes only --no-worker, not --workers=0/);
+      expectOneLineError(r.stderr);
+      expect((await svc('help')).stdout).toMatch(/serve \[--no-worker\]/);
+    });
+
     it('help prints the usage and exits 0', async () => {
       const r = await svc('help');
       expect(r.code).toBe(0);
@@ -615,5 +623,38 @@ describe('svc command line', () => {
       expect(r.stderr).not.toContain('hunter2');
       expectOneLineError(r.stderr);
     });
+  });
+});
+
+describe('svc serve in development (NODE_ENV=development, LOG_FORMAT unset)', () => {
+  it('prints the demo sign-ins and the keyless quickstart as plain lines, and logs readable lines, requests summarised', {
+    timeout: 90_000,
+  }, async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-cli-dev-'));
+    const server = await spawnServer({
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: await createTestDatabase(),
+      DATA_DIR: dataDir,
+      DEV_ENGINE_PORT: String(await freePort()),
+    });
+    try {
+      expect((await fetch(`${server.url}/v1/config`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300));
+      const lines = server.output().split('\n');
+      expect(lines).toContain('  admin@svc.local / admin-password  (platform-admins)');
+      expect(lines).toContain('  user@svc.local / user-password');
+      expect(lines.some((l) => l.startsWith(`sign in at ${server.url}/signin`))).toBe(true);
+      expect(lines).toContain(
+        `keyless quickstart, no account or key: curl '${server.url}/v1/setup/agent-context?keyless=1&framework=express&format=markdown'`,
+      );
+      // Log entries are readable lines, not JSON objects, and a request is one short line.
+      expect(lines.some((l) => /^\d\d:\d\d:\d\d\.\d{3} INFO {2}identity engine: /.test(l))).toBe(true);
+      expect(lines.some((l) => /^\S+ INFO {2}GET \/v1\/config 200 [\d.]+ ms$/.test(l))).toBe(true);
+      expect(lines.filter((l) => l.startsWith('{'))).toEqual([]);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,7 +6,7 @@
  */
 const USAGE = `svc <command>
 
-  serve                               run the API server (and the worker unless WORKER_ENABLED=false)
+  serve [--no-worker]                 run the API server (and the worker unless --no-worker or WORKER_ENABLED=false)
   worker                              run the job worker only
   migrate                             apply database migrations and exit
   apps create --org <slug> --name <name> [--org-name <name>] [--status active|disabled]

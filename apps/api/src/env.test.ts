@@ -81,6 +81,18 @@ describe('SHUTDOWN_TIMEOUT_MS', () => {
   });
 });
 
+describe('LOG_FORMAT', () => {
+  it('is pretty in development (the default NODE_ENV) and JSON in production and tests, unless set', () => {
+    expect(loadConfig({}).logFormat).toBe('pretty');
+    expect(loadConfig({ NODE_ENV: 'development' }).logFormat).toBe('pretty');
+    expect(loadConfig(PRODUCTION).logFormat).toBe('json');
+    expect(loadConfig({ NODE_ENV: 'test' }).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(loadConfig({ ...PRODUCTION, LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(configError({ LOG_FORMAT: 'text' }).message).toContain('LOG_FORMAT');
+  });
+});
+
 describe('SVC_ENCRYPTION_KEY', () => {
   it('is required in production, and the error says how to make one', () => {
     const { SVC_ENCRYPTION_KEY: _, ...rest } = PRODUCTION;

@@ -37,6 +37,10 @@ const ZEnv = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_POSTGRES_PORT: int(54329, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** OpenTelemetry: traces go to `<endpoint>/v1/traces` (OTLP over HTTP) when set (docs/operations.md "Traces"). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('svc'),
   TRUST_PROXY: z.string().optional(),
   WORKER_ENABLED: bool(true),
   WORKER_CONCURRENCY: int(5, 1),
@@ -185,6 +189,12 @@ export type Config = {
   dataDir: string;
   embeddedPostgresPort: number;
   logLevel: string;
+  /**
+   * LOG_FORMAT: `json` (one pino object per line, for a log pipeline) or `pretty` (one readable
+   * line per entry, request lines summarised). Default: `pretty` when NODE_ENV=development,
+   * `json` otherwise.
+   */
+  logFormat: 'json' | 'pretty';
   trustProxy: string | undefined;
   workerEnabled: boolean;
   workerConcurrency: number;
@@ -239,6 +249,8 @@ export type Config = {
   shutdownTimeoutMs: number;
   /** Prometheus metrics (docs/operations.md "Metrics"): on when a token or a port is set. */
   metrics: { enabled: boolean; token: string | null; port: number | null; host: string };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT (null: no tracing, nothing loaded) and OTEL_SERVICE_NAME. */
+  tracing: { endpoint: string | null; serviceName: string };
   /**
    * SVC_ENCRYPTION_KEY as 32 bytes, or null outside production when unset (then
    * `resolveEncryptionKey` generates one into DATA_DIR once). A secret: never log it.
@@ -336,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
     trustProxy,
     workerEnabled: e.WORKER_ENABLED,
     workerConcurrency: e.WORKER_CONCURRENCY,
@@ -385,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.METRICS_PORT ?? null,
       host: e.METRICS_HOST,
     },
+    tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: e.OTEL_SERVICE_NAME },
     encryptionKey: encryptionKeyOf(e.SVC_ENCRYPTION_KEY, production),
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
-import { createLogger, describeError, QUERY_FAILED_MESSAGE, serializeError } from './logging.ts';
+import { createLogger, describeError, formatPretty, QUERY_FAILED_MESSAGE, serializeError } from './logging.ts';
 
 /** A logger writing JSON lines into memory. */
 function memoryLogger() {
@@ -174,5 +174,51 @@ describe('logging never writes query parameters or secrets', () => {
     expect(lines.at(-1)).toBe('caused by: PostgresError [42P01]: relation "no_such_table" does not exist');
     expect(describeError(new TypeError('x is not a function'))).toMatch(/^TypeError: x is not a function\n\s+at /);
     expect(describeError(42)).toBe('number: 42');
+  });
+});
+
+describe('LOG_FORMAT=pretty: readable lines, request lines summarised, nothing JSON would not show', () => {
+  function prettyLogger() {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        callback();
+      },
+    });
+    return { logger: createLogger({ logLevel: 'info', logFormat: 'pretty' }, sink), lines };
+  }
+
+  it('an entry is one line: time, level, message and its fields, without pid, hostname or service', () => {
+    const { logger, lines } = prettyLogger();
+    logger.info({ issuer: 'http://127.0.0.1:7151/application/o/svc/', offered: ['password', 'mfa'] }, 'identity engine: authentik');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}identity engine: authentik issuer=http:\/\/127\.0\.0\.1:7151\/application\/o\/svc\/ offered=\["password","mfa"\]$/,
+    );
+    expect(lines[0]).not.toMatch(/pid|hostname|service|\{"level"/);
+  });
+
+  it('a request line is summarised: method, path, status and time; a failed one keeps its request id', () => {
+    const { logger, lines } = prettyLogger();
+    logger.info({ requestId: 'req_1', method: 'GET', path: '/v1/me', status: 200, ms: 3.1 }, 'request');
+    logger.error({ requestId: 'req_2', method: 'POST', path: '/v1/usage/events', status: 500, ms: 12 }, 'request failed');
+    expect(lines[0]).toMatch(/^\S+ INFO {2}GET \/v1\/me 200 3\.1 ms$/);
+    expect(lines[1]).toMatch(/^\S+ ERROR POST \/v1\/usage\/events 500 12 ms request req_2$/);
+  });
+
+  it('an error prints its scrubbed stack indented below the line, never its query or a secret', () => {
+    const { logger, lines } = prettyLogger();
+    const error = Object.assign(new Error(`Failed query: select 1 where k = $1\nparams: ${SECRET_HASH}`), { params: [SECRET_HASH] });
+    logger.error({ err: error }, `lookup failed for ${SECRET_KEY}`);
+    const text = lines.join('\n');
+    expect(lines[0]).toMatch(/^\S+ ERROR lookup failed for sk_live_\[redacted\]$/);
+    expect(lines[1]).toMatch(new RegExp(`^ {4}Error: ${QUERY_FAILED_MESSAGE}$`));
+    expect(lines[2]).toMatch(/^ {4}at /);
+    expectNoSecrets(text);
+  });
+
+  it('text that is not a JSON entry passes through unchanged', () => {
+    expect(formatPretty('not json')).toBe('not json\n');
   });
 });

@@ -168,14 +168,84 @@ export function describeError(error: unknown): string {
 
 const WARN = 40;
 
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** On every line and of no use to a person at a terminal (the time is shown on its own). */
+const PRETTY_OMIT = new Set(['level', 'time', 'pid', 'hostname', 'service', 'msg', 'err', 'error']);
+
+function prettyValue(value: unknown): string {
+  return typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * One pino JSON line as a person reads it (LOG_FORMAT=pretty): `12:04:05.123 INFO  message
+ * key=value ...`, an error's scrubbed stack indented below it, and a request line summarised as
+ * `GET /v1/me 200 3.1 ms`. The entry is the one the JSON format writes, already scrubbed, so
+ * nothing shows here that JSON would not. Anything that is not JSON passes through.
+ */
+export function formatPretty(line: string): string {
+  return line
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => `${prettyLine(l)}\n`)
+    .join('');
+}
+
+function prettyLine(line: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  if (entry === null || typeof entry !== 'object') {
+    return line;
+  }
+  const time = typeof entry.time === 'number' ? new Date(entry.time).toISOString().slice(11, 23) : '';
+  const level = (LEVEL_NAMES[entry.level as number] ?? String(entry.level)).padEnd(5);
+  if ((entry.msg === 'request' || entry.msg === 'request failed') && typeof entry.method === 'string') {
+    // The access log (http/access-log.ts): the request id only where one goes looking for it.
+    const id = entry.msg === 'request failed' ? ` request ${prettyValue(entry.requestId)}` : '';
+    return `${time} ${level} ${entry.method} ${entry.path} ${entry.status} ${entry.ms} ms${id}`;
+  }
+  let out = `${time} ${level} ${typeof entry.msg === 'string' ? entry.msg : ''}`;
+  for (const [key, value] of Object.entries(entry)) {
+    if (!PRETTY_OMIT.has(key) && value !== undefined) {
+      out += ` ${key}=${prettyValue(value)}`;
+    }
+  }
+  for (const key of ['err', 'error']) {
+    const e = entry[key] as Partial<SerializedError> | undefined;
+    if (e && typeof e === 'object') {
+      out += `\n    ${(e.stack ?? `${e.type}: ${e.message}`).replace(/\n\s*/g, '\n    ')}`;
+    }
+  }
+  return out;
+}
+
+/** `stream` written in LOG_FORMAT=pretty: each line formatted, flushes passed on. */
+export function prettyDestination(stream: DestinationStream & { flush?: (cb?: (err?: Error) => void) => void }): DestinationStream {
+  return Object.assign(
+    { write: (chunk: string) => stream.write(formatPretty(chunk)) },
+    stream.flush ? { flush: (cb?: (err?: Error) => void) => stream.flush?.(cb) } : {},
+  );
+}
+
 /**
  * The process logger. Asynchronous stdout by default: a synchronous write per request line stalls
- * the event loop under load; shutdown awaits `flushLogger`.
+ * the event loop under load; shutdown awaits `flushLogger`. LOG_FORMAT=pretty (the default in
+ * development) writes readable lines instead of JSON (formatPretty).
  */
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  destination?: DestinationStream,
+  /** Fields added to every entry: the active span's trace and span ids when tracing runs (tracing.ts). */
+  mixin?: () => Record<string, string>,
+): Logger {
+  const stream = destination ?? pino.destination({ dest: 1, sync: false });
   return pino(
     {
       level: config.logLevel,
+      ...(mixin ? { mixin } : {}),
       base: { service: 'svc' },
       serializers: { err: serializeError, error: serializeError },
       hooks: {
@@ -194,7 +264,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
         },
       },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    config.logFormat === 'pretty' ? prettyDestination(stream) : stream,
   );
 }
 

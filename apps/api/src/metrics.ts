@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '@svc/db/client';
+import { countPools, openPools } from '@svc/db/pool-stats';
 import { countJobsByTaskAndState, oldestWaitingByTask } from '@svc/db/queries/job-queue';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
 
@@ -118,9 +119,30 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, path: 
   });
 }
 
+/** A pool gauge read at each scrape: `value` of every open pool, summed by pool name. */
+function poolGauge(name: string, help: string, value: (pool: { max: number; inUse: () => number; waiting: () => number }) => number) {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['pool'],
+    collect() {
+      this.reset();
+      const byName = new Map<string, number>();
+      for (const pool of openPools()) {
+        byName.set(pool.name, (byName.get(pool.name) ?? 0) + value(pool));
+      }
+      for (const [pool, n] of byName) {
+        this.set({ pool }, n);
+      }
+    },
+  });
+}
+
 /**
  * Gauges read when /metrics is scraped: the job queue per task (waiting jobs, the oldest waiting
- * one's age) from PostgreSQL. One registration per process; `db` is the last server's.
+ * one's age) from PostgreSQL, and this process's database pools (packages/db/src/pool-stats.ts,
+ * by application name: `svc-api`, `svc-worker`, ...). One registration per process; `db` is the
+ * last server's.
  */
 let scrapeDb: Db | undefined;
 export function collectFrom(db: Db): void {
@@ -128,6 +150,14 @@ export function collectFrom(db: Db): void {
   if (register.getSingleMetric('svc_jobs_waiting')) {
     return;
   }
+  countPools();
+  poolGauge('svc_db_pool_connections_max', 'Connections a database pool may open, by pool.', (p) => p.max);
+  poolGauge('svc_db_pool_in_use', 'Pool connections running a query or holding a transaction, by pool.', (p) => p.inUse());
+  poolGauge(
+    'svc_db_pool_waiting',
+    'Queries and transactions beyond the pool size, waiting for a connection (queued or pipelined), by pool.',
+    (p) => p.waiting(),
+  );
   new Gauge({
     name: 'svc_jobs_waiting',
     help: 'Jobs due and waiting for a worker, by task.',

@@ -32,8 +32,18 @@ import { engineIdTokenOf, SessionLookup } from './modules/session-store/service.
 import { assertSubscriptionAllows } from './modules/subscriptions/enforce.ts';
 import { ingesterFor } from './modules/usage/ingest.ts';
 import { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
+import { rememberRequestSpan } from './tracing.ts';
 
-export type RunningServer = { url: string; services: AppServices; close: () => Promise<void> };
+export type RunningServer = {
+  url: string;
+  services: AppServices;
+  close: () => Promise<void>;
+  /** The development engine's seeded people (their sign-in), when this process started one. */
+  demoUsers: DemoUser[];
+};
+
+/** A person the development engine signs in, as `svc serve` prints them at start. */
+export type DemoUser = { email: string; password: string; groups: string[] };
 
 /**
  * `svc serve`: database (embedded when DATABASE_URL is unset), migrations under the advisory
@@ -179,7 +189,11 @@ async function startOn(
   // Before Express: the OpenID Provider's documents from memory, then every /v1 procedure.
   const providerDocuments = createProviderDocuments(services, edge);
   const rest = createRestAdapter(services, edge);
+  const traced = config.tracing.endpoint !== null;
   const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    if (traced) {
+      rememberRequestSpan(req);
+    }
     if (!providerDocuments(req, res) && !rest(req, res)) {
       app(req, res);
     }
@@ -263,7 +277,7 @@ async function startOn(
     closing ??= shutdown();
     return closing;
   };
-  return { url, services, close };
+  return { url, services, close, demoUsers: engine.demoUsers };
 }
 
 /**
@@ -312,8 +326,9 @@ async function resolveEngine(
   config: Config,
   logger: Logger,
   started: (() => Promise<void>)[],
-): Promise<{ config: Config; rp: RelyingParty }> {
+): Promise<{ config: Config; rp: RelyingParty; demoUsers: DemoUser[] }> {
   let effective = config;
+  let demoUsers: DemoUser[] = [];
   if (config.engine.embedded) {
     const { startDevEngine } = await import('@svc/dev-engine/engine');
     const { loadDevUsers } = await import('@svc/dev-engine/users');
@@ -348,10 +363,8 @@ async function resolveEngine(
         admin: admin?.devEngine ? { ...admin, url: `${devEngine.url}/api/v3/` } : admin,
       },
     };
-    logger.info(
-      { issuer: devEngine.issuer, demoUsers: users.map((u) => ({ email: u.email, password: u.password, groups: u.groups })) },
-      'development identity engine started (set ENGINE_ISSUER to use your own)',
-    );
+    demoUsers = users.map((u) => ({ email: u.email, password: u.password, groups: u.groups }));
+    logger.info({ issuer: devEngine.issuer, demoUsers }, 'development identity engine started (set ENGINE_ISSUER to use your own)');
     logger.info(
       { usersFile: usersFile ?? null },
       usersFile
@@ -368,7 +381,7 @@ async function resolveEngine(
     scopes: effective.engine.scopes,
     groupsClaim: effective.engine.groupsClaim,
   });
-  return { config: effective, rp };
+  return { config: effective, rp, demoUsers };
 }
 
 /**

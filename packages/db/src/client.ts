@@ -2,6 +2,7 @@ import { type Column, fillPlaceholders, is, Param, Placeholder, type SQL } from 
 import { PgColumn, type PgDialect, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { type PoolStats, trackPool } from './pool-stats.ts';
 
 /** The query builder, with its postgres.js client (`$client`) for the few hand-written hot reads. */
 export type Db = PostgresJsDatabase & { $client: postgres.Sql };
@@ -10,7 +11,13 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
 export type Sql = postgres.Sql;
 
-export type Database = { db: Db; sql: Sql; close: () => Promise<void> };
+export type Database = {
+  db: Db;
+  sql: Sql;
+  close: () => Promise<void>;
+  /** How busy the pool is (the `svc_db_pool_*` gauges): pool-stats.ts. */
+  pool: PoolStats;
+};
 
 /** A startup problem the operator must fix; printed as one line, never as a stack trace. */
 export class StartupError extends Error {
@@ -76,8 +83,17 @@ export function createDatabase(opts: DatabaseOptions): Database {
       plan_cache_mode: 'force_generic_plan',
     },
   });
+  const tracked = trackPool(sql, { name: opts.applicationName ?? 'svc', max: opts.max ?? 10 });
   const db = drizzle(sql, { casing: 'snake_case' });
-  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+  return {
+    db,
+    sql,
+    close: () => {
+      tracked.close();
+      return sql.end({ timeout: 5 });
+    },
+    pool: tracked.stats,
+  };
 }
 
 /**

@@ -30,6 +30,7 @@ import {
 import { apiResourcePage, createApiResource, createProductRole, productRolePage } from '../modules/authorization/service.ts';
 import { RETIRED_KEY_PUBLISHED_SECONDS, rotateSigningKey } from '../modules/oidc-provider/keys.ts';
 import { surviveLostConnections } from '../process-guards.ts';
+import { startupLines } from './startup-lines.ts';
 
 /** Extra time, beyond SHUTDOWN_TIMEOUT_MS, for closing the pool and the embedded database. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -548,23 +549,50 @@ async function startWorkerMetrics(config: Config, logger: ReturnType<typeof crea
   return startMetricsListener(config, logger);
 }
 
+/** OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set; its modules are loaded only then. */
+async function startTracingIfSet(config: Config) {
+  if (config.tracing.endpoint === null) {
+    return null;
+  }
+  const { startTracing } = await import('../tracing.ts');
+  return startTracing(config);
+}
+
 /** Runs one command of `svc` (cli.ts answers `help` itself, without loading any of this). */
 export async function run(command: string, rest: string[]): Promise<void> {
   switch (command) {
     case 'serve': {
-      const config = loadConfig();
-      const logger = createLogger(config);
+      const unknown = rest.filter((arg) => arg !== '--no-worker');
+      if (unknown.length > 0) {
+        throw new AppError('validation_failed', `svc serve takes only --no-worker, not ${unknown.join(' ')} (see svc help)`);
+      }
+      // --no-worker: an API replica beside `svc worker` processes (docs/operations.md "Replicas"),
+      // the same as WORKER_ENABLED=false.
+      const config = rest.includes('--no-worker') ? { ...loadConfig(), workerEnabled: false } : loadConfig();
+      // Before the server's modules load, so that their HTTP, Express and pg are instrumented.
+      const tracing = await startTracingIfSet(config);
+      const logger = createLogger(config, undefined, tracing?.logFields);
       surviveLostConnections(logger);
       // Loaded only to serve: the other commands never pay for the server's modules.
       const { startServer } = await import('../server.ts');
       const server = await startServer(config, logger);
-      process.stdout.write(`svc listening on ${server.url} (console ${server.url}/auth/console, API docs ${server.url}/docs)\n`);
-      onSignal(server.close, config.shutdownTimeoutMs);
+      const lines = startupLines({
+        url: server.url,
+        development: config.nodeEnv === 'development',
+        demoUsers: server.demoUsers,
+        keylessEnabled: config.keylessEnabled,
+      });
+      process.stdout.write(`${lines.join('\n')}\n`);
+      onSignal(async () => {
+        await server.close();
+        await tracing?.shutdown();
+      }, config.shutdownTimeoutMs);
       return;
     }
     case 'worker': {
       const config = loadConfig();
-      const logger = createLogger(config);
+      const tracing = await startTracingIfSet(config);
+      const logger = createLogger(config, undefined, tracing?.logFields);
       surviveLostConnections(logger);
       // Before the database starts: a missing key is a configuration error, with nothing to undo.
       const secretBox = createSecretBox(resolveEncryptionKey(config));
@@ -601,6 +629,7 @@ export async function run(command: string, rest: string[]): Promise<void> {
         }
         await close();
         await database.stop();
+        await tracing?.shutdown();
         await flushLogger(logger);
       }, config.shutdownTimeoutMs);
       return;

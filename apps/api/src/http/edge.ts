@@ -5,6 +5,7 @@ import type { AppServices } from '../context.ts';
 import { observeRequest } from '../metrics.ts';
 import { isLiveApiKey, readApiKeyForRequest } from '../modules/access/principal.ts';
 import { parseBearer, sha256Hex } from '../modules/applications/keys.ts';
+import { tagRequestSpan } from '../tracing.ts';
 import { logRequest } from './access-log.ts';
 import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
@@ -63,8 +64,12 @@ const API_PREFIXES = ['/v1/', '/trpc/'];
  * redirects, never a page.
  */
 export const REST_BASE = '/v1';
-/** Never limited: load balancers probe it. */
-const RATE_LIMIT_EXEMPT = new Set(['/healthz']);
+/**
+ * Never limited: load balancers and Kubernetes probe them from one address, several times a
+ * second per process, and a probe refused with 429 would take a healthy process out of rotation
+ * (docs/operations.md "Probes").
+ */
+const RATE_LIMIT_EXEMPT = new Set(['/healthz', '/readyz']);
 
 /**
  * The path as routing sees it: Express and the OpenAPI adapter match case-insensitively and
@@ -123,6 +128,7 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
   });
   const { clientIp } = services;
   const observe = config.metrics.enabled;
+  const traced = config.tracing.endpoint !== null;
 
   /**
    * A well-formed secret key of an existing application spends that application's budget on
@@ -187,6 +193,9 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     run(req, res, rawPath) {
       const path = normalizePath(rawPath);
       assignRequestId(req, res);
+      if (traced) {
+        tagRequestSpan(req);
+      }
       logRequest(logger, req, res);
       if (observe) {
         observeRequest(req, res, path);

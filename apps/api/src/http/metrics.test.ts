@@ -95,6 +95,22 @@ describe('metrics', () => {
     expect(series(await scrape(), 'svc_jobs_oldest_waiting_seconds').some((s) => s.labels.task === 'email_dispatch')).toBe(true);
   });
 
+  it("reports the API's database pool: its size, the connections in use and what waits beyond them", async () => {
+    const max = server.services.config.databasePoolSize;
+    const pool = (text: string, name: string) => series(text, name).find((s) => s.labels.pool === 'svc-api')?.value;
+    const idle = await scrape();
+    expect(pool(idle, 'svc_db_pool_connections_max')).toBe(max);
+    // The pool may be busy with the scrape's own job-queue reads, never with more.
+    expect(pool(idle, 'svc_db_pool_waiting')).toBe(0);
+    const sleeping = Array.from({ length: max + 3 }, () => server.services.sql`select pg_sleep(0.5)`.then(() => true));
+    await new Promise((r) => setTimeout(r, 150));
+    const busy = await scrape();
+    expect(pool(busy, 'svc_db_pool_in_use')).toBe(max);
+    expect(pool(busy, 'svc_db_pool_waiting')).toBeGreaterThanOrEqual(3);
+    await Promise.all(sleeping);
+    expect(pool(await scrape(), 'svc_db_pool_waiting')).toBe(0);
+  });
+
   it('is off unless a token or a port is set: /metrics is an unknown path', async () => {
     const plain = await startTestServer();
     try {
