@@ -1,0 +1,135 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The dependency rules of docs/architecture.md section 1, read off the sources (tests excluded):
+ * apps -> packages; jobs -> db -> contracts; nothing imports an app; the console imports the API
+ * router's type only; only apps/api (and the typed client's types) import `@trpc/server`;
+ * services never see a transport. Domain modules that still import `http/` or `trpc/` (their
+ * routers and pages, to be moved out) are listed below: the list may only shrink, and a new
+ * import from a module into either fails here.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    if (statSync(file).isDirectory()) {
+      return name === 'node_modules' || name === 'dist' ? [] : sourceFiles(file);
+    }
+    return /\.tsx?$/.test(name) && !/\.(test|d)\.ts$/.test(name) ? [file] : [];
+  });
+}
+
+type Import = { file: string; from: string; typeOnly: boolean };
+
+function importsOf(dir: string): Import[] {
+  return sourceFiles(path.join(ROOT, dir)).flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)(\s+type)?\s[^;]*?from\s+'([^']+)'/gm)].map((m) => ({
+      file: path.relative(ROOT, file),
+      from: m[2] as string,
+      typeOnly: m[1] !== undefined,
+    })),
+  );
+}
+
+/** Workspace packages an import names (`@svc/db/client` -> `@svc/db`). */
+const packageOf = (from: string) => (from.startsWith('@svc/') ? from.split('/').slice(0, 2).join('/') : undefined);
+
+const offending = (imports: Import[], bad: (i: Import) => boolean) => imports.filter(bad).map((i) => `${i.file} -> ${i.from}`);
+
+/** Domain module files that import http/ or trpc/ today (routers and hosted pages): only ever fewer. */
+const MODULES_INTO_ADAPTERS = new Set([
+  'apps/api/src/modules/api-keys/router.ts',
+  'apps/api/src/modules/applications/claim-pages.ts',
+  'apps/api/src/modules/applications/claim-routes.ts',
+  'apps/api/src/modules/applications/router.ts',
+  'apps/api/src/modules/audit-logs/router.ts',
+  'apps/api/src/modules/auth/pages.ts',
+  'apps/api/src/modules/auth/routes.ts',
+  'apps/api/src/modules/authorization/router.ts',
+  'apps/api/src/modules/backend/router.ts',
+  'apps/api/src/modules/billing/router.ts',
+  'apps/api/src/modules/client-config/router.ts',
+  'apps/api/src/modules/domains/router.ts',
+  'apps/api/src/modules/email-deliveries/router.ts',
+  'apps/api/src/modules/exports/download.ts',
+  'apps/api/src/modules/exports/router.ts',
+  'apps/api/src/modules/invitations/router.ts',
+  'apps/api/src/modules/invitations/routes.ts',
+  'apps/api/src/modules/invitations/send-limit.ts',
+  'apps/api/src/modules/job-queue/router.ts',
+  'apps/api/src/modules/me/router.ts',
+  'apps/api/src/modules/oidc-provider/grants.ts',
+  'apps/api/src/modules/oidc-provider/logout.ts',
+  'apps/api/src/modules/oidc-provider/middleware.ts',
+  'apps/api/src/modules/oidc-provider/routes.ts',
+  'apps/api/src/modules/oidc-provider/try-sign-in.ts',
+  'apps/api/src/modules/permission-check/router.ts',
+  'apps/api/src/modules/platform/engine-proxy.ts',
+  'apps/api/src/modules/roles/router.ts',
+  'apps/api/src/modules/service/router.ts',
+  'apps/api/src/modules/sessions/router.ts',
+  'apps/api/src/modules/setup/router.ts',
+  'apps/api/src/modules/subscriptions/router.ts',
+  'apps/api/src/modules/subscriptions/service.ts',
+  'apps/api/src/modules/tenants/router.ts',
+  'apps/api/src/modules/usage/router.ts',
+  'apps/api/src/modules/users/router.ts',
+  'apps/api/src/modules/webhooks/router.ts',
+]);
+
+describe('layers (docs/architecture.md section 1)', () => {
+  it('packages point one way: contracts imports no workspace package, db only contracts, jobs only db and contracts', () => {
+    const allowed: Record<string, readonly string[]> = {
+      'packages/contracts/src': [],
+      'packages/db/src': ['@svc/contracts', '@svc/db'],
+      'packages/jobs/src': ['@svc/contracts', '@svc/db', '@svc/jobs'],
+      // The typed client also names the API router's types (checked below: type-only).
+      'packages/client/src': ['@svc/contracts', '@svc/client', '@svc/api'],
+      'packages/resource-server/src': [],
+    };
+    for (const [dir, packages] of Object.entries(allowed)) {
+      expect(offending(importsOf(dir), (i) => packageOf(i.from) !== undefined && !packages.includes(packageOf(i.from) as string))).toEqual(
+        [],
+      );
+    }
+    // The client may name the API router's types, and nothing else of an app.
+    expect(
+      offending(importsOf('packages/client/src'), (i) => packageOf(i.from) === '@svc/api' && (!i.typeOnly || i.from !== '@svc/api/router')),
+    ).toEqual([]);
+  });
+
+  it('the console imports contracts, and the API router only as a type', () => {
+    const imports = importsOf('apps/console/src');
+    expect(offending(imports, (i) => ['@svc/db', '@svc/jobs', '@svc/client'].includes(packageOf(i.from) ?? ''))).toEqual([]);
+    expect(offending(imports, (i) => packageOf(i.from) === '@svc/api' && !i.typeOnly)).toEqual([]);
+    expect(offending(imports, (i) => i.from.startsWith('@trpc/server') && !i.typeOnly)).toEqual([]);
+  });
+
+  it('services never see a transport: no service imports Express, node:http, http/ or trpc/', () => {
+    const services = importsOf('apps/api/src/modules').filter((i) => /\/service\.ts$/.test(i.file));
+    expect(
+      offending(
+        services,
+        (i) =>
+          (i.from === 'express' || i.from === 'node:http' || /\/(http|trpc)\//.test(i.from)) &&
+          // Listed in MODULES_INTO_ADAPTERS until its upgrade URL moves out of http/errors.ts.
+          i.file !== 'apps/api/src/modules/subscriptions/service.ts',
+      ),
+    ).toEqual([]);
+  });
+
+  it('no new import from a domain module into http/ or trpc/, and the list of those left only shrinks', () => {
+    const importing = new Set(
+      importsOf('apps/api/src/modules')
+        .filter((i) => /^(\.\.\/)+(http|trpc)\//.test(i.from))
+        .map((i) => i.file),
+    );
+    expect([...importing].filter((file) => !MODULES_INTO_ADAPTERS.has(file)).sort()).toEqual([]);
+    // A file that no longer imports them leaves the list (so the count in the docs stays true).
+    expect([...MODULES_INTO_ADAPTERS].filter((file) => !importing.has(file)).sort()).toEqual([]);
+  });
+});
