@@ -36,7 +36,9 @@ const router = createBrowserRouter(
           children: [
             { index: true, element: page(async () => (await import('./pages/overview/overview-page.tsx')).OverviewPage) },
             {
-              path: 'applications',
+              // One route for the list and an application's page (/applications/<id>): the secret
+              // key a create reveals stays open while the page moves to the new application.
+              path: 'applications/:id?',
               element: page(async () => (await import('./pages/applications/applications-page.tsx')).ApplicationsPage),
             },
             { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
@@ -49,7 +51,8 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/email-deliveries/email-deliveries-page.tsx')).EmailDeliveriesPage),
             },
             { path: 'api-keys', element: page(async () => (await import('./pages/api-keys/api-keys-page.tsx')).ApiKeysPage) },
-            { path: 'webhooks', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
+            // The list and an endpoint's page (/webhooks/<id>), one route as for applications.
+            { path: 'webhooks/:id?', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
             {
               path: 'webhook-deliveries',
               element: page(async () => (await import('./pages/webhook-deliveries/webhook-deliveries-page.tsx')).WebhookDeliveriesPage),
