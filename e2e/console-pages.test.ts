@@ -31,6 +31,7 @@ type Seeded = {
   application: { id: string; publishableKey: string; redirectUrl: string };
   /** An API resource of the product's catalog (docs/authorization.md). */
   resourceId: string;
+  endpointId: string;
   deliveryId: string;
   claimUrl: string;
 };
@@ -46,7 +47,8 @@ const CONSOLE_PAGES: ConsolePage[] = [
     path: () => item.path,
     platformOnly: 'platformOnly' in item && item.platformOnly,
   })),
-  { name: 'application-detail', path: (s) => `/applications?application=${s.application.id}`, platformOnly: false },
+  { name: 'application-detail', path: (s) => `/applications/${s.application.id}`, platformOnly: false },
+  { name: 'webhook-endpoint-detail', path: (s) => `/webhooks/${s.endpointId}`, platformOnly: false },
   { name: 'api-resource-detail', path: (s) => `/authorization/resources/${s.resourceId}`, platformOnly: false },
   { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
   { name: 'not-found', path: () => '/no-such-page', platformOnly: false },
@@ -428,6 +430,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
         redirectUrl: 'https://portal.northwind-traders.example/auth/callback',
       },
       resourceId: orders.id,
+      endpointId: crm.endpoint.id,
       deliveryId,
       claimUrl: keyless.claimUrl,
     };
@@ -548,6 +551,89 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       await context.close();
     }
   });
+
+  /**
+   * A phone (390x844): every console page fits the screen (the document never scrolls sideways,
+   * whatever its tables hold), the navigation is a menu that opens with every page in it, Sign out
+   * is on screen, and a row's menu opens on screen even when its table scrolls sideways.
+   */
+  for (const id of ['tenant-admin', 'platform-admin'] as const) {
+    it(`${id}: at 390x844 no console page is wider than the screen; menu, Sign out and row menus are on screen`, async () => {
+      const w = who[id];
+      const phone = VIEWPORTS[1];
+      expect(phone).toEqual({ width: 390, height: 844 });
+      await w.page.setViewportSize(phone);
+      try {
+        const wide: string[] = [];
+        for (const entry of CONSOLE_PAGES) {
+          if (entry.platformOnly && id === 'tenant-admin') {
+            continue;
+          }
+          await openConsole(w, entry.path(seeded));
+          await w.page.locator('main#content h1').first().waitFor({ state: 'visible' });
+          await w.page
+            .locator('[data-testid$="-loading"]')
+            .first()
+            .waitFor({ state: 'detached' })
+            .catch(() => undefined);
+          await nextFrames(w.page);
+          const scrollWidth = await w.page.evaluate(() => document.documentElement.scrollWidth);
+          if (scrollWidth > phone.width) {
+            // What sticks out: the outermost elements past the screen's right edge, for the message.
+            const culprits = await w.page.evaluate((width) => {
+              const out = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > width + 1);
+              return out
+                .filter((el) => !out.includes(el.parentElement as Element))
+                .slice(0, 3)
+                .map(
+                  (el) =>
+                    `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}[${el.closest('[data-testid]')?.getAttribute('data-testid') ?? ''}]`,
+                );
+            }, phone.width);
+            wide.push(`${entry.name}: ${scrollWidth} px (${culprits.join(', ')})`);
+          }
+        }
+        expect(wide, 'pages wider than a 390 px screen').toEqual([]);
+
+        // Sign out: whole, inside the screen.
+        const signOut = await w.page.getByTestId('sign-out').boundingBox();
+        expect(signOut).not.toBeNull();
+        expect((signOut?.x ?? 0) + (signOut?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+
+        // The navigation: hidden until the header's Menu opens it, then every item; picking one closes it.
+        const nav = w.page.getByTestId('nav');
+        expect(await nav.isVisible()).toBe(false);
+        await w.page.getByTestId('nav-toggle').click();
+        await nav.waitFor({ state: 'visible' });
+        expect(await w.page.getByTestId('nav-toggle').getAttribute('aria-expanded')).toBe('true');
+        const items = NAV_ITEMS.filter((item) => id === 'platform-admin' || !('platformOnly' in item && item.platformOnly));
+        for (const item of items) {
+          expect(await nav.getByTestId(`nav-${item.id}`).isVisible(), item.id).toBe(true);
+        }
+        await nav.getByTestId('nav-applications').click();
+        await nav.waitFor({ state: 'hidden' });
+        expect(new URL(w.page.url()).pathname).toBe(`${CONSOLE}/applications`);
+
+        // A row's "⋯" (the table scrolls sideways under it) and its menu are on screen.
+        const trigger = w.page.getByTestId('application-row').first().getByTestId('application-actions');
+        await trigger.waitFor({ state: 'visible' });
+        const box = await trigger.boundingBox();
+        expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+        await trigger.click();
+        const menu = w.page.getByTestId('application-actions-menu');
+        await menu.waitFor({ state: 'visible' });
+        const menuBox = await menu.boundingBox();
+        expect(menuBox?.x ?? -1).toBeGreaterThanOrEqual(0);
+        expect((menuBox?.x ?? 0) + (menuBox?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+        await w.page.keyboard.press('Escape');
+        await menu.waitFor({ state: 'hidden' });
+        await saveScreenshot(w.page, `pages/${id}-phone-menu-390`);
+        expect(w.pageErrors.splice(0)).toEqual([]);
+      } finally {
+        await w.page.setViewportSize(VIEWPORTS[0]);
+      }
+    });
+  }
 
   for (const id of ['tenant-admin', 'platform-admin'] as const) {
     for (const entry of CONSOLE_PAGES) {

@@ -192,6 +192,7 @@ export function DataTable<TRow extends RowData>({
                 return (
                   <th
                     key={header.id}
+                    className={header.column.id === 'actions' ? 'data-table__actions' : undefined}
                     scope="col"
                     title={meta?.description}
                     aria-sort={canSort ? (sorted ? ARIA_SORT[sorted] : 'none') : undefined}
@@ -222,7 +223,7 @@ export function DataTable<TRow extends RowData>({
                 // A plain value cut by the ellipsis keeps its full text in a native tooltip.
                 const plain = typeof cell.column.columnDef.cell !== 'function' && (typeof value === 'string' || typeof value === 'number');
                 return (
-                  <td key={cell.id}>
+                  <td key={cell.id} className={cell.column.id === 'actions' ? 'data-table__actions' : undefined}>
                     <div
                       className={meta?.align === 'end' ? 'data-table__cell data-table__cell--end' : 'data-table__cell'}
                       title={plain ? String(value) : undefined}

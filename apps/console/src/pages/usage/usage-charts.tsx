@@ -112,23 +112,27 @@ export function UsageCharts({ summary, metric, busy, during }: { summary: TUsage
                 </AreaChart>
               </ResponsiveContainer>
             </div>
-            <table className="sr-only">
-              <caption>{`${s.eventType}, ${metric} per ${summary.bucket} (UTC), buckets with usage`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{summary.bucket === 'hour' ? 'Hour' : 'Day'}</th>
-                  <th scope="col">{metric === 'quantity' ? 'Quantity' : 'Events'}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {nonEmpty.map((p) => (
-                  <tr key={p.t} data-testid="usage-point">
-                    <td>{bucketLabel(p.t, summary.bucket)}</td>
-                    <td>{number(p.value)}</td>
+            {/* Hidden by a box around it: a table keeps its content's width whatever width it is given,
+                and would widen a phone's page from behind its clip. */}
+            <div className="sr-only">
+              <table>
+                <caption>{`${s.eventType}, ${metric} per ${summary.bucket} (UTC), buckets with usage`}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{summary.bucket === 'hour' ? 'Hour' : 'Day'}</th>
+                    <th scope="col">{metric === 'quantity' ? 'Quantity' : 'Events'}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {nonEmpty.map((p) => (
+                    <tr key={p.t} data-testid="usage-point">
+                      <td>{bucketLabel(p.t, summary.bucket)}</td>
+                      <td>{number(p.value)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           </figure>
         );
       })}

@@ -144,72 +144,76 @@ function Counters({ counters }: { counters: TUsageCounters }) {
             No usage this month and no limits on the plan.
           </p>
         ) : (
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th>Event type</th>
-                <th>Events</th>
-                <th>Quantity</th>
-                <th>Limit</th>
-                <th style={{ width: '30%' }}>Used</th>
-              </tr>
-            </thead>
-            <tbody>
-              {counters.usage.map((u) => {
-                const share = u.limit === null ? null : u.limit === 0 ? 1 : Math.min(1, u.quantity / u.limit);
-                return (
-                  <tr key={u.eventType} data-testid="usage-counter-row" data-event-type={u.eventType} data-reached={u.reached}>
-                    <td>
-                      <code>{u.eventType}</code>
-                    </td>
-                    <td>{number(u.events)}</td>
-                    <td data-testid="usage-counter-quantity">{number(u.quantity)}</td>
-                    <td data-testid="usage-counter-limit">
-                      {u.limit === null ? <span className="muted">unlimited</span> : number(u.limit)}
-                    </td>
-                    <td>
-                      {share === null ? (
-                        <span className="muted">—</span>
-                      ) : (
-                        <div style={{ display: 'flex', alignItems: 'center', gap: 8 }}>
-                          <svg
-                            className="usage-bar"
-                            data-level={u.reached ? 'reached' : share >= 0.8 ? 'high' : 'ok'}
-                            width="120"
-                            height="10"
-                            role="img"
-                            aria-label={`${Math.round(share * 100)}% of the limit`}
-                          >
-                            <rect className="usage-bar__track" width="120" height="10" rx="5" />
-                            <rect className="usage-bar__fill" width={120 * share} height="10" rx="5" />
-                            {u.thresholds
-                              .filter((t) => t.threshold < 100)
-                              .map((t) => (
-                                <rect
-                                  key={t.threshold}
-                                  className="usage-bar__mark"
-                                  x={(120 * t.threshold) / 100 - 0.5}
-                                  width="1"
-                                  height="10"
-                                />
-                              ))}
-                          </svg>
-                          {u.reached ? (
-                            <span className="pill pill--danger" data-testid="usage-counter-reached">
-                              limit reached
-                            </span>
-                          ) : (
-                            <span className="muted">{number(u.remaining ?? 0)} left</span>
-                          )}
-                        </div>
-                      )}
-                      {u.thresholds.length > 0 && <Thresholds thresholds={u.thresholds} />}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          // A phone: the bars and thresholds scroll inside the panel instead of widening the page.
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe scrollable-region-focusable)
+          <section className="table-scroll" tabIndex={0} aria-label="Usage against the plan's limits">
+            <table className="data-table">
+              <thead>
+                <tr>
+                  <th>Event type</th>
+                  <th>Events</th>
+                  <th>Quantity</th>
+                  <th>Limit</th>
+                  <th style={{ width: '30%' }}>Used</th>
+                </tr>
+              </thead>
+              <tbody>
+                {counters.usage.map((u) => {
+                  const share = u.limit === null ? null : u.limit === 0 ? 1 : Math.min(1, u.quantity / u.limit);
+                  return (
+                    <tr key={u.eventType} data-testid="usage-counter-row" data-event-type={u.eventType} data-reached={u.reached}>
+                      <td>
+                        <code>{u.eventType}</code>
+                      </td>
+                      <td>{number(u.events)}</td>
+                      <td data-testid="usage-counter-quantity">{number(u.quantity)}</td>
+                      <td data-testid="usage-counter-limit">
+                        {u.limit === null ? <span className="muted">unlimited</span> : number(u.limit)}
+                      </td>
+                      <td>
+                        {share === null ? (
+                          <span className="muted">—</span>
+                        ) : (
+                          <div style={{ display: 'flex', alignItems: 'center', gap: 8 }}>
+                            <svg
+                              className="usage-bar"
+                              data-level={u.reached ? 'reached' : share >= 0.8 ? 'high' : 'ok'}
+                              width="120"
+                              height="10"
+                              role="img"
+                              aria-label={`${Math.round(share * 100)}% of the limit`}
+                            >
+                              <rect className="usage-bar__track" width="120" height="10" rx="5" />
+                              <rect className="usage-bar__fill" width={120 * share} height="10" rx="5" />
+                              {u.thresholds
+                                .filter((t) => t.threshold < 100)
+                                .map((t) => (
+                                  <rect
+                                    key={t.threshold}
+                                    className="usage-bar__mark"
+                                    x={(120 * t.threshold) / 100 - 0.5}
+                                    width="1"
+                                    height="10"
+                                  />
+                                ))}
+                            </svg>
+                            {u.reached ? (
+                              <span className="pill pill--danger" data-testid="usage-counter-reached">
+                                limit reached
+                              </span>
+                            ) : (
+                              <span className="muted">{number(u.remaining ?? 0)} left</span>
+                            )}
+                          </div>
+                        )}
+                        {u.thresholds.length > 0 && <Thresholds thresholds={u.thresholds} />}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </section>
         )}
       </section>
     </>
