@@ -562,6 +562,10 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       const w = who[id];
       const phone = VIEWPORTS[1];
       expect(phone).toEqual({ width: 390, height: 844 });
+      // A desktop shows the navigation itself, and no Menu button.
+      await openConsole(w, '/');
+      await w.page.getByTestId('nav').waitFor({ state: 'visible' });
+      expect(await w.page.getByTestId('nav-toggle').isVisible()).toBe(false);
       await w.page.setViewportSize(phone);
       try {
         const wide: string[] = [];
