@@ -648,6 +648,10 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
           const panel = w.page.getByTestId('error-panel');
           await panel.waitFor({ state: 'visible' });
           expect(await panel.getByTestId('error-code').textContent()).toBe('forbidden');
+          // Explained, not "Try again": asking again would be refused again.
+          expect(await panel.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+          expect(await panel.locator('.error-panel__title').textContent()).toBe('Platform admins only');
+          expect(await panel.textContent()).toContain('Only platform admins');
           await w.page.getByTestId('nav').waitFor({ state: 'visible' });
           expect(await w.page.locator('[data-testid="route-error"], [data-testid="root-error"]').count()).toBe(0);
           await saveScreenshot(w.page, `pages/${id}-${entry.name}-refused-${VIEWPORTS[0].width}`);

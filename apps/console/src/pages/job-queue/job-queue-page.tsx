@@ -148,7 +148,17 @@ export function JobQueuePage() {
           </button>
         }
       />
-      {queue.isError && <ErrorPanel error={queue.error} title="Could not load the job queue" onRetry={() => void queue.refetch()} />}
+      {queue.isError && (
+        <ErrorPanel
+          error={queue.error}
+          title="Could not load the job queue"
+          onRetry={() => void queue.refetch()}
+          forbidden={{
+            title: 'Platform admins only',
+            help: "Only platform admins see the job queue: it is svc's own, shared by every organization on this deployment. Your organization's webhook and email deliveries are on their own pages.",
+          }}
+        />
+      )}
       {queue.isPending && !queue.isError && <Skeleton label="Loading the job queue…" testId="job-queue-loading" heading />}
       {queue.data && <Overview data={queue.data} />}
     </div>
