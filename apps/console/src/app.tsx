@@ -44,7 +44,8 @@ const router = createBrowserRouter(
             { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
             { path: 'users', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
             { path: 'sessions', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
-            { path: 'roles', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
+            // The list and a role's page (/roles/<key>), one route as for applications.
+            { path: 'roles/:key?', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
             { path: 'invitations', element: page(async () => (await import('./pages/invitations/invitations-page.tsx')).InvitationsPage) },
             {
               path: 'email-deliveries',
