@@ -50,6 +50,7 @@ const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'application-detail', path: (s) => `/applications/${s.application.id}`, platformOnly: false },
   { name: 'webhook-endpoint-detail', path: (s) => `/webhooks/${s.endpointId}`, platformOnly: false },
   { name: 'role-detail', path: () => '/roles/billing_analyst', platformOnly: false },
+  { name: 'organization-detail', path: (s) => `/organizations/${s.organization.id}`, platformOnly: true },
   { name: 'api-resource-detail', path: (s) => `/authorization/resources/${s.resourceId}`, platformOnly: false },
   { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
   { name: 'not-found', path: () => '/no-such-page', platformOnly: false },

@@ -140,10 +140,26 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('subscription-picker-open').click();
     await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
 
-    // The Organizations page's row menu leads there too, the organization chosen.
+    // The Organizations page: an organization's name opens its page, its plan and what it holds
+    // without switching the console to it; reload keeps it, back returns to the list.
     await admin.getByTestId('nav-organizations').click();
     await admin.getByTestId('organizations-search').fill(slug);
     const orgRow = admin.locator(`[data-testid="organization-row"][data-slug="${slug}"]`);
+    const orgId = (await orgRow.getAttribute('data-organization-id')) ?? '';
+    await orgRow.getByTestId('organization-name').click();
+    const orgPage = admin.getByTestId('organization-detail');
+    await orgPage.waitFor({ state: 'visible' });
+    expect(new URL(admin.url()).pathname).toBe(`${CONSOLE}/organizations/${orgId}`);
+    expect(await orgPage.getByTestId('organization-detail-slug').textContent()).toBe(slug);
+    await admin.reload();
+    await orgPage.getByTestId('organization-detail-plan').filter({ hasText: 'Free' }).waitFor();
+    expect(Number(await orgPage.getByTestId('organization-detail-members').textContent())).toBeGreaterThan(0);
+    // The workspace did not change: the header still names the platform's.
+    expect(await admin.getByTestId('workspace-kind').textContent()).toBe('platform');
+    await admin.goBack();
+    await admin.getByTestId('organizations-search').fill(slug);
+
+    // The row menu leads to the subscription too, the organization chosen.
     await orgRow.getByTestId('organization-actions').click();
     await admin.getByRole('menuitem', { name: 'Manage subscription' }).click();
     await admin.waitForURL(`${server.url}${CONSOLE}/subscription?organization=${slug}`);
@@ -185,6 +201,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await user.getByTestId('applications-empty').waitFor({ state: 'visible' });
     await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Blocked app');
+    await user.getByTestId('application-redirect-url-input').fill('https://app.example.com/callback');
     await user.getByTestId('application-create-submit').click();
     const appPanel = user.getByTestId('application-create').getByTestId('error-panel');
     await appPanel.waitFor({ state: 'visible' });
@@ -233,6 +250,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await user.getByTestId('nav-applications').click();
     await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Allowed app');
+    await user.getByTestId('application-redirect-url-input').fill('https://app.example.com/callback');
     await user.getByTestId('application-create-submit').click();
     await user.getByTestId('application-revealed').waitFor({ state: 'visible' });
     // The dialog closed on success: no error left anywhere.

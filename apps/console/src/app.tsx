@@ -69,7 +69,8 @@ const router = createBrowserRouter(
             { path: 'exports', element: page(async () => (await import('./pages/exports/exports-page.tsx')).ExportsPage) },
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
             {
-              path: 'organizations',
+              // The list and an organization's page (/organizations/<id>), one route as for applications.
+              path: 'organizations/:id?',
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),
             },
             { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },
