@@ -159,6 +159,28 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.goBack();
     await admin.getByTestId('organizations-search').fill(slug);
 
+    // The platform workspace's people are the engine's platform admin group (the API answers 409
+    // platform_workspace_managed): Users and Invitations say so instead of offering Add and Invite.
+    await admin.getByTestId('nav-users').click();
+    await admin.getByTestId('users-managed').waitFor({ state: 'visible' });
+    await admin.getByTestId('user-row').first().waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('users-create-open').count()).toBe(0);
+    expect(await admin.getByTestId('user-actions').count()).toBe(0);
+    await admin.getByTestId('nav-invitations').click();
+    await admin.getByTestId('invitations-managed').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('invitations-create-open').count()).toBe(0);
+    const refused = await admin.evaluate(async () => {
+      const res = await fetch('/v1/invitations', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'someone@example.com', roleKey: 'org_member' }),
+      });
+      return { status: res.status, code: ((await res.json()) as { error?: { code?: string } }).error?.code };
+    });
+    expect(refused).toEqual({ status: 409, code: 'platform_workspace_managed' });
+    await admin.getByTestId('nav-organizations').click();
+    await admin.getByTestId('organizations-search').fill(slug);
+
     // The row menu leads to the subscription too, the organization chosen.
     await orgRow.getByTestId('organization-actions').click();
     await admin.getByRole('menuitem', { name: 'Manage subscription' }).click();

@@ -7,6 +7,7 @@ import { actionsColumn, columnHelper, whenColumn } from '../../components/data-t
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
 import { Field } from '../../components/field.tsx';
 import { ListPage } from '../../components/list-page.tsx';
+import { isPlatformWorkspace, ManagedMemberships } from '../../components/managed-memberships.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { roleColumn } from '../../components/person-columns.tsx';
@@ -25,7 +26,13 @@ const STATUSES: { value: TMembershipStatus; label: string }[] = [
 ];
 
 /** What a row needs besides its user: the organization, role names, and the page's dialogs. */
-type RowContext = { slug: string; nameOf: (key: string) => string; changeRole: (user: TUser) => void };
+type RowContext = {
+  slug: string;
+  nameOf: (key: string) => string;
+  changeRole: (user: TUser) => void;
+  /** The platform workspace: its memberships are the engine's, so rows have no menu. */
+  managed: boolean;
+};
 
 /** "Mia Member (mia@…)" or the email alone: how the menus and dialogs name the person. */
 function personLabel(user: TUser): string {
@@ -66,7 +73,7 @@ function userColumns(context: () => RowContext) {
       width: '8.5rem',
       empty: (user) => (user.status === 'invited' ? '—' : 'never'),
     }),
-    actionsColumn(column, (user) => <UserActions user={user} context={context()} />),
+    actionsColumn(column, (user) => (context().managed ? null : <UserActions user={user} context={context()} />)),
   ]);
 }
 
@@ -100,7 +107,8 @@ export function UsersPage() {
   });
   const roles = useRoleOptions(slug);
   // Columns are made once; the cells read the latest organization and role names through this.
-  const context: RowContext = { slug: slug ?? '', nameOf: roles.nameOf, changeRole: setChanging };
+  const managed = isPlatformWorkspace(active.organization);
+  const context: RowContext = { slug: slug ?? '', nameOf: roles.nameOf, changeRole: setChanging, managed };
   const [latest] = useState(() => ({ current: context }));
   latest.current = context;
   const [columns] = useState(() => userColumns(() => latest.current));
@@ -117,9 +125,13 @@ export function UsersPage() {
         title="Users"
         description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their membership's status and role. Suspending a membership cuts their access to this organization at once.`}
         actions={
-          slug && <CreateUserDialog slug={slug} roles={roles.options} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />
+          slug &&
+          !managed && (
+            <CreateUserDialog slug={slug} roles={roles.options} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />
+          )
         }
       />
+      {managed && <ManagedMemberships testId="users-managed" />}
       {slug && changing && <ChangeRoleDialog slug={slug} user={changing} roles={roles.options} onClose={() => setChanging(null)} />}
       <ListPage
         testId="users"
@@ -131,7 +143,7 @@ export function UsersPage() {
         empty={{
           title: 'No users yet.',
           next: 'Add a user: they join once they accept.',
-          action: { label: 'Add user', onClick: () => setCreating(true) },
+          ...(managed ? {} : { action: { label: 'Add user', onClick: () => setCreating(true) } }),
         }}
         above={() => (
           <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
