@@ -88,7 +88,7 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
       id: 'redirectUrls',
       header: 'Redirect URLs',
       enableSorting: false,
-      meta: { width: '8rem', align: 'end' },
+      meta: { width: '9rem', align: 'end' },
       cell: (info) => <span data-testid="application-row-redirect-urls">{info.getValue()}</span>,
     }),
     whenColumn(column, 'createdAt', 'Created'),

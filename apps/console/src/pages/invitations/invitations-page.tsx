@@ -59,7 +59,7 @@ function invitationColumns(context: () => RowContext) {
         );
       },
     }),
-    whenColumn(column, 'createdAt', 'Invited', { width: '7.5rem' }),
+    whenColumn(column, 'createdAt', 'Invited', { width: '9rem' }),
     whenColumn(column, 'expiresAt', 'Expires', {
       width: '7.5rem',
       description: 'Until then the link works, once, for the invited email',

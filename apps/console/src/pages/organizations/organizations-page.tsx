@@ -53,7 +53,7 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
       id: 'plan',
       header: 'Plan',
       sortFn: 'text',
-      meta: { width: '8rem' },
+      meta: { width: '10rem' },
       cell: (info) => <span data-testid="organization-plan">{info.getValue() || '—'}</span>,
     }),
     column.accessor((tenant) => tenant.summary?.memberCount ?? 0, {

@@ -303,7 +303,7 @@ function usageEventColumns(names: Map<string, string>) {
     }),
     column.accessor('quantity', {
       header: 'Quantity',
-      meta: { width: '6.5rem', align: 'end' },
+      meta: { width: '8.5rem', align: 'end' },
       cell: (info) => number(info.getValue()),
     }),
     column.accessor('idempotencyKey', {

@@ -70,7 +70,7 @@ function userColumns(context: () => RowContext) {
     }),
     roleColumn<TUser>({ testId: 'user-role', nameOf: () => context().nameOf }),
     whenColumn(column, 'lastSignInAt', 'Last sign-in', {
-      width: '8.5rem',
+      width: '10rem',
       empty: (user) => (user.status === 'invited' ? '—' : 'never'),
     }),
     actionsColumn(column, (user) => (context().managed ? null : <UserActions user={user} context={context()} />)),

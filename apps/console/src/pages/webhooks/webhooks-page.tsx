@@ -110,7 +110,7 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
       id: 'secret',
       header: 'Secret rotated',
       sortFn: 'text',
-      meta: { width: '8.5rem' },
+      meta: { width: '11rem' },
       cell: (info) => {
         const endpoint = info.row.original;
         return (
@@ -329,7 +329,7 @@ export function WebhooksPage() {
               'data-endpoint-id': endpoint.id,
               'data-enabled': String(endpoint.enabled),
             }),
-            minWidth: '68rem',
+            minWidth: '74rem',
           }}
         />
       )}
