@@ -17,10 +17,14 @@ import { type Metric, UsageCharts } from './usage-charts.tsx';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-/** The chart's ranges: whole hours (the summary's rule), ending at the next hour boundary. */
+/**
+ * The chart's ranges: whole hours (the summary's rule), ending at the next hour boundary. A day
+ * and less by the hour; a week and more by the day (168 hourly points of a week read as spikes,
+ * seven daily bars as a trend).
+ */
 const RANGES = {
   '24h': { label: 'Last 24 hours', during: 'in the last 24 hours', bucket: 'hour', span: DAY },
-  '7d': { label: 'Last 7 days', during: 'in the last 7 days', bucket: 'hour', span: 7 * DAY },
+  '7d': { label: 'Last 7 days', during: 'in the last 7 days', bucket: 'day', span: 7 * DAY },
   '30d': { label: 'Last 30 days', during: 'in the last 30 days', bucket: 'day', span: 30 * DAY },
   month: { label: 'This month', during: 'this month', bucket: 'day', span: 0 },
 } as const;
