@@ -514,7 +514,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     expect([...gaps, ...failures(checked)]).toEqual([]);
   }
 
-  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, a chip cut, an identifier on two lines, a heading and a short value cut on a wide screen', async () => {
+  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, a chip cut, an identifier on two lines, a heading and a short value cut on a wide screen, a long one cut without a tooltip', async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS[0], bypassCSP: true });
     try {
       const page = await context.newPage();
@@ -536,6 +536,8 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
 <div class="chips" style="display:flex;width:60px;overflow:hidden"><code style="flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis">subscription.manage</code></div>
 <table class="data-table data-table--fixed" style="table-layout:fixed;width:120px"><thead><tr><th style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis">Last sign-in of the person</th></tr></thead><tbody>
 <tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px">in 7 months</div></td></tr>
+<tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px">alexandra.konstantinopoulou@northwind-traders.example</div></td></tr>
+<tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px" title="jordan.lee.contractor@northwind-traders.example">jordan.lee.contractor@northwind-traders.example</div></td></tr>
 </tbody></table>
 </main></body></html>`);
       const lines = failures(await checkPage(page, { who: 'fixture', name: 'checks', requests, pageErrors: [] }));
@@ -544,7 +546,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       // The first cell of each table: the Id table's second cell scrolls on purpose, and the
       // Status table's second cell ends in an ellipsis; its first cuts a pill's box off.
       // (and the chip cut beside another, below).
-      expect(of('cell overflows'), lines.join('\n')).toHaveLength(3 * VIEWPORTS.length + 2);
+      expect(of('cell overflows'), lines.join('\n')).toHaveLength(3 * VIEWPORTS.length + 3);
       expect(of('row 1 col 1 "Id"'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('row 1 col 1 "Status" span'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
@@ -554,7 +556,9 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       // On the wide screen only: a cut heading and a short value cut ("in 7 months").
       expect(of('heading cut'), lines.join('\n')).toEqual([expect.stringContaining('@1440')]);
       expect(of('short value cut'), lines.join('\n')).toEqual([expect.stringContaining('"in 7 months"')]);
-      expect(lines, lines.join('\n')).toHaveLength(5 * VIEWPORTS.length + 2);
+      // A long email cut without its whole text on hover; the one with a title passes.
+      expect(of('cut without a tooltip'), lines.join('\n')).toEqual([expect.stringContaining('alexandra.konstantinopoulou')]);
+      expect(lines, lines.join('\n')).toHaveLength(5 * VIEWPORTS.length + 3);
     } finally {
       await context.close();
     }

@@ -267,9 +267,20 @@ function layoutFindings(page: Page) {
       }
       for (const el of document.querySelectorAll<HTMLElement>('td .data-table__cell, td .data-table__cell > div')) {
         const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-        if (el.getClientRects().length > 0 && text.length <= SHORT && el.scrollWidth > el.clientWidth + 1) {
-          const td = el.closest('td') as HTMLTableCellElement;
+        if (el.getClientRects().length === 0 || el.scrollWidth <= el.clientWidth + 1) {
+          continue;
+        }
+        const td = el.closest('td') as HTMLTableCellElement;
+        if (text.length <= SHORT) {
           overflows.push({ cell: `short value cut: ${describeCell(td)}`, text, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth });
+        } else if (!el.closest('[title]') && !el.querySelector('[title]')) {
+          // A long value (an 80-character email) may give way, but never without its whole text on hover.
+          overflows.push({
+            cell: `cut without a tooltip: ${describeCell(td)}`,
+            text: squash(text),
+            scrollWidth: el.scrollWidth,
+            clientWidth: el.clientWidth,
+          });
         }
       }
       for (const start of document.querySelectorAll<HTMLElement>('td [data-identifier] .identifier__start')) {
