@@ -32,6 +32,8 @@ type Seeded = {
   /** An API resource of the product's catalog (docs/authorization.md). */
   resourceId: string;
   endpointId: string;
+  /** A user the tenant admin added (Priya, invited). */
+  userId: string;
   deliveryId: string;
   claimUrl: string;
 };
@@ -50,6 +52,7 @@ const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'application-detail', path: (s) => `/applications/${s.application.id}`, platformOnly: false },
   { name: 'webhook-endpoint-detail', path: (s) => `/webhooks/${s.endpointId}`, platformOnly: false },
   { name: 'role-detail', path: () => '/roles/billing_analyst', platformOnly: false },
+  { name: 'user-detail', path: (s) => `/users/${s.userId}`, platformOnly: false },
   { name: 'organization-detail', path: (s) => `/organizations/${s.organization.id}`, platformOnly: true },
   { name: 'api-resource-detail', path: (s) => `/authorization/resources/${s.resourceId}`, platformOnly: false },
   { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
@@ -317,7 +320,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       permissions: ['billing.read', 'usage.read', 'subscription.read', 'exports.create', 'audit.read'],
       productPermissions: ['orders.read', 'reports.export'],
     });
-    await must(tenant, 201, 'POST', '/v1/users', {
+    const priya = await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,
       email: 'priya.raghunathan@northwind-traders.example',
       name: 'Priya Raghunathan',
@@ -433,6 +436,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       },
       resourceId: orders.id,
       endpointId: crm.endpoint.id,
+      userId: priya.id,
       deliveryId,
       claimUrl: keyless.claimUrl,
     };

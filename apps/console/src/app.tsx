@@ -42,7 +42,8 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/applications/applications-page.tsx')).ApplicationsPage),
             },
             { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
-            { path: 'users', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
+            // The list and a user's page (/users/<id>), one route as for applications.
+            { path: 'users/:id?', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
             { path: 'sessions', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
             // The list and a role's page (/roles/<key>), one route as for applications.
             { path: 'roles/:key?', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
