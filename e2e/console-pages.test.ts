@@ -330,6 +330,8 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     const ingest = await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
       name: 'Usage ingest – production',
       scopes: ['usage.write', 'usage.read'],
+      // "in 11 months": the longest relative expiry, which the Expires column must show whole.
+      expiresAt: new Date(Date.now() + 330 * 86_400_000).toISOString(),
     });
     await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
       name: 'Nightly billing reconciliation',
