@@ -6,8 +6,10 @@ import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
 /**
  * Issue 4's applications page end to end: a tenant admin creates an application in the console
- * (keys shown, the secret once), edits its allowlists, rotates its secret (the old one is refused
- * by the API at once) and disables it (client config then answers 409 application_disabled).
+ * (its type and redirect URL asked for; client id, issuer and keys shown, the secret once), opens
+ * its own page (/applications/<id>, kept by reload, back and forward), edits its allowlists,
+ * rotates its secret (the old one is refused by the API at once) and disables it (client config
+ * then answers 409 application_disabled).
  */
 describeInChromium('e2e: applications in the console', () => {
   let server: E2EServer;
@@ -85,6 +87,20 @@ describeInChromium('e2e: applications in the console', () => {
     await page.getByTestId('application-slug-input').fill('');
     await page.getByTestId('application-logo-url-input').fill('https://cdn.example.com/storefront.svg');
     await page.getByTestId('application-name-input').fill('Storefront');
+    // A web server app (the default type) signs people in: it needs the redirect URL of its first sign-in.
+    expect(await page.getByTestId('application-create-client-type').textContent()).toMatch(/^Web server app/);
+    await page.getByTestId('application-create-submit').click();
+    expect(await page.getByTestId('application-redirect-url-error').textContent()).toMatch(/callback/);
+    await page.getByTestId('application-redirect-url-input').fill('http://storefront.example.com/auth/callback');
+    await page.getByTestId('application-create-submit').click();
+    expect(await page.getByTestId('application-redirect-url-error').textContent()).toMatch(/use https/);
+    // A machine client has no redirect URL to ask for; back to a web server app.
+    await page.getByTestId('application-create-client-type').click();
+    await page.getByTestId('application-create-client-type-option-machine').click();
+    expect(await page.getByTestId('application-redirect-url-input').count()).toBe(0);
+    await page.getByTestId('application-create-client-type').click();
+    await page.getByTestId('application-create-client-type-option-web').click();
+    await page.getByTestId('application-redirect-url-input').fill('https://storefront.example.com/auth/callback');
     await page.getByTestId('application-create-submit').click();
 
     const revealed = page.getByTestId('application-revealed');
@@ -93,6 +109,11 @@ describeInChromium('e2e: applications in the console', () => {
     const firstSecret = (await page.getByTestId('application-secret-value').textContent()) ?? '';
     expect(publishableKey).toMatch(/^pk_live_[0-9A-Za-z]{24}$/);
     expect(firstSecret).toMatch(/^sk_live_[0-9A-Za-z]{40}$/);
+    // What an OpenID Connect library is configured with, beside the keys.
+    const applicationId = (await page.getByTestId('application-revealed-client-id').textContent()) ?? '';
+    expect(applicationId).toMatch(/^app_[0-9A-Za-z]{20}$/);
+    await page.getByTestId('application-revealed-issuer').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('application-revealed-issuer').textContent()).toBe(server.url);
     await page.getByTestId('application-secret-copy').click();
     await page.getByTestId('application-secret-copy').filter({ hasText: 'Copied' }).waitFor();
     await page.getByTestId('application-revealed-publishable-key-copy').click();
@@ -100,17 +121,13 @@ describeInChromium('e2e: applications in the console', () => {
     await page.keyboard.press('Escape');
     expect(await revealed.isVisible()).toBe(true);
 
-    // The list shows it with its status and keys (never the secret); the detail opens on it.
-    const row = page.getByTestId('application-row').filter({ hasText: 'Storefront' });
-    await row.waitFor({ state: 'visible' });
-    expect(await row.getByTestId('application-row-status').textContent()).toBe('active');
-    expect(await row.getByTestId('application-row-publishable-key').textContent()).toBe(publishableKey);
-    expect(await page.getByTestId('applications-table').textContent()).not.toContain(firstSecret);
+    // The console is on the new application's own page, with its redirect URL from the dialog.
     const detail = page.getByTestId('application-detail');
     await detail.waitFor({ state: 'visible' });
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/applications/${applicationId}`);
     expect(await page.getByTestId('application-publishable-key').textContent()).toBe(publishableKey);
     expect(await page.getByTestId('application-secret-prefix').textContent()).toBe(`${firstSecret.slice(0, 12)}…`);
-    expect(new URL(page.url()).searchParams.get('application')).toMatch(/^app_/);
+    expect(await urls('application-oidc-redirect-urls')).toEqual(['https://storefront.example.com/auth/callback']);
     await saveScreenshot(page, 'console-applications-created');
 
     // The keys work against the API.
@@ -161,7 +178,6 @@ describeInChromium('e2e: applications in the console', () => {
     await saveScreenshot(page, 'console-applications-settings');
 
     // OpenID Connect: issuer, client id and discovery URL to copy; client type and logout URLs editable.
-    const applicationId = new URL(page.url()).searchParams.get('application') ?? '';
     await page.getByTestId('application-oidc-issuer').waitFor({ state: 'visible' });
     expect(await page.getByTestId('application-oidc-issuer').textContent()).toBe(server.url);
     expect(await page.getByTestId('application-oidc-client-id').textContent()).toBe(applicationId);
@@ -204,7 +220,7 @@ describeInChromium('e2e: applications in the console', () => {
     await saveScreenshot(page, 'console-applications-try-sign-in');
     await page.getByTestId('try-back').click();
     await page.getByTestId('application-detail').waitFor({ state: 'visible' });
-    expect(new URL(page.url()).searchParams.get('application')).toBe(applicationId);
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/applications/${applicationId}`);
 
     // Rotate: confirmed, the new secret shown once, the old one refused at once.
     await confirm('application-rotate');
@@ -228,7 +244,6 @@ describeInChromium('e2e: applications in the console', () => {
     // Disable: confirmed by typing the name; the status shows everywhere and the API refuses the keys.
     await confirm('application-disable', 'Storefront');
     await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
-    await row.getByTestId('application-row-status').filter({ hasText: 'disabled' }).waitFor();
     const disabled = await clientConfig(publishableKey);
     expect(disabled.status).toBe(409);
     expect(disabled.body.error.code).toBe('application_disabled');
@@ -236,13 +251,34 @@ describeInChromium('e2e: applications in the console', () => {
     await page.getByTestId('application-try-sign-in-disabled').waitFor({ state: 'visible' });
     await saveScreenshot(page, 'console-applications-disabled');
 
-    // The selection survives a reload (it is in the URL).
+    // The page survives a reload (it is the URL).
     await page.reload();
     await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
 
-    // Enable again from the row's menu: the keys work at once. Manage from the menu opens the detail.
-    await page.getByTestId('application-detail-close').click();
-    await page.getByTestId('application-detail').waitFor({ state: 'hidden' });
+    // Back to the list: its row shows the status and keys (never the secret). The browser's back
+    // and forward move between the list and the application's page.
+    await page.getByTestId('application-detail-back').click();
+    const row = page.getByTestId('application-row').filter({ hasText: 'Storefront' });
+    await row.getByTestId('application-row-status').filter({ hasText: 'disabled' }).waitFor();
+    expect(await row.getByTestId('application-row-publishable-key').textContent()).toBe(publishableKey);
+    expect(await page.getByTestId('applications-table').textContent()).not.toContain(secondSecret);
+    expect(await detail.count()).toBe(0);
+    await page.goBack();
+    await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/applications/${applicationId}`);
+    await page.goForward();
+    await row.waitFor({ state: 'visible' });
+    expect(new URL(page.url()).pathname).toBe('/auth/console/applications');
+    // The name is a link to the page.
+    await row.getByTestId('application-row-name').click();
+    await page.getByTestId('application-detail-status').filter({ hasText: 'disabled' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/applications/${applicationId}`);
+    // The address of earlier releases leads to the same page.
+    await page.goto(`/auth/console/applications?application=${applicationId}`);
+    await page.waitForURL((url) => url.pathname === `/auth/console/applications/${applicationId}`);
+    await page.getByTestId('application-detail-back').click();
+
+    // Enable again from the row's menu: the keys work at once. Manage from the menu opens the page.
     await row.getByTestId('application-actions').click();
     await page.getByTestId('application-actions-menu').getByTestId('application-enable').click();
     await page.getByTestId('application-enable-dialog-confirm').click();
@@ -251,7 +287,7 @@ describeInChromium('e2e: applications in the console', () => {
     await row.getByTestId('application-actions').click();
     await page.getByTestId('application-actions-menu').getByTestId('application-manage').click();
     await page.getByTestId('application-detail-status').filter({ hasText: 'active' }).waitFor();
-    expect(new URL(page.url()).searchParams.get('application')).toBe(applicationId);
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/applications/${applicationId}`);
 
     expect(await page.getByTestId('error-panel').count()).toBe(0);
     expect(pageErrors).toEqual([]);

@@ -6,7 +6,11 @@ import { DEMO_USER, signInAt } from './support/sign-in.ts';
 
 const PAGE = '/auth/console/audit-log';
 
-/** The console's audit log: a change made through the API shows up, filters narrow, errors show their code. */
+/**
+ * The console's audit log: a change made through the API shows up readably (the whole action, the
+ * summary as `field: value` lines, the target's name beside its id), filters narrow (the actor by
+ * email too), errors show their code.
+ */
 describeInChromium('e2e: console audit log', () => {
   let server: E2EServer;
   let browser: Browser;
@@ -15,7 +19,8 @@ describeInChromium('e2e: console audit log', () => {
   let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    server = await startServer();
+    // An endpoint on loopback (the audit log's long actions are a webhook endpoint's); nothing listens there.
+    server = await startServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
     browser = await launchChromium();
     context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(15_000);
@@ -61,14 +66,18 @@ describeInChromium('e2e: console audit log', () => {
     expect(await first.getByTestId('audit-log-action').textContent()).toBe('tenant.updated');
     expect(await first.getByTestId('audit-log-actor').textContent()).toContain(DEMO_USER.email);
     expect(await first.getByTestId('audit-log-target').textContent()).toContain(renamed.id);
-    expect(await first.getByTestId('audit-log-summary').textContent()).toContain('Demo workspace (renamed)');
+    expect(await first.getByTestId('audit-log-target-name').textContent()).toBe('Demo workspace (renamed)');
+    // The summary reads as text, a line per changed field, not one line of JSON.
+    expect(await first.getByTestId('audit-log-summary-line').allTextContents()).toEqual(['name: → Demo workspace (renamed)']);
+    expect(await first.getByTestId('audit-log-summary').textContent()).not.toContain('{');
     expect(await first.getByTestId('audit-log-time').locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     // The row's details: the whole summary and where the request came from.
     await first.getByRole('button', { name: 'Actions for tenant.updated entry' }).click();
     await page.getByRole('menuitem', { name: 'Details…' }).click();
     const detail = page.getByTestId('audit-log-detail');
     await detail.waitFor({ state: 'visible' });
-    expect(await detail.getByTestId('audit-log-detail-summary').textContent()).toContain('"Demo workspace (renamed)"');
+    expect(await detail.getByTestId('audit-log-detail-summary-line').allTextContents()).toEqual(['name: → Demo workspace (renamed)']);
+    expect(await detail.getByTestId('audit-log-detail-json').textContent()).toContain('"Demo workspace (renamed)"');
     expect(await detail.textContent()).toContain(renamed.id);
     await saveScreenshot(page, 'console-audit-log-detail');
     await detail.getByTestId('audit-log-detail-close').click();
@@ -99,13 +108,90 @@ describeInChromium('e2e: console audit log', () => {
 
     // A malformed filter is stopped by the form (the same schema the API uses), not sent: the list stays.
     await page.getByTestId('audit-filter-actor').fill('not-an-id');
-    await page.getByText('expected a user id (usr_...) or an API key id (key_...)').waitFor({ state: 'visible' });
+    await page.getByText("expected a person's email, a user id (usr_...) or an API key id (key_...)").waitFor({ state: 'visible' });
     expect(await rows().count()).toBe(total);
     expect(await page.getByTestId('error-panel').count()).toBe(0);
 
     await page.getByTestId('audit-filter-clear').click();
     await rows().first().waitFor({ state: 'visible' });
     expect(await rows().count()).toBe(total);
+    expectNoPageErrors();
+  });
+
+  it('shows every action whole, however narrow its column: a long one wraps at its dots', async () => {
+    // A long action of svc's own: rotating a webhook endpoint's secret.
+    const rotated = await page.evaluate(async () => {
+      const headers = { 'content-type': 'application/json' };
+      const me = (await (await fetch('/v1/me')).json()) as { activeWorkspace: { slug: string } };
+      const created = await fetch('/v1/webhook-endpoints', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          organization_slug: me.activeWorkspace.slug,
+          url: 'http://127.0.0.1:9/svc-hooks',
+          eventTypes: ['user.created'],
+          description: 'CRM sync',
+        }),
+      });
+      const body = (await created.json()) as { endpoint?: { id: string } };
+      if (!body.endpoint) {
+        return { step: 'create', status: created.status, body };
+      }
+      const res = await fetch(`/v1/webhook-endpoints/${body.endpoint.id}/rotate-secret?organization_slug=${me.activeWorkspace.slug}`, {
+        method: 'POST',
+        headers,
+        body: '{}',
+      });
+      return { step: 'rotate', status: res.status, body: await res.json() };
+    });
+    expect(rotated, JSON.stringify(rotated)).toMatchObject({ step: 'rotate', status: 200 });
+    await page.setViewportSize({ width: 1024, height: 800 });
+    try {
+      await page.goto(PAGE);
+      const row = page.locator('[data-testid="audit-log-row"][data-action^="webhook_endpoint."]').first();
+      await row.waitFor({ state: 'visible' });
+      const actions = page.getByTestId('audit-log-action');
+      const cut = await actions.evaluateAll((all) =>
+        all
+          .filter((el) => {
+            const box = el.getBoundingClientRect();
+            const cell = (el.closest('td') as HTMLElement).getBoundingClientRect();
+            return el.scrollWidth > el.clientWidth + 1 || box.right > cell.right + 1;
+          })
+          .map((el) => el.textContent),
+      );
+      expect(cut).toEqual([]);
+      const texts = await actions.allTextContents();
+      expect(texts).toContain('webhook_endpoint.secret_rotated');
+      // The endpoint's entries name it by its host, recorded when it changed.
+      const created = page.locator('[data-testid="audit-log-row"][data-action="webhook_endpoint.created"]');
+      expect(await created.getByTestId('audit-log-target-name').textContent()).toBe('127.0.0.1:9');
+      expect(await created.getByTestId('audit-log-summary-line').allTextContents()).toEqual([
+        'host: 127.0.0.1:9',
+        'eventTypes: user.created',
+      ]);
+      await saveScreenshot(page, 'console-audit-log-narrow');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    expectNoPageErrors();
+  });
+
+  it('filters the actor by email as well as by id', async () => {
+    await page.goto(PAGE);
+    await rows().first().waitFor({ state: 'visible' });
+    const total = await rows().count();
+    await page.getByTestId('audit-filter-actor').fill(DEMO_USER.email.toUpperCase());
+    // Every entry so far is the demo user's own: the same rows, found by their email.
+    await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+    await rows().first().waitFor({ state: 'visible' });
+    expect(await rows().count()).toBe(total);
+    const actors = await page.getByTestId('audit-log-actor').allTextContents();
+    expect(actors.every((actor) => actor.includes(DEMO_USER.email))).toBe(true);
+    await page.getByTestId('audit-filter-actor').fill('someone.else@example.com');
+    await page.getByTestId('audit-log-empty').waitFor({ state: 'visible' });
+    await page.getByTestId('audit-filter-clear').click();
+    await rows().first().waitFor({ state: 'visible' });
     expectNoPageErrors();
   });
 });

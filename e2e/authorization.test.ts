@@ -187,16 +187,16 @@ describeInChromium('e2e: the Authorization section and product permissions in th
     expect(await listRow.getByTestId('api-resource-permission-count').textContent()).toBe('2');
     await expectPagePasses(platform, 'api-resources');
 
-    // On a phone the navigation is one scrolling row: the section's heading stands in it, before its items.
+    // On a phone the navigation is a menu from the header: the section's heading stands over its items.
     await p.setViewportSize(VIEWPORTS[1]);
-    await p.getByTestId('nav').evaluate((nav) => {
-      nav.scrollLeft = nav.scrollWidth;
-    });
+    await p.getByTestId('nav-toggle').click();
+    await p.getByTestId('nav').waitFor({ state: 'visible' });
     const heading = await p.locator('.nav-section__title').boundingBox();
     const first = await p.getByTestId('nav-api-resources').boundingBox();
-    expect(heading && first && Math.abs(heading.y + heading.height / 2 - (first.y + first.height / 2))).toBeLessThan(4);
-    expect(heading && first && heading.x + heading.width).toBeLessThanOrEqual(first?.x ?? 0);
+    expect(heading && first && heading.y + heading.height).toBeLessThanOrEqual(first?.y ?? 0);
+    expect(await p.getByTestId('nav-api-resources').isVisible()).toBe(true);
     await saveScreenshot(p, 'authorization-nav-390');
+    await p.getByTestId('nav-toggle').click();
     await p.setViewportSize(VIEWPORTS[0]);
 
     // Product roles: the built-in rows first, whose permissions alone change.
@@ -300,6 +300,22 @@ describeInChromium('e2e: the Authorization section and product permissions in th
     const clerk = roles.body.data.find((role: Json) => role.key === 'invoice_clerk');
     expect(clerk).toMatchObject({ kind: 'custom', permissions: ['tenant.read'], productPermissions: ['invoices.read'] });
     await expectPagePasses(tenant, 'roles');
+
+    // The role's name opens its own page (/roles/<key>): every permission of both catalogs, one a
+    // line; a reload keeps it and the browser's back returns to the list.
+    await tenantRole('invoice_clerk').getByTestId('role-name').click();
+    const roleDetail = t.getByTestId('role-detail');
+    await roleDetail.waitFor({ state: 'visible' });
+    expect(new URL(t.url()).pathname).toBe('/auth/console/roles/invoice_clerk');
+    expect(await roleDetail.getByTestId('role-detail-key').textContent()).toBe('invoice_clerk');
+    expect(await roleDetail.getByTestId('role-detail-id').textContent()).toBe(clerk.id);
+    await t.reload();
+    await roleDetail.getByTestId('role-detail-permissions').waitFor({ state: 'visible' });
+    expect(await roleDetail.getByTestId('role-detail-permissions').locator('code').allTextContents()).toEqual(['tenant.read']);
+    expect(await roleDetail.getByTestId('role-detail-product-permissions').locator('code').allTextContents()).toEqual(['invoices.read']);
+    await saveScreenshot(t, 'authorization-custom-role-page');
+    await t.goBack();
+    await tenantRole('invoice_clerk').waitFor({ state: 'visible' });
 
     // The edit dialog starts from what is stored, in both pickers.
     await rowMenu(t, tenantRole('invoice_clerk'), 'role-actions', 'role-edit');

@@ -31,6 +31,9 @@ type Seeded = {
   application: { id: string; publishableKey: string; redirectUrl: string };
   /** An API resource of the product's catalog (docs/authorization.md). */
   resourceId: string;
+  endpointId: string;
+  /** A user the tenant admin added (Priya, invited). */
+  userId: string;
   deliveryId: string;
   claimUrl: string;
 };
@@ -46,7 +49,11 @@ const CONSOLE_PAGES: ConsolePage[] = [
     path: () => item.path,
     platformOnly: 'platformOnly' in item && item.platformOnly,
   })),
-  { name: 'application-detail', path: (s) => `/applications?application=${s.application.id}`, platformOnly: false },
+  { name: 'application-detail', path: (s) => `/applications/${s.application.id}`, platformOnly: false },
+  { name: 'webhook-endpoint-detail', path: (s) => `/webhooks/${s.endpointId}`, platformOnly: false },
+  { name: 'role-detail', path: () => '/roles/billing_analyst', platformOnly: false },
+  { name: 'user-detail', path: (s) => `/users/${s.userId}`, platformOnly: false },
+  { name: 'organization-detail', path: (s) => `/organizations/${s.organization.id}`, platformOnly: true },
   { name: 'api-resource-detail', path: (s) => `/authorization/resources/${s.resourceId}`, platformOnly: false },
   { name: 'webhook-delivery-detail', path: (s) => `/webhook-deliveries?delivery=${s.deliveryId}`, platformOnly: false },
   { name: 'not-found', path: () => '/no-such-page', platformOnly: false },
@@ -320,7 +327,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       organization_slug: slug,
       domain: 'identity.eu-central-1.northwind-logistics.example',
     });
-    await must(tenant, 201, 'POST', '/v1/users', {
+    const priya = await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,
       email: 'priya.raghunathan@northwind-traders.example',
       name: 'Priya Raghunathan',
@@ -330,6 +337,8 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     const ingest = await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
       name: 'Usage ingest – production',
       scopes: ['usage.write', 'usage.read'],
+      // "in 11 months": the longest relative expiry, which the Expires column must show whole.
+      expiresAt: new Date(Date.now() + 330 * 86_400_000).toISOString(),
     });
     await must(tenant, 201, 'POST', `/v1/tenants/${organization.id}/api-keys`, {
       name: 'Nightly billing reconciliation',
@@ -435,6 +444,8 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
         redirectUrl: 'https://portal.northwind-traders.example/auth/callback',
       },
       resourceId: orders.id,
+      endpointId: crm.endpoint.id,
+      userId: priya.id,
       deliveryId,
       claimUrl: keyless.claimUrl,
     };
@@ -516,7 +527,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     expect([...gaps, ...failures(checked)]).toEqual([]);
   }
 
-  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, a chip cut, an identifier on two lines', async () => {
+  it('the checks find what they look for: low contrast, a cell overflowing, a pill cut off in its cell, a chip cut, an identifier on two lines, a heading and a short value cut on a wide screen, a long one cut without a tooltip', async () => {
     const context = await browser.newContext({ viewport: VIEWPORTS[0], bypassCSP: true });
     try {
       const page = await context.newPage();
@@ -536,6 +547,11 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
 <div style="width:300px"><code data-identifier>usr_01234</code></div>
 <div class="chips" style="display:flex;gap:4px;width:120px;overflow:hidden"><code style="flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis">subscription.manage</code><code style="flex:none">usage.read</code></div>
 <div class="chips" style="display:flex;width:60px;overflow:hidden"><code style="flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis">subscription.manage</code></div>
+<table class="data-table data-table--fixed" style="table-layout:fixed;width:120px"><thead><tr><th style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis">Last sign-in of the person</th></tr></thead><tbody>
+<tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px">in 7 months</div></td></tr>
+<tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px">alexandra.konstantinopoulou@northwind-traders.example</div></td></tr>
+<tr><td><div class="data-table__cell" style="overflow:hidden;white-space:nowrap;text-overflow:ellipsis;width:40px" title="jordan.lee.contractor@northwind-traders.example">jordan.lee.contractor@northwind-traders.example</div></td></tr>
+</tbody></table>
 </main></body></html>`);
       const lines = failures(await checkPage(page, { who: 'fixture', name: 'checks', requests, pageErrors: [] }));
       const of = (text: string) => lines.filter((line) => line.includes(text));
@@ -543,18 +559,110 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       // The first cell of each table: the Id table's second cell scrolls on purpose, and the
       // Status table's second cell ends in an ellipsis; its first cuts a pill's box off.
       // (and the chip cut beside another, below).
-      expect(of('cell overflows'), lines.join('\n')).toHaveLength(3 * VIEWPORTS.length);
+      expect(of('cell overflows'), lines.join('\n')).toHaveLength(3 * VIEWPORTS.length + 3);
       expect(of('row 1 col 1 "Id"'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('row 1 col 1 "Status" span'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
       expect(of('identifier wraps').every((line) => line.includes('usr_0123456789abcdefghij'))).toBe(true);
       // A chip cut beside another is found; the one chip of a cell too narrow for it is not.
       expect(of('chip cut'), lines.join('\n')).toHaveLength(VIEWPORTS.length);
-      expect(lines, lines.join('\n')).toHaveLength(5 * VIEWPORTS.length);
+      // On the wide screen only: a cut heading and a short value cut ("in 7 months").
+      expect(of('heading cut'), lines.join('\n')).toEqual([expect.stringContaining('@1440')]);
+      expect(of('short value cut'), lines.join('\n')).toEqual([expect.stringContaining('"in 7 months"')]);
+      // A long email cut without its whole text on hover; the one with a title passes.
+      expect(of('cut without a tooltip'), lines.join('\n')).toEqual([expect.stringContaining('alexandra.konstantinopoulou')]);
+      expect(lines, lines.join('\n')).toHaveLength(5 * VIEWPORTS.length + 3);
     } finally {
       await context.close();
     }
   });
+
+  /**
+   * A phone (390x844): every console page fits the screen (the document never scrolls sideways,
+   * whatever its tables hold), the navigation is a menu that opens with every page in it, Sign out
+   * is on screen, and a row's menu opens on screen even when its table scrolls sideways.
+   */
+  for (const id of ['tenant-admin', 'platform-admin'] as const) {
+    it(`${id}: at 390x844 no console page is wider than the screen; menu, Sign out and row menus are on screen`, async () => {
+      const w = who[id];
+      const phone = VIEWPORTS[1];
+      expect(phone).toEqual({ width: 390, height: 844 });
+      // A desktop shows the navigation itself, and no Menu button.
+      await openConsole(w, '/');
+      await w.page.getByTestId('nav').waitFor({ state: 'visible' });
+      expect(await w.page.getByTestId('nav-toggle').isVisible()).toBe(false);
+      await w.page.setViewportSize(phone);
+      try {
+        const wide: string[] = [];
+        for (const entry of CONSOLE_PAGES) {
+          if (entry.platformOnly && id === 'tenant-admin') {
+            continue;
+          }
+          await openConsole(w, entry.path(seeded));
+          await w.page.locator('main#content h1').first().waitFor({ state: 'visible' });
+          await w.page
+            .locator('[data-testid$="-loading"]')
+            .first()
+            .waitFor({ state: 'detached' })
+            .catch(() => undefined);
+          await nextFrames(w.page);
+          const scrollWidth = await w.page.evaluate(() => document.documentElement.scrollWidth);
+          if (scrollWidth > phone.width) {
+            // What sticks out: the outermost elements past the screen's right edge, for the message.
+            const culprits = await w.page.evaluate((width) => {
+              const out = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > width + 1);
+              return out
+                .filter((el) => !out.includes(el.parentElement as Element))
+                .slice(0, 3)
+                .map(
+                  (el) =>
+                    `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}[${el.closest('[data-testid]')?.getAttribute('data-testid') ?? ''}]`,
+                );
+            }, phone.width);
+            wide.push(`${entry.name}: ${scrollWidth} px (${culprits.join(', ')})`);
+          }
+        }
+        expect(wide, 'pages wider than a 390 px screen').toEqual([]);
+
+        // Sign out: whole, inside the screen.
+        const signOut = await w.page.getByTestId('sign-out').boundingBox();
+        expect(signOut).not.toBeNull();
+        expect((signOut?.x ?? 0) + (signOut?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+
+        // The navigation: hidden until the header's Menu opens it, then every item; picking one closes it.
+        const nav = w.page.getByTestId('nav');
+        expect(await nav.isVisible()).toBe(false);
+        await w.page.getByTestId('nav-toggle').click();
+        await nav.waitFor({ state: 'visible' });
+        expect(await w.page.getByTestId('nav-toggle').getAttribute('aria-expanded')).toBe('true');
+        const items = NAV_ITEMS.filter((item) => id === 'platform-admin' || !('platformOnly' in item && item.platformOnly));
+        for (const item of items) {
+          expect(await nav.getByTestId(`nav-${item.id}`).isVisible(), item.id).toBe(true);
+        }
+        await nav.getByTestId('nav-applications').click();
+        await nav.waitFor({ state: 'hidden' });
+        expect(new URL(w.page.url()).pathname).toBe(`${CONSOLE}/applications`);
+
+        // A row's "⋯" (the table scrolls sideways under it) and its menu are on screen.
+        const trigger = w.page.getByTestId('application-row').first().getByTestId('application-actions');
+        await trigger.waitFor({ state: 'visible' });
+        const box = await trigger.boundingBox();
+        expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+        await trigger.click();
+        const menu = w.page.getByTestId('application-actions-menu');
+        await menu.waitFor({ state: 'visible' });
+        const menuBox = await menu.boundingBox();
+        expect(menuBox?.x ?? -1).toBeGreaterThanOrEqual(0);
+        expect((menuBox?.x ?? 0) + (menuBox?.width ?? 0)).toBeLessThanOrEqual(phone.width);
+        await w.page.keyboard.press('Escape');
+        await menu.waitFor({ state: 'hidden' });
+        await saveScreenshot(w.page, `pages/${id}-phone-menu-390`);
+        expect(w.pageErrors.splice(0)).toEqual([]);
+      } finally {
+        await w.page.setViewportSize(VIEWPORTS[0]);
+      }
+    });
+  }
 
   for (const id of ['tenant-admin', 'platform-admin'] as const) {
     for (const entry of CONSOLE_PAGES) {
@@ -565,6 +673,10 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
           const panel = w.page.getByTestId('error-panel');
           await panel.waitFor({ state: 'visible' });
           expect(await panel.getByTestId('error-code').textContent()).toBe('forbidden');
+          // Explained, not "Try again": asking again would be refused again.
+          expect(await panel.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+          expect(await panel.locator('.error-panel__title').textContent()).toBe('Platform admins only');
+          expect(await panel.textContent()).toContain('Only platform admins');
           await w.page.getByTestId('nav').waitFor({ state: 'visible' });
           expect(await w.page.locator('[data-testid="route-error"], [data-testid="root-error"]').count()).toBe(0);
           await saveScreenshot(w.page, `pages/${id}-${entry.name}-refused-${VIEWPORTS[0].width}`);

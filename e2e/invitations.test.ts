@@ -245,6 +245,12 @@ describeInChromium('e2e: roles, invitations and accepting an invite link', () =>
     await member.waitFor({ state: 'visible' });
     expect(await member.getByTestId('member-role').getAttribute('data-role-key')).toBe('support');
     await saveScreenshot(admin, 'invitations-members-after-accept');
+    // The member's name opens their page among the Users, with the invited role.
+    await member.getByTestId('member-name').click();
+    await admin.getByTestId('user-detail').waitFor({ state: 'visible' });
+    expect(new URL(admin.url()).pathname).toMatch(/^\/auth\/console\/users\/usr_[0-9A-Za-z]{20}$/);
+    expect(await admin.getByTestId('user-detail-email').textContent()).toContain(DEMO_USER.email);
+    expect(await admin.getByTestId('user-detail-role').textContent()).toContain('support');
     await admin.goto('/auth/console/invitations');
     await chooseOption(admin, 'invitations-filter-status', 'accepted');
     const accepted = admin.locator('[data-testid="invitation-row"]');

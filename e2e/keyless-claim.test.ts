@@ -144,7 +144,7 @@ describeInChromium('e2e: claiming the keyless development application', () => {
     expect(await row.getByTestId('application-row-publishable-key').textContent()).toBe(before.application.publishableKey);
     await saveScreenshot(page, 'keyless-claim-console-applications');
     await row.getByTestId('application-row-name').click();
-    await page.waitForURL((url) => url.searchParams.get('application') === clientId);
+    await page.waitForURL((url) => url.pathname === `/auth/console/applications/${clientId}`);
     const connect = page.getByTestId('application-connect');
     await connect.getByTestId('application-connect-prompt').waitFor();
     // A public application starts on the browser-only framework, with its own values.

@@ -140,10 +140,48 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('subscription-picker-open').click();
     await admin.locator(`[data-testid="subscription-overview"][data-organization-slug="${slug}"]`).waitFor();
 
-    // The Organizations page's row menu leads there too, the organization chosen.
+    // The Organizations page: an organization's name opens its page, its plan and what it holds
+    // without switching the console to it; reload keeps it, back returns to the list.
     await admin.getByTestId('nav-organizations').click();
     await admin.getByTestId('organizations-search').fill(slug);
     const orgRow = admin.locator(`[data-testid="organization-row"][data-slug="${slug}"]`);
+    const orgId = (await orgRow.getAttribute('data-organization-id')) ?? '';
+    await orgRow.getByTestId('organization-name').click();
+    const orgPage = admin.getByTestId('organization-detail');
+    await orgPage.waitFor({ state: 'visible' });
+    expect(new URL(admin.url()).pathname).toBe(`${CONSOLE}/organizations/${orgId}`);
+    expect(await orgPage.getByTestId('organization-detail-slug').textContent()).toBe(slug);
+    await admin.reload();
+    await orgPage.getByTestId('organization-detail-plan').filter({ hasText: 'Free' }).waitFor();
+    expect(Number(await orgPage.getByTestId('organization-detail-members').textContent())).toBeGreaterThan(0);
+    // The workspace did not change: the header still names the platform's.
+    expect(await admin.getByTestId('workspace-kind').textContent()).toBe('platform');
+    await admin.goBack();
+    await admin.getByTestId('organizations-search').fill(slug);
+
+    // The platform workspace's people are the engine's platform admin group (the API answers 409
+    // platform_workspace_managed): Users and Invitations say so instead of offering Add and Invite.
+    await admin.getByTestId('nav-users').click();
+    await admin.getByTestId('users-managed').waitFor({ state: 'visible' });
+    await admin.getByTestId('user-row').first().waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('users-create-open').count()).toBe(0);
+    expect(await admin.getByTestId('user-actions').count()).toBe(0);
+    await admin.getByTestId('nav-invitations').click();
+    await admin.getByTestId('invitations-managed').waitFor({ state: 'visible' });
+    expect(await admin.getByTestId('invitations-create-open').count()).toBe(0);
+    const refused = await admin.evaluate(async () => {
+      const res = await fetch('/v1/invitations', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'someone@example.com', roleKey: 'org_member' }),
+      });
+      return { status: res.status, code: ((await res.json()) as { error?: { code?: string } }).error?.code };
+    });
+    expect(refused).toEqual({ status: 409, code: 'platform_workspace_managed' });
+    await admin.getByTestId('nav-organizations').click();
+    await admin.getByTestId('organizations-search').fill(slug);
+
+    // The row menu leads to the subscription too, the organization chosen.
     await orgRow.getByTestId('organization-actions').click();
     await admin.getByRole('menuitem', { name: 'Manage subscription' }).click();
     await admin.waitForURL(`${server.url}${CONSOLE}/subscription?organization=${slug}`);
@@ -185,6 +223,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await user.getByTestId('applications-empty').waitFor({ state: 'visible' });
     await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Blocked app');
+    await user.getByTestId('application-redirect-url-input').fill('https://app.example.com/callback');
     await user.getByTestId('application-create-submit').click();
     const appPanel = user.getByTestId('application-create').getByTestId('error-panel');
     await appPanel.waitFor({ state: 'visible' });
@@ -233,6 +272,7 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await user.getByTestId('nav-applications').click();
     await user.getByTestId('application-create-open').click();
     await user.getByTestId('application-name-input').fill('Allowed app');
+    await user.getByTestId('application-redirect-url-input').fill('https://app.example.com/callback');
     await user.getByTestId('application-create-submit').click();
     await user.getByTestId('application-revealed').waitFor({ state: 'visible' });
     // The dialog closed on success: no error left anywhere.

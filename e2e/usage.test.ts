@@ -116,8 +116,12 @@ describeInChromium('e2e: console usage', () => {
     await page.reload();
     const chart = page.getByTestId('usage-chart');
     await chart.waitFor({ state: 'visible' });
-    expect(await chart.getAttribute('data-bucket')).toBe('hour');
-    expect(Number(await chart.getAttribute('data-buckets'))).toBe(7 * 24);
+    // A week is drawn by the day: a bar per UTC day the range touches (the first one partly).
+    expect(await chart.getAttribute('data-bucket')).toBe('day');
+    const DAY = 86_400_000;
+    const to = Math.ceil((Date.now() + 1) / 3_600_000) * 3_600_000;
+    expect(Number(await chart.getAttribute('data-buckets'))).toBe(Math.ceil((to - Math.floor((to - 7 * DAY) / DAY) * DAY) / DAY));
+    const tokenDays = new Set(events.filter((e) => e.eventType === 'tokens').map((e) => e.occurredAt.slice(0, 10)));
     const series = page.getByTestId('usage-series');
     expect(await series.count()).toBe(3);
     expect(await page.locator('[data-testid="usage-series"][data-event-type="api_call"]').getAttribute('data-total')).toBe(
@@ -126,9 +130,11 @@ describeInChromium('e2e: console usage', () => {
     expect(await page.locator('[data-testid="usage-series"][data-event-type="tokens"]').getAttribute('data-total')).toBe(
       String(total('tokens')),
     );
-    // A chart per type, each named, with one row per non-empty hour in its text table.
+    // A chart per type, each named, with one row per non-empty day in its text table, and a bar each.
     const tokens = page.locator('[data-testid="usage-series"][data-event-type="tokens"]');
-    expect(await tokens.locator('[data-testid="usage-point"]').count()).toBe(12);
+    expect(await tokens.locator('[data-testid="usage-point"]').count()).toBe(tokenDays.size);
+    await tokens.locator('.recharts-bar-rectangle').first().waitFor();
+    expect(await tokens.locator('.recharts-bar-rectangle').count()).toBe(tokenDays.size);
     expect(await tokens.locator('[role="img"]').getAttribute('aria-label')).toContain(
       `${total('tokens').toLocaleString('en-US')} units in the last 7 days`,
     );
@@ -164,6 +170,13 @@ describeInChromium('e2e: console usage', () => {
     await sender.locator('.usage-sender__name', { hasText: 'Usage ingest' }).waitFor({ state: 'visible' });
     expect(await sender.locator('[data-identifier]').getAttribute('data-identifier')).not.toBeNull();
     await saveScreenshot(page, 'console-usage');
+
+    // A day is drawn by the hour, as a line.
+    await page.getByTestId('usage-range').click();
+    await page.getByTestId('usage-range-option-24h').click();
+    await page.locator('[data-testid="usage-chart"][data-bucket="hour"][data-buckets="24"]').waitFor({ state: 'visible' });
+    await tokens.locator('.recharts-area-curve').waitFor();
+    expect(await tokens.locator('.recharts-bar-rectangle').count()).toBe(0);
 
     // Events instead of quantity, daily buckets over 30 days.
     await page.getByTestId('usage-metric').click();

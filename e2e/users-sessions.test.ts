@@ -196,6 +196,22 @@ describeInChromium('e2e: users and sessions', () => {
     await confirm(userRow, 'user-actions', 'user-reactivate');
     await userRow.getByTestId('user-status').filter({ hasText: 'active' }).waitFor();
 
+    // The name opens the user's own page (/users/<id>): email, id, status and role here, kept by
+    // a reload; back returns to the list.
+    const userId = (await userRow.getAttribute('data-user-id')) ?? '';
+    await userRow.getByTestId('user-name').click();
+    const userPage = admin.getByTestId('user-detail');
+    await userPage.waitFor({ state: 'visible' });
+    expect(new URL(admin.url()).pathname).toBe(`/auth/console/users/${userId}`);
+    await admin.reload();
+    await userPage.getByTestId('user-detail-status').filter({ hasText: 'active' }).waitFor();
+    expect(await userPage.getByTestId('user-detail-email').textContent()).toContain(MEMBER.email);
+    expect(await userPage.getByTestId('user-detail-id').textContent()).toBe(userId);
+    expect(await userPage.getByTestId('user-detail-role').textContent()).toContain('org_member');
+    await saveScreenshot(admin, 'users-sessions-user-page');
+    await admin.goBack();
+    await userRow.waitFor({ state: 'visible' });
+
     // Removed from the organization: the row goes, and the member's console no longer offers it.
     const third = await newBrowserPage();
     await signInAt(third, server.url, '/auth/console', MEMBER);

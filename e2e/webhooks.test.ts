@@ -314,6 +314,26 @@ describeInChromium('e2e: webhooks in the console', () => {
     expect(await health.getByTestId('webhook-last-error').textContent()).toContain('HTTP 500');
     await saveScreenshot(page, 'webhook-endpoint-failing');
 
+    // Its name opens its own page (/webhooks/<id>): the facts and the health, kept by a reload;
+    // the browser's back returns to the list.
+    await rowOf(page, down.id).getByTestId('webhook-name').click();
+    const detail = page.getByTestId('webhook-detail');
+    await detail.waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/auth/console/webhooks/${down.id}`);
+    expect(await detail.getByTestId('webhook-detail-id').textContent()).toBe(down.id);
+    expect(await detail.getByTestId('webhook-detail-url').textContent()).toBe(receiver.url('down'));
+    expect(await detail.getByTestId('webhook-detail-event-types').textContent()).toBe('user.created');
+    await page.reload();
+    await detail.getByTestId('webhook-failing').waitFor();
+    expect(await detail.getByTestId('webhook-last-error').textContent()).toContain('HTTP 500');
+    expect(await detail.getByTestId('webhook-detail-deliveries').getAttribute('href')).toBe(
+      `/auth/console/webhook-deliveries?endpoint_id=${down.id}`,
+    );
+    await saveScreenshot(page, 'webhook-endpoint-detail');
+    await page.goBack();
+    await rowOf(page, down.id).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/auth/console/webhooks');
+
     // The receiver is fixed: one confirmed action sends both again; nothing goes out before the confirmation.
     failing.delete('down');
     await pick(page, down.id, 'webhook-retry-failed');

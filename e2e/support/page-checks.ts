@@ -126,8 +126,8 @@ function targetText(target: unknown[]): string {
 
 /**
  * The layout checks, in the page: every rendered `td` whose content is wider than the cell
- * (unless the cell scrolls on purpose), a chip cut beside others, the console's content area
- * narrower than the room it has, every rendered `[data-identifier]` element that takes more than
+ * (unless the cell scrolls on purpose), a chip cut beside others, a table heading or a short
+ * value cut on a wide screen, the console's content area narrower than the room it has, every rendered `[data-identifier]` element that takes more than
  * one line, and whether the document scrolls sideways (information).
  */
 function layoutFindings(page: Page) {
@@ -246,6 +246,54 @@ function layoutFindings(page: Page) {
       const lineHeight = style.lineHeight === 'normal' ? Number.parseFloat(style.fontSize) * 1.2 : Number.parseFloat(style.lineHeight);
       if (rects > 1 || el.getBoundingClientRect().height > 1.5 * lineHeight) {
         codeWraps.push(`${short(el)} "${squash(el.textContent, 40)}"`);
+      }
+    }
+
+    // Nothing short is cut while the page is wide (1024 px and more): a table's heading, a short
+    // value (a time, a role, an IP address) or a short identifier ends in an ellipsis only on a
+    // narrower screen. Long values (emails, user agents, URLs) may give way, with their whole text
+    // on hover.
+    const SHORT = 24;
+    if (window.innerWidth >= 1024) {
+      for (const th of document.querySelectorAll<HTMLElement>('table.data-table--fixed th')) {
+        if (th.getClientRects().length > 0 && th.scrollWidth > th.clientWidth + 1) {
+          overflows.push({
+            cell: `heading cut: ${short(th)}`,
+            text: squash(th.textContent),
+            scrollWidth: th.scrollWidth,
+            clientWidth: th.clientWidth,
+          });
+        }
+      }
+      for (const el of document.querySelectorAll<HTMLElement>('td .data-table__cell, td .data-table__cell > div')) {
+        const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+        if (el.getClientRects().length === 0 || el.scrollWidth <= el.clientWidth + 1) {
+          continue;
+        }
+        const td = el.closest('td') as HTMLTableCellElement;
+        if (text.length <= SHORT) {
+          overflows.push({ cell: `short value cut: ${describeCell(td)}`, text, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth });
+        } else if (!el.closest('[title]') && !el.querySelector('[title]')) {
+          // A long value (an 80-character email) may give way, but never without its whole text on hover.
+          overflows.push({
+            cell: `cut without a tooltip: ${describeCell(td)}`,
+            text: squash(text),
+            scrollWidth: el.scrollWidth,
+            clientWidth: el.clientWidth,
+          });
+        }
+      }
+      for (const start of document.querySelectorAll<HTMLElement>('td [data-identifier] .identifier__start')) {
+        const text = start.closest('[data-identifier]')?.textContent ?? '';
+        if (start.getClientRects().length > 0 && text.length <= 16 && start.scrollWidth > start.clientWidth + 1) {
+          const td = start.closest('td') as HTMLTableCellElement;
+          overflows.push({
+            cell: `short identifier cut: ${describeCell(td)}`,
+            text,
+            scrollWidth: start.scrollWidth,
+            clientWidth: start.clientWidth,
+          });
+        }
       }
     }
 

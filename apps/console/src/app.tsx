@@ -36,20 +36,25 @@ const router = createBrowserRouter(
           children: [
             { index: true, element: page(async () => (await import('./pages/overview/overview-page.tsx')).OverviewPage) },
             {
-              path: 'applications',
+              // One route for the list and an application's page (/applications/<id>): the secret
+              // key a create reveals stays open while the page moves to the new application.
+              path: 'applications/:id?',
               element: page(async () => (await import('./pages/applications/applications-page.tsx')).ApplicationsPage),
             },
             { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
-            { path: 'users', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
+            // The list and a user's page (/users/<id>), one route as for applications.
+            { path: 'users/:id?', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
             { path: 'sessions', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
-            { path: 'roles', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
+            // The list and a role's page (/roles/<key>), one route as for applications.
+            { path: 'roles/:key?', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
             { path: 'invitations', element: page(async () => (await import('./pages/invitations/invitations-page.tsx')).InvitationsPage) },
             {
               path: 'email-deliveries',
               element: page(async () => (await import('./pages/email-deliveries/email-deliveries-page.tsx')).EmailDeliveriesPage),
             },
             { path: 'api-keys', element: page(async () => (await import('./pages/api-keys/api-keys-page.tsx')).ApiKeysPage) },
-            { path: 'webhooks', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
+            // The list and an endpoint's page (/webhooks/<id>), one route as for applications.
+            { path: 'webhooks/:id?', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
             {
               path: 'webhook-deliveries',
               element: page(async () => (await import('./pages/webhook-deliveries/webhook-deliveries-page.tsx')).WebhookDeliveriesPage),
@@ -66,7 +71,8 @@ const router = createBrowserRouter(
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
             { path: 'settings/domains', element: page(async () => (await import('./pages/domains/domains-page.tsx')).DomainsPage) },
             {
-              path: 'organizations',
+              // The list and an organization's page (/organizations/<id>), one route as for applications.
+              path: 'organizations/:id?',
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),
             },
             { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },

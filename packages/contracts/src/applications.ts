@@ -546,20 +546,59 @@ const machineFields = {
 };
 
 /**
- * The console's create form: a name, a slug when the one derived from the name will not do, a
- * logo, the client type and, for a machine client, how it authenticates and its permissions.
+ * What the console's create form asks first: the kind of application, which decides its client
+ * type (a web server keeps the secret key; a single-page or native app cannot, so it uses PKCE).
  */
-export const ZCreateApplicationForm = z.object({
-  name: ZName,
-  slug: z
-    .string()
-    .trim()
-    .transform((v) => (v === '' ? undefined : v))
-    .pipe(ZSlug.optional()),
-  logoUrl: logoUrlField,
-  clientType: ZClientType,
-  ...machineFields,
-});
+export const ZApplicationKind = z.enum(['web', 'spa', 'native', 'machine']);
+export type TApplicationKind = z.infer<typeof ZApplicationKind>;
+
+/** The client type each kind of application is created as. */
+export const CLIENT_TYPE_OF_KIND = {
+  web: 'confidential',
+  spa: 'public',
+  native: 'public',
+  machine: 'machine',
+} as const satisfies Record<TApplicationKind, TClientType>;
+
+/**
+ * The console's create form: a name, a slug when the one derived from the name will not do, a
+ * logo, the kind of application and, for every kind that signs people in, the redirect URL its
+ * first sign-in returns to (an application without one cannot complete a sign-in); a machine
+ * client instead says how it authenticates and its permissions. `redirectUrl` comes out
+ * normalized, or null for a machine client.
+ */
+export const ZCreateApplicationForm = z
+  .object({
+    name: ZName,
+    slug: z
+      .string()
+      .trim()
+      .transform((v) => (v === '' ? undefined : v))
+      .pipe(ZSlug.optional()),
+    logoUrl: logoUrlField,
+    kind: ZApplicationKind,
+    redirectUrl: z.string().trim().max(MAX_URL_LENGTH),
+    ...machineFields,
+  })
+  .transform((form, ctx) => {
+    if (form.kind === 'machine') {
+      return { ...form, redirectUrl: null };
+    }
+    if (form.redirectUrl === '') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['redirectUrl'],
+        message: 'where your app receives the sign-in: e.g. https://app.example.com/callback',
+      });
+      return z.NEVER;
+    }
+    const checked = checkAbsoluteUrl(form.redirectUrl);
+    if ('error' in checked) {
+      ctx.addIssue({ code: 'custom', path: ['redirectUrl'], message: checked.error });
+      return z.NEVER;
+    }
+    return { ...form, redirectUrl: checked.value };
+  });
 
 /** The console's settings form of a machine client; its output is the PATCH body's fields. */
 export const ZMachineClientSettingsForm = z.object({

@@ -25,10 +25,22 @@ export function parseAuditActionFilter(value: string): { action: string } | { re
 // The id shapes of ids.ts, written out: that module draws random bytes with node:crypto at load,
 // and this one is also bundled into the console (audit-logs tests check the two agree).
 
-/** Who acted: a user (`usr_...`) or a tenant API key (`key_...`). */
+const ACTOR_ID = /^(?:usr|key)_[0-9A-Za-z]{20}$/;
+/** A person's email as svc stores it (lowercase, `name@host`), without z.email's transform. */
+const ACTOR_EMAIL = /^[^\s@|]+@[^\s@|]+\.[^\s@|]+$/;
+
+/**
+ * Who acted: a user (`usr_...`), a tenant API key (`key_...`), or a person's email, which the
+ * service resolves to the users it names (case does not matter).
+ */
 export const ZAuditActorFilter = z
   .string()
-  .regex(/^(?:usr|key)_[0-9A-Za-z]{20}$/, 'expected a user id (usr_...) or an API key id (key_...)');
+  .trim()
+  .max(254)
+  .refine((v) => ACTOR_ID.test(v) || ACTOR_EMAIL.test(v), "expected a person's email, a user id (usr_...) or an API key id (key_...)");
+
+/** Whether an actor filter is an email (else an id). */
+export const isActorEmail = (actor: string) => !ACTOR_ID.test(actor) && ACTOR_EMAIL.test(actor);
 
 /** What was acted on: an id as svc issues them, a short prefix and 20 base62 (`ten_...`, `usr_...`). */
 export const ZAuditTargetFilter = z.string().regex(/^[a-z]{2,4}_[0-9A-Za-z]{20}$/, 'expected an id svc issued (e.g. usr_...)');

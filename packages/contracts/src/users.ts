@@ -99,6 +99,13 @@ export type TUpdateUserRequest = z.infer<typeof ZUpdateUserRequest>;
  * and their other memberships stay). Their sessions that had this organization open move to
  * another of their organizations.
  */
+/** GET /v1/users/{id}: one member of the organization (default: the active workspace, or the API key's). */
+export const ZGetUserRequest = z.object({
+  id: ZUserId,
+  organization_slug: ZSlug.optional(),
+});
+export type TGetUserRequest = z.infer<typeof ZGetUserRequest>;
+
 export const ZRemoveUserRequest = z.object({
   id: ZUserId,
   organization_slug: ZSlug.optional(),

@@ -61,7 +61,7 @@ type InstantKey<TRow> = {
   string;
 
 type WhenColumnOptions<TRow> = {
-  /** The column's width; 8rem unless given. */
+  /** The column's width; 9rem unless given ("12 minutes ago" whole, beside the sort arrow). */
   width?: string;
   /** The heading's tooltip. */
   description?: string;
@@ -85,7 +85,7 @@ export function whenColumn<TRow extends RowData>(
   column: DataTableColumnHelper<TRow>,
   key: NoInfer<InstantKey<TRow> | { id: string; at: (row: TRow) => string | null }>,
   header: string,
-  { width = '8rem', description, empty = '—', shown, testId }: WhenColumnOptions<TRow> = {},
+  { width = '9rem', description, empty = '—', shown, testId }: WhenColumnOptions<TRow> = {},
 ): DataTableColumn<TRow> {
   const { id, at } = typeof key === 'string' ? { id: key, at: (row: TRow) => row[key] as string | null | undefined } : key;
   return column.accessor(at, {
@@ -192,6 +192,7 @@ export function DataTable<TRow extends RowData>({
                 return (
                   <th
                     key={header.id}
+                    className={header.column.id === 'actions' ? 'data-table__actions' : undefined}
                     scope="col"
                     title={meta?.description}
                     aria-sort={canSort ? (sorted ? ARIA_SORT[sorted] : 'none') : undefined}
@@ -222,7 +223,7 @@ export function DataTable<TRow extends RowData>({
                 // A plain value cut by the ellipsis keeps its full text in a native tooltip.
                 const plain = typeof cell.column.columnDef.cell !== 'function' && (typeof value === 'string' || typeof value === 'number');
                 return (
-                  <td key={cell.id}>
+                  <td key={cell.id} className={cell.column.id === 'actions' ? 'data-table__actions' : undefined}>
                     <div
                       className={meta?.align === 'end' ? 'data-table__cell data-table__cell--end' : 'data-table__cell'}
                       title={plain ? String(value) : undefined}

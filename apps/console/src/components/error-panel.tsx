@@ -6,8 +6,13 @@ type ErrorPanelProps = {
   /** Anything thrown or returned as an error; it is parsed here, once. */
   error: unknown;
   title?: string;
-  /** Offered as a "Try again" button when given. */
+  /** Offered as a "Try again" button when given (not on a 403: asking again changes nothing). */
   onRetry?: () => void;
+  /**
+   * What a 403 means on this page and who can help: the page's own words in place of the title
+   * (e.g. a platform-only page opened by an organization's admin).
+   */
+  forbidden?: { title: string; help: string };
 };
 
 /**
@@ -38,12 +43,18 @@ function subscriptionProblem(parsed: ParsedError): { headline: string; help: str
 }
 
 /** Shows code, message and request id of a failure, the same way everywhere in the console. */
-export function ErrorPanel({ error, title = 'Something went wrong', onRetry }: ErrorPanelProps) {
+export function ErrorPanel({ error, title = 'Something went wrong', onRetry, forbidden }: ErrorPanelProps) {
   const parsed: ParsedError = parseError(error);
   const subscription = subscriptionProblem(parsed);
+  const refused = parsed.code === 'forbidden' || parsed.httpStatus === 403;
   return (
     <section className="error-panel" role="alert" data-testid="error-panel" data-subscription-problem={subscription ? 'true' : undefined}>
-      <h2 className="error-panel__title">{title}</h2>
+      <h2 className="error-panel__title">{refused && forbidden ? forbidden.title : title}</h2>
+      {refused && (
+        <p data-testid="error-forbidden-help">
+          {forbidden?.help ?? 'Your role does not allow this here. An admin of this organization can give you a role that does.'}
+        </p>
+      )}
       {subscription && (
         <div
           data-testid="error-subscription"
@@ -89,7 +100,7 @@ export function ErrorPanel({ error, title = 'Something went wrong', onRetry }: E
             Sign in
           </a>
         )}
-        {onRetry && (
+        {onRetry && !refused && (
           <button type="button" className="button" onClick={onRetry}>
             Try again
           </button>

@@ -47,7 +47,7 @@ export function roleColumn<TRow extends RowData & { roleKey: string }>({
     id: 'roleKey',
     header: 'Role',
     enableSorting: false,
-    meta: { width: '11rem' },
+    meta: { width: '12.5rem' },
     cell: (info) => (
       <span data-testid={testId} data-role-key={info.getValue()} title={info.getValue()}>
         {nameOf()(info.getValue())}

@@ -137,7 +137,7 @@ function PaletteBody({ close }: { close: () => void }) {
               <Command.Item
                 key={application.id}
                 value={`application ${application.name} ${application.id}`}
-                onSelect={() => go(`/applications?application=${application.id}`)}
+                onSelect={() => go(`/applications/${application.id}`)}
                 className="palette__item"
                 data-testid="palette-application"
               >

@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { unionAll } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
@@ -29,7 +29,8 @@ export type AuditLogFilter = {
   action?: string;
   /** Every action of this resource (`<resource>.*`). */
   resource?: string;
-  actorId?: string;
+  /** Any of these actors (a user id or an API key id; the users of one email can be several). */
+  actorIds?: string[];
   targetId?: string;
   /** Inclusive. */
   from?: Date;
@@ -54,7 +55,7 @@ export async function listAuditLogs(db: DbOrTx, opts: { filter: AuditLogFilter; 
     // No index leads with the resource part of the action: a filter over the organization's rows,
     // read newest first (see the report of the audit-log reader for the index it wants).
     filter.resource !== undefined ? sql`split_part(${auditLogs.action}, '.', 1) = ${filter.resource}` : undefined,
-    filter.actorId !== undefined ? eq(auditLogs.actorId, filter.actorId) : undefined,
+    filter.actorIds !== undefined ? inArray(auditLogs.actorId, filter.actorIds) : undefined,
     filter.targetId !== undefined ? eq(auditLogs.targetId, filter.targetId) : undefined,
     filter.from !== undefined ? gte(auditLogs.createdAt, filter.from) : undefined,
     filter.to !== undefined ? lt(auditLogs.createdAt, filter.to) : undefined,

@@ -325,6 +325,16 @@ export async function lockEmail(tx: DbOrTx, email: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`svc.email:${email}`}))`);
 }
 
+/**
+ * The ids of every user with this email (lowercase, as stored): a pre-provisioned user and the one
+ * who later signed in with it can be two. Users are people, not organization data: what the ids
+ * are used for (the audit log's actor filter) carries the organization.
+ */
+export async function findUserIdsByEmail(db: DbOrTx, email: string): Promise<string[]> {
+  const rows = await db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(20);
+  return rows.map((row) => row.id);
+}
+
 /** The one user linked to an engine identity whose engine-verified email this is, if exactly one. */
 export async function findOnlyVerifiedUserByEmail(db: DbOrTx, email: string): Promise<UserRow | undefined> {
   const rows = await db

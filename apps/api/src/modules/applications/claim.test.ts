@@ -223,7 +223,7 @@ describe('claiming', () => {
     // The secret has a copy button (a same-origin script: hosted pages allow no inline one).
     expect(claimed.text).toContain('data-copy="claimed-secret-key"');
     expect(claimed.text).toContain('<script src="/hosted/copy.js" defer></script>');
-    expect(claimed.text).toContain(`href="/auth/console/applications?application=${keylessId}"`);
+    expect(claimed.text).toContain(`href="/auth/console/applications/${keylessId}"`);
 
     // The same application, now the workspace's: its keys answer as an ordinary application.
     const backend = await fetch(`${server.url}/v1/backend/application`, { headers: { authorization: `Bearer ${secretKey}` } });

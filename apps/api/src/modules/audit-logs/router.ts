@@ -12,7 +12,7 @@ export const auditLogsRouter = router({
         tags: ['audit-logs'],
         summary: 'Read the audit log of an organization, newest first',
         description:
-          "Needs audit.read. organization_slug selects the organization (default: the active workspace, or the API key's). Filters: action (exact, or resource.*), actor (usr_... or key_...), target (an id), from (inclusive) and to (exclusive), ISO 8601. A cursor only continues the list (organization and filters) it came from.",
+          "Needs audit.read. organization_slug selects the organization (default: the active workspace, or the API key's). Filters: action (exact, or resource.*), actor (a person's email, usr_... or key_...), target (an id), from (inclusive) and to (exclusive), ISO 8601. A cursor only continues the list (organization and filters) it came from.",
       },
     })
     .input(ZListAuditLogsRequest)

@@ -1,7 +1,14 @@
-import { parseAuditActionFilter, type TAuditLogEntry, type TAuditLogPage, type TListAuditLogsRequest } from '@svc/contracts/audit-logs';
+import {
+  isActorEmail,
+  parseAuditActionFilter,
+  type TAuditLogEntry,
+  type TAuditLogPage,
+  type TListAuditLogsRequest,
+} from '@svc/contracts/audit-logs';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { type AuditLogFilter, type AuditLogRow, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
+import { findUserIdsByEmail } from '@svc/db/queries/users';
 import { authorize, isPlatformAdmin } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 
@@ -37,20 +44,28 @@ export function instantOf(iso: string): Date {
  * its own). Org admins hold audit.read in their organizations, platform admins in all of them.
  * The platform workspace's log, read by a platform admin, also holds the platform-level
  * entries (tenant_id null); nobody else ever sees those. Other organizations' entries never
- * appear: the organization is on every statement.
+ * appear: the organization is on every statement. An actor given as an email is the users of
+ * that email: an email nobody has is an empty page, never an error (it says nothing about who
+ * exists).
  */
 export async function listAuditLogs(db: Db, principal: Principal, input: TListAuditLogsRequest): Promise<TAuditLogPage> {
   const { organization } = await authorize(db, principal, {
     organization: input.organization_slug !== undefined ? { slug: input.organization_slug } : {},
     permission: 'audit.read',
   });
+  // An email as stored (lowercase); ids are case-sensitive and kept as given.
+  const actor = input.actor !== undefined && isActorEmail(input.actor) ? { email: input.actor.toLowerCase() } : undefined;
+  const actorIds = actor ? await findUserIdsByEmail(db, actor.email) : input.actor !== undefined ? [input.actor] : undefined;
+  if (actorIds?.length === 0) {
+    return { data: [], nextCursor: null };
+  }
   const from = input.from !== undefined ? instantOf(input.from) : undefined;
   const to = input.to !== undefined ? instantOf(input.to) : undefined;
   const filter: AuditLogFilter = {
     tenantId: organization.id,
     includePlatformLevel: organization.kind === 'platform' && isPlatformAdmin(principal),
     ...(input.action !== undefined ? parseAuditActionFilter(input.action) : {}),
-    actorId: input.actor,
+    actorIds,
     targetId: input.target,
     from,
     to,
@@ -62,7 +77,7 @@ export async function listAuditLogs(db: Db, principal: Principal, input: TListAu
     organization.id,
     filter.includePlatformLevel ? 'platform' : '',
     input.action ?? '',
-    input.actor ?? '',
+    actor?.email ?? input.actor ?? '',
     input.target ?? '',
     from?.toISOString() ?? '',
     to?.toISOString() ?? '',

@@ -52,7 +52,7 @@ describe('an unregistered redirect URI, in development', () => {
     expect(testIds(html, 'unregistered-url')).toEqual([sent]);
     expect(testIds(html, 'registered-url')).toEqual([REGISTERED]);
     expect(html).toContain('Redirect URLs');
-    expect(hrefs(html)).toContain(`/auth/console/applications?application=${application.id}`);
+    expect(hrefs(html)).toContain(`/auth/console/applications/${application.id}`);
   });
 
   it('a hostile redirect_uri is shown escaped and never becomes a link: the only links are svc paths', async () => {
@@ -103,7 +103,7 @@ describe('an unregistered redirect URI, in development', () => {
     expect(testIds(html, 'unregistered-url')).toEqual(['http://localhost:4000/']);
     expect(testIds(html, 'registered-url')).toEqual(['http://localhost:3000/']);
     expect(html).toContain('Post-logout redirect URLs');
-    expect(hrefs(html)).toContain(`/auth/console/applications?application=${application.id}`);
+    expect(hrefs(html)).toContain(`/auth/console/applications/${application.id}`);
   });
 });
 

@@ -180,7 +180,7 @@ describe('try sign-in: a real authorization of an application, shown on svc', ()
       email: 'user@svc.local',
       org_id: confidential.organization.id,
     });
-    expect(html).toContain(`href="/auth/console/applications?application=${confidential.application.id}"`);
+    expect(html).toContain(`href="/auth/console/applications/${confidential.application.id}"`);
     // The state cookie is spent: the same callback again issues nothing.
     expect(owner.cookiesFor(server.url).svc_try_signin).toBeUndefined();
     const again = await owner.fetch(callback.href);

@@ -5,6 +5,7 @@ import { type Response, Router } from 'express';
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { asAppError } from '../../http/errors.ts';
+import { consoleApplicationPath } from '../applications/console-link.ts';
 import { getApplication } from '../applications/service.ts';
 import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
 import { sessionOf } from '../auth/current-session.ts';
@@ -34,7 +35,7 @@ type TryState = {
 
 /** Where the console shows an application. */
 function consoleUrlOf(applicationId?: string): string {
-  return applicationId ? `/auth/console/applications?application=${encodeURIComponent(applicationId)}` : '/auth/console/applications';
+  return applicationId ? consoleApplicationPath(applicationId) : '/auth/console/applications';
 }
 
 function random(): string {

@@ -1,5 +1,6 @@
 import {
   ZCreateUserRequest,
+  ZGetUserRequest,
   ZListUsersRequest,
   ZRemoveUserRequest,
   ZRemoveUserResponse,
@@ -9,7 +10,7 @@ import {
 } from '@svc/contracts/users';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
-import { createUser, listUsers, removeUser, updateUser } from './service.ts';
+import { createUser, getUser, listUsers, removeUser, updateUser } from './service.ts';
 
 export const usersRouter = router({
   list: controlProcedure
@@ -17,6 +18,11 @@ export const usersRouter = router({
     .input(ZListUsersRequest)
     .output(ZUserPage)
     .query(({ ctx, input }) => listUsers(ctx.services.db, ctx.principal, input)),
+  get: controlProcedure
+    .meta({ openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: "Read one of an organization's users (a member)" } })
+    .input(ZGetUserRequest)
+    .output(ZUser)
+    .query(({ ctx, input }) => getUser(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
       // engine_*: a new person is created in the engine first (engine-users.ts).

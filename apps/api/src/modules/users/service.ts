@@ -3,6 +3,7 @@ import { newId } from '@svc/contracts/ids';
 import { isSystemRole } from '@svc/contracts/permissions';
 import type {
   TCreateUserRequest,
+  TGetUserRequest,
   TListUsersRequest,
   TRemoveUserRequest,
   TRemoveUserResponse,
@@ -119,6 +120,24 @@ export async function listUsers(db: Db, principal: Principal, input: TListUsersR
     limit: input.limit + 1,
   });
   return toPage(scope, rows, input.limit, toUser);
+}
+
+/**
+ * GET /v1/users/{id}: one member of the organization (users.read), as the list shows them. A
+ * person who is not a member of it is 404 like an id that does not exist, whatever other
+ * organization they are in.
+ */
+export async function getUser(db: Db, principal: Principal, input: TGetUserRequest): Promise<TUser> {
+  const { organization } = await authorize(db, principal, {
+    organization: organizationRef(input.organization_slug),
+    permission: 'users.read',
+  });
+  const untrustedUserId = input.id;
+  const row = await findOrgUser(db, { tenantId: organization.id, userId: untrustedUserId });
+  if (!row) {
+    throw new AppError('not_found', 'no such user in this organization');
+  }
+  return toUser(row);
 }
 
 /**

@@ -14,6 +14,20 @@ export const MATRIX: MatrixRoute[] = [
     prepare: async ({ org }) => ({ path: `/v1/users?organization_slug=${org.slug}` }),
   },
   {
+    method: 'GET',
+    template: '/v1/users/{id}',
+    permission: 'users.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org, server }) => {
+      // A pre-provisioned member of `org` for each caller.
+      const id = newId('user');
+      await server.services.db.insert(users).values({ id, email: `matrix-get-${++n}-${org.id}@example.com` });
+      await server.services.db.insert(memberships).values({ tenantId: org.id, userId: id, roleKey: 'org_member' });
+      return { path: `/v1/users/${id}?organization_slug=${org.slug}` };
+    },
+  },
+  {
     method: 'POST',
     template: '/v1/users',
     permission: 'users.manage',

@@ -179,6 +179,36 @@ describe('GET /v1/users', () => {
   });
 });
 
+describe('GET /v1/users/{id}', () => {
+  it("reads one member as the list shows them; another organization's member, an unknown id and a malformed one are refused", async () => {
+    const { org, admin } = await orgWithAdmin();
+    const other = await orgWithAdmin();
+    const created = await call('POST', '/v1/users', {
+      cookie: admin.cookie,
+      body: { organization_slug: org.slug, email: `reader-${unique()}@acme.test`, name: 'Rea Der', roleKey: 'org_member' },
+    });
+    expect(created.status).toBe(201);
+    const user = (await created.json()) as TUser;
+
+    const res = await call('GET', `/v1/users/${user.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(200);
+    const listed = (await (await call('GET', `/v1/users?organization_slug=${org.slug}`, { cookie: admin.cookie })).json()) as TUserPage;
+    expect(await res.json()).toEqual(listed.data.find((u) => u.id === user.id));
+
+    // The same person read through another organization: not its member, so not found there.
+    const foreign = await call('GET', `/v1/users/${user.id}?organization_slug=${other.org.slug}`, { cookie: other.admin.cookie });
+    expect(foreign.status).toBe(404);
+    expect(await errorCode(foreign)).toBe('not_found');
+    // Another organization's admin cannot read it through this one either (the organization is hidden).
+    const outsider = await call('GET', `/v1/users/${user.id}?organization_slug=${org.slug}`, { cookie: other.admin.cookie });
+    expect(outsider.status).toBe(404);
+    const unknown = await call('GET', `/v1/users/${newId('user')}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(unknown.status).toBe(404);
+    const malformed = await call('GET', `/v1/users/usr_short?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(malformed.status).toBe(400);
+  });
+});
+
 describe('POST /v1/users', () => {
   it('adds a person (201) as an invited membership: in the engine, linked to its engine subject, with the role, one audit entry', async () => {
     const db = server.services.db;

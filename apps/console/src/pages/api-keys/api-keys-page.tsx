@@ -80,7 +80,8 @@ function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>)
     }),
     // A revoked key's expiry no longer matters.
     whenColumn(column, 'expiresAt', 'Expires', {
-      width: '7rem',
+      // "in 11 months" whole.
+      width: '9rem',
       empty: (key) => (key.revokedAt ? '—' : 'never'),
       shown: (key, at) => (key.revokedAt ? null : at),
       testId: 'api-key-expires',

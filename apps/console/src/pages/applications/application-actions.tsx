@@ -6,7 +6,7 @@ import { useTRPC } from '../../trpc.ts';
 type Props = {
   application: TApplication;
   organizationSlug: string;
-  /** Opens the application's detail (`?application=<id>`); left out on the detail itself. */
+  /** Opens the application's page (/applications/<id>); left out on that page itself. */
   onManage?: (application: TApplication) => void;
   /** Opens the settings dialog. */
   onEdit: (application: TApplication) => void;

@@ -1,13 +1,15 @@
 import type { TApplication, TApplicationWithSecret } from '@svc/contracts/applications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link, Navigate, useNavigate, useParams, useSearchParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { ApplicationActions } from './application-actions.tsx';
@@ -18,6 +20,9 @@ import { CreateApplicationDialog } from './create-application-form.tsx';
 import { MachineSettingsDialog } from './machine-settings-dialog.tsx';
 
 const PAGE_SIZE = 50;
+
+/** An application's own page in the console: shareable, and kept by reload and the back button. */
+export const applicationPath = (id: string) => `/applications/${encodeURIComponent(id)}`;
 
 /** Keys the api has just returned: in their dialog until dismissed, never fetched again. */
 type Revealed = {
@@ -50,8 +55,8 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
         const app = info.row.original;
         return (
           <div className="stack">
-            {/* The name opens the application's page (its detail, `?application=<id>`). */}
-            <Link to={{ search: `?application=${encodeURIComponent(app.id)}` }} data-testid="application-row-name" title={app.name}>
+            {/* The name opens the application's own page, /applications/<id>. */}
+            <Link to={applicationPath(app.id)} data-testid="application-row-name" title={app.name}>
               {app.name}
             </Link>
             <Identifier value={app.slug} label="application slug" copy={false} testId="application-row-slug" />
@@ -83,7 +88,7 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
       id: 'redirectUrls',
       header: 'Redirect URLs',
       enableSorting: false,
-      meta: { width: '8rem', align: 'end' },
+      meta: { width: '9rem', align: 'end' },
       cell: (info) => <span data-testid="application-row-redirect-urls">{info.getValue()}</span>,
     }),
     whenColumn(column, 'createdAt', 'Created'),
@@ -95,22 +100,27 @@ function applicationColumns(organizationSlug: () => string, handlers: RowHandler
 
 /**
  * Applications of the active organization: list with status, create (secret key once), edit,
- * rotate, disable, and the selected application (`?application=<id>`, so it survives a reload and
- * can be linked).
+ * rotate, disable; one application's page at /applications/<id> (one route, `applications/:id?`,
+ * so the secret key a create reveals stays on screen as the page moves to the new application).
  */
 export function ApplicationsPage() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const active = useActiveOrganization();
   const pager = usePager();
-  const [search, setSearch] = useSearchParams();
+  const navigate = useNavigate();
+  const [search] = useSearchParams();
+  const selected = useParams().id ?? null;
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<TApplication | null>(null);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const organizationSlug = active.organization?.slug;
   const issuer = useQuery(trpc.service.config.queryOptions()).data?.publicUrl.replace(/\/+$/, '');
-  const selected = search.get('application');
-  const select = (id: string | null) => setSearch(id ? { application: id } : {});
+  const select = (id: string | null) => {
+    void navigate(id ? applicationPath(id) : '/applications');
+  };
+  // The address of earlier releases (`?application=<id>`), still in bookmarks and old links.
+  const legacy = search.get('application');
   const list = useQuery({
     ...trpc.applications.list.queryOptions(
       { organization_slug: organizationSlug ?? '', limit: PAGE_SIZE, cursor: pager.cursor },
@@ -142,8 +152,12 @@ export function ApplicationsPage() {
     }),
   );
 
+  if (legacy && !selected) {
+    return <Navigate to={applicationPath(legacy)} replace />;
+  }
+
   return (
-    <div data-testid="page-applications">
+    <div data-testid="page-applications" data-application-id={selected ?? undefined}>
       <PageHeader
         title="Applications"
         description={`Projects that sign users in through svc${active.organization ? ` for ${active.organization.name}` : ''}.`}
@@ -174,6 +188,18 @@ export function ApplicationsPage() {
         {revealed && (
           <>
             <dl className="facts">
+              <dt>Client ID</dt>
+              <dd>
+                <Identifier value={revealed.applicationId} label="client id" testId="application-revealed-client-id" />
+              </dd>
+              <dt>Issuer</dt>
+              <dd>
+                {issuer ? (
+                  <Identifier value={issuer} label="issuer URL" tail={16} testId="application-revealed-issuer" />
+                ) : (
+                  <Skeleton label="Loading the issuer…" lines={1} />
+                )}
+              </dd>
               <dt>Publishable key</dt>
               <dd>
                 <Identifier
@@ -214,46 +240,55 @@ export function ApplicationsPage() {
             onClose={() => setEditing(null)}
           />
         ))}
-      <ListPage
-        testId="applications"
-        noun="applications"
-        title="Applications"
-        workspace={active}
-        query={list}
-        pager={pager}
-        empty={{
-          title: 'No applications yet.',
-          next: (
-            <>
-              Create one to get its keys, or try keyless development first (<code>/v1/client/config?keyless=1</code>).
-            </>
-          ),
-          action: { label: 'Create application', onClick: () => setCreating(true) },
-        }}
-        above={(organization) =>
-          selected && (
+      {selected ? (
+        <>
+          <p className="breadcrumb">
+            <Link to="/applications" data-testid="application-detail-back">
+              ← Applications
+            </Link>
+          </p>
+          {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+          {active.isLoading && <Skeleton label="Loading the application…" testId="application-detail-loading" />}
+          {organizationSlug !== undefined && (
             <ApplicationDetail
               key={selected}
               id={selected}
-              organizationSlug={organization.slug}
+              organizationSlug={organizationSlug}
               onClose={() => select(null)}
               onEdit={setEditing}
               onRotated={onRotated}
             />
-          )
-        }
-        rowKey={(app) => app.id}
-        table={{
-          columns,
-          rowAttributes: (app) => ({
-            'data-testid': 'application-row',
-            'data-application-id': app.id,
-            'data-status': app.status,
-            'aria-selected': String(app.id === selected),
-          }),
-          minWidth: '60rem',
-        }}
-      />
+          )}
+        </>
+      ) : (
+        <ListPage
+          testId="applications"
+          noun="applications"
+          title="Applications"
+          workspace={active}
+          query={list}
+          pager={pager}
+          empty={{
+            title: 'No applications yet.',
+            next: (
+              <>
+                Create one to get its keys, or try keyless development first (<code>/v1/client/config?keyless=1</code>).
+              </>
+            ),
+            action: { label: 'Create application', onClick: () => setCreating(true) },
+          }}
+          rowKey={(app) => app.id}
+          table={{
+            columns,
+            rowAttributes: (app) => ({
+              'data-testid': 'application-row',
+              'data-application-id': app.id,
+              'data-status': app.status,
+            }),
+            minWidth: '60rem',
+          }}
+        />
+      )}
     </div>
   );
 }

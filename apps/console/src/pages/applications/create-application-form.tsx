@@ -1,6 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import {
-  type TApplication,
+  CLIENT_TYPE_OF_KIND,
+  type TApplicationKind,
   type TApplicationWithSecret,
   type TCreateApplicationRequest,
   ZCreateApplicationForm,
@@ -25,17 +26,26 @@ type Props = {
   onCreated: (created: TApplicationWithSecret) => void | Promise<void>;
 };
 
-const CLIENT_TYPES: SelectOption<TApplication['clientType']>[] = [
-  { value: 'confidential', label: 'confidential: a server that keeps the secret key' },
-  { value: 'public', label: 'public: an SPA or native app (PKCE only)' },
-  { value: 'machine', label: 'machine: a backend job or partner, no person signs in' },
+const KINDS: SelectOption<TApplicationKind>[] = [
+  { value: 'web', label: 'Web server app: pages rendered on a server that keeps the secret key' },
+  { value: 'spa', label: 'Single-page app: runs in the browser (React, Vue…), PKCE' },
+  { value: 'native', label: 'Native or mobile app: desktop, iOS, Android, a CLI, PKCE' },
+  { value: 'machine', label: 'Machine: a backend job or partner, no person signs in' },
 ];
+
+/** What the redirect URL field suggests for each kind that signs people in. */
+const REDIRECT_PLACEHOLDER: Record<Exclude<TApplicationKind, 'machine'>, string> = {
+  web: 'https://app.example.com/auth/callback',
+  spa: 'http://localhost:5173/callback',
+  native: 'http://127.0.0.1:8400/callback',
+};
 
 const EMPTY = {
   name: '',
   slug: '',
   logoUrl: '',
-  clientType: 'confidential' as const,
+  kind: 'web' as TApplicationKind,
+  redirectUrl: '',
   tokenEndpointAuthMethod: 'client_secret_basic' as const,
   jwks: '',
   jwksUri: '',
@@ -45,8 +55,11 @@ const EMPTY = {
 /** The create request of the form's values: the machine settings only for a machine client. */
 function requestOf(organizationSlug: string, values: z.output<typeof ZCreateApplicationForm>): TCreateApplicationRequest {
   const base = { organization_slug: organizationSlug, name: values.name, slug: values.slug, logoUrl: values.logoUrl };
-  if (values.clientType !== 'machine') {
-    return { ...base, clientType: values.clientType };
+  if (values.kind !== 'machine') {
+    const redirectUrls = values.redirectUrl ? [values.redirectUrl] : [];
+    // A single-page app calls the token endpoint from the browser: its origin is allowed too.
+    const allowedOrigins = values.kind === 'spa' && values.redirectUrl ? [new URL(values.redirectUrl).origin] : undefined;
+    return { ...base, clientType: CLIENT_TYPE_OF_KIND[values.kind], redirectUrls, ...(allowedOrigins ? { allowedOrigins } : {}) };
   }
   const keyed = values.tokenEndpointAuthMethod === 'private_key_jwt';
   return {
@@ -60,15 +73,17 @@ function requestOf(organizationSlug: string, values: z.output<typeof ZCreateAppl
 
 /**
  * "Create application" (the page header's primary button) and its form: name, optional slug and
- * logo (https only, checked by the contracts form schema), and the client type; a machine client
- * also gets its token endpoint authentication, keys and permissions here (it has no redirect URLs
- * or origins). Allowlists and the OAuth provider are edited on the application.
+ * logo (https only, checked by the contracts form schema), the kind of application and, unless it
+ * is a machine client, the redirect URL its first sign-in returns to (a single-page app's origin
+ * is allowed with it); a machine client gets its token endpoint authentication, keys and
+ * permissions here instead. More allowlist entries and the OAuth provider are edited on the
+ * application.
  */
 export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, onCreated }: Props) {
   const trpc = useTRPC();
   const form = useForm({ resolver: zodResolver(ZCreateApplicationForm), defaultValues: EMPTY });
   const errors = form.formState.errors;
-  const clientType = form.watch('clientType');
+  const kind = form.watch('kind');
   const method = form.watch('tokenEndpointAuthMethod');
   const permissions = form.watch('permissions');
   const create = useMutation(trpc.applications.create.mutationOptions());
@@ -91,7 +106,7 @@ export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, 
       }
       title="Create application"
       description="You get a publishable key for browsers and a secret key for your backend; the secret key is shown once."
-      wide={clientType === 'machine'}
+      wide={kind === 'machine'}
       onSubmit={submit}
       submitLabel="Create application"
       pending={create.isPending}
@@ -126,21 +141,40 @@ export function CreateApplicationDialog({ organizationSlug, open, onOpenChange, 
         )}
       </Field>
       <Field
-        label="Client type"
-        hint="Machine clients get tokens for this organization by the client credentials grant; they have no redirect URLs or origins."
-        error={errors.clientType?.message}
+        label="Application type"
+        hint="It decides how the application proves who it is: a web server with the secret key, the others with PKCE; a machine client by the client credentials grant."
+        error={errors.kind?.message}
       >
         {(control) => (
           <Select
             {...control}
-            value={clientType}
-            options={CLIENT_TYPES}
+            value={kind}
+            options={KINDS}
             testId="application-create-client-type"
-            onValueChange={(value) => form.setValue('clientType', value, { shouldDirty: true })}
+            onValueChange={(value) => form.setValue('kind', value, { shouldDirty: true })}
           />
         )}
       </Field>
-      {clientType === 'machine' && (
+      {kind !== 'machine' && (
+        <Field
+          label="Redirect URL"
+          error={errors.redirectUrl?.message}
+          hint="Where svc sends people back after they sign in: your app's callback. https, or http on localhost; add more on the application."
+          testId="application-redirect-url"
+        >
+          {(control) => (
+            <input
+              {...control}
+              placeholder={REDIRECT_PLACEHOLDER[kind]}
+              autoComplete="off"
+              inputMode="url"
+              data-testid="application-redirect-url-input"
+              {...form.register('redirectUrl')}
+            />
+          )}
+        </Field>
+      )}
+      {kind === 'machine' && (
         <MachineClientFields
           organizationSlug={organizationSlug}
           method={method}

@@ -11,6 +11,7 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { When } from '../../components/when.tsx';
+import { summaryLines, targetNameOf } from '../../lib/audit-summary.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -36,12 +37,36 @@ function filterKey(filters: TAuditLogFilters): string {
   return JSON.stringify(Object.entries(filters).filter(([, value]) => value !== undefined));
 }
 
+/** How many of a summary's lines a row shows; the rest are in the row's details. */
+const SUMMARY_LINES_IN_ROW = 3;
+
+/** An action with a line-break opportunity after each dot: a long one wraps there, it is never cut. */
+function ActionName({ action }: { action: string }) {
+  const parts = action.split('.');
+  return (
+    <code className="audit-action" data-testid="audit-log-action" title={action}>
+      {parts.map((part, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one fixed string, in order
+        <span key={index}>
+          {part}
+          {index < parts.length - 1 && (
+            <>
+              .<wbr />
+            </>
+          )}
+        </span>
+      ))}
+    </code>
+  );
+}
+
 /**
  * The columns: when (relative, exact on hover), who (their email or the key's name, and the id
- * to filter by), the action, what it was done to (its type and id), and the summary, cut to a line
- * (whole in the row's details).
+ * to filter by), the action (whole, wrapping at its dots), what it was done to (its type, its name
+ * where the entry recorded one, and its id), and the summary as `field: value` lines (the first
+ * three; all of them in the row's details).
  */
-function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
+function auditColumns(showDetails: (entry: TAuditLogEntry) => void, organization: () => { id: string; name: string } | undefined) {
   const column = columnHelper<TAuditLogEntry>();
   return column.columns([
     whenColumn(column, 'createdAt', 'When', { testId: 'audit-log-time' }),
@@ -69,12 +94,8 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
     column.accessor('action', {
       header: 'Action',
       sortFn: 'text',
-      meta: { width: '12rem' },
-      cell: (info) => (
-        <code data-testid="audit-log-action" title={info.getValue()}>
-          {info.getValue()}
-        </code>
-      ),
+      meta: { width: '13rem' },
+      cell: (info) => <ActionName action={info.getValue()} />,
     }),
     column.accessor((entry) => entry.target.type, {
       id: 'target',
@@ -82,11 +103,19 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
       sortFn: 'text',
       meta: { width: '12rem' },
       cell: (info) => {
-        const target = info.row.original.target;
+        const entry = info.row.original;
+        const name = targetName(entry, organization());
         return (
           <div data-testid="audit-log-target">
-            <div>{target.type}</div>
-            {target.id && <Identifier value={target.id} label={`${target.type} id`} />}
+            <div className="muted" title={entry.target.type}>
+              {entry.target.type}
+            </div>
+            {name && (
+              <div title={name}>
+                <strong data-testid="audit-log-target-name">{name}</strong>
+              </div>
+            )}
+            {entry.target.id && <Identifier value={entry.target.id} label={`${entry.target.type} id`} />}
           </div>
         );
       },
@@ -96,11 +125,33 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void) {
       header: 'Summary',
       enableSorting: false,
       cell: (info) => {
-        const summary = info.getValue();
+        const lines = summaryLines(info.row.original.summary);
+        if (lines.length === 0) {
+          return (
+            <span className="muted" data-testid="audit-log-summary">
+              —
+            </span>
+          );
+        }
+        const more = lines.length - SUMMARY_LINES_IN_ROW;
         return (
-          <span data-testid="audit-log-summary">
-            {summary === '{}' ? <span className="muted">—</span> : <code title={summary}>{summary}</code>}
-          </span>
+          <div data-testid="audit-log-summary">
+            {lines.slice(0, SUMMARY_LINES_IN_ROW).map((line) => (
+              <div key={line.key} title={`${line.key}: ${line.value}`} data-testid="audit-log-summary-line">
+                <span className="muted">{line.key}:</span> {line.value}
+              </div>
+            ))}
+            {more > 0 && (
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => showDetails(info.row.original)}
+                data-testid="audit-log-summary-more"
+              >
+                +{more} more
+              </button>
+            )}
+          </div>
         );
       },
     }),
@@ -125,7 +176,10 @@ export function AuditLogPage() {
   const pager = usePager();
   const [filters, setFilters] = useState<TAuditLogFilters>({});
   const [details, setDetails] = useState<TAuditLogEntry | null>(null);
-  const [columns] = useState(() => auditColumns(setDetails));
+  // One definition for the page's lifetime: the organization is read through a ref.
+  const [organizationRef] = useState(() => ({ current: undefined as { id: string; name: string } | undefined }));
+  organizationRef.current = active.organization ?? undefined;
+  const [columns] = useState(() => auditColumns(setDetails, () => organizationRef.current));
   const form = useForm<TAuditLogFilters>({ resolver: zodResolver(ZAuditLogFilters), defaultValues: NO_FILTERS });
   const errors = form.formState.errors;
 
@@ -177,7 +231,7 @@ export function AuditLogPage() {
         title="Audit log"
         description={`Who changed what and when${active.organization ? ` in ${active.organization.name}` : ''}. Entries are never edited or removed.`}
       />
-      <AuditEntryDialog entry={details} onClose={() => setDetails(null)} />
+      <AuditEntryDialog entry={details} organization={active.organization ?? undefined} onClose={() => setDetails(null)} />
       <ListPage
         testId="audit-log"
         noun="audit log entries"
@@ -200,7 +254,7 @@ export function AuditLogPage() {
             <label className="form-field">
               <span>Actor</span>
               <input
-                placeholder="usr_... or key_..."
+                placeholder="an email, usr_... or key_..."
                 data-testid="audit-filter-actor"
                 {...form.register('actor', { setValueAs: optional })}
               />
@@ -246,8 +300,25 @@ export function AuditLogPage() {
   );
 }
 
-/** One entry in full: the exact time, who, from where, and the whole summary. */
-function AuditEntryDialog({ entry, onClose }: { entry: TAuditLogEntry | null; onClose: () => void }) {
+/** The target's name where known: what the entry recorded, or the organization's own. */
+function targetName(entry: TAuditLogEntry, organization: { id: string; name: string } | undefined): string | undefined {
+  const recorded = targetNameOf(entry.summary);
+  if (recorded) {
+    return recorded;
+  }
+  return entry.target.type === 'tenant' && organization && entry.target.id === organization.id ? organization.name : undefined;
+}
+
+/** One entry in full: the exact time, who, from where, and the whole summary as `field: value` lines. */
+function AuditEntryDialog({
+  entry,
+  organization,
+  onClose,
+}: {
+  entry: TAuditLogEntry | null;
+  organization: { id: string; name: string } | undefined;
+  onClose: () => void;
+}) {
   return (
     <Dialog
       open={entry !== null}
@@ -280,6 +351,7 @@ function AuditEntryDialog({ entry, onClose }: { entry: TAuditLogEntry | null; on
           <dt>Target</dt>
           <dd>
             {entry.target.type}
+            {targetName(entry, organization) && ` · ${targetName(entry, organization)}`}
             {entry.target.id && (
               <div>
                 <Identifier value={entry.target.id} label="target id" />
@@ -299,9 +371,23 @@ function AuditEntryDialog({ entry, onClose }: { entry: TAuditLogEntry | null; on
           </dd>
           <dt>Summary</dt>
           <dd>
-            <pre style={{ margin: 0, overflowX: 'auto', maxHeight: '20rem' }} data-testid="audit-log-detail-summary">
-              {JSON.stringify(entry.summary, null, 2)}
-            </pre>
+            {summaryLines(entry.summary).length === 0 ? (
+              <span className="muted">nothing recorded</span>
+            ) : (
+              <ul className="audit-summary" data-testid="audit-log-detail-summary">
+                {summaryLines(entry.summary).map((line) => (
+                  <li key={line.key} data-testid="audit-log-detail-summary-line">
+                    <span className="muted">{line.key}:</span> {line.value}
+                  </li>
+                ))}
+              </ul>
+            )}
+            <details className="audit-raw">
+              <summary>As JSON</summary>
+              <pre style={{ margin: 0, overflowX: 'auto', maxHeight: '20rem' }} data-testid="audit-log-detail-json">
+                {JSON.stringify(entry.summary, null, 2)}
+              </pre>
+            </details>
           </dd>
         </dl>
       )}

@@ -54,7 +54,7 @@ function resourceColumns() {
     column.accessor((resource) => resource.permissions.length, {
       id: 'permissions',
       header: 'Permissions',
-      meta: { width: '7.5rem', align: 'end' },
+      meta: { width: '10rem', align: 'end' },
       cell: (info) => (
         <span data-testid="api-resource-permission-count" title={info.row.original.permissions.map((p) => p.name).join(', ')}>
           {info.getValue()}

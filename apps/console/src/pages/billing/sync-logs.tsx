@@ -23,12 +23,12 @@ const STATUS_TONE: Partial<Record<TBillingSyncStatus, string>> = { succeeded: 'p
 function syncLogColumns(organizationSlug: string) {
   const column = columnHelper<TBillingSyncLog>();
   return column.columns([
-    whenColumn(column, 'createdAt', 'Created', { width: '6.5rem' }),
+    whenColumn(column, 'createdAt', 'Created', { width: '8.5rem' }),
     column.accessor((log) => PROVIDER_LABEL[log.provider], {
       id: 'provider',
       header: 'Provider',
       sortFn: 'text',
-      meta: { width: '6.5rem' },
+      meta: { width: '8rem' },
     }),
     column.accessor('eventType', {
       header: 'Event type',
@@ -55,7 +55,7 @@ function syncLogColumns(organizationSlug: string) {
     column.accessor('attempts', {
       header: 'Attempts',
       sortFn: 'basic',
-      meta: { width: '5.5rem', align: 'end', description: 'Times the sync task took it up; a retry starts again at 0' },
+      meta: { width: '8.5rem', align: 'end', description: 'Times the sync task took it up; a retry starts again at 0' },
       cell: (info) => <span data-testid="billing-sync-attempts">{info.getValue()}</span>,
     }),
     column.accessor((log) => log.reason ?? log.providerRecordId ?? '', {
@@ -148,7 +148,7 @@ export function SyncLogs({
       table={{
         columns,
         rowAttributes: (log) => ({ 'data-testid': 'billing-sync-row', 'data-sync-log-id': log.id, 'data-status': log.status }),
-        minWidth: '56rem',
+        minWidth: '62rem',
       }}
     />
   );

@@ -67,15 +67,15 @@ function deliveryColumns(busy: boolean, onSendNow: (delivery: TEmailDelivery) =>
     column.accessor('attemptCount', {
       header: 'Attempts',
       sortFn: 'basic',
-      meta: { width: '6rem', align: 'end' },
+      meta: { width: '8rem', align: 'end' },
       cell: (info) => <span data-testid="email-delivery-attempts">{info.getValue()}</span>,
     }),
-    whenColumn(column, 'lastAttemptAt', 'Last attempt'),
+    whenColumn(column, 'lastAttemptAt', 'Last attempt', { width: '10rem' }),
     whenColumn(
       column,
       { id: 'next', at: (delivery) => (delivery.status === 'sent' ? delivery.sentAt : delivery.nextAttemptAt) },
       'Next / sent',
-      { description: 'When a waiting email is next tried; when a sent one went out' },
+      { width: '9.5rem', description: 'When a waiting email is next tried; when a sent one went out' },
     ),
     whenColumn(column, 'createdAt', 'Created'),
     actionsColumn(column, (delivery) => {
@@ -173,7 +173,7 @@ export function EmailDeliveriesPage() {
             'data-recipient': delivery.recipient,
             'data-status': delivery.status,
           }),
-          minWidth: '68rem',
+          minWidth: '72rem',
         }}
       />
     </div>

@@ -47,7 +47,7 @@ const COLUMNS = column.columns([
   column.accessor('format', {
     header: 'Format',
     sortFn: 'text',
-    meta: { width: '6rem' },
+    meta: { width: '7rem' },
     cell: (info) => info.getValue().toUpperCase(),
   }),
   column.accessor('status', {
@@ -92,6 +92,7 @@ const COLUMNS = column.columns([
   }),
   whenColumn(column, 'createdAt', 'Requested'),
   whenColumn(column, 'asOf', 'Snapshot as of', {
+    width: '11rem',
     description: 'The moment the worker read the data',
     shown: (item, at) => (item.status === 'completed' ? at : null),
   }),
@@ -183,7 +184,7 @@ export function ExportsPage() {
         table={{
           columns: COLUMNS,
           rowAttributes: (item) => ({ 'data-testid': 'export-row', 'data-export-id': item.id, 'data-status': item.status }),
-          minWidth: '60rem',
+          minWidth: '64rem',
         }}
       />
     </div>

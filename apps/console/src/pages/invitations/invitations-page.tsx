@@ -5,6 +5,7 @@ import { Link } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
+import { isPlatformWorkspace, ManagedMemberships } from '../../components/managed-memberships.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
@@ -58,7 +59,7 @@ function invitationColumns(context: () => RowContext) {
         );
       },
     }),
-    whenColumn(column, 'createdAt', 'Invited', { width: '7.5rem' }),
+    whenColumn(column, 'createdAt', 'Invited', { width: '9rem' }),
     whenColumn(column, 'expiresAt', 'Expires', {
       width: '7.5rem',
       description: 'Until then the link works, once, for the invited email',
@@ -92,6 +93,7 @@ export function InvitationsPage() {
   const [inviting, setInviting] = useState(false);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const slug = active.organization?.slug;
+  const managed = isPlatformWorkspace(active.organization);
   const invitations = useQuery({
     ...trpc.invitations.list.queryOptions(
       { organization_slug: slug, limit: PAGE_SIZE, cursor: pager.cursor, ...(status ? { status } : {}) },
@@ -127,7 +129,8 @@ export function InvitationsPage() {
         title="Invitations"
         description={`Invite people to ${active.organization ? active.organization.name : 'this workspace'}. Each invite link works once, for the invited email, until it expires.`}
         actions={
-          slug && (
+          slug &&
+          !managed && (
             <InviteDialog
               slug={slug}
               roles={roles.options}
@@ -138,6 +141,7 @@ export function InvitationsPage() {
           )
         }
       />
+      {managed && <ManagedMemberships testId="invitations-managed" />}
       <SecretOnceDialog
         revealed={revealed && { title: revealed.title, value: revealed.created.inviteLink }}
         onDismiss={() => setRevealed(null)}
@@ -176,7 +180,7 @@ export function InvitationsPage() {
         empty={{
           title: 'No invitations yet.',
           next: 'Invite someone: svc shows the one-time link to send them.',
-          action: { label: 'Invite someone', onClick: () => setInviting(true) },
+          ...(managed ? {} : { action: { label: 'Invite someone', onClick: () => setInviting(true) } }),
         }}
         above={() => (
           <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>

@@ -27,7 +27,7 @@ function formatDuration(seconds: number): string {
 
 const countColumn = columnHelper<TJobQueueTaskCounts>();
 const number = (header: string, key: 'waiting' | 'scheduled' | 'locked' | 'failed' | 'total') =>
-  countColumn.accessor(key, { header, sortFn: 'basic', meta: { width: '7rem', align: 'end' } });
+  countColumn.accessor(key, { header, sortFn: 'basic', meta: { width: '8.5rem', align: 'end' } });
 
 /** Jobs by task: the task name (an Identifier, it is what the code registers) and its counts by state. */
 const COUNT_COLUMNS = countColumn.columns([
@@ -148,7 +148,17 @@ export function JobQueuePage() {
           </button>
         }
       />
-      {queue.isError && <ErrorPanel error={queue.error} title="Could not load the job queue" onRetry={() => void queue.refetch()} />}
+      {queue.isError && (
+        <ErrorPanel
+          error={queue.error}
+          title="Could not load the job queue"
+          onRetry={() => void queue.refetch()}
+          forbidden={{
+            title: 'Platform admins only',
+            help: "Only platform admins see the job queue: it is svc's own, shared by every organization on this deployment. Your organization's webhook and email deliveries are on their own pages.",
+          }}
+        />
+      )}
       {queue.isPending && !queue.isError && <Skeleton label="Loading the job queue…" testId="job-queue-loading" heading />}
       {queue.data && <Overview data={queue.data} />}
     </div>
@@ -223,7 +233,7 @@ function Overview({ data }: { data: TJobQueueOverview }) {
             rowId={(c) => c.task}
             rowAttributes={(c) => ({ 'data-testid': 'job-queue-count-row', 'data-task': c.task })}
             label="Jobs by task"
-            minWidth="48rem"
+            minWidth="56rem"
             testId="job-queue-counts-table"
           />
         )}

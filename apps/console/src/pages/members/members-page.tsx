@@ -1,7 +1,7 @@
 import type { TTenantMember } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -20,7 +20,12 @@ function memberColumns(nameOf: () => (key: string) => string) {
     column.accessor('name', {
       header: 'Name',
       sortFn: 'text',
-      cell: (info) => <span data-testid="member-name">{info.getValue() || <span className="muted">(no name)</span>}</span>,
+      // The name opens the person's page among the Users (/users/<id>), where their membership is managed.
+      cell: (info) => (
+        <Link to={`/users/${encodeURIComponent(info.row.original.userId)}`} data-testid="member-name" title={info.getValue()}>
+          {info.getValue() || '(no name)'}
+        </Link>
+      ),
     }),
     emailColumn<TTenantMember>({ testId: 'member-email' }),
     roleColumn<TTenantMember>({ testId: 'member-role', nameOf }),

@@ -1,7 +1,7 @@
 import type { TTenantListItem } from '@svc/contracts/tenants';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
@@ -10,6 +10,7 @@ import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization, useOpenOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -22,6 +23,9 @@ export function subscriptionPath(slug: string): string {
   return `/subscription?${new URLSearchParams({ organization: slug })}`;
 }
 
+/** An organization's own page in the console (platform admins), by its id. */
+export const organizationPath = (id: string) => `/organizations/${encodeURIComponent(id)}`;
+
 /**
  * Open switches the console's workspace to the organization (its Overview); the "⋯" menu leads to
  * what a platform admin manages for it without switching: its subscription.
@@ -33,9 +37,10 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
       header: 'Name',
       sortFn: 'text',
       cell: (info) => (
-        <span data-testid="organization-name" title={info.getValue()}>
+        // The name opens the organization's page (/organizations/<id>) without switching to it.
+        <Link to={organizationPath(info.row.original.id)} data-testid="organization-name" title={info.getValue()}>
           {info.getValue()}
-        </span>
+        </Link>
       ),
     }),
     column.accessor('slug', {
@@ -48,7 +53,7 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
       id: 'plan',
       header: 'Plan',
       sortFn: 'text',
-      meta: { width: '8rem' },
+      meta: { width: '10rem' },
       cell: (info) => <span data-testid="organization-plan">{info.getValue() || '—'}</span>,
     }),
     column.accessor((tenant) => tenant.summary?.memberCount ?? 0, {
@@ -107,17 +112,102 @@ function organizationColumns(open: (slug: string) => Promise<void>, go: (path: s
   ]);
 }
 
-/** Platform admins: every organization, searched by name or slug, each one a click from its Overview. */
+/**
+ * Platform admins: every organization, searched by name or slug, each one a click from its page
+ * (/organizations/<id>) and from its Overview (Open).
+ */
 export function OrganizationsPage() {
   const active = useActiveOrganization();
+  const selected = useParams().id ?? null;
   return (
     <div data-testid="page-organizations">
       <PageHeader title="Organizations" description="Every organization on this svc deployment. Platform admins only." />
       {active.error && <ErrorPanel error={active.error} title="Could not load your account" />}
       {active.isLoading && <Skeleton label="Loading organizations…" testId="organizations-loading" />}
       {active.me && !active.me.isPlatformAdmin && <Refusal />}
-      {active.me?.isPlatformAdmin && <OrganizationsList />}
+      {active.me?.isPlatformAdmin && (selected ? <OrganizationDetail id={selected} /> : <OrganizationsList />)}
     </div>
+  );
+}
+
+/**
+ * One organization for a platform admin, without switching the console to it: who it is, what it
+ * holds (members, applications, live sessions, this month's usage events) and its subscription,
+ * with Open (switch to it) and the way to its subscription.
+ */
+function OrganizationDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const open = useOpenOrganization();
+  const tenant = useQuery(trpc.tenants.get.queryOptions({ id }));
+  const overview = useQuery(trpc.tenants.overview.queryOptions({ id }));
+  const slug = tenant.data?.slug;
+  const subscription = useQuery(trpc.subscriptions.get.queryOptions({ organization_slug: slug }, { enabled: slug !== undefined }));
+  const data = tenant.data;
+  const counts = overview.data?.counts;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/organizations" data-testid="organization-detail-back">
+          ← Organizations
+        </Link>
+      </p>
+      {tenant.isPending && <Skeleton label="Loading the organization…" testId="organization-detail-loading" />}
+      {tenant.isError && <ErrorPanel error={tenant.error} title="Could not load the organization" onRetry={() => void tenant.refetch()} />}
+      {data && (
+        <section className="panel" data-testid="organization-detail" data-organization-id={data.id}>
+          <div className="panel__header">
+            <h2 className="panel__title">{data.name}</h2>
+            <div className="panel__actions">
+              <Link className="button" to={subscriptionPath(data.slug)} data-testid="organization-detail-subscription">
+                Manage subscription
+              </Link>
+              <button
+                type="button"
+                className="button button--primary"
+                onClick={() => void open(data.slug)}
+                data-testid="organization-detail-open"
+              >
+                Open {data.name}
+              </button>
+            </div>
+          </div>
+          <dl className="facts">
+            <dt>Slug</dt>
+            <dd>
+              <Identifier value={data.slug} label="organization slug" testId="organization-detail-slug" />
+            </dd>
+            <dt>ID</dt>
+            <dd>
+              <Identifier value={data.id} label="organization id" testId="organization-detail-id" />
+            </dd>
+            <dt>Kind</dt>
+            <dd data-testid="organization-detail-kind">{data.kind}</dd>
+            <dt>Members</dt>
+            <dd data-testid="organization-detail-members">{counts ? counts.members : '…'}</dd>
+            <dt>Applications</dt>
+            <dd data-testid="organization-detail-applications">{counts ? counts.applications : '…'}</dd>
+            <dt>Active sessions</dt>
+            <dd data-testid="organization-detail-sessions">{counts ? counts.activeSessions : '…'}</dd>
+            <dt>Usage events this month</dt>
+            <dd data-testid="organization-detail-usage">{overview.data ? overview.data.usage.events.toLocaleString('en-US') : '…'}</dd>
+            <dt>Subscription</dt>
+            <dd data-testid="organization-detail-plan">
+              {subscription.data ? (
+                <>
+                  {subscription.data.plan.name} <span className="muted">{subscription.data.status}</span>
+                </>
+              ) : (
+                <span className="muted">{subscription.isError ? 'none' : '…'}</span>
+              )}
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <When at={data.createdAt} empty="—" />
+            </dd>
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 

@@ -84,7 +84,7 @@ function planColumns(onEdit: ((plan: TSubscriptionPlan) => void) | null) {
       header: 'Alerts',
       enableSorting: false,
       meta: {
-        width: '9.5rem',
+        width: '10.5rem',
         description: "usage.threshold_reached is recorded when an event type's month reaches each percentage of its limit",
       },
       cell: (info) => {

@@ -4,10 +4,12 @@ import { type TRole, type TRoleKind, ZCreateRoleRequest, ZUpdateRoleRequest } fr
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
+import { Link, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
@@ -16,6 +18,8 @@ import { usePager } from '../../components/pager.tsx';
 import { PermissionGroups } from '../../components/permission-groups.tsx';
 import { ProductPermissionPicker } from '../../components/product-permission-picker.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useHeldProductPermissions } from '../../lib/product-catalog.ts';
@@ -23,6 +27,9 @@ import { useTRPC } from '../../trpc.ts';
 import { CONSOLE_PERMISSION_GROUPS } from './console-permission-groups.ts';
 
 const PAGE_SIZE = 50;
+
+/** A role's own page in the console, by its key (what memberships and invitations name). */
+export const rolePath = (key: string) => `/roles/${encodeURIComponent(key)}`;
 
 /** What each kind of role is called, and what it means (the badge's tooltip). */
 const KINDS: Record<TRoleKind, { label: string; title: string }> = {
@@ -51,9 +58,10 @@ function roleColumns(organizationSlug: () => string, edit: (role: TRole) => void
       header: 'Role',
       sortFn: 'text',
       cell: (info) => (
-        <span title={info.getValue()} data-testid="role-name">
+        // The name opens the role's own page, /roles/<key>: every permission, none cut.
+        <Link to={rolePath(info.row.original.key)} title={info.getValue()} data-testid="role-name">
           {info.getValue()}
-        </span>
+        </Link>
       ),
     }),
     column.accessor('kind', {
@@ -117,6 +125,7 @@ export function RolesPage() {
   const [slugRef] = useState(() => ({ current: '' }));
   slugRef.current = slug ?? '';
   const [columns] = useState(() => roleColumns(() => slugRef.current, setEditing));
+  const selected = useParams().key ?? null;
 
   return (
     <div data-testid="page-roles">
@@ -126,30 +135,137 @@ export function RolesPage() {
         actions={slug && <CreateRoleDialog slug={slug} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />}
       />
       {slug && editing && <EditRoleDialog key={editing.id} role={editing} slug={slug} onClose={() => setEditing(null)} />}
-      <ListPage
-        testId="roles"
-        noun="roles"
-        workspace={active}
-        query={roles}
-        pager={pager}
-        empty={{
-          title: 'No roles.',
-          next: 'Create a custom role from the permission catalogs.',
-          action: { label: 'Create role', onClick: () => setCreating(true) },
-        }}
-        rowKey={(role) => role.id}
-        table={{
-          columns,
-          rowAttributes: (role) => ({
-            'data-testid': 'role-row',
-            'data-role-key': role.key,
-            'data-system': String(role.system),
-            'data-kind': role.kind,
-          }),
-          minWidth: '62rem',
-        }}
-      />
+      {selected ? (
+        <RoleDetail roleKey={selected} slug={slug} workspace={active} onEdit={setEditing} />
+      ) : (
+        <ListPage
+          testId="roles"
+          noun="roles"
+          workspace={active}
+          query={roles}
+          pager={pager}
+          empty={{
+            title: 'No roles.',
+            next: 'Create a custom role from the permission catalogs.',
+            action: { label: 'Create role', onClick: () => setCreating(true) },
+          }}
+          rowKey={(role) => role.id}
+          table={{
+            columns,
+            rowAttributes: (role) => ({
+              'data-testid': 'role-row',
+              'data-role-key': role.key,
+              'data-system': String(role.system),
+              'data-kind': role.kind,
+            }),
+            minWidth: '62rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/**
+ * One role on its own page (/roles/<key>): its kind, key and id, and every permission of both
+ * catalogs, one a line. Roles are few (the built-in two, the product's and the organization's
+ * own), so the page reads them in one list call and picks the role by its key.
+ */
+function RoleDetail({
+  roleKey,
+  slug,
+  workspace,
+  onEdit,
+}: {
+  roleKey: string;
+  slug: string | undefined;
+  workspace: ReturnType<typeof useActiveOrganization>;
+  onEdit: (role: TRole) => void;
+}) {
+  const trpc = useTRPC();
+  const roles = useQuery(trpc.roles.list.queryOptions({ organization_slug: slug, limit: 200 }, { enabled: slug !== undefined }));
+  const role = roles.data?.data.find((r) => r.key === roleKey);
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/roles" data-testid="role-detail-back">
+          ← Roles
+        </Link>
+      </p>
+      {workspace.error && <ErrorPanel error={workspace.error} title="Could not load your workspace" />}
+      {roles.isError && <ErrorPanel error={roles.error} title="Could not load the role" onRetry={() => void roles.refetch()} />}
+      {(workspace.isLoading || (slug !== undefined && roles.isPending)) && !roles.isError && (
+        <Skeleton label="Loading the role…" testId="role-detail-loading" />
+      )}
+      {roles.data && !role && (
+        <p className="muted" data-testid="role-detail-missing">
+          No role with the key <code>{roleKey}</code> in this organization.
+        </p>
+      )}
+      {role && (
+        <section className="panel" data-testid="role-detail" data-role-key={role.key}>
+          <div className="panel__header">
+            <h2 className="panel__title">{role.name}</h2>
+            <div className="panel__actions">
+              {role.kind === 'custom' && slug && (
+                <>
+                  <button type="button" className="button" onClick={() => onEdit(role)} data-testid="role-detail-edit">
+                    Edit role
+                  </button>
+                  <RoleActions role={role} organizationSlug={slug} onEdit={onEdit} />
+                </>
+              )}
+            </div>
+          </div>
+          <dl className="facts">
+            <dt>Kind</dt>
+            <dd data-testid="role-detail-kind">
+              <span className="badge">{KINDS[role.kind].label}</span> <span className="muted">{KINDS[role.kind].title}</span>
+            </dd>
+            <dt>Key</dt>
+            <dd>
+              <Identifier value={role.key} label="role key" testId="role-detail-key" />
+            </dd>
+            <dt>ID</dt>
+            <dd>
+              <Identifier value={role.id} label="role id" testId="role-detail-id" />
+            </dd>
+            <dt>Console permissions</dt>
+            <dd>
+              <PermissionList names={role.permissions} testId="role-detail-permissions" />
+            </dd>
+            <dt>Product permissions</dt>
+            <dd>
+              <PermissionList names={role.productPermissions} testId="role-detail-product-permissions" />
+            </dd>
+            <dt>Changed</dt>
+            <dd>
+              <When at={role.updatedAt} empty="never (built in)" />
+            </dd>
+          </dl>
+        </section>
+      )}
+    </>
+  );
+}
+
+/** Every permission, one a line, or "none". */
+function PermissionList({ names, testId }: { names: readonly string[]; testId: string }) {
+  if (names.length === 0) {
+    return (
+      <span className="muted" data-testid={testId}>
+        none
+      </span>
+    );
+  }
+  return (
+    <ul className="url-list" data-testid={testId}>
+      {names.map((name) => (
+        <li key={name}>
+          <code>{name}</code>
+        </li>
+      ))}
+    </ul>
   );
 }
 

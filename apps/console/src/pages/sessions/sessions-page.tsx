@@ -59,7 +59,7 @@ function sessionColumns(slug: () => string) {
     column.accessor('ipAddress', {
       header: 'IP address',
       enableSorting: false,
-      meta: { width: '9rem' },
+      meta: { width: '10rem' },
       cell: (info) => {
         const ip = info.getValue();
         return ip ? <Identifier value={ip} label="IP address" tail={4} testId="session-ip" /> : <span className="muted">—</span>;
@@ -95,8 +95,8 @@ function sessionColumns(slug: () => string) {
         );
       },
     }),
-    whenColumn(column, 'createdAt', 'Signed in', { width: '7.5rem' }),
-    whenColumn(column, 'lastSeenAt', 'Last seen', { width: '7.5rem' }),
+    whenColumn(column, 'createdAt', 'Signed in', { width: '9rem' }),
+    whenColumn(column, 'lastSeenAt', 'Last seen', { width: '9rem' }),
     column.accessor('status', {
       header: 'Status',
       sortFn: 'text',
@@ -104,16 +104,21 @@ function sessionColumns(slug: () => string) {
       cell: (info) => {
         const session = info.row.original;
         return (
-          <>
-            <span className={`pill ${session.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-status">
-              {session.status}
-            </span>{' '}
+          // Two lines, each whole: the status, then "This browser" under it.
+          <div className="stack">
+            <span>
+              <span className={`pill ${session.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-status">
+                {session.status}
+              </span>
+            </span>
             {session.current && (
-              <span className="badge" data-testid="session-current">
-                This browser
+              <span>
+                <span className="badge" data-testid="session-current">
+                  This browser
+                </span>
               </span>
             )}
-          </>
+          </div>
         );
       },
     }),
@@ -186,7 +191,7 @@ export function SessionsPage() {
             'data-email': session.user.email,
             'data-status': session.status,
           }),
-          minWidth: '62rem',
+          minWidth: '68rem',
         }}
       />
     </div>

@@ -1,6 +1,6 @@
 import type { TUsageSummary } from '@svc/contracts/usage';
 import { useMemo } from 'react';
-import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Area, AreaChart, Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -89,46 +89,67 @@ export function UsageCharts({ summary, metric, busy, during }: { summary: TUsage
             </figcaption>
             <div className="usage-chart__plot" role="img" aria-label={`${s.eventType}: ${metric} per ${summary.bucket}, ${summaryLine}`}>
               <ResponsiveContainer width="100%" height={150}>
-                <AreaChart data={points} margin={{ top: 8, right: 12, bottom: 0, left: 0 }} accessibilityLayer={false}>
-                  <CartesianGrid vertical={false} />
-                  <XAxis
-                    dataKey="t"
-                    type="number"
-                    scale="time"
-                    domain={[buckets[0] ?? from, buckets[buckets.length - 1] ?? to]}
-                    ticks={axis.ticks}
-                    tickFormatter={axis.format}
-                    tickLine={false}
-                    minTickGap={8}
-                  />
-                  <YAxis allowDecimals={false} tickFormatter={compact} width={44} tickLine={false} axisLine={false} />
-                  <Tooltip
-                    labelFormatter={(t) => `${bucketLabel(Number(t), summary.bucket)} UTC`}
-                    formatter={(v) => [number(Number(v)), metric === 'quantity' ? 'Quantity' : 'Events']}
-                    isAnimationActive={false}
-                    contentStyle={{ background: 'var(--surface)', borderColor: 'var(--border)', color: 'var(--text)' }}
-                  />
-                  <Area type="monotone" dataKey="value" isAnimationActive={false} dot={false} />
-                </AreaChart>
+                {summary.bucket === 'day' ? (
+                  // A bar a day: each day's total reads on its own, an empty day is a gap.
+                  <BarChart data={points} margin={{ top: 8, right: 12, bottom: 0, left: 0 }} accessibilityLayer={false}>
+                    <CartesianGrid vertical={false} />
+                    <XAxis dataKey="t" type="category" ticks={axis.ticks} tickFormatter={axis.format} tickLine={false} minTickGap={8} />
+                    <YAxis allowDecimals={false} tickFormatter={compact} width={44} tickLine={false} axisLine={false} />
+                    <Tooltip
+                      labelFormatter={(t) => `${bucketLabel(Number(t), summary.bucket)} UTC`}
+                      formatter={(v) => [number(Number(v)), metric === 'quantity' ? 'Quantity' : 'Events']}
+                      isAnimationActive={false}
+                      cursor={{ fill: 'var(--surface-sunken)' }}
+                      contentStyle={{ background: 'var(--surface)', borderColor: 'var(--border)', color: 'var(--text)' }}
+                    />
+                    <Bar dataKey="value" isAnimationActive={false} maxBarSize={48} />
+                  </BarChart>
+                ) : (
+                  <AreaChart data={points} margin={{ top: 8, right: 12, bottom: 0, left: 0 }} accessibilityLayer={false}>
+                    <CartesianGrid vertical={false} />
+                    <XAxis
+                      dataKey="t"
+                      type="number"
+                      scale="time"
+                      domain={[buckets[0] ?? from, buckets[buckets.length - 1] ?? to]}
+                      ticks={axis.ticks}
+                      tickFormatter={axis.format}
+                      tickLine={false}
+                      minTickGap={8}
+                    />
+                    <YAxis allowDecimals={false} tickFormatter={compact} width={44} tickLine={false} axisLine={false} />
+                    <Tooltip
+                      labelFormatter={(t) => `${bucketLabel(Number(t), summary.bucket)} UTC`}
+                      formatter={(v) => [number(Number(v)), metric === 'quantity' ? 'Quantity' : 'Events']}
+                      isAnimationActive={false}
+                      contentStyle={{ background: 'var(--surface)', borderColor: 'var(--border)', color: 'var(--text)' }}
+                    />
+                    <Area type="monotone" dataKey="value" isAnimationActive={false} dot={false} />
+                  </AreaChart>
+                )}
               </ResponsiveContainer>
             </div>
-            <table className="sr-only">
-              <caption>{`${s.eventType}, ${metric} per ${summary.bucket} (UTC), buckets with usage`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{summary.bucket === 'hour' ? 'Hour' : 'Day'}</th>
-                  <th scope="col">{metric === 'quantity' ? 'Quantity' : 'Events'}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {nonEmpty.map((p) => (
-                  <tr key={p.t} data-testid="usage-point">
-                    <td>{bucketLabel(p.t, summary.bucket)}</td>
-                    <td>{number(p.value)}</td>
+            {/* Hidden by a box around it: a table keeps its content's width whatever width it is given,
+                and would widen a phone's page from behind its clip. */}
+            <div className="sr-only">
+              <table>
+                <caption>{`${s.eventType}, ${metric} per ${summary.bucket} (UTC), buckets with usage`}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">{summary.bucket === 'hour' ? 'Hour' : 'Day'}</th>
+                    <th scope="col">{metric === 'quantity' ? 'Quantity' : 'Events'}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {nonEmpty.map((p) => (
+                    <tr key={p.t} data-testid="usage-point">
+                      <td>{bucketLabel(p.t, summary.bucket)}</td>
+                      <td>{number(p.value)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           </figure>
         );
       })}

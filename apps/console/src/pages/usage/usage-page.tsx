@@ -17,10 +17,14 @@ import { type Metric, UsageCharts } from './usage-charts.tsx';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-/** The chart's ranges: whole hours (the summary's rule), ending at the next hour boundary. */
+/**
+ * The chart's ranges: whole hours (the summary's rule), ending at the next hour boundary. A day
+ * and less by the hour; a week and more by the day (168 hourly points of a week read as spikes,
+ * seven daily bars as a trend).
+ */
 const RANGES = {
   '24h': { label: 'Last 24 hours', during: 'in the last 24 hours', bucket: 'hour', span: DAY },
-  '7d': { label: 'Last 7 days', during: 'in the last 7 days', bucket: 'hour', span: 7 * DAY },
+  '7d': { label: 'Last 7 days', during: 'in the last 7 days', bucket: 'day', span: 7 * DAY },
   '30d': { label: 'Last 30 days', during: 'in the last 30 days', bucket: 'day', span: 30 * DAY },
   month: { label: 'This month', during: 'this month', bucket: 'day', span: 0 },
 } as const;
@@ -144,72 +148,76 @@ function Counters({ counters }: { counters: TUsageCounters }) {
             No usage this month and no limits on the plan.
           </p>
         ) : (
-          <table className="data-table">
-            <thead>
-              <tr>
-                <th>Event type</th>
-                <th>Events</th>
-                <th>Quantity</th>
-                <th>Limit</th>
-                <th style={{ width: '30%' }}>Used</th>
-              </tr>
-            </thead>
-            <tbody>
-              {counters.usage.map((u) => {
-                const share = u.limit === null ? null : u.limit === 0 ? 1 : Math.min(1, u.quantity / u.limit);
-                return (
-                  <tr key={u.eventType} data-testid="usage-counter-row" data-event-type={u.eventType} data-reached={u.reached}>
-                    <td>
-                      <code>{u.eventType}</code>
-                    </td>
-                    <td>{number(u.events)}</td>
-                    <td data-testid="usage-counter-quantity">{number(u.quantity)}</td>
-                    <td data-testid="usage-counter-limit">
-                      {u.limit === null ? <span className="muted">unlimited</span> : number(u.limit)}
-                    </td>
-                    <td>
-                      {share === null ? (
-                        <span className="muted">—</span>
-                      ) : (
-                        <div style={{ display: 'flex', alignItems: 'center', gap: 8 }}>
-                          <svg
-                            className="usage-bar"
-                            data-level={u.reached ? 'reached' : share >= 0.8 ? 'high' : 'ok'}
-                            width="120"
-                            height="10"
-                            role="img"
-                            aria-label={`${Math.round(share * 100)}% of the limit`}
-                          >
-                            <rect className="usage-bar__track" width="120" height="10" rx="5" />
-                            <rect className="usage-bar__fill" width={120 * share} height="10" rx="5" />
-                            {u.thresholds
-                              .filter((t) => t.threshold < 100)
-                              .map((t) => (
-                                <rect
-                                  key={t.threshold}
-                                  className="usage-bar__mark"
-                                  x={(120 * t.threshold) / 100 - 0.5}
-                                  width="1"
-                                  height="10"
-                                />
-                              ))}
-                          </svg>
-                          {u.reached ? (
-                            <span className="pill pill--danger" data-testid="usage-counter-reached">
-                              limit reached
-                            </span>
-                          ) : (
-                            <span className="muted">{number(u.remaining ?? 0)} left</span>
-                          )}
-                        </div>
-                      )}
-                      {u.thresholds.length > 0 && <Thresholds thresholds={u.thresholds} />}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          // A phone: the bars and thresholds scroll inside the panel instead of widening the page.
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region takes focus so a keyboard can scroll it (axe scrollable-region-focusable)
+          <section className="table-scroll" tabIndex={0} aria-label="Usage against the plan's limits">
+            <table className="data-table">
+              <thead>
+                <tr>
+                  <th>Event type</th>
+                  <th>Events</th>
+                  <th>Quantity</th>
+                  <th>Limit</th>
+                  <th style={{ width: '30%' }}>Used</th>
+                </tr>
+              </thead>
+              <tbody>
+                {counters.usage.map((u) => {
+                  const share = u.limit === null ? null : u.limit === 0 ? 1 : Math.min(1, u.quantity / u.limit);
+                  return (
+                    <tr key={u.eventType} data-testid="usage-counter-row" data-event-type={u.eventType} data-reached={u.reached}>
+                      <td>
+                        <code>{u.eventType}</code>
+                      </td>
+                      <td>{number(u.events)}</td>
+                      <td data-testid="usage-counter-quantity">{number(u.quantity)}</td>
+                      <td data-testid="usage-counter-limit">
+                        {u.limit === null ? <span className="muted">unlimited</span> : number(u.limit)}
+                      </td>
+                      <td>
+                        {share === null ? (
+                          <span className="muted">—</span>
+                        ) : (
+                          <div style={{ display: 'flex', alignItems: 'center', gap: 8 }}>
+                            <svg
+                              className="usage-bar"
+                              data-level={u.reached ? 'reached' : share >= 0.8 ? 'high' : 'ok'}
+                              width="120"
+                              height="10"
+                              role="img"
+                              aria-label={`${Math.round(share * 100)}% of the limit`}
+                            >
+                              <rect className="usage-bar__track" width="120" height="10" rx="5" />
+                              <rect className="usage-bar__fill" width={120 * share} height="10" rx="5" />
+                              {u.thresholds
+                                .filter((t) => t.threshold < 100)
+                                .map((t) => (
+                                  <rect
+                                    key={t.threshold}
+                                    className="usage-bar__mark"
+                                    x={(120 * t.threshold) / 100 - 0.5}
+                                    width="1"
+                                    height="10"
+                                  />
+                                ))}
+                            </svg>
+                            {u.reached ? (
+                              <span className="pill pill--danger" data-testid="usage-counter-reached">
+                                limit reached
+                              </span>
+                            ) : (
+                              <span className="muted">{number(u.remaining ?? 0)} left</span>
+                            )}
+                          </div>
+                        )}
+                        {u.thresholds.length > 0 && <Thresholds thresholds={u.thresholds} />}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </section>
         )}
       </section>
     </>
@@ -299,7 +307,7 @@ function usageEventColumns(names: Map<string, string>) {
     }),
     column.accessor('quantity', {
       header: 'Quantity',
-      meta: { width: '6.5rem', align: 'end' },
+      meta: { width: '8.5rem', align: 'end' },
       cell: (info) => number(info.getValue()),
     }),
     column.accessor('idempotencyKey', {

@@ -3,16 +3,22 @@ import { type TMembershipStatus, type TUser, ZCreateUserRequest } from '@svc/con
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type BaseSyntheticEvent, useState } from 'react';
 import { Controller, useForm } from 'react-hook-form';
+import { Link, useParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
+import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
+import { isPlatformWorkspace, ManagedMemberships } from '../../components/managed-memberships.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { roleColumn } from '../../components/person-columns.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
@@ -25,7 +31,13 @@ const STATUSES: { value: TMembershipStatus; label: string }[] = [
 ];
 
 /** What a row needs besides its user: the organization, role names, and the page's dialogs. */
-type RowContext = { slug: string; nameOf: (key: string) => string; changeRole: (user: TUser) => void };
+type RowContext = {
+  slug: string;
+  nameOf: (key: string) => string;
+  changeRole: (user: TUser) => void;
+  /** The platform workspace: its memberships are the engine's, so rows have no menu. */
+  managed: boolean;
+};
 
 /** "Mia Member (mia@…)" or the email alone: how the menus and dialogs name the person. */
 function personLabel(user: TUser): string {
@@ -42,7 +54,12 @@ function userColumns(context: () => RowContext) {
         const user = info.row.original;
         return (
           <div title={personLabel(user)}>
-            <div data-testid="user-name">{user.name || <span className="muted">(no name)</span>}</div>
+            {/* The name opens the user's own page, /users/<id>. */}
+            <div>
+              <Link to={`/users/${encodeURIComponent(user.id)}`} data-testid="user-name">
+                {user.name || '(no name)'}
+              </Link>
+            </div>
             <div className="muted" data-testid="user-email">
               {user.email}
               {user.status !== 'invited' && !user.emailVerified && ' · email not verified'}
@@ -63,10 +80,10 @@ function userColumns(context: () => RowContext) {
     }),
     roleColumn<TUser>({ testId: 'user-role', nameOf: () => context().nameOf }),
     whenColumn(column, 'lastSignInAt', 'Last sign-in', {
-      width: '8.5rem',
+      width: '10rem',
       empty: (user) => (user.status === 'invited' ? '—' : 'never'),
     }),
-    actionsColumn(column, (user) => <UserActions user={user} context={context()} />),
+    actionsColumn(column, (user) => (context().managed ? null : <UserActions user={user} context={context()} />)),
   ]);
 }
 
@@ -100,7 +117,9 @@ export function UsersPage() {
   });
   const roles = useRoleOptions(slug);
   // Columns are made once; the cells read the latest organization and role names through this.
-  const context: RowContext = { slug: slug ?? '', nameOf: roles.nameOf, changeRole: setChanging };
+  const managed = isPlatformWorkspace(active.organization);
+  const selected = useParams().id ?? null;
+  const context: RowContext = { slug: slug ?? '', nameOf: roles.nameOf, changeRole: setChanging, managed };
   const [latest] = useState(() => ({ current: context }));
   latest.current = context;
   const [columns] = useState(() => userColumns(() => latest.current));
@@ -117,52 +136,118 @@ export function UsersPage() {
         title="Users"
         description={`People in ${active.organization ? active.organization.name : 'this workspace'}: their membership's status and role. Suspending a membership cuts their access to this organization at once.`}
         actions={
-          slug && <CreateUserDialog slug={slug} roles={roles.options} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />
+          slug &&
+          !managed && (
+            <CreateUserDialog slug={slug} roles={roles.options} open={creating} onOpenChange={setCreating} onCreated={pager.reset} />
+          )
         }
       />
+      {managed && <ManagedMemberships testId="users-managed" />}
       {slug && changing && <ChangeRoleDialog slug={slug} user={changing} roles={roles.options} onClose={() => setChanging(null)} />}
-      <ListPage
-        testId="users"
-        noun="users"
-        workspace={active}
-        query={users}
-        pager={pager}
-        filtered={filtered ? { title: 'No users match.', clear: clearFilters } : undefined}
-        empty={{
-          title: 'No users yet.',
-          next: 'Add a user: they join once they accept.',
-          action: { label: 'Add user', onClick: () => setCreating(true) },
-        }}
-        above={() => (
-          <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
-            <StatusFilter testId="users-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
-            <label className="form-field">
-              <span>Email starts with</span>
-              <input
-                data-testid="users-filter-email"
-                value={emailPrefix}
-                maxLength={254}
-                onChange={(e) => {
-                  setEmailPrefix(e.target.value);
-                  pager.reset();
-                }}
-              />
-            </label>
-          </form>
-        )}
-        rowKey={(user) => user.id}
-        table={{
-          columns,
-          rowAttributes: (user) => ({
-            'data-testid': 'user-row',
-            'data-user-id': user.id,
-            'data-email': user.email,
-            'data-status': user.status,
-          }),
-          minWidth: '48rem',
-        }}
-      />
+      {selected ? (
+        <UserDetail id={selected} slug={slug} context={context} />
+      ) : (
+        <ListPage
+          testId="users"
+          noun="users"
+          workspace={active}
+          query={users}
+          pager={pager}
+          filtered={filtered ? { title: 'No users match.', clear: clearFilters } : undefined}
+          empty={{
+            title: 'No users yet.',
+            next: 'Add a user: they join once they accept.',
+            ...(managed ? {} : { action: { label: 'Add user', onClick: () => setCreating(true) } }),
+          }}
+          above={() => (
+            <form className="form-row" data-testid="users-filters" onSubmit={(e) => e.preventDefault()}>
+              <StatusFilter testId="users-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+              <label className="form-field">
+                <span>Email starts with</span>
+                <input
+                  data-testid="users-filter-email"
+                  value={emailPrefix}
+                  maxLength={254}
+                  onChange={(e) => {
+                    setEmailPrefix(e.target.value);
+                    pager.reset();
+                  }}
+                />
+              </label>
+            </form>
+          )}
+          rowKey={(user) => user.id}
+          table={{
+            columns,
+            rowAttributes: (user) => ({
+              'data-testid': 'user-row',
+              'data-user-id': user.id,
+              'data-email': user.email,
+              'data-status': user.status,
+            }),
+            minWidth: '48rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/**
+ * One user on their own page (/users/<id>): who they are, their membership here (status, role,
+ * when they joined and last signed in) and the same menu as their row.
+ */
+function UserDetail({ id, slug, context }: { id: string; slug: string | undefined; context: RowContext }) {
+  const trpc = useTRPC();
+  const user = useQuery(trpc.users.get.queryOptions({ id, organization_slug: slug }, { enabled: slug !== undefined }));
+  const data = user.data;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/users" data-testid="user-detail-back">
+          ← Users
+        </Link>
+      </p>
+      {user.isError && <ErrorPanel error={user.error} title="Could not load the user" onRetry={() => void user.refetch()} />}
+      {(slug === undefined || user.isPending) && !user.isError && <Skeleton label="Loading the user…" testId="user-detail-loading" />}
+      {data && (
+        <section className="panel" data-testid="user-detail" data-user-id={data.id}>
+          <div className="panel__header">
+            <h2 className="panel__title">{data.name || data.email}</h2>
+            <div className="panel__actions">{!context.managed && <UserActions user={data} context={context} />}</div>
+          </div>
+          <dl className="facts">
+            <dt>Email</dt>
+            <dd data-testid="user-detail-email">
+              {data.email}
+              {data.status !== 'invited' && !data.emailVerified && <span className="muted"> not verified</span>}
+            </dd>
+            <dt>User ID</dt>
+            <dd>
+              <Identifier value={data.id} label="user id" testId="user-detail-id" />
+            </dd>
+            <dt>Status here</dt>
+            <dd>
+              <span className={`pill ${data.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="user-detail-status">
+                {data.status}
+              </span>
+            </dd>
+            <dt>Role here</dt>
+            <dd data-testid="user-detail-role">
+              {context.nameOf(data.roleKey)} <span className="muted">{data.roleKey}</span>
+            </dd>
+            <dt>Member since</dt>
+            <dd>
+              <When at={data.joinedAt} empty="—" />
+            </dd>
+            <dt>Last sign-in</dt>
+            <dd>
+              <When at={data.lastSignInAt} empty={data.status === 'invited' ? '— (invited)' : 'never'} />
+            </dd>
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 
@@ -171,7 +256,8 @@ function useInvalidateUsers() {
   const queryClient = useQueryClient();
   return () =>
     Promise.all([
-      queryClient.invalidateQueries({ queryKey: trpc.users.list.queryKey() }),
+      // The list and a user's page.
+      queryClient.invalidateQueries({ queryKey: trpc.users.pathKey() }),
       // Suspending ends sessions; the members page shows roles.
       queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
       queryClient.invalidateQueries({ queryKey: trpc.tenants.member.list.queryKey() }),

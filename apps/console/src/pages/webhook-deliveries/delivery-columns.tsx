@@ -40,10 +40,10 @@ export const DELIVERY_COLUMNS = column.columns([
   column.accessor('attemptCount', {
     header: 'Attempts',
     enableSorting: false,
-    meta: { width: '6rem', align: 'end' },
+    meta: { width: '6.5rem', align: 'end' },
     cell: (info) => <span data-testid="delivery-attempts">{info.getValue()}</span>,
   }),
-  whenColumn(column, 'lastAttemptAt', 'Last attempt', { width: '8.5rem', empty: 'not yet' }),
+  whenColumn(column, 'lastAttemptAt', 'Last attempt', { width: '10rem', empty: 'not yet' }),
   whenColumn(column, 'nextAttemptAt', 'Next retry', {
     width: '8.5rem',
     description: 'When the next attempt is due; none once the delivery is final',

@@ -1,16 +1,18 @@
 import type { TWebhookEndpoint, TWebhookEndpointWithSecret } from '@svc/contracts/webhooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -19,6 +21,9 @@ import { WebhookEndpointDialog } from './webhook-endpoint-form.tsx';
 import { WebhookReplayDialog } from './webhook-replay-form.tsx';
 
 const PAGE_SIZE = 50;
+
+/** An endpoint's own page in the console: shareable, and kept by reload and the back button. */
+export const endpointPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 
 /** A signing secret the api has just returned: in its dialog until dismissed, never fetched again. */
 type Revealed = { title: string; endpointId: string; secret: string };
@@ -47,11 +52,10 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
         const endpoint = info.row.original;
         return (
           <div className="stack">
-            {endpoint.description && (
-              <span data-testid="webhook-description" title={endpoint.description}>
-                {endpoint.description}
-              </span>
-            )}
+            {/* The description (else "Endpoint") opens the endpoint's own page, /webhooks/<id>. */}
+            <Link to={endpointPath(endpoint.id)} data-testid="webhook-name" title={endpoint.description ?? endpoint.url}>
+              {endpoint.description ? <span data-testid="webhook-description">{endpoint.description}</span> : 'Endpoint details'}
+            </Link>
             <Identifier value={endpoint.url} label="endpoint URL" tail={16} testId="webhook-url" />
           </div>
         );
@@ -106,7 +110,7 @@ function endpointColumns(organizationSlug: () => string, handlers: RowHandlers) 
       id: 'secret',
       header: 'Secret rotated',
       sortFn: 'text',
-      meta: { width: '8.5rem' },
+      meta: { width: '11rem' },
       cell: (info) => {
         const endpoint = info.row.original;
         return (
@@ -165,7 +169,11 @@ function EndpointHealth({ health }: { health: TWebhookEndpoint['health'] }) {
   );
 }
 
-/** Webhook endpoints of the active organization: create (secret once), edit, enable/disable, rotate, test, replay, delete. */
+/**
+ * Webhook endpoints of the active organization: create (secret once), edit, enable/disable, rotate,
+ * test, replay, delete; one endpoint's page at /webhooks/<id> (one route, `webhooks/:id?`, so a
+ * secret revealed on either stays open).
+ */
 export function WebhooksPage() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -175,6 +183,7 @@ export function WebhooksPage() {
   const [editing, setEditing] = useState<TWebhookEndpoint | null>(null);
   const [replaying, setReplaying] = useState<TWebhookEndpoint | null>(null);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
+  const selected = useParams().id ?? null;
   const organizationSlug = active.organization?.slug;
   const endpoints = useQuery({
     ...trpc.webhooks.endpoint.list.queryOptions(
@@ -194,13 +203,12 @@ export function WebhooksPage() {
   // One definition for the page's lifetime: the handlers only read state setters and the query client.
   const [slugRef] = useState(() => ({ current: '' }));
   slugRef.current = organizationSlug ?? '';
-  const [columns] = useState(() =>
-    endpointColumns(() => slugRef.current, {
-      onEdit: setEditing,
-      onReplay: setReplaying,
-      onRotated: (rotated) => reveal(`New signing secret for ${nameOf(rotated.endpoint)}`, rotated),
-    }),
-  );
+  const [handlers] = useState<RowHandlers>(() => ({
+    onEdit: setEditing,
+    onReplay: setReplaying,
+    onRotated: (rotated) => reveal(`New signing secret for ${nameOf(rotated.endpoint)}`, rotated),
+  }));
+  const [columns] = useState(() => endpointColumns(() => slugRef.current, handlers));
 
   return (
     <div data-testid="page-webhooks">
@@ -287,29 +295,44 @@ export function WebhooksPage() {
         testId="webhook-secret-revealed"
         secretTestId="webhook-secret"
       />
-      <ListPage
-        testId="webhooks"
-        noun="endpoints"
-        title="Endpoints"
-        workspace={active}
-        query={endpoints}
-        pager={pager}
-        empty={{
-          title: 'No endpoints yet.',
-          next: 'Add one: svc POSTs each event you tick to it, signed.',
-          action: { label: 'Add endpoint', onClick: () => setCreating(true) },
-        }}
-        rowKey={(endpoint) => endpoint.id}
-        table={{
-          columns,
-          rowAttributes: (endpoint) => ({
-            'data-testid': 'webhook-row',
-            'data-endpoint-id': endpoint.id,
-            'data-enabled': String(endpoint.enabled),
-          }),
-          minWidth: '68rem',
-        }}
-      />
+      {selected ? (
+        <>
+          <p className="breadcrumb">
+            <Link to="/webhooks" data-testid="webhook-detail-back">
+              ← Webhooks
+            </Link>
+          </p>
+          {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
+          {active.isLoading && <Skeleton label="Loading the endpoint…" testId="webhook-detail-loading" />}
+          {organizationSlug !== undefined && (
+            <EndpointDetail key={selected} id={selected} organizationSlug={organizationSlug} handlers={handlers} />
+          )}
+        </>
+      ) : (
+        <ListPage
+          testId="webhooks"
+          noun="endpoints"
+          title="Endpoints"
+          workspace={active}
+          query={endpoints}
+          pager={pager}
+          empty={{
+            title: 'No endpoints yet.',
+            next: 'Add one: svc POSTs each event you tick to it, signed.',
+            action: { label: 'Add endpoint', onClick: () => setCreating(true) },
+          }}
+          rowKey={(endpoint) => endpoint.id}
+          table={{
+            columns,
+            rowAttributes: (endpoint) => ({
+              'data-testid': 'webhook-row',
+              'data-endpoint-id': endpoint.id,
+              'data-enabled': String(endpoint.enabled),
+            }),
+            minWidth: '74rem',
+          }}
+        />
+      )}
     </div>
   );
 }
@@ -324,7 +347,9 @@ function EndpointActions({
   onEdit,
   onReplay,
   onRotated,
-}: { endpoint: TWebhookEndpoint; organizationSlug: string } & RowHandlers) {
+  testId = 'webhook-actions',
+  onDeleted,
+}: { endpoint: TWebhookEndpoint; organizationSlug: string; testId?: string; onDeleted?: () => void } & RowHandlers) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
@@ -352,7 +377,7 @@ function EndpointActions({
   return (
     <RowActions
       name={name}
-      testId="webhook-actions"
+      testId={testId}
       actions={[
         { label: 'Send test event', testId: 'webhook-test', disabled: !endpoint.enabled || test.isPending, onSelect: sendTest },
         { label: 'Edit…', testId: 'webhook-edit', onSelect: () => onEdit(endpoint) },
@@ -423,10 +448,102 @@ function EndpointActions({
             confirmLabel: 'Delete endpoint',
             typeToConfirm: name,
             testId: 'webhook-delete-dialog',
-            onConfirm: () => remove.mutateAsync(ref),
+            onConfirm: async () => {
+              await remove.mutateAsync(ref);
+              onDeleted?.();
+            },
           },
         },
       ]}
     />
+  );
+}
+
+/**
+ * One endpoint on its own page: where it posts, what it receives, its status and health over the
+ * last 24 hours, its secret's rotation, and the same menu as its row.
+ */
+function EndpointDetail({ id, organizationSlug, handlers }: { id: string; organizationSlug: string; handlers: RowHandlers }) {
+  const trpc = useTRPC();
+  const navigate = useNavigate();
+  const endpoint = useQuery(trpc.webhooks.endpoint.get.queryOptions({ id, organization_slug: organizationSlug }));
+  const data = endpoint.data;
+  return (
+    <section className="panel" data-testid="webhook-detail" data-endpoint-id={id}>
+      <div className="panel__header">
+        <h2 className="panel__title">{data ? nameOf(data) : 'Endpoint'}</h2>
+        <div className="panel__actions">
+          <Link className="button" to={`/webhook-deliveries?endpoint_id=${encodeURIComponent(id)}`} data-testid="webhook-detail-deliveries">
+            Deliveries
+          </Link>
+          {data && (
+            <EndpointActions
+              endpoint={data}
+              organizationSlug={organizationSlug}
+              testId="webhook-detail-actions"
+              onDeleted={() => void navigate('/webhooks')}
+              {...handlers}
+            />
+          )}
+        </div>
+      </div>
+      {endpoint.isPending && <Skeleton label="Loading the endpoint…" testId="webhook-endpoint-loading" />}
+      {endpoint.isError && (
+        <ErrorPanel error={endpoint.error} title="Could not load the endpoint" onRetry={() => void endpoint.refetch()} />
+      )}
+      {data && (
+        <dl className="facts" data-testid="webhook-detail-facts">
+          <dt>URL</dt>
+          <dd>
+            <Identifier value={data.url} label="endpoint URL" tail={16} testId="webhook-detail-url" />
+          </dd>
+          <dt>Endpoint ID</dt>
+          <dd>
+            <Identifier value={data.id} label="endpoint id" testId="webhook-detail-id" />
+          </dd>
+          <dt>Description</dt>
+          <dd data-testid="webhook-detail-description">{data.description || <span className="muted">none</span>}</dd>
+          <dt>Status</dt>
+          <dd data-testid="webhook-detail-status">
+            {data.enabled ? (
+              <span className="pill pill--on">enabled</span>
+            ) : (
+              <>
+                <span className="pill pill--off">disabled</span>{' '}
+                <span className="muted">{data.disabledReason === 'gone' ? 'the receiver answered 410 Gone' : 'by an admin'}</span>
+              </>
+            )}
+          </dd>
+          <dt>Health (24 h)</dt>
+          <dd>
+            <EndpointHealth health={data.health} />
+          </dd>
+          <dt>Event types</dt>
+          <dd data-testid="webhook-detail-event-types">
+            <ul className="url-list">
+              {data.eventTypes.map((type) => (
+                <li key={type}>
+                  <code>{type}</code>
+                </li>
+              ))}
+            </ul>
+          </dd>
+          <dt>Secret rotated</dt>
+          <dd>
+            <When at={data.secretRotatedAt} empty="never" />
+            {data.previousSecretExpiresAt && (
+              <span className="muted">
+                {' '}
+                the old secret also signs until <When at={data.previousSecretExpiresAt} empty="—" />
+              </span>
+            )}
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <When at={data.createdAt} empty="—" />
+          </dd>
+        </dl>
+      )}
+    </section>
   );
 }
