@@ -9,6 +9,7 @@ import type { ApplicationCache } from '../applications/cache.ts';
 import { type GrantOrganization, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
 import { membersOnlyOrganization } from './clients.ts';
 import { errors, interactionPolicy } from './library.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 
 /**
  * Who signs in and for which organization: the interaction policy that ties the provider's session
@@ -73,6 +74,10 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
   const membersOf = membersOnlyOrganization(client.metadata());
   if (membersOf !== undefined && !current.memberships.some((m) => m.organization.id === membersOf)) {
     throw new errors.AccessDenied('this application admits only members of its organization');
+  }
+  // A third-party client (metadata-documents.ts) is never granted without the person's consent.
+  if (isThirdPartyClient(client.clientId)) {
+    throw new errors.AccessDenied('third-party clients need the consent of the person, which is not asked yet');
   }
   oidc.session?.sidFor(client.clientId, current.session.id);
   const scopes = [...oidc.requestParamScopes];
