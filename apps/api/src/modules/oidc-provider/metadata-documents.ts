@@ -1,4 +1,3 @@
-import { isIdOf } from '@svc/contracts/ids';
 import type { Configuration } from 'oidc-provider';
 import { isLoopbackRedirect } from './clients.ts';
 import { errors } from './library.ts';
@@ -23,12 +22,12 @@ export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 export const METADATA_DOCUMENT_CACHE_SECONDS = { min: 60, max: 86_400 } as const;
 
 /**
- * Whether a client is third-party: one that is not an application of svc (today, a client
- * identified by its metadata document's URL). Third-party clients get the consent page;
+ * Whether a client is third-party: today, one identified by its metadata document's URL (an
+ * https client_id; an application's id never is one). Third-party clients get the consent page;
  * applications are first-party and never do.
  */
 export function isThirdPartyClient(clientId: string): boolean {
-  return !isIdOf('application', clientId);
+  return /^https:\/\//i.test(clientId);
 }
 
 type FeatureOptions = NonNullable<NonNullable<Configuration['features']>['clientIdMetadataDocument']>;

@@ -3,6 +3,7 @@ import { revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import type { ProviderInstance } from './library.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 import { OIDC_ROUTES } from './paths.ts';
 import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
 
@@ -26,7 +27,9 @@ export async function offlineAccessWithoutConsentScreen(
   if (ctx.method === 'GET' && ctx.path === OIDC_ROUTES.authorization) {
     const query = new URLSearchParams(ctx.querystring);
     const scopes = query.getAll('scope');
-    if (scopes.length === 1 && scopes[0]?.split(' ').includes('offline_access') && !query.has('prompt')) {
+    // A third-party client has a consent page: it follows the standard (prompt=consent to ask).
+    const firstParty = !isThirdPartyClient(query.get('client_id') ?? '');
+    if (firstParty && scopes.length === 1 && scopes[0]?.split(' ').includes('offline_access') && !query.has('prompt')) {
       query.set('prompt', 'consent');
       ctx.querystring = query.toString();
     }

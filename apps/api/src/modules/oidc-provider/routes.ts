@@ -1,12 +1,15 @@
+import type { SessionWithUser } from '@svc/db/queries/sessions';
 import express, { type Request, type Response, Router } from 'express';
 import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
 import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
-import { type ApplicationBrand, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
-import { selectableOrganizations } from './accounts.ts';
+import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
+import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
+import { consentAsked, consentOrganization, consentView, heldPermissions } from './consent.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 import { DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 import { userinfoOf } from './userinfo.ts';
@@ -39,6 +42,109 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
   }
 
+  type Interaction = NonNullable<Awaited<ReturnType<typeof detailsOf>>>;
+
+  /**
+   * The consent page of a third-party client (consent.ts): after the organization (picked here
+   * when the person has several and the request names none), what the client asks that its grant
+   * does not hold yet, each permission marked grantable when the person holds it there.
+   */
+  async function showConsent(
+    req: Request,
+    res: Response,
+    input: { details: Interaction; current: SessionWithUser; clientId: string; application: ApplicationBrand; here: string },
+  ): Promise<void> {
+    const { details, current, application } = input;
+    const chosen = consentOrganization(
+      current,
+      details.params.organization,
+      (details.result as { organization?: unknown } | undefined)?.organization,
+    );
+    if ('refused' in chosen) {
+      await services.oidc.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: chosen.refused },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    if ('pick' in chosen) {
+      sendBrandedPage(res, application, organizationPage(input.here, application, current.memberships));
+      return;
+    }
+    const held = await heldPermissions(services.db, chosen.organization);
+    const view = await consentView(services.db, {
+      client: { ...application, host: new URL(input.clientId).host },
+      organization: chosen.organization,
+      asked: consentAsked(details),
+      held,
+    });
+    res.set('Cache-Control', 'no-store');
+    sendBrandedPage(res, application, consentPage(input.here, view));
+  }
+
+  /**
+   * The person's answer on the consent page. Deny: access_denied to the client's redirect_uri.
+   * Allow: the grant (this provider session's for the client and organization, else a new one)
+   * gains what was asked that the person holds there; what they do not hold is recorded as
+   * refused, so it is neither granted nor asked for again. The organization and what is asked
+   * are read again here, never from the form.
+   */
+  async function decideConsent(
+    req: Request,
+    res: Response,
+    input: { details: Interaction; current: SessionWithUser; clientId: string; decision: string },
+  ): Promise<void> {
+    const { details, current, clientId } = input;
+    const provider = services.oidc.provider;
+    if (input.decision === 'deny') {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the person did not allow the client' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const chosen = consentOrganization(
+      current,
+      details.params.organization,
+      (details.result as { organization?: unknown } | undefined)?.organization,
+    );
+    if (input.decision !== 'allow' || !('organization' in chosen)) {
+      expired(res);
+      return;
+    }
+    const { organization } = chosen;
+    const held = await heldPermissions(services.db, organization);
+    const asked = consentAsked(details);
+    const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    const grant =
+      existing &&
+      existing.accountId === current.user.id &&
+      existing.clientId === clientId &&
+      organizationOfGrant(existing)?.id === organization.id
+        ? existing
+        : new provider.Grant({ accountId: current.user.id, clientId });
+    if (asked.oidcScopes.length > 0) {
+      grant.addOIDCScope(asked.oidcScopes.join(' '));
+    }
+    for (const [indicator, scopes] of Object.entries(asked.resourceScopes)) {
+      const allowed = scopes.filter((s) => held.has(s));
+      const refused = scopes.filter((s) => !held.has(s));
+      if (allowed.length > 0) {
+        grant.addResourceScope(indicator, allowed.join(' '));
+      }
+      if (refused.length > 0) {
+        grant.rejectResourceScope(indicator, refused.join(' '));
+      }
+    }
+    Object.assign(grant, { organization: { id: organization.id, slug: organization.slug } });
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
   /**
    * The hosted interaction of an authorization request. Login: with a live svc session (signed in
    * after the request when it said prompt=login, recently enough for its max_age), straight on
@@ -56,7 +162,9 @@ export function oidcProviderRouter(services: AppServices): Router {
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
     // Which application the person signs in to: the client of the request (clients.ts gives it
     // the application's name and logo).
-    const application: ApplicationBrand = { name: client?.clientName ?? 'the application', logoUrl: client?.logoUri ?? null };
+    // A third-party client without a name is named by its client_id URL's host.
+    const fallbackName = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : 'the application';
+    const application: ApplicationBrand = { name: client?.clientName ?? fallbackName, logoUrl: client?.logoUri ?? null };
     // Both pages below are forms whose answer can end on the application: the sign-in hand-off
     // when the engine still has a session (engine, svc's callback, back here, on to the
     // redirect_uri), the organization choice always. The origin is that of the redirect_uri the
@@ -123,6 +231,10 @@ export function oidcProviderRouter(services: AppServices): Router {
       return;
     }
     if (details.prompt.name === 'consent' && current && current.user.id === details.session?.accountId) {
+      if (client && isThirdPartyClient(client.clientId)) {
+        await showConsent(req, res, { details, current, clientId: client.clientId, application, here });
+        return;
+      }
       const scopes = String(details.params.scope ?? '').split(' ');
       const pick =
         scopes.includes('organization') && details.params.organization === undefined && selectableOrganizations(current).length > 1;
@@ -151,12 +263,23 @@ export function oidcProviderRouter(services: AppServices): Router {
       expired(res);
       return;
     }
+    const clientId = String(details.params.client_id);
+    if (isThirdPartyClient(clientId) && typeof req.body?.decision === 'string') {
+      await decideConsent(req, res, { details, current, clientId, decision: req.body.decision });
+      return;
+    }
     const picked = typeof req.body?.organization === 'string' ? req.body.organization : '';
     if (!selectableOrganizations(current).some((o) => o.id === picked)) {
       res
         .status(400)
         .type('html')
         .send(messagePage('Pick one of your organizations', 'Go back and pick again.', `${INTERACTION_PATH}/${details.uid}`));
+      return;
+    }
+    if (isThirdPartyClient(clientId)) {
+      // The organization is picked first; the consent page for it follows.
+      await services.oidc.provider.interactionResult(req, res, { organization: picked }, { mergeWithLastSubmission: true });
+      res.redirect(303, `${INTERACTION_PATH}/${details.uid}`);
       return;
     }
     await services.oidc.provider.interactionFinished(req, res, { consent: {}, organization: picked }, { mergeWithLastSubmission: true });
