@@ -9,7 +9,7 @@ const CALLBACK = 'http://127.0.0.1:53199/callback';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 /**
- * Client ID Metadata Documents (docs/oidc.md, "Third-party clients"): an https client_id is
+ * Client ID Metadata Documents (docs/oidc.md, "Client ID Metadata Documents"): an https client_id is
  * fetched under the webhook sender's address rules, validated and cached; every way a document
  * can be wrong is refused with an error page on svc (never a redirect), and no authorization
  * starts for it.

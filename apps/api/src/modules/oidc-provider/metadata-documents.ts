@@ -3,7 +3,7 @@ import { isLoopbackRedirect } from './clients.ts';
 import { errors } from './library.ts';
 
 /**
- * Client ID Metadata Documents (docs/oidc.md, "Third-party clients"): an authorization request
+ * Client ID Metadata Documents (docs/oidc.md, "Client ID Metadata Documents"): an authorization request
  * whose `client_id` is an https URL names a client that describes itself in the JSON document at
  * that URL. oidc-provider fetches, parses and caches it (its clientIdMetadataDocument feature:
  * the document's `client_id` must equal the URL exactly, no shared-secret authentication, its
