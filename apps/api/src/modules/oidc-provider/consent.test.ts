@@ -90,7 +90,7 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     });
     const code = browsed.callback.searchParams.get('code');
     if (!code) {
-      return { browsed, token: undefined };
+      return { browsed, token: undefined, refreshToken: undefined };
     }
     const res = await fetch(`${server.url}/oidc/token`, {
       method: 'POST',
@@ -104,9 +104,9 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
         ...(opts.resource ? { resource: opts.resource } : {}),
       }),
     });
-    const body = (await res.json()) as { access_token?: string; error?: string };
+    const body = (await res.json()) as { access_token?: string; refresh_token?: string; error?: string };
     expect(res.status, JSON.stringify(body)).toBe(200);
-    return { browsed, token: body.access_token };
+    return { browsed, token: body.access_token, refreshToken: body.refresh_token };
   }
 
   function consentPageOf(pages: string[]): string {
@@ -153,6 +153,30 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     const after = await authorize(jar, { scope: 'notes.read notes.write notes.delete', resource: NOTES });
     expect(after.browsed.steps).not.toContain('consent');
     expect(decodeJwt(after.token as string).scope).toBe('notes.read notes.write');
+  });
+
+  it('offline_access: a refresh token, and the page only the first time', async () => {
+    const jar = new CookieJar();
+    const first = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES, consent: 'allow' });
+    expect(consentPageOf(first.browsed.pages)).toContain('data-scope="offline_access"');
+    expect(first.refreshToken).toBeTruthy();
+    const second = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES });
+    expect(second.browsed.steps).not.toContain('consent');
+    expect(second.refreshToken).toBeTruthy();
+    // The refresh token gives the API's token again, with what was allowed and nothing more.
+    const res = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: second.refreshToken as string,
+        client_id: agent,
+        resource: NOTES,
+      }),
+    });
+    const body = (await res.json()) as { access_token: string };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(decodeJwt(body.access_token)).toMatchObject({ aud: NOTES, scope: 'notes.read', client_id: agent });
   });
 
   it('denying sends access_denied to the client, and nothing is granted', async () => {

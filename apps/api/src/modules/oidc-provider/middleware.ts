@@ -3,7 +3,6 @@ import { revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import type { ProviderInstance } from './library.ts';
-import { isThirdPartyClient } from './metadata-documents.ts';
 import { OIDC_ROUTES } from './paths.ts';
 import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
 
@@ -17,7 +16,9 @@ import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
  * processing the request permitting offline access are in place" (Core 11). svc's applications
  * are first-party and svc shows no consent screen, and a refresh token lives only as long as the
  * svc session: an authorization request asking for `offline_access` without naming a prompt is
- * read as prompt=consent, so any OIDC library gets its refresh token. An explicit prompt is left
+ * read as prompt=consent, so any OIDC library gets its refresh token. A third-party client's
+ * consent page (routes.ts) then shows only when something is asked that its grant does not hold
+ * yet, so an agent asking for offline_access is not asked again each time. An explicit prompt is left
  * as sent (prompt=none cannot be combined, and drops offline_access as the standard says).
  */
 export async function offlineAccessWithoutConsentScreen(
@@ -27,9 +28,7 @@ export async function offlineAccessWithoutConsentScreen(
   if (ctx.method === 'GET' && ctx.path === OIDC_ROUTES.authorization) {
     const query = new URLSearchParams(ctx.querystring);
     const scopes = query.getAll('scope');
-    // A third-party client has a consent page: it follows the standard (prompt=consent to ask).
-    const firstParty = !isThirdPartyClient(query.get('client_id') ?? '');
-    if (firstParty && scopes.length === 1 && scopes[0]?.split(' ').includes('offline_access') && !query.has('prompt')) {
+    if (scopes.length === 1 && scopes[0]?.split(' ').includes('offline_access') && !query.has('prompt')) {
       query.set('prompt', 'consent');
       ctx.querystring = query.toString();
     }

@@ -73,6 +73,24 @@ export function oidcProviderRouter(services: AppServices): Router {
       sendBrandedPage(res, application, organizationPage(input.here, application, current.memberships));
       return;
     }
+    // Nothing asked beyond what the grant already answered: only prompt=consent (how any
+    // client asks for offline_access) brought the person here. Asked again only for more.
+    if (details.grantId && details.prompt.reasons.every((reason) => reason === 'consent_prompt')) {
+      const existing = await services.oidc.provider.Grant.find(details.grantId);
+      if (
+        existing?.accountId === current.user.id &&
+        existing.clientId === input.clientId &&
+        organizationOfGrant(existing)?.id === chosen.organization.id
+      ) {
+        await services.oidc.provider.interactionFinished(
+          req,
+          res,
+          { consent: { grantId: existing.jti } },
+          { mergeWithLastSubmission: true },
+        );
+        return;
+      }
+    }
     const held = await heldPermissions(services.db, chosen.organization);
     const view = await consentView(services.db, {
       client: { ...application, host: new URL(input.clientId).host },
