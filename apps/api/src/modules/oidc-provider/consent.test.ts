@@ -263,6 +263,30 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     expect(grantsAfter[0]?.n).toBe(grantsBefore[0]?.n);
   });
 
+  it('refuses an organization the person is not a member of, and prompt=none before any consent', async () => {
+    const jar = new CookieJar();
+    const other = await authorize(jar, { scope: 'notes.read', resource: NOTES, organization: 'no-such-organization' });
+    expect(other.browsed.steps).not.toContain('consent');
+    expect(other.browsed.callback.searchParams.get('error')).toBe('access_denied');
+    // Signed in now (same browser), but nothing allowed yet: prompt=none cannot ask.
+    const verifier = randomBytes(32).toString('base64url');
+    const params = new URLSearchParams({
+      client_id: agent,
+      redirect_uri: CALLBACK,
+      response_type: 'code',
+      scope: 'notes.read',
+      resource: NOTES,
+      organization: app.organization.slug,
+      prompt: 'none',
+      state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    const silent = await browseToRedirect(jar, `${server.url}/oidc/auth?${params}`, { svcUrl: server.url, redirectUri: CALLBACK });
+    expect(silent.callback.searchParams.get('error')).toBe('consent_required');
+    expect(silent.callback.searchParams.get('code')).toBeNull();
+  });
+
   it('still shows applications no consent page (first-party)', async () => {
     const { browsed } = await authorize(new CookieJar(), { clientId: app.application.id, scope: 'openid organization', resource: NOTES });
     expect(browsed.steps).not.toContain('consent');
