@@ -174,7 +174,8 @@ describeInChromium('e2e: an MCP client identified by a metadata document gets th
     await page.goto(url.href);
     // svc's hosted sign-in, on the authorization's interaction, named for the agent.
     await page.waitForURL((u) => u.origin === server.url && u.pathname.startsWith('/oidc/interaction/'));
-    expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in to Notes agent');
+    // Its name is whatever its document says: its host is named beside it.
+    expect(await page.getByTestId('hosted-heading').textContent()).toBe(`Sign in to Notes agent (${new URL(docs.origin).host})`);
     await passwordSignIn(page, server.url, DEMO_USER);
     await page.waitForURL((u) => u.origin === server.url && u.pathname.startsWith('/oidc/interaction/'));
     await page.getByTestId('consent-allow').waitFor();

@@ -121,6 +121,9 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     const jar = new CookieJar();
     const { browsed, token } = await authorize(jar, { scope: 'notes.read notes.write', resource: NOTES, consent: 'allow' });
     expect(browsed.steps).toContain('consent');
+    // The sign-in before it names the client's host beside the name its document chose.
+    const host = new URL(agent).host;
+    expect(browsed.pages.find((p) => p.includes('name="login_hint"'))).toContain(`Sign in to Notes &#60;agent&#62; (${host})`);
     const page = consentPageOf(browsed.pages);
     expect(page).toContain(`data-testid="consent-client-host">127.0.0.1:${new URL(agent).port}<`);
     expect(page).toContain('Notes &#60;agent&#62;');
@@ -223,6 +226,9 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
       consent: 'allow',
     });
     expect(browsed.steps).toEqual(expect.arrayContaining(['pick-organization', 'consent']));
+    expect(browsed.pages.find((p) => p.includes('data-testid="pick-organization"'))).toContain(
+      `Continue to Notes &#60;agent&#62; (${new URL(agent).host}) as`,
+    );
     expect(browsed.callback.searchParams.get('code')).toBeTruthy();
   });
 

@@ -52,7 +52,15 @@ export function oidcProviderRouter(services: AppServices): Router {
   async function showConsent(
     req: Request,
     res: Response,
-    input: { details: Interaction; current: SessionWithUser; clientId: string; application: ApplicationBrand; here: string },
+    input: {
+      details: Interaction;
+      current: SessionWithUser;
+      clientId: string;
+      application: ApplicationBrand;
+      /** The name with the host, for the organization page shown before the consent page. */
+      brand: ApplicationBrand;
+      here: string;
+    },
   ): Promise<void> {
     const { details, current, application } = input;
     const chosen = consentOrganization(
@@ -70,7 +78,7 @@ export function oidcProviderRouter(services: AppServices): Router {
       return;
     }
     if ('pick' in chosen) {
-      sendBrandedPage(res, application, organizationPage(input.here, application, current.memberships));
+      sendBrandedPage(res, input.brand, organizationPage(input.here, input.brand, current.memberships));
       return;
     }
     // Nothing asked beyond what the grant already answered: only prompt=consent (how any
@@ -181,8 +189,15 @@ export function oidcProviderRouter(services: AppServices): Router {
     // Which application the person signs in to: the client of the request (clients.ts gives it
     // the application's name and logo).
     // A third-party client without a name is named by its client_id URL's host.
-    const fallbackName = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : 'the application';
-    const application: ApplicationBrand = { name: client?.clientName ?? fallbackName, logoUrl: client?.logoUri ?? null };
+    const thirdPartyHost = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : undefined;
+    const application: ApplicationBrand = {
+      name: client?.clientName ?? thirdPartyHost ?? 'the application',
+      logoUrl: client?.logoUri ?? null,
+    };
+    // A third-party client's name is whatever its metadata document says (the name of the
+    // product's own app, say): the pages before its consent page name its host beside it.
+    const brand: ApplicationBrand =
+      thirdPartyHost && client?.clientName ? { ...application, name: `${client.clientName} (${thirdPartyHost})` } : application;
     // Both pages below are forms whose answer can end on the application: the sign-in hand-off
     // when the engine still has a session (engine, svc's callback, back here, on to the
     // redirect_uri), the organization choice always. The origin is that of the redirect_uri the
@@ -198,10 +213,10 @@ export function oidcProviderRouter(services: AppServices): Router {
       const signIn = (reauthenticate = false) =>
         sendBrandedPage(
           res,
-          application,
+          brand,
           signInPage({
             intent: 'signin',
-            application,
+            application: brand,
             returnTo: here,
             socialProvider: services.config.engine.offers.handOffs.social ? services.config.engine.socialProvider : null,
             signUp: services.config.engine.offers.handOffs.signup,
@@ -250,7 +265,7 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
     if (details.prompt.name === 'consent' && current && current.user.id === details.session?.accountId) {
       if (client && isThirdPartyClient(client.clientId)) {
-        await showConsent(req, res, { details, current, clientId: client.clientId, application, here });
+        await showConsent(req, res, { details, current, clientId: client.clientId, application, brand, here });
         return;
       }
       const scopes = String(details.params.scope ?? '').split(' ');
