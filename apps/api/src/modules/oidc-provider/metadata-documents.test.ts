@@ -94,6 +94,16 @@ describe('svc OpenID Provider: client metadata documents', () => {
     expect(docs.hits.get('/good')).toBe(before + 1);
   });
 
+  it('keeps even a document that says no-store for the lower bound (a minute): no fetch per request', async () => {
+    docs.route('/no-store', { document: good, headers: { 'cache-control': 'no-store, max-age=0' } });
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(authorizeUrl(server.url, docs.url('/no-store')), { redirect: 'manual' });
+      await res.body?.cancel();
+      expect(res.status).toBe(303);
+    }
+    expect(docs.hits.get('/no-store')).toBe(1);
+  });
+
   it('refuses a document whose client_id is not its URL', async () => {
     expect(await expectRefused(docs.url('/other-id'))).toContain('invalid_client');
   });
