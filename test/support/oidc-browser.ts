@@ -12,13 +12,14 @@ export type Person = keyof typeof PEOPLE;
  * Plays the browser of a sign-in to an application through svc's OpenID Provider, with a cookie
  * jar: from an authorization URL (or anything that redirects to one) until the application's
  * `redirectUri`. Goes through svc's hosted sign-in page (as its form submits), the development
- * engine's login form and, when asked to `pick`, the hosted organization choice. Records what it
- * went through: 'svc-sign-in', 'engine', 'pick-organization'.
+ * engine's login form, when asked to `pick`, the hosted organization choice and, when given a
+ * `consent` decision, a third-party client's consent page. Records what it went through:
+ * 'svc-sign-in', 'engine', 'pick-organization', 'consent'.
  */
 export async function browseToRedirect(
   jar: CookieJar,
   url: URL | string,
-  opts: { svcUrl: string; redirectUri: string; person?: Person; pick?: string },
+  opts: { svcUrl: string; redirectUri: string; person?: Person; pick?: string; consent?: 'allow' | 'deny' },
 ): Promise<{ callback: URL; steps: string[]; pages: string[] }> {
   const steps: string[] = [];
   const pages: string[] = [];
@@ -68,6 +69,22 @@ export async function browseToRedirect(
       });
       if (posted.status !== 303) {
         throw new Error(`picking ${opts.pick} answered ${posted.status}`);
+      }
+      current = new URL(posted.headers.get('location') as string, current).href;
+      continue;
+    }
+    if (here.origin === opts.svcUrl && html.includes('data-testid="consent-allow"')) {
+      steps.push('consent');
+      if (!opts.consent) {
+        throw new Error(`a consent page at ${current}, and no decision to give`);
+      }
+      const posted = await jar.fetch(current, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: opts.svcUrl },
+        body: new URLSearchParams({ decision: opts.consent }).toString(),
+      });
+      if (posted.status !== 303) {
+        throw new Error(`the consent answered ${posted.status}`);
       }
       current = new URL(posted.headers.get('location') as string, current).href;
       continue;

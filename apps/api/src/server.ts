@@ -134,6 +134,7 @@ async function startOn(
     engineIdTokenOf: (sessionId) => engineIdTokenOf(db, secretBox, sessionId),
     // Every machine token is counted as usage of the client's organization (docs/authorization.md).
     meterMachineToken: (token) => machineTokens.record(token),
+    fetchAllowPrivate: config.webhooks.allowPrivate,
   });
   started.push(() => oidc.close());
   const services: AppServices = {

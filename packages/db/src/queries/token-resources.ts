@@ -14,3 +14,27 @@ export async function findTokenResource(db: DbOrTx, identifier: string): Promise
      limit 1`)) as unknown as TokenResource[];
   return rows[0];
 }
+
+/** A permission as a consent page words it: its name and the description the platform gave it. */
+export type DescribedPermission = { name: string; description: string };
+
+/** The permissions of the API resource `identifier`, with their descriptions, sorted by name. */
+export async function findResourcePermissions(
+  db: DbOrTx,
+  identifier: string,
+): Promise<{ name: string; permissions: DescribedPermission[] } | undefined> {
+  const rows = (await db.execute(sql`
+    select r.name as resource_name, p.name, p.description
+      from api_resources r
+      left join api_permissions p on p.resource_id = r.id
+     where r.identifier = ${identifier}
+     order by p.name`)) as unknown as { resource_name: string; name: string | null; description: string | null }[];
+  const [first] = rows;
+  if (!first) {
+    return undefined;
+  }
+  return {
+    name: first.resource_name,
+    permissions: rows.flatMap((r) => (r.name ? [{ name: r.name, description: r.description ?? '' }] : [])),
+  };
+}

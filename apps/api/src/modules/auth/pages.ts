@@ -135,3 +135,46 @@ export function organizationPage(
     `${brandMark(application)}<h1 data-testid="hosted-heading">Continue to ${name} as</h1><form method="post" action="${escapeHtml(action)}">${buttons}</form><p class="muted">${name} will act for the organization you choose.</p>`,
   );
 }
+
+/** What a third-party client asks a person for, as its consent page shows it. */
+export type ConsentView = {
+  client: ApplicationBrand & { host: string };
+  organization: { name: string; slug: string };
+  /** The OpenID scopes asked for (openid, email, ...), in words. */
+  scopes: { scope: string; words: string }[];
+  /** Per API: each permission asked for, described, and whether the person holds it there. */
+  apis: { name: string; identifier: string; permissions: { name: string; description: string; grantable: boolean }[] }[];
+};
+
+/**
+ * The consent page of a third-party client's authorization (docs/oidc.md, "Consent"): who asks
+ * (the name and logo its metadata document gives, and, prominently, the host of its client_id
+ * URL, the one thing about it svc can vouch for), the organization it will act for, each
+ * permission in words, and Allow / Deny. A permission the person does not hold there is shown as
+ * not grantable: allowing never grants it. No scripts; the form posts to svc itself.
+ */
+export function consentPage(action: string, view: ConsentView): string {
+  const name = escapeHtml(view.client.name);
+  const host = escapeHtml(view.client.host);
+  const scopes = view.scopes.map((s) => `<li data-testid="consent-scope" data-scope="${escapeHtml(s.scope)}">${escapeHtml(s.words)}</li>`);
+  const apis = view.apis.map((api) => {
+    const items = api.permissions.map((p) => {
+      const words = p.description
+        ? `${escapeHtml(p.description)} <code>${escapeHtml(p.name)}</code>`
+        : `<code>${escapeHtml(p.name)}</code>`;
+      return p.grantable
+        ? `<li data-testid="consent-permission" data-permission="${escapeHtml(p.name)}">${words}</li>`
+        : `<li class="muted" data-testid="consent-not-grantable" data-permission="${escapeHtml(p.name)}"><s>${words}</s> (you do not hold this permission in ${escapeHtml(view.organization.name)}, so it cannot be granted)</li>`;
+    });
+    return `<p>On <strong>${escapeHtml(api.name)}</strong> <span class="muted">(${escapeHtml(api.identifier)})</span>:</p><ul>${items.join('')}</ul>`;
+  });
+  return hostedPage(
+    `Allow ${view.client.name} access?`,
+    `${brandMark(view.client)}<h1 data-testid="hosted-heading">Allow ${name} to act for you?</h1>` +
+      `<p>This client is <strong data-testid="consent-client-host">${host}</strong>, not an application of this service. Allow it only if you trust ${host}.</p>` +
+      `<p>It will act for you in <strong data-testid="consent-organization">${escapeHtml(view.organization.name)}</strong>.</p>` +
+      (scopes.length > 0 ? `<p>It asks to:</p><ul>${scopes.join('')}</ul>` : '') +
+      apis.join('') +
+      `<form method="post" action="${escapeHtml(action)}"><button type="submit" name="decision" value="allow" data-testid="consent-allow">Allow</button> <button type="submit" name="decision" value="deny" class="button secondary" data-testid="consent-deny">Deny</button></form>`,
+  );
+}

@@ -6,6 +6,7 @@ import type { ApplicationCache } from '../applications/cache.ts';
 import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
 import { organizationOfGrant, standingOf } from './accounts.ts';
 import { errors } from './library.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 import type { TokenResources } from './resources.ts';
 
 /** What the claims of svc's tokens are read from. */
@@ -29,7 +30,8 @@ type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1]
  * With an organization chosen at sign-in (scope `organization`): `org_id`, `org_slug`,
  * `org_role` and `permissions`, the person's product permissions as they are now; for one of
  * the product's APIs (`resource`), only the permissions on that API, and only those the client
- * asked for when it asked for any. Never svc's control-plane permissions.
+ * asked for when it asked for any (a third-party client: only those the person allowed it).
+ * Never svc's control-plane permissions.
  */
 export async function tokenClaims(
   deps: ClaimDeps,
@@ -67,7 +69,9 @@ export async function tokenClaims(
   }
   const onApi = permissionSetOf(api);
   const asked = scopes.filter((s) => onApi.has(s));
-  const wanted = asked.length > 0 ? new Set(asked) : onApi;
+  // A third-party client's token scope is what the person allowed (its grant): never, for
+  // asking nothing, everything the person holds, as an application's is.
+  const wanted = asked.length > 0 || isThirdPartyClient(token.clientId ?? '') ? new Set(asked) : onApi;
   return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)), ...entitlements };
 }
 

@@ -10,6 +10,7 @@ import { type GrantDeps, grantFor, svcInteractionPolicy } from './grants.ts';
 import type { SigningAlg, SigningJwk } from './keys.ts';
 import { errors } from './library.ts';
 import { renderLogout, type SvcLogoutDeps, signedOutPage } from './logout.ts';
+import { METADATA_DOCUMENT_MAX_BYTES, metadataDocumentFeature } from './metadata-documents.ts';
 import { COOKIE_NAMES, INTERACTION_PATH, LONG_COOKIE, OIDC_ROUTES } from './paths.ts';
 import { OIDC_TTL } from './ttl.ts';
 
@@ -26,6 +27,13 @@ export type ConfigurationDeps = {
   claims: ClaimDeps;
   grants: GrantDeps;
   logout: SvcLogoutDeps;
+  /** `PUBLIC_URL`'s origin: no third-party client may redirect to svc itself. */
+  origin: string;
+  /**
+   * Every document the provider fetches (client metadata documents, JWKS URIs), under the
+   * webhook sender's address rules (@svc/jobs/webhooks/guarded-fetch).
+   */
+  fetch: NonNullable<Configuration['fetch']>;
 };
 
 /**
@@ -113,6 +121,8 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
       // request_uri_not_supported); pushed authorization requests are the supported way.
       requestObjects: { enabled: false },
       registration: { enabled: false },
+      // An https client_id is a Client ID Metadata Document: a third-party client (metadata-documents.ts).
+      clientIdMetadataDocument: metadataDocumentFeature(deps.origin),
       // Access tokens are RFC 9068 JWTs (typ at+jwt). Without a `resource` parameter their
       // audience is the client itself; with `resource=<identifier>` of one of the product's
       // API resources (RFC 8707), that API, and they carry the person's (or the machine
@@ -147,6 +157,8 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
         },
       },
     },
+    fetch: deps.fetch,
+    fetchResponseBodyLimits: { 'client_id metadata document': METADATA_DOCUMENT_MAX_BYTES },
     pkce: {
       // S256 only (oidc-provider supports no other method); required from public clients.
       required: (_ctx, client) => client.clientAuthMethod === 'none',

@@ -6,9 +6,10 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { requestIdOf } from '../../http/errors.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
-import { type GrantOrganization, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
+import { type GrantOrganization, organizationOfGrant, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
 import { membersOnlyOrganization } from './clients.ts';
 import { errors, interactionPolicy } from './library.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 
 /**
  * Who signs in and for which organization: the interaction policy that ties the provider's session
@@ -54,7 +55,7 @@ export function svcInteractionPolicy(sessionOf: SvcSessionOf) {
 }
 
 /**
- * Applications are first-party: no consent screen. Every authorization gets a Grant of exactly
+ * Applications are first-party: no consent screen (third-party clients: consentedGrant). Every authorization gets a Grant of exactly
  * the scopes it asked for, bound to the svc session (sid = the svc session id) and, with scope
  * `organization`, to the organization it speaks for: the one `organization=<slug>` names (an
  * active membership, else access_denied), the person's only one, or the one picked on the hosted
@@ -75,6 +76,9 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
     throw new errors.AccessDenied('this application admits only members of its organization');
   }
   oidc.session?.sidFor(client.clientId, current.session.id);
+  if (isThirdPartyClient(client.clientId)) {
+    return consentedGrant(ctx, current, accountId);
+  }
   const scopes = [...oidc.requestParamScopes];
   let organization: GrantOrganization | undefined;
   if (scopes.includes('organization')) {
@@ -107,6 +111,37 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
   Object.assign(grant, { organization });
   await grant.save();
   await recordSignIn(deps, ctx, current, client.clientId, organization);
+  return grant;
+}
+
+/**
+ * A third-party client (metadata-documents.ts) gets only what the person allowed on the consent
+ * page (routes.ts): the grant that page saved (the interaction's result), else the one this
+ * provider session already holds for the client, as long as it is the person's, for the client,
+ * and for an organization the person is still an active member of (and the one the request
+ * names, if it names one). Undefined otherwise: oidc-provider then asks for consent, as it does
+ * when the request asks for more than the grant holds (its consent prompt compares them).
+ */
+async function consentedGrant(ctx: KoaContextWithOIDC, current: SessionWithUser, accountId: string) {
+  const { oidc } = ctx;
+  const clientId = oidc.client?.clientId ?? '';
+  const fromConsent = (oidc.result as { consent?: { grantId?: unknown } } | undefined)?.consent?.grantId;
+  const grantId = typeof fromConsent === 'string' ? fromConsent : oidc.session?.grantIdFor(clientId);
+  if (!grantId) {
+    return undefined;
+  }
+  const grant = await oidc.provider.Grant.find(grantId);
+  const organization = organizationOfGrant(grant);
+  if (!grant || grant.accountId !== accountId || grant.clientId !== clientId || !organization) {
+    return undefined;
+  }
+  const named = oidc.params?.organization;
+  if (typeof named === 'string' && named !== organization.slug) {
+    return undefined;
+  }
+  if (!selectableOrganizations(current).some((o) => o.id === organization.id)) {
+    return undefined;
+  }
   return grant;
 }
 

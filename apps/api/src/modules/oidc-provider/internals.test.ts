@@ -55,6 +55,11 @@ describe('oidc-provider internals', () => {
               redirect_uris: ['https://app.example/cb'],
               post_logout_redirect_uris: ['https://app.example/'],
             },
+            {
+              client_id: 'https://agent.example/client.json',
+              token_endpoint_auth_method: 'none',
+              redirect_uris: ['https://agent.example/cb'],
+            },
           ],
         }),
     );
@@ -79,6 +84,10 @@ describe('oidc-provider internals', () => {
     expect(web.redirectUriAllowed('https://app.example/cb')).toBe(true);
     expect(web.redirectUriAllowed('http://localhost:3000/cb')).toBe(false);
     expect(web.redirectUriAllowed('http://127.0.0.1:1/oidc/try/callback')).toBe(true);
+    // A third-party client (its client_id a metadata document URL) never gets svc's try callback.
+    const agent = await provider.Client.find('https://agent.example/client.json');
+    expect(agent?.redirectUriAllowed('https://agent.example/cb')).toBe(true);
+    expect(agent?.redirectUriAllowed('http://127.0.0.1:1/oidc/try/callback')).toBe(false);
     expect(keyless.postLogoutRedirectUriAllowed('http://localhost:8000/')).toBe(true);
     expect(web.postLogoutRedirectUriAllowed('http://127.0.0.1:1/oidc/try/callback')).toBe(false);
     expect(web.postLogoutRedirectUriAllowed('https://app.example/')).toBe(true);

@@ -2,6 +2,7 @@
 import type Provider from 'oidc-provider';
 import providerContext from 'oidc-provider/lib/helpers/als.js';
 import { isLoopbackRedirect } from './clients.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 
 /**
  * The one module that reaches into oidc-provider's shapes beyond its documented configuration
@@ -31,7 +32,7 @@ export type ProviderInternalsHooks = {
  * Applies svc's redefinitions to a freshly built provider (each Provider has its own Client and
  * Grant classes, so nothing leaks between providers):
  * - a Grant also keeps the organization the authorization speaks for;
- * - redirect URIs: svc's try sign-in callback for every client, any loopback URL for the keyless
+ * - redirect URIs: svc's try sign-in callback for every application, any loopback URL for the keyless
  *   application, exact registered matches for the rest; post-logout URIs likewise (no try);
  * - every code and token carries `sid`, so ending the svc session ends them;
  * - back-channel logout leaves only through svc's durable job, never oidc-provider's own send;
@@ -43,7 +44,9 @@ export function applyProviderInternals(provider: Provider, hooks: ProviderIntern
   const Client = provider.Client;
   const allowed = Client.prototype.redirectUriAllowed;
   Client.prototype.redirectUriAllowed = function redirectUriAllowed(this: InstanceType<typeof Client>, value: string): boolean {
-    if (value === hooks.tryCallbackUrl) {
+    // svc's own try sign-in callback belongs to applications only: a third-party client's code
+    // never lands on svc.
+    if (value === hooks.tryCallbackUrl && !isThirdPartyClient(this.clientId)) {
       return true;
     }
     if (hooks.isKeyless(this.clientId) && isLoopbackRedirect(value)) {

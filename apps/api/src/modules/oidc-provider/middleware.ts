@@ -16,7 +16,9 @@ import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
  * processing the request permitting offline access are in place" (Core 11). svc's applications
  * are first-party and svc shows no consent screen, and a refresh token lives only as long as the
  * svc session: an authorization request asking for `offline_access` without naming a prompt is
- * read as prompt=consent, so any OIDC library gets its refresh token. An explicit prompt is left
+ * read as prompt=consent, so any OIDC library gets its refresh token. A third-party client's
+ * consent page (routes.ts) then shows only when something is asked that its grant does not hold
+ * yet, so an agent asking for offline_access is not asked again each time. An explicit prompt is left
  * as sent (prompt=none cannot be combined, and drops offline_access as the standard says).
  */
 export async function offlineAccessWithoutConsentScreen(

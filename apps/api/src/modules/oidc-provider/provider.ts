@@ -5,6 +5,7 @@ import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
 import { quietly } from '@svc/dev-engine/quiet-provider';
+import { createGuardedFetch } from '@svc/jobs/webhooks/guarded-fetch';
 import type { Adapter, KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { tokensIssued } from '../../metrics.ts';
@@ -71,6 +72,8 @@ export type OpenIdProviderOptions = {
    * (the bench's provider-only processes).
    */
   meterMachineToken?: ClaimDeps['meterMachineToken'];
+  /** WEBHOOK_ALLOW_PRIVATE: documents the provider fetches may be on loopback and private addresses. */
+  fetchAllowPrivate?: boolean;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -148,6 +151,8 @@ export class OpenIdProvider {
       },
       grants: { db: opts.db, applications: opts.applications, sessionOf: opts.sessionOf, clientIp: opts.clientIp },
       logout,
+      origin: this.publicUrl.origin,
+      fetch: createGuardedFetch({ allowPrivate: opts.fetchAllowPrivate ?? false, connectTimeoutMs: 2_500 }),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { SessionWithUser } from '@svc/db/queries/sessions';
 import express, { type Request, type Response, Router } from 'express';
 import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
@@ -5,9 +6,11 @@ import { fromAllowedOrigin } from '../../http/csrf.ts';
 import { sendError } from '../../http/errors.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
-import { type ApplicationBrand, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
-import { selectableOrganizations } from './accounts.ts';
+import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
+import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
+import { consentAsked, consentOrganization, consentView, heldPermissions } from './consent.ts';
+import { isThirdPartyClient } from './metadata-documents.ts';
 import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 import { userinfoOf } from './userinfo.ts';
@@ -40,6 +43,135 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
   }
 
+  type Interaction = NonNullable<Awaited<ReturnType<typeof detailsOf>>>;
+
+  /**
+   * The consent page of a third-party client (consent.ts): after the organization (picked here
+   * when the person has several and the request names none), what the client asks that its grant
+   * does not hold yet, each permission marked grantable when the person holds it there.
+   */
+  async function showConsent(
+    req: Request,
+    res: Response,
+    input: {
+      details: Interaction;
+      current: SessionWithUser;
+      clientId: string;
+      application: ApplicationBrand;
+      /** The name with the host, for the organization page shown before the consent page. */
+      brand: ApplicationBrand;
+      here: string;
+    },
+  ): Promise<void> {
+    const { details, current, application } = input;
+    const chosen = consentOrganization(
+      current,
+      details.params.organization,
+      (details.result as { organization?: unknown } | undefined)?.organization,
+    );
+    if ('refused' in chosen) {
+      await services.oidc.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: chosen.refused },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    if ('pick' in chosen) {
+      sendBrandedPage(res, input.brand, organizationPage(input.here, input.brand, current.memberships));
+      return;
+    }
+    // Nothing asked beyond what the grant already answered: only prompt=consent (how any
+    // client asks for offline_access) brought the person here. Asked again only for more.
+    if (details.grantId && details.prompt.reasons.every((reason) => reason === 'consent_prompt')) {
+      const existing = await services.oidc.provider.Grant.find(details.grantId);
+      if (
+        existing?.accountId === current.user.id &&
+        existing.clientId === input.clientId &&
+        organizationOfGrant(existing)?.id === chosen.organization.id
+      ) {
+        await services.oidc.provider.interactionFinished(
+          req,
+          res,
+          { consent: { grantId: existing.jti } },
+          { mergeWithLastSubmission: true },
+        );
+        return;
+      }
+    }
+    const held = await heldPermissions(services.db, chosen.organization);
+    const view = await consentView(services.db, {
+      client: { ...application, host: new URL(input.clientId).host },
+      organization: chosen.organization,
+      asked: consentAsked(details),
+      held,
+    });
+    res.set('Cache-Control', 'no-store');
+    sendBrandedPage(res, application, consentPage(input.here, view));
+  }
+
+  /**
+   * The person's answer on the consent page. Deny: access_denied to the client's redirect_uri.
+   * Allow: the grant (this provider session's for the client and organization, else a new one)
+   * gains what was asked that the person holds there; what they do not hold is recorded as
+   * refused, so it is neither granted nor asked for again. The organization and what is asked
+   * are read again here, never from the form.
+   */
+  async function decideConsent(
+    req: Request,
+    res: Response,
+    input: { details: Interaction; current: SessionWithUser; clientId: string; decision: string },
+  ): Promise<void> {
+    const { details, current, clientId } = input;
+    const provider = services.oidc.provider;
+    if (input.decision === 'deny') {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the person did not allow the client' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const chosen = consentOrganization(
+      current,
+      details.params.organization,
+      (details.result as { organization?: unknown } | undefined)?.organization,
+    );
+    if (input.decision !== 'allow' || !('organization' in chosen)) {
+      expired(res);
+      return;
+    }
+    const { organization } = chosen;
+    const held = await heldPermissions(services.db, organization);
+    const asked = consentAsked(details);
+    const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    const grant =
+      existing &&
+      existing.accountId === current.user.id &&
+      existing.clientId === clientId &&
+      organizationOfGrant(existing)?.id === organization.id
+        ? existing
+        : new provider.Grant({ accountId: current.user.id, clientId });
+    if (asked.oidcScopes.length > 0) {
+      grant.addOIDCScope(asked.oidcScopes.join(' '));
+    }
+    for (const [indicator, scopes] of Object.entries(asked.resourceScopes)) {
+      const allowed = scopes.filter((s) => held.has(s));
+      const refused = scopes.filter((s) => !held.has(s));
+      if (allowed.length > 0) {
+        grant.addResourceScope(indicator, allowed.join(' '));
+      }
+      if (refused.length > 0) {
+        grant.rejectResourceScope(indicator, refused.join(' '));
+      }
+    }
+    Object.assign(grant, { organization: { id: organization.id, slug: organization.slug } });
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
   /**
    * The hosted interaction of an authorization request. Login: with a live svc session (signed in
    * after the request when it said prompt=login, recently enough for its max_age), straight on
@@ -57,7 +189,16 @@ export function oidcProviderRouter(services: AppServices): Router {
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
     // Which application the person signs in to: the client of the request (clients.ts gives it
     // the application's name and logo).
-    const application: ApplicationBrand = { name: client?.clientName ?? 'the application', logoUrl: client?.logoUri ?? null };
+    // A third-party client without a name is named by its client_id URL's host.
+    const thirdPartyHost = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : undefined;
+    const application: ApplicationBrand = {
+      name: client?.clientName ?? thirdPartyHost ?? 'the application',
+      logoUrl: client?.logoUri ?? null,
+    };
+    // A third-party client's name is whatever its metadata document says (the name of the
+    // product's own app, say): the pages before its consent page name its host beside it.
+    const brand: ApplicationBrand =
+      thirdPartyHost && client?.clientName ? { ...application, name: `${client.clientName} (${thirdPartyHost})` } : application;
     // Both pages below are forms whose answer can end on the application: the sign-in hand-off
     // when the engine still has a session (engine, svc's callback, back here, on to the
     // redirect_uri), the organization choice always. The origin is that of the redirect_uri the
@@ -73,10 +214,10 @@ export function oidcProviderRouter(services: AppServices): Router {
       const signIn = (reauthenticate = false) =>
         sendBrandedPage(
           res,
-          application,
+          brand,
           signInPage({
             intent: 'signin',
-            application,
+            application: brand,
             returnTo: here,
             socialProvider: services.config.engine.offers.handOffs.social ? services.config.engine.socialProvider : null,
             signUp: services.config.engine.offers.handOffs.signup,
@@ -124,6 +265,10 @@ export function oidcProviderRouter(services: AppServices): Router {
       return;
     }
     if (details.prompt.name === 'consent' && current && current.user.id === details.session?.accountId) {
+      if (client && isThirdPartyClient(client.clientId)) {
+        await showConsent(req, res, { details, current, clientId: client.clientId, application, brand, here });
+        return;
+      }
       const scopes = String(details.params.scope ?? '').split(' ');
       const pick =
         scopes.includes('organization') && details.params.organization === undefined && selectableOrganizations(current).length > 1;
@@ -152,12 +297,23 @@ export function oidcProviderRouter(services: AppServices): Router {
       expired(res);
       return;
     }
+    const clientId = String(details.params.client_id);
+    if (isThirdPartyClient(clientId) && typeof req.body?.decision === 'string') {
+      await decideConsent(req, res, { details, current, clientId, decision: req.body.decision });
+      return;
+    }
     const picked = typeof req.body?.organization === 'string' ? req.body.organization : '';
     if (!selectableOrganizations(current).some((o) => o.id === picked)) {
       res
         .status(400)
         .type('html')
         .send(messagePage('Pick one of your organizations', 'Go back and pick again.', `${INTERACTION_PATH}/${details.uid}`));
+      return;
+    }
+    if (isThirdPartyClient(clientId)) {
+      // The organization is picked first; the consent page for it follows.
+      await services.oidc.provider.interactionResult(req, res, { organization: picked }, { mergeWithLastSubmission: true });
+      res.redirect(303, `${INTERACTION_PATH}/${details.uid}`);
       return;
     }
     await services.oidc.provider.interactionFinished(req, res, { consent: {}, organization: picked }, { mergeWithLastSubmission: true });
