@@ -262,10 +262,17 @@ export const ZPermissionCheckRequest = z
     permission: z.string().min(1).max(100).optional(),
     feature: ZFeatureKey.optional(),
   })
-  .refine((v) => (v.permission === undefined) !== (v.feature === undefined), { message: 'send either permission or feature' })
-  .refine((v) => v.permission === undefined || v.userId !== undefined, { message: 'a permission check names the userId' })
-  .refine((v) => v.organizationId === undefined || v.organization_slug === undefined, {
-    message: 'name the organization once: organizationId or organization_slug',
+  // One pass over the three rules (the check is on a product's hot path); each keeps its message.
+  .superRefine((v, ctx) => {
+    if ((v.permission === undefined) === (v.feature === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'send either permission or feature' });
+    }
+    if (v.permission !== undefined && v.userId === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'a permission check names the userId' });
+    }
+    if (v.organizationId !== undefined && v.organization_slug !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'name the organization once: organizationId or organization_slug' });
+    }
   });
 export type TPermissionCheckRequest = z.infer<typeof ZPermissionCheckRequest>;
 

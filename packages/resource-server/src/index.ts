@@ -98,6 +98,37 @@ export type ResourceServer = {
 /** svc's authorization server metadata, read once (and again after a failure). */
 type Discovered = { jwks: JWTVerifyGetKey };
 
+/** How long a signing key found in svc's JWKS is used without asking the key set again. */
+const KEY_TTL_MS = 60_000;
+
+/**
+ * The key set's keys by `kid`, handed to jwtVerify without a promise once known (most of a
+ * verification's overhead over a key in hand): an unknown kid, or one kept longer than KEY_TTL_MS,
+ * goes to the remote set (jose's cache and cooldown), so a key svc drops stops being accepted
+ * within a minute of the set's own refresh.
+ */
+function keysByKid(remote: JWTVerifyGetKey): JWTVerifyGetKey {
+  type Key = Awaited<ReturnType<JWTVerifyGetKey>>;
+  const known = new Map<string, { key: Key; until: number }>();
+  return (header, token) => {
+    // The key the remote set chose for this kid and algorithm (it matches both).
+    const id = header.kid === undefined ? undefined : `${header.kid}\u0000${header.alg}`;
+    const hit = id === undefined ? undefined : known.get(id);
+    if (hit && hit.until > Date.now()) {
+      return hit.key;
+    }
+    return Promise.resolve(remote(header, token)).then((key) => {
+      if (id !== undefined) {
+        if (known.size >= 16) {
+          known.clear();
+        }
+        known.set(id, { key, until: Date.now() + KEY_TTL_MS });
+      }
+      return key;
+    });
+  };
+}
+
 export function createResourceServer(options: ResourceServerOptions): ResourceServer {
   // Exactly as registered in svc: the audience is compared as a string.
   const resource = options.resource;
@@ -132,6 +163,8 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
     new ResourceAuthError(401, 'invalid_token', description, challenge({ code: 'invalid_token', description }));
 
   let discovered: Promise<Discovered> | undefined;
+  /** The discovery once it has succeeded: later verifications wait for nothing. */
+  let ready: Discovered | undefined;
   const discover = (): Promise<Discovered> => {
     discovered ??= (async () => {
       // RFC 8414: svc serves its metadata at the issuer's well-known path, and it names the issuer exactly.
@@ -143,11 +176,16 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
       if (meta.issuer !== issuer || typeof meta.jwks_uri !== 'string') {
         throw new Error(`svc's authorization server metadata names issuer ${String(meta.issuer)}, not ${issuer}`);
       }
-      return { jwks: createRemoteJWKSet(new URL(meta.jwks_uri)) };
+      return { jwks: keysByKid(createRemoteJWKSet(new URL(meta.jwks_uri))) };
     })();
-    discovered.catch(() => {
-      discovered = undefined;
-    });
+    discovered.then(
+      (value) => {
+        ready = value;
+      },
+      () => {
+        discovered = undefined;
+      },
+    );
     return discovered;
   };
 
@@ -169,7 +207,7 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
       }
       let jwks: JWTVerifyGetKey;
       try {
-        ({ jwks } = await discover());
+        ({ jwks } = ready ?? (await discover()));
       } catch (error) {
         throw new ResourceAuthError(503, 'temporarily_unavailable', `svc cannot be reached: ${(error as Error).message}`, undefined);
       }

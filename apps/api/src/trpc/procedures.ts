@@ -4,7 +4,7 @@ import { assertPlatformAdmin } from '../modules/access/authorize.ts';
 import { principalOf } from '../modules/access/principal.ts';
 import { resolvePublishableKeyFromRequest, resolveSecretKey } from '../modules/applications/resolve.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../modules/auth/current-session.ts';
-import { checkCallerOf } from '../modules/permission-check/caller.ts';
+import { type CheckCaller, checkCallerOf } from '../modules/permission-check/caller.ts';
 import { publicProcedure } from './init.ts';
 import { type GateCall, subscriptionGuard } from './subscription-gate.ts';
 
@@ -26,12 +26,16 @@ export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).us
  * or a session; anonymous gets 401. What each may ask about is the check's own rule
  * (modules/permission-check/service.ts), which `authorize` applies to the last two.
  */
-export const permissionCheckProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', control: true }).use(async ({ ctx, next }) => {
-  const caller = await checkCallerOf(ctx.services, ctx.req);
-  if (!caller) {
-    throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
-  }
-  return next({ ctx: { caller } });
+export const permissionCheckProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', control: true }).use(({ ctx, next }) => {
+  const found = checkCallerOf(ctx.services, ctx.req);
+  const proceed = (caller: CheckCaller | null) => {
+    if (!caller) {
+      throw new AppError('unauthenticated', NO_SESSION_MESSAGE);
+    }
+    return next({ ctx: { caller } });
+  };
+  // A cached application answers without a promise (checkCallerOf); anything else is awaited.
+  return found instanceof Promise ? found.then(proceed) : proceed(found);
 });
 
 /** Procedures for a signed-in browser (the HttpOnly session cookie); anonymous gets 401. */

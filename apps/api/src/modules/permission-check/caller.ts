@@ -18,16 +18,25 @@ export type CheckCaller = { kind: 'application'; found: ApplicationWithOrganizat
  * API key's (principalOf, which answers 401 for a key that is neither, revoked or void); without
  * an Authorization header, the session cookie.
  */
-export async function checkCallerOf(services: PrincipalServices, req: IncomingMessage): Promise<CheckCaller | null> {
+export function checkCallerOf(services: PrincipalServices, req: IncomingMessage): CheckCaller | Promise<CheckCaller | null> {
   const token = req.headers.authorization === undefined ? undefined : parseBearer(req.headers.authorization);
   if (token && SECRET_KEY_PATTERN.test(token)) {
-    const found = await services.applications.bySecretKeyHash(sha256Hex(token));
-    if (found) {
-      if (found.application.status === 'disabled') {
-        throw new AppError('application_disabled', 'this application is disabled');
-      }
-      return { kind: 'application', found };
+    const hash = sha256Hex(token);
+    // The steady state of a product's backend: its application is cached, answered without a promise.
+    const known = services.applications.peekBySecretKeyHash(hash);
+    if (known) {
+      return applicationCaller(known);
+    }
+    if (known === undefined) {
+      return services.applications.bySecretKeyHash(hash).then((found) => (found ? applicationCaller(found) : principalOf(services, req)));
     }
   }
   return principalOf(services, req);
+}
+
+function applicationCaller(found: ApplicationWithOrganization): CheckCaller {
+  if (found.application.status === 'disabled') {
+    throw new AppError('application_disabled', 'this application is disabled');
+  }
+  return { kind: 'application', found };
 }
