@@ -108,15 +108,26 @@ export function routeOf(req: IncomingMessage, path: string, status: number): str
   return TOP_LEVEL.has(first) ? `/${first}` : 'other';
 }
 
+/** What observeRequest keeps on a response until it finishes (no closure per request). */
+const OBSERVED = Symbol('svc.observedRequest');
+type Observed = ServerResponse & { [OBSERVED]?: { req: IncomingMessage; path: string; started: number } };
+
 /** Counts the request and its duration once it is answered. */
 export function observeRequest(req: IncomingMessage, res: ServerResponse, path: string): void {
-  const started = process.hrtime.bigint();
-  res.once('finish', () => {
-    const method = req.method ?? 'GET';
-    const route = routeOf(req, path, res.statusCode);
-    httpRequests.inc({ method, route, status: String(res.statusCode) });
-    httpRequestSeconds.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
-  });
+  (res as Observed)[OBSERVED] = { req, path, started: performance.now() };
+  res.on('finish', onAnswered);
+}
+
+function onAnswered(this: Observed): void {
+  const observed = this[OBSERVED];
+  if (!observed) {
+    return;
+  }
+  this[OBSERVED] = undefined;
+  const method = observed.req.method ?? 'GET';
+  const route = routeOf(observed.req, observed.path, this.statusCode);
+  httpRequests.inc({ method, route, status: String(this.statusCode) });
+  httpRequestSeconds.observe({ method, route }, (performance.now() - observed.started) / 1000);
 }
 
 /** A pool gauge read at each scrape: `value` of every open pool, summed by pool name. */
