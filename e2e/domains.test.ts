@@ -12,9 +12,10 @@ import { DEMO_USER, signInAt } from './support/sign-in.ts';
  * Organization settings -> Domains end to end (docs/enterprise.md "Domains"): `svc serve` asks a
  * DNS server of the test's own. The demo user (an org admin of their workspace) adds a domain,
  * copies the TXT record the page shows, "publishes" it, verifies, chooses auto-join with a role,
- * and deletes the domain after confirming.
+ * and deletes the domain after confirming. On Settings -> Third-party access, the admin lists the
+ * agents their organization allows (a bad entry is caught before saving) and the choice is kept.
  */
-describeInChromium('e2e: console domains', () => {
+describeInChromium('e2e: console domains and third-party access', () => {
   let databaseUrl: string;
   let dns: TestDnsServer;
   let server: E2EServer;
@@ -119,5 +120,36 @@ describeInChromium('e2e: console domains', () => {
 
     expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
     pageErrors = [];
+  });
+
+  it('third-party access: any by default, then only listed agents, a bad entry caught before saving', async () => {
+    await page.goto(`${server.url}/auth/console/settings/third-party-access`);
+    await page.getByTestId('page-third-party-access').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('nav-third-party-access').getAttribute('aria-current')).toBe('page');
+    expect(await page.getByTestId('third-party-mode').textContent()).toContain('Any app or agent');
+
+    await chooseOption(page, 'third-party-mode', 'listed');
+    const list = page.getByTestId('third-party-clients');
+    await list.fill('http://agents.example.com/*');
+    await page.getByTestId('third-party-clients-field-error').getByText('Not an https client id').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('third-party-save').isDisabled()).toBe(true);
+    await list.fill('https://agents.example.com/*\nhttps://claude.example/oauth/client.json');
+    await page.getByTestId('third-party-save').click();
+    await page.getByText('Third-party access saved').waitFor({ state: 'visible' });
+
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ mode: string; clients: string[] }[]>`select mode, clients from third_party_access`;
+      expect(row).toEqual({ mode: 'listed', clients: ['https://agents.example.com/*', 'https://claude.example/oauth/client.json'] });
+    } finally {
+      await sql.end();
+    }
+    await page.reload();
+    await page.getByTestId('third-party-clients').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('third-party-clients').inputValue()).toBe(
+      'https://agents.example.com/*\nhttps://claude.example/oauth/client.json',
+    );
+    await saveScreenshot(page, 'third-party-access');
+    expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
   });
 });

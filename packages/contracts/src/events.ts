@@ -44,6 +44,7 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.unverified',
   'domain.deleted',
+  'third_party_access.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -92,6 +93,7 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'subscription.updated': 'subscription.read',
   'export.completed': 'exports.create',
   'domain.created': 'domains.read',
+  'third_party_access.updated': 'connected_apps.read',
   'domain.updated': 'domains.read',
   'domain.verified': 'domains.read',
   'domain.unverified': 'domains.read',

@@ -293,6 +293,54 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     expect(silent.callback.searchParams.get('code')).toBeNull();
   });
 
+  it("an organization's choice: off refuses before any page and stops refresh at once; listed admits only its clients", async () => {
+    const jar = new CookieJar();
+    const first = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES, consent: 'allow' });
+    expect(first.refreshToken).toBeTruthy();
+    const choose = (mode: string, clients: string[]) => database.sql`
+      insert into third_party_access (tenant_id, mode, clients) values (${app.organization.id}, ${mode}, ${clients})
+      on conflict (tenant_id) do update set mode = excluded.mode, clients = excluded.clients`;
+    const refresh = async () => {
+      const res = await fetch(`${server.url}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: first.refreshToken as string,
+          client_id: agent,
+          resource: NOTES,
+        }),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: string; error_description?: string; access_token?: string } };
+    };
+    try {
+      await choose('off', []);
+      expect(await refresh()).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: expect.stringContaining('does not allow this app') },
+      });
+      // A new browser is refused before the consent page; the one holding a grant, without one.
+      const fresh = await authorize(new CookieJar(), { scope: 'notes.read', resource: NOTES, consent: 'allow' });
+      expect(fresh.browsed.steps).not.toContain('consent');
+      expect(fresh.browsed.callback.searchParams.get('error')).toBe('access_denied');
+      expect(fresh.browsed.callback.searchParams.get('error_description')).toContain('does not allow this app');
+      const granted = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES });
+      expect(granted.browsed.callback.searchParams.get('error')).toBe('access_denied');
+      expect(granted.token).toBeUndefined();
+
+      // Listed: another origin's clients only, then a prefix that covers this client.
+      await choose('listed', ['https://agents.elsewhere.example/*']);
+      expect((await refresh()).status).toBe(400);
+      await choose('listed', [`${new URL(agent).origin}/`.concat('*')]);
+      // The refresh token refused above is spent for good: allowed again, the client asks again.
+      expect((await refresh()).status).toBe(400);
+      const listed = await authorize(new CookieJar(), { scope: 'notes.read', resource: NOTES, consent: 'allow' });
+      expect(decodeJwt(listed.token as string)).toMatchObject({ client_id: agent, scope: 'notes.read' });
+    } finally {
+      await choose('any', []);
+    }
+  });
+
   it('still shows applications no consent page (first-party)', async () => {
     const { browsed } = await authorize(new CookieJar(), { clientId: app.application.id, scope: 'openid organization', resource: NOTES });
     expect(browsed.steps).not.toContain('consent');

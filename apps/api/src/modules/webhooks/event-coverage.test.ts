@@ -213,12 +213,19 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       await expectEvents(['domain.deleted'], () => call('DELETE', `/v1/domains/${domain.json.id}`, { cookie: admin.cookie })),
       'domain delete',
     );
+    expectOk(
+      await expectEvents(['third_party_access.updated'], () =>
+        call('PATCH', '/v1/third-party-access', { cookie: admin.cookie, body: { organization_slug: org.slug, mode: 'off' } }),
+      ),
+      'third-party access',
+    );
 
     expect([...seen].sort()).toEqual(
       [
         'domain.created',
         'domain.updated',
         'domain.deleted',
+        'third_party_access.updated',
         'invitation.created',
         'invitation.revoked',
         'invitation.accepted',
