@@ -149,7 +149,44 @@ describeInChromium('e2e: console domains and third-party access', () => {
     expect(await page.getByTestId('third-party-clients').inputValue()).toBe(
       'https://agents.example.com/*\nhttps://claude.example/oauth/client.json',
     );
+
+    // A grant the demo user gave an agent (as oidc-provider stores one): listed, then revoked.
+    const seed = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [workspace] = await seed<{ id: string; slug: string; user_id: string }[]>`
+        select o.id, o.slug, u.id as user_id from organizations o
+          join memberships m on m.tenant_id = o.id join users u on u.id = m.user_id
+         where u.email = 'user@svc.local' and o.kind = 'tenant' limit 1`;
+      const payload = {
+        kind: 'Grant',
+        accountId: workspace?.user_id,
+        clientId: 'https://agents.example.com/notes/client.json',
+        openid: { scope: 'openid offline_access' },
+        resources: { 'https://mcp.example/mcp': 'notes.read notes.write' },
+        organization: { id: workspace?.id, slug: workspace?.slug },
+        iat: Math.floor(Date.now() / 1000),
+      };
+      await seed`insert into oidc_payloads (model, id, payload, expires_at)
+        values ('Grant', 'e2e-grant-0000000000000000', ${JSON.stringify(payload)}::text::jsonb, now() + interval '1 day')`;
+    } finally {
+      await seed.end();
+    }
+    await page.reload();
+    const row = page.locator('[data-testid="connected-app"][data-client-id="https://agents.example.com/notes/client.json"]');
+    await row.waitFor({ state: 'visible' });
+    expect(await row.getByTestId('connected-app-host').textContent()).toBe('agents.example.com');
+    expect(await row.getByTestId('connected-app-user').textContent()).toBe('user@svc.local');
+    expect(await row.getByTestId('connected-app-permissions').textContent()).toBe('notes.read, notes.write');
     await saveScreenshot(page, 'third-party-access');
+    await row.getByTestId('connected-app-revoke').click();
+    await page.getByTestId('connected-app-revoke-dialog-confirm').click();
+    await page.getByTestId('connected-apps-empty').waitFor({ state: 'visible' });
+    const check = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      expect(await check`select 1 from oidc_payloads where model = 'Grant' and id = 'e2e-grant-0000000000000000'`).toHaveLength(0);
+    } finally {
+      await check.end();
+    }
     expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
   });
 });

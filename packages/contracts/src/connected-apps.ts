@@ -85,3 +85,40 @@ export function thirdPartyClientAllowed(access: { mode: TThirdPartyMode; clients
   }
   return access.clients.some((pattern) => (pattern.endsWith('*') ? clientId.startsWith(pattern.slice(0, -1)) : clientId === pattern));
 }
+
+/** One grant a person gave a third-party app or agent for the organization (GET /v1/connected-apps). */
+export const ZConnectedApp = z
+  .object({
+    /** The grant's id: what DELETE /v1/connected-apps/{id} revokes. */
+    id: z.string(),
+    /** The client id: its metadata document's https URL. */
+    clientId: z.string(),
+    /** The host of that URL, the one thing about the client svc can vouch for. */
+    clientHost: z.string(),
+    /** Who allowed it. */
+    user: z.object({ id: z.string(), email: z.string().nullable() }),
+    /** The OpenID scopes granted. */
+    scopes: z.array(z.string()),
+    /** Per API resource (its identifier), the permissions granted. */
+    permissions: z.record(z.string(), z.array(z.string())),
+    grantedAt: z.string(),
+    expiresAt: z.string().nullable(),
+  })
+  .meta({ id: 'ConnectedApp' });
+export type TConnectedApp = z.infer<typeof ZConnectedApp>;
+
+export const ZConnectedAppList = z.object({ data: z.array(ZConnectedApp) }).meta({ id: 'ConnectedAppList' });
+export type TConnectedAppList = z.infer<typeof ZConnectedAppList>;
+
+export const ZListConnectedAppsRequest = z.object({ organization_slug: organizationSlug });
+export type TListConnectedAppsRequest = z.infer<typeof ZListConnectedAppsRequest>;
+
+/** A grant id as oidc-provider makes them: anything else is a 400, never a lookup. */
+export const ZConnectedAppRef = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, 'expected a connected app id'),
+  organization_slug: organizationSlug,
+});
+export type TConnectedAppRef = z.infer<typeof ZConnectedAppRef>;
+
+export const ZRevokedConnectedApp = z.object({ id: z.string(), revoked: z.literal(true) }).meta({ id: 'RevokedConnectedApp' });
+export type TRevokedConnectedApp = z.infer<typeof ZRevokedConnectedApp>;

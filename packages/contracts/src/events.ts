@@ -45,6 +45,7 @@ export const EVENT_TYPES = [
   'domain.unverified',
   'domain.deleted',
   'third_party_access.updated',
+  'connected_app.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -94,6 +95,7 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'export.completed': 'exports.create',
   'domain.created': 'domains.read',
   'third_party_access.updated': 'connected_apps.read',
+  'connected_app.revoked': 'connected_apps.read',
   'domain.updated': 'domains.read',
   'domain.verified': 'domains.read',
   'domain.unverified': 'domains.read',

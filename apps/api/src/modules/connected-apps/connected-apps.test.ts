@@ -1,12 +1,13 @@
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { thirdPartyAccess } from '@svc/db/schema/connected-apps';
+import { oidcPayloads } from '@svc/db/schema/oidc-provider';
 import { webhookEvents } from '@svc/db/schema/webhooks';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
-import { MATRIX } from './connected-apps.matrix.ts';
+import { MATRIX, seedThirdPartyGrant } from './connected-apps.matrix.ts';
 
 /**
  * Which third-party apps and agents may connect to an organization (docs/oidc.md "Which third
@@ -119,5 +120,73 @@ describe('third-party access', () => {
       404,
     );
     expect(await server.services.db.select().from(thirdPartyAccess).where(eq(thirdPartyAccess.tenantId, org.id))).toEqual([]);
+  });
+});
+
+describe('connected apps', () => {
+  it("lists the organization's third-party grants and revokes one with everything issued under it", async () => {
+    const { db, org, admin } = await adminOf();
+    const grantId = await seedThirdPartyGrant(db, { tenantId: org.id, slug: org.slug, userId: admin.user.id });
+    // A refresh token issued under it, as oidc-provider stores one.
+    await db.insert(oidcPayloads).values({ model: 'RefreshToken', id: `rt-${grantId}`, payload: { grantId }, grantId });
+    // Neither an application's grant (first-party) nor another organization's is listed.
+    const other = await adminOf();
+    const foreign = await seedThirdPartyGrant(db, { tenantId: other.org.id, slug: other.org.slug, userId: other.admin.user.id });
+    await db.insert(oidcPayloads).values({
+      model: 'Grant',
+      id: `first-party-${grantId}`,
+      payload: {
+        kind: 'Grant',
+        accountId: admin.user.id,
+        clientId: 'app_aaaaaaaaaaaaaaaaaaaa',
+        organization: { id: org.id, slug: org.slug },
+        iat: 1,
+      },
+    });
+
+    const listed = await call('GET', `/v1/connected-apps?organization_slug=${org.slug}`, admin.cookie);
+    expect(listed.status).toBe(200);
+    expect(listed.json.data).toEqual([
+      expect.objectContaining({
+        id: grantId,
+        clientId: 'https://agent.example/client.json',
+        clientHost: 'agent.example',
+        user: { id: admin.user.id, email: admin.user.email },
+        scopes: ['openid', 'offline_access'],
+        permissions: { 'https://mcp.example/mcp': ['notes.read'] },
+      }),
+    ]);
+
+    // Another organization's admin cannot revoke it (404), nor can this one revoke the other's.
+    expect((await call('DELETE', `/v1/connected-apps/${grantId}?organization_slug=${other.org.slug}`, other.admin.cookie)).status).toBe(
+      404,
+    );
+    expect((await call('DELETE', `/v1/connected-apps/${foreign}?organization_slug=${org.slug}`, admin.cookie)).status).toBe(404);
+    expect((await call('DELETE', `/v1/connected-apps/first-party-${grantId}?organization_slug=${org.slug}`, admin.cookie)).status).toBe(
+      404,
+    );
+
+    const revoked = await call('DELETE', `/v1/connected-apps/${grantId}?organization_slug=${org.slug}`, admin.cookie);
+    expect(revoked).toEqual({ status: 200, json: { id: grantId, revoked: true } });
+    expect(await db.select().from(oidcPayloads).where(eq(oidcPayloads.grantId, grantId))).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(oidcPayloads)
+        .where(and(eq(oidcPayloads.model, 'Grant'), eq(oidcPayloads.id, grantId))),
+    ).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(oidcPayloads)
+        .where(and(eq(oidcPayloads.model, 'Grant'), eq(oidcPayloads.id, foreign))),
+    ).toHaveLength(1);
+    expect((await call('DELETE', `/v1/connected-apps/${grantId}?organization_slug=${org.slug}`, admin.cookie)).status).toBe(404);
+    const audits = await db
+      .select()
+      .from(auditLogs)
+      .where(and(eq(auditLogs.tenantId, org.id), eq(auditLogs.action, 'connected_app.revoked')));
+    expect(audits.map((a) => a.summary)).toEqual([{ clientId: 'https://agent.example/client.json', userId: admin.user.id }]);
+    expect((await call('DELETE', '/v1/connected-apps/not%20an%20id', admin.cookie)).status).toBe(400);
   });
 });

@@ -1,7 +1,15 @@
-import { ZGetThirdPartyAccessRequest, ZSetThirdPartyAccessRequest, ZThirdPartyAccess } from '@svc/contracts/connected-apps';
+import {
+  ZConnectedAppList,
+  ZConnectedAppRef,
+  ZGetThirdPartyAccessRequest,
+  ZListConnectedAppsRequest,
+  ZRevokedConnectedApp,
+  ZSetThirdPartyAccessRequest,
+  ZThirdPartyAccess,
+} from '@svc/contracts/connected-apps';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
-import { getThirdPartyAccess, setThirdPartyAccessFor } from './service.ts';
+import { getThirdPartyAccess, listConnectedApps, revokeConnectedApp, setThirdPartyAccessFor } from './service.ts';
 
 const tags = ['connected apps'];
 
@@ -31,4 +39,28 @@ export const connectedAppsRouter = router({
     .input(ZSetThirdPartyAccessRequest)
     .output(ZThirdPartyAccess)
     .mutation(({ ctx, input }) => setThirdPartyAccessFor(ctx.services.db, ctx.principal, ctx.request, input)),
+  list: controlProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/connected-apps',
+        tags,
+        summary: "What the organization's people allowed third-party apps and agents (their grants), newest first",
+      },
+    })
+    .input(ZListConnectedAppsRequest)
+    .output(ZConnectedAppList)
+    .query(({ ctx, input }) => listConnectedApps(ctx.services.db, ctx.principal, input)),
+  revoke: controlProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/connected-apps/{id}',
+        tags,
+        summary: "Revoke a third-party app's grant: its refresh tokens stop at once",
+      },
+    })
+    .input(ZConnectedAppRef)
+    .output(ZRevokedConnectedApp)
+    .mutation(({ ctx, input }) => revokeConnectedApp(ctx.services.db, ctx.principal, ctx.request, input)),
 });

@@ -7,6 +7,7 @@ import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startMetadataDocumentServer } from '../../../../../test/support/metadata-document-server.ts';
 import { browseToRedirect } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
+import { seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import type { RunningServer } from '../../server.ts';
 
 const CALLBACK = 'http://127.0.0.1:53198/callback';
@@ -339,6 +340,44 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     } finally {
       await choose('any', []);
     }
+  });
+
+  it('an admin sees the grant on Connected apps and revokes it: its refresh token stops at once', async () => {
+    const jar = new CookieJar();
+    const first = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES, consent: 'allow' });
+    const admin = await seedSignedIn(server.services.db, { organization: app.organization, roleKey: 'org_admin' });
+    const listed = await fetch(`${server.url}/v1/connected-apps?organization_slug=${app.organization.slug}`, {
+      headers: { cookie: admin.cookie },
+    });
+    const apps = (
+      (await listed.json()) as { data: { id: string; clientId: string; user: { email: string }; permissions: Record<string, string[]> }[] }
+    ).data;
+    // The grant this authorization made: its access token names it (grant_id).
+    const grantId = decodeJwt(first.token as string).grant_id;
+    const grant = apps.find((a) => a.id === grantId);
+    expect(grant).toMatchObject({ clientId: agent, user: { email: 'user@svc.local' }, permissions: { [NOTES]: ['notes.read'] } });
+    const revoked = await fetch(`${server.url}/v1/connected-apps/${grant?.id}?organization_slug=${app.organization.slug}`, {
+      method: 'DELETE',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+    });
+    expect(revoked.status).toBe(200);
+    const refresh = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: first.refreshToken as string,
+        client_id: agent,
+        resource: NOTES,
+      }),
+    });
+    expect(refresh.status).toBe(400);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    // Gone from the list; the next authorization asks the person again.
+    const after = await fetch(`${server.url}/v1/connected-apps?organization_slug=${app.organization.slug}`, {
+      headers: { cookie: admin.cookie },
+    });
+    expect(((await after.json()) as { data: { id: string }[] }).data.map((a) => a.id)).not.toContain(grant?.id);
   });
 
   it('still shows applications no consent page (first-party)', async () => {

@@ -1,7 +1,8 @@
-import { type TThirdPartyAccess, type TThirdPartyMode, ZThirdPartyClientPattern } from '@svc/contracts/connected-apps';
+import { type TConnectedApp, type TThirdPartyAccess, type TThirdPartyMode, ZThirdPartyClientPattern } from '@svc/contracts/connected-apps';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { toast } from 'sonner';
+import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
 import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
@@ -41,7 +42,87 @@ export function ThirdPartyAccessPage() {
       {(active.isLoading || access.isPending) && !access.isError && organization !== null && (
         <Skeleton label="Loading third-party access…" testId="third-party-loading" />
       )}
-      {access.data && organization && <AccessForm key={access.data.updatedAt ?? 'default'} access={access.data} slug={organization.slug} />}
+      {access.data && organization && (
+        <div className="detail-stack">
+          <AccessForm key={access.data.updatedAt ?? 'default'} access={access.data} slug={organization.slug} />
+          <ConnectedApps slug={organization.slug} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** What the organization's people allowed third-party apps and agents, each revocable. */
+function ConnectedApps({ slug }: { slug: string }) {
+  const trpc = useTRPC();
+  const apps = useQuery(trpc.connectedApps.list.queryOptions({ organization_slug: slug }));
+  return (
+    <section className="panel" data-testid="connected-apps">
+      <h2 className="panel__title">Connected apps</h2>
+      {apps.isError && <ErrorPanel error={apps.error} title="Could not load the connected apps" onRetry={() => void apps.refetch()} />}
+      {apps.isPending && <Skeleton label="Loading the connected apps…" testId="connected-apps-loading" />}
+      {apps.data && apps.data.data.length === 0 && (
+        <p className="muted" data-testid="connected-apps-empty">
+          No one in your organization has allowed a third-party app or agent yet.
+        </p>
+      )}
+      {apps.data && apps.data.data.length > 0 && (
+        <div className="detail-stack">
+          {apps.data.data.map((app) => (
+            <ConnectedAppRow key={app.id} app={app} slug={slug} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function ConnectedAppRow({ app, slug }: { app: TConnectedApp; slug: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [revoking, setRevoking] = useState(false);
+  const revoke = useMutation(
+    trpc.connectedApps.revoke.mutationOptions({
+      onSuccess: async () => {
+        toast.success(`${app.clientHost} revoked`);
+        await queryClient.invalidateQueries({ queryKey: trpc.connectedApps.list.pathKey() });
+      },
+    }),
+  );
+  const permissions = Object.values(app.permissions).flat();
+  return (
+    <div data-testid="connected-app" data-client-id={app.clientId}>
+      <dl className="facts">
+        <dt>App</dt>
+        <dd>
+          <strong data-testid="connected-app-host">{app.clientHost}</strong>{' '}
+          <span className="muted" title={app.clientId}>
+            {app.clientId}
+          </span>
+        </dd>
+        <dt>Allowed by</dt>
+        <dd data-testid="connected-app-user">{app.user.email ?? app.user.id}</dd>
+        <dt>Permissions</dt>
+        <dd data-testid="connected-app-permissions">{permissions.length > 0 ? permissions.join(', ') : '—'}</dd>
+        <dt>Allowed</dt>
+        <dd>
+          <When at={app.grantedAt} empty="—" />
+        </dd>
+      </dl>
+      <div className="panel__actions" style={{ marginTop: 12 }}>
+        <button type="button" className="button button--danger" data-testid="connected-app-revoke" onClick={() => setRevoking(true)}>
+          Revoke
+        </button>
+      </div>
+      <ConfirmDialog
+        open={revoking}
+        onOpenChange={setRevoking}
+        title={`Revoke ${app.clientHost}?`}
+        consequence="Its refresh tokens stop at once; its access tokens end within ten minutes. It has to ask the person again."
+        confirmLabel="Revoke"
+        testId="connected-app-revoke-dialog"
+        onConfirm={() => revoke.mutateAsync({ id: app.id, organization_slug: slug })}
+      />
     </div>
   );
 }
