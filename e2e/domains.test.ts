@@ -12,9 +12,10 @@ import { DEMO_USER, signInAt } from './support/sign-in.ts';
  * Organization settings -> Domains end to end (docs/enterprise.md "Domains"): `svc serve` asks a
  * DNS server of the test's own. The demo user (an org admin of their workspace) adds a domain,
  * copies the TXT record the page shows, "publishes" it, verifies, chooses auto-join with a role,
- * and deletes the domain after confirming.
+ * and deletes the domain after confirming. On Settings -> Third-party access, the admin lists the
+ * agents their organization allows (a bad entry is caught before saving) and the choice is kept.
  */
-describeInChromium('e2e: console domains', () => {
+describeInChromium('e2e: console domains and third-party access', () => {
   let databaseUrl: string;
   let dns: TestDnsServer;
   let server: E2EServer;
@@ -119,5 +120,73 @@ describeInChromium('e2e: console domains', () => {
 
     expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
     pageErrors = [];
+  });
+
+  it('third-party access: any by default, then only listed agents, a bad entry caught before saving', async () => {
+    await page.goto(`${server.url}/auth/console/settings/third-party-access`);
+    await page.getByTestId('page-third-party-access').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('nav-third-party-access').getAttribute('aria-current')).toBe('page');
+    expect(await page.getByTestId('third-party-mode').textContent()).toContain('Any app or agent');
+
+    await chooseOption(page, 'third-party-mode', 'listed');
+    const list = page.getByTestId('third-party-clients');
+    await list.fill('http://agents.example.com/*');
+    await page.getByTestId('third-party-clients-field-error').getByText('Not an https client id').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('third-party-save').isDisabled()).toBe(true);
+    await list.fill('https://agents.example.com/*\nhttps://claude.example/oauth/client.json');
+    await page.getByTestId('third-party-save').click();
+    await page.getByText('Third-party access saved').waitFor({ state: 'visible' });
+
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ mode: string; clients: string[] }[]>`select mode, clients from third_party_access`;
+      expect(row).toEqual({ mode: 'listed', clients: ['https://agents.example.com/*', 'https://claude.example/oauth/client.json'] });
+    } finally {
+      await sql.end();
+    }
+    await page.reload();
+    await page.getByTestId('third-party-clients').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('third-party-clients').inputValue()).toBe(
+      'https://agents.example.com/*\nhttps://claude.example/oauth/client.json',
+    );
+
+    // A grant the demo user gave an agent (as oidc-provider stores one): listed, then revoked.
+    const seed = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [workspace] = await seed<{ id: string; slug: string; user_id: string }[]>`
+        select o.id, o.slug, u.id as user_id from organizations o
+          join memberships m on m.tenant_id = o.id join users u on u.id = m.user_id
+         where u.email = 'user@svc.local' and o.kind = 'tenant' limit 1`;
+      const payload = {
+        kind: 'Grant',
+        accountId: workspace?.user_id,
+        clientId: 'https://agents.example.com/notes/client.json',
+        openid: { scope: 'openid offline_access' },
+        resources: { 'https://mcp.example/mcp': 'notes.read notes.write' },
+        organization: { id: workspace?.id, slug: workspace?.slug },
+        iat: Math.floor(Date.now() / 1000),
+      };
+      await seed`insert into oidc_payloads (model, id, payload, expires_at)
+        values ('Grant', 'e2e-grant-0000000000000000', ${JSON.stringify(payload)}::text::jsonb, now() + interval '1 day')`;
+    } finally {
+      await seed.end();
+    }
+    await page.reload();
+    const row = page.locator('[data-testid="connected-app"][data-client-id="https://agents.example.com/notes/client.json"]');
+    await row.waitFor({ state: 'visible' });
+    expect(await row.getByTestId('connected-app-host').textContent()).toBe('agents.example.com');
+    expect(await row.getByTestId('connected-app-user').textContent()).toBe('user@svc.local');
+    expect(await row.getByTestId('connected-app-permissions').textContent()).toBe('notes.read, notes.write');
+    await saveScreenshot(page, 'third-party-access');
+    await row.getByTestId('connected-app-revoke').click();
+    await page.getByTestId('connected-app-revoke-dialog-confirm').click();
+    await page.getByTestId('connected-apps-empty').waitFor({ state: 'visible' });
+    const check = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      expect(await check`select 1 from oidc_payloads where model = 'Grant' and id = 'e2e-grant-0000000000000000'`).toHaveLength(0);
+    } finally {
+      await check.end();
+    }
+    expect(pageErrors, 'uncaught exceptions in the page').toEqual([]);
   });
 });

@@ -71,6 +71,10 @@ const router = createBrowserRouter(
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
             { path: 'settings/domains', element: page(async () => (await import('./pages/domains/domains-page.tsx')).DomainsPage) },
             {
+              path: 'settings/third-party-access',
+              element: page(async () => (await import('./pages/connected-apps/third-party-access-page.tsx')).ThirdPartyAccessPage),
+            },
+            {
               // The list and an organization's page (/organizations/<id>), one route as for applications.
               path: 'organizations/:id?',
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),

@@ -44,6 +44,8 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.unverified',
   'domain.deleted',
+  'third_party_access.updated',
+  'connected_app.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -92,6 +94,8 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'subscription.updated': 'subscription.read',
   'export.completed': 'exports.create',
   'domain.created': 'domains.read',
+  'third_party_access.updated': 'connected_apps.read',
+  'connected_app.revoked': 'connected_apps.read',
   'domain.updated': 'domains.read',
   'domain.verified': 'domains.read',
   'domain.unverified': 'domains.read',

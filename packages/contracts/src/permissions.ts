@@ -36,6 +36,8 @@ export const PERMISSIONS = [
   'applications.manage',
   'domains.read',
   'domains.manage',
+  'connected_apps.read',
+  'connected_apps.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -71,6 +73,8 @@ const descriptions: Record<Permission, string> = {
   'applications.manage': 'Create and update applications, rotate their secrets',
   'domains.read': "List the organization's email domains and their verification records",
   'domains.manage': 'Add, verify and delete email domains and choose what each does at sign-in',
+  'connected_apps.read': 'See which third-party apps and agents may connect to the organization',
+  'connected_apps.manage': 'Choose which third-party apps and agents may connect to the organization',
 };
 
 /**
@@ -92,6 +96,8 @@ export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permissio
   'email.process',
   // A domain's auto_join policy makes members: an admin's decision, like an invitation.
   'domains.manage',
+  // Which agents may act for the organization's people: an admin's decision.
+  'connected_apps.manage',
 ]);
 
 export function isAdminOnlyPermission(permission: Permission): boolean {

@@ -54,6 +54,8 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'subscription.updated': "The subscription changed: plan, seats, status, or the plan's features",
   'export.completed': 'An export finished',
   'domain.created': 'An email domain was added to the organization (not yet verified)',
+  'third_party_access.updated': 'Which third-party apps and agents may connect to the organization changed',
+  'connected_app.revoked': "An admin revoked a third-party app's or agent's grant: its refresh tokens stopped",
   'domain.updated': "A domain's sign-in policy changed (none, auto-join with a role, or require SSO)",
   'domain.verified': "A domain's DNS TXT record was found: the organization owns it",
   'domain.unverified': "A verified domain's DNS TXT record was no longer found by the daily re-check: it is pending again",

@@ -256,6 +256,7 @@ const TAGS: readonly { name: string; description: string }[] = [
   { name: 'api-keys', description: 'Tenant API keys, scoped by permission; each secret is shown once' },
   { name: 'audit-logs', description: "An organization's audit log" },
   { name: 'domains', description: "An organization's email domains: DNS TXT verification and what each does at sign-in" },
+  { name: 'connected apps', description: 'Which third-party apps and agents may connect to an organization' },
   { name: 'events', description: "An organization's event feed, read after a cursor" },
   { name: 'webhooks', description: 'Webhook endpoints, their signing secrets, deliveries and replays' },
   { name: 'email', description: 'Invitation email deliveries' },

@@ -5,6 +5,7 @@ import { authorizationRouter } from '../modules/authorization/router.ts';
 import { backendRouter } from '../modules/backend/router.ts';
 import { billingRouter } from '../modules/billing/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
+import { connectedAppsRouter } from '../modules/connected-apps/router.ts';
 import { domainsRouter } from '../modules/domains/router.ts';
 import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
 import { exportsRouter } from '../modules/exports/router.ts';
@@ -32,6 +33,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   roles: rolesRouter,
   domains: domainsRouter,
+  connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,
   invitations: invitationsRouter,
   auditLogs: auditLogsRouter,

@@ -23,6 +23,8 @@ export const NAV_ITEMS = [
   { id: 'settings', label: 'Settings', path: '/settings' },
   // Organization settings -> Domains (docs/enterprise.md "Domains").
   { id: 'domains', label: 'Domains', path: '/settings/domains' },
+  // Which third-party apps and agents may act for the organization's people (docs/oidc.md).
+  { id: 'third-party-access', label: 'Third-party access', path: '/settings/third-party-access' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
   // The product's catalog (docs/authorization.md): platform admins change it; whoever holds

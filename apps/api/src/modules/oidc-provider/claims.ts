@@ -3,8 +3,10 @@ import type { Db, Sql } from '@svc/db/client';
 import type { TokenResource } from '@svc/db/queries/token-resources';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { ApplicationCache } from '../applications/cache.ts';
+import { mayConnect } from '../connected-apps/service.ts';
 import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
 import { organizationOfGrant, standingOf } from './accounts.ts';
+import { NOT_ALLOWED_BY_ORGANIZATION } from './grants.ts';
 import { errors } from './library.ts';
 import { isThirdPartyClient } from './metadata-documents.ts';
 import type { TokenResources } from './resources.ts';
@@ -46,12 +48,23 @@ export async function tokenClaims(
   }
   const sid = token.sid;
   const base = { sid, grant_id: token.grantId };
+  const thirdParty = isThirdPartyClient(token.clientId ?? '');
+  const findGrant = async () => ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
+  if (thirdParty) {
+    // Each token of a third-party client (a code's, a refresh's) asks the organization it acts
+    // for again: one that stopped allowing the client stops its refresh tokens at once.
+    const organization = organizationOfGrant(await findGrant());
+    if (!organization || !(await mayConnect(deps.db, { organizationId: organization.id, clientId: token.clientId ?? '' }))) {
+      // invalid_grant, saying why (oidc-provider's own description would be "grant request is invalid").
+      throw Object.assign(new errors.InvalidGrant(NOT_ALLOWED_BY_ORGANIZATION), { error_description: NOT_ALLOWED_BY_ORGANIZATION });
+    }
+  }
   const api = isApiResourceToken(token) ? await deps.resources.byIdentifier(token.resourceServer.identifier()) : null;
   const scopes = (token.scope ?? '').split(' ');
   if (!api && !scopes.includes('organization')) {
     return base;
   }
-  const grant = ctx.oidc.entities.Grant ?? (token.grantId ? await ctx.oidc.provider.Grant.find(token.grantId) : undefined);
+  const grant = await findGrant();
   const standing = await standingOf(deps.db, deps.sql, {
     sessionId: sid,
     userId: token.accountId,
@@ -71,7 +84,7 @@ export async function tokenClaims(
   const asked = scopes.filter((s) => onApi.has(s));
   // A third-party client's token scope is what the person allowed (its grant): never, for
   // asking nothing, everything the person holds, as an application's is.
-  const wanted = asked.length > 0 || isThirdPartyClient(token.clientId ?? '') ? new Set(asked) : onApi;
+  const wanted = asked.length > 0 || thirdParty ? new Set(asked) : onApi;
   return { ...base, ...organization, permissions: organization.permissions.filter((p) => wanted.has(p)), ...entitlements };
 }
 

@@ -7,6 +7,7 @@ import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startMetadataDocumentServer } from '../../../../../test/support/metadata-document-server.ts';
 import { browseToRedirect } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
+import { seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import type { RunningServer } from '../../server.ts';
 
 const CALLBACK = 'http://127.0.0.1:53198/callback';
@@ -291,6 +292,92 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     const silent = await browseToRedirect(jar, `${server.url}/oidc/auth?${params}`, { svcUrl: server.url, redirectUri: CALLBACK });
     expect(silent.callback.searchParams.get('error')).toBe('consent_required');
     expect(silent.callback.searchParams.get('code')).toBeNull();
+  });
+
+  it("an organization's choice: off refuses before any page and stops refresh at once; listed admits only its clients", async () => {
+    const jar = new CookieJar();
+    const first = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES, consent: 'allow' });
+    expect(first.refreshToken).toBeTruthy();
+    const choose = (mode: string, clients: string[]) => database.sql`
+      insert into third_party_access (tenant_id, mode, clients) values (${app.organization.id}, ${mode}, ${clients})
+      on conflict (tenant_id) do update set mode = excluded.mode, clients = excluded.clients`;
+    const refresh = async () => {
+      const res = await fetch(`${server.url}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: first.refreshToken as string,
+          client_id: agent,
+          resource: NOTES,
+        }),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: string; error_description?: string; access_token?: string } };
+    };
+    try {
+      await choose('off', []);
+      expect(await refresh()).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: expect.stringContaining('does not allow this app') },
+      });
+      // A new browser is refused before the consent page; the one holding a grant, without one.
+      const fresh = await authorize(new CookieJar(), { scope: 'notes.read', resource: NOTES, consent: 'allow' });
+      expect(fresh.browsed.steps).not.toContain('consent');
+      expect(fresh.browsed.callback.searchParams.get('error')).toBe('access_denied');
+      expect(fresh.browsed.callback.searchParams.get('error_description')).toContain('does not allow this app');
+      const granted = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES });
+      expect(granted.browsed.callback.searchParams.get('error')).toBe('access_denied');
+      expect(granted.token).toBeUndefined();
+
+      // Listed: another origin's clients only, then a prefix that covers this client.
+      await choose('listed', ['https://agents.elsewhere.example/*']);
+      expect((await refresh()).status).toBe(400);
+      await choose('listed', [`${new URL(agent).origin}/`.concat('*')]);
+      // The refresh token refused above is spent for good: allowed again, the client asks again.
+      expect((await refresh()).status).toBe(400);
+      const listed = await authorize(new CookieJar(), { scope: 'notes.read', resource: NOTES, consent: 'allow' });
+      expect(decodeJwt(listed.token as string)).toMatchObject({ client_id: agent, scope: 'notes.read' });
+    } finally {
+      await choose('any', []);
+    }
+  });
+
+  it('an admin sees the grant on Connected apps and revokes it: its refresh token stops at once', async () => {
+    const jar = new CookieJar();
+    const first = await authorize(jar, { scope: 'notes.read offline_access', resource: NOTES, consent: 'allow' });
+    const admin = await seedSignedIn(server.services.db, { organization: app.organization, roleKey: 'org_admin' });
+    const listed = await fetch(`${server.url}/v1/connected-apps?organization_slug=${app.organization.slug}`, {
+      headers: { cookie: admin.cookie },
+    });
+    const apps = (
+      (await listed.json()) as { data: { id: string; clientId: string; user: { email: string }; permissions: Record<string, string[]> }[] }
+    ).data;
+    // The grant this authorization made: its access token names it (grant_id).
+    const grantId = decodeJwt(first.token as string).grant_id;
+    const grant = apps.find((a) => a.id === grantId);
+    expect(grant).toMatchObject({ clientId: agent, user: { email: 'user@svc.local' }, permissions: { [NOTES]: ['notes.read'] } });
+    const revoked = await fetch(`${server.url}/v1/connected-apps/${grant?.id}?organization_slug=${app.organization.slug}`, {
+      method: 'DELETE',
+      headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
+    });
+    expect(revoked.status).toBe(200);
+    const refresh = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: first.refreshToken as string,
+        client_id: agent,
+        resource: NOTES,
+      }),
+    });
+    expect(refresh.status).toBe(400);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    // Gone from the list; the next authorization asks the person again.
+    const after = await fetch(`${server.url}/v1/connected-apps?organization_slug=${app.organization.slug}`, {
+      headers: { cookie: admin.cookie },
+    });
+    expect(((await after.json()) as { data: { id: string }[] }).data.map((a) => a.id)).not.toContain(grant?.id);
   });
 
   it('still shows applications no consent page (first-party)', async () => {

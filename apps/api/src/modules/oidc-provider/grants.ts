@@ -6,6 +6,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { requestIdOf } from '../../http/errors.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
+import { mayConnect } from '../connected-apps/service.ts';
 import { type GrantOrganization, organizationOfGrant, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
 import { membersOnlyOrganization } from './clients.ts';
 import { errors, interactionPolicy } from './library.ts';
@@ -77,7 +78,7 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
   }
   oidc.session?.sidFor(client.clientId, current.session.id);
   if (isThirdPartyClient(client.clientId)) {
-    return consentedGrant(ctx, current, accountId);
+    return consentedGrant(deps.db, ctx, current, accountId);
   }
   const scopes = [...oidc.requestParamScopes];
   let organization: GrantOrganization | undefined;
@@ -122,7 +123,7 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
  * names, if it names one). Undefined otherwise: oidc-provider then asks for consent, as it does
  * when the request asks for more than the grant holds (its consent prompt compares them).
  */
-async function consentedGrant(ctx: KoaContextWithOIDC, current: SessionWithUser, accountId: string) {
+async function consentedGrant(db: Db, ctx: KoaContextWithOIDC, current: SessionWithUser, accountId: string) {
   const { oidc } = ctx;
   const clientId = oidc.client?.clientId ?? '';
   const fromConsent = (oidc.result as { consent?: { grantId?: unknown } } | undefined)?.consent?.grantId;
@@ -142,8 +143,17 @@ async function consentedGrant(ctx: KoaContextWithOIDC, current: SessionWithUser,
   if (!selectableOrganizations(current).some((o) => o.id === organization.id)) {
     return undefined;
   }
+  // The organization's choice of third parties (connected-apps/service.ts), as it is now: a
+  // client it no longer allows gets no authorization from an earlier consent either.
+  if (!(await mayConnect(db, { organizationId: organization.id, clientId }))) {
+    throw new errors.AccessDenied(NOT_ALLOWED_BY_ORGANIZATION);
+  }
   return grant;
 }
+
+/** Why a third-party client is refused by the organization it would act for. */
+export const NOT_ALLOWED_BY_ORGANIZATION =
+  'the organization does not allow this app to connect (its admins choose which third-party apps may)';
 
 /**
  * Records the application sign-in of the svc session (session_applications, one upsert). The

@@ -7,9 +7,11 @@ import { sendError } from '../../http/errors.ts';
 import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
+import { mayConnect } from '../connected-apps/service.ts';
 import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
 import { consentAsked, consentOrganization, consentView, heldPermissions } from './consent.ts';
+import { NOT_ALLOWED_BY_ORGANIZATION } from './grants.ts';
 import { isThirdPartyClient } from './metadata-documents.ts';
 import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
 import { trySignInRouter } from './try-sign-in.ts';
@@ -82,6 +84,16 @@ export function oidcProviderRouter(services: AppServices): Router {
       sendBrandedPage(res, input.brand, organizationPage(input.here, input.brand, current.memberships));
       return;
     }
+    // Nobody is asked to allow what the organization does not (connected-apps/service.ts).
+    if (!(await mayConnect(services.db, { organizationId: chosen.organization.id, clientId: input.clientId }))) {
+      await services.oidc.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: NOT_ALLOWED_BY_ORGANIZATION },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
     // Nothing asked beyond what the grant already answered: only prompt=consent (how any
     // client asks for offline_access) brought the person here. Asked again only for more.
     if (details.grantId && details.prompt.reasons.every((reason) => reason === 'consent_prompt')) {
@@ -144,6 +156,15 @@ export function oidcProviderRouter(services: AppServices): Router {
       return;
     }
     const { organization } = chosen;
+    if (!(await mayConnect(services.db, { organizationId: organization.id, clientId }))) {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: NOT_ALLOWED_BY_ORGANIZATION },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
     const held = await heldPermissions(services.db, organization);
     const asked = consentAsked(details);
     const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;

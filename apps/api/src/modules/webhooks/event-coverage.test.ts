@@ -6,6 +6,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { seedThirdPartyGrant } from '../connected-apps/connected-apps.matrix.ts';
 import { seedWebhookEndpoint } from './webhooks.fixtures.ts';
 
 /**
@@ -213,12 +214,27 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       await expectEvents(['domain.deleted'], () => call('DELETE', `/v1/domains/${domain.json.id}`, { cookie: admin.cookie })),
       'domain delete',
     );
+    expectOk(
+      await expectEvents(['third_party_access.updated'], () =>
+        call('PATCH', '/v1/third-party-access', { cookie: admin.cookie, body: { organization_slug: org.slug, mode: 'off' } }),
+      ),
+      'third-party access',
+    );
+    const grantId = await seedThirdPartyGrant(server.services.db, { tenantId: org.id, slug: org.slug, userId: admin.user.id });
+    expectOk(
+      await expectEvents(['connected_app.revoked'], () =>
+        call('DELETE', `/v1/connected-apps/${grantId}?organization_slug=${org.slug}`, { cookie: admin.cookie }),
+      ),
+      'connected app revoke',
+    );
 
     expect([...seen].sort()).toEqual(
       [
         'domain.created',
         'domain.updated',
         'domain.deleted',
+        'third_party_access.updated',
+        'connected_app.revoked',
         'invitation.created',
         'invitation.revoked',
         'invitation.accepted',
