@@ -25,6 +25,8 @@ const NAV_PAGES = [
   { id: 'audit-log', path: '/audit-log', heading: 'Audit log' },
   { id: 'exports', path: '/exports', heading: 'Exports' },
   { id: 'settings', path: '/settings', heading: 'Settings' },
+  { id: 'domains', path: '/settings/domains', heading: 'Domains' },
+  { id: 'third-party-access', path: '/settings/third-party-access', heading: 'Third-party access' },
   // The Authorization section: the product's catalog, read-only for an org admin (roles.read).
   { id: 'api-resources', path: '/authorization/resources', heading: 'API resources' },
   { id: 'product-roles', path: '/authorization/product-roles', heading: 'Product roles' },
@@ -97,7 +99,12 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
 
     await page.getByTestId('console-shell').waitFor({ state: 'visible' });
     await page.getByTestId('nav').waitFor({ state: 'visible' });
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Overview', ...NAV_PAGES.map((p) => p.heading)]);
+    // The pages in order, then the link to the API docs (in the navigation since the phone layout's menu).
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual([
+      'Overview',
+      ...NAV_PAGES.map((p) => p.heading),
+      'API docs',
+    ]);
     await page.getByTestId('overview').waitFor({ state: 'visible' });
     const version = page.getByTestId('service-api-version');
     await version.waitFor({ state: 'visible' });
