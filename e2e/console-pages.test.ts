@@ -3,8 +3,10 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NAV_ITEMS } from '../apps/console/src/layout/nav-items.ts';
+import { createTestDatabase } from '../test/support/db.ts';
 import { type SmtpCapture, startSmtpCapture } from '../test/support/mail.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import {
@@ -172,6 +174,7 @@ type Who = {
  */
 describeInChromium('e2e: console and hosted pages pass the page checks', () => {
   let server: E2EServer;
+  let databaseUrl: string;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let smtp: SmtpCapture;
   let browser: Browser;
@@ -244,6 +247,24 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     await must(tenant, 200, 'PATCH', `/v1/tenants/${organization.id}`, { name: 'Northwind Traders' });
     const second = await must(tenant, 201, 'POST', '/v1/tenants', { name: 'Northwind Traders – EU Operations (Frankfurt)' });
     const secondSlug = (second.tenant?.slug ?? second.slug) as string;
+    // A person's grant to an AI agent, as a consent stores it (oidc-provider's Grant): the
+    // Third-party access page lists it. No route makes one but the consent page itself.
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const grant = {
+        kind: 'Grant',
+        accountId: me.user.id,
+        clientId: 'https://agents.northwind-traders.example/assistants/order-desk/client-metadata.json',
+        openid: { scope: 'openid email offline_access' },
+        resources: { 'https://api.northwind-traders.example/orders': 'orders.read orders.export' },
+        organization,
+        iat: Math.floor(Date.now() / 1000),
+      };
+      await sql`insert into oidc_payloads (model, id, payload, expires_at)
+        values ('Grant', 'pagecheck-grant-00000000000', ${JSON.stringify(grant)}::text::jsonb, now() + interval '14 days')`;
+    } finally {
+      await sql.end();
+    }
 
     // Endpoints first: the events below are delivered to them.
     const eventTypes = [
@@ -456,7 +477,9 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     mkdirSync(PAGES_ARTIFACTS_DIR, { recursive: true });
     receiver = await startReceiver();
     smtp = await startSmtpCapture();
+    databaseUrl = await createTestDatabase();
     server = await startServer({
+      databaseUrl,
       env: {
         // The webhook receiver is on loopback.
         WEBHOOK_ALLOW_PRIVATE: 'true',

@@ -84,11 +84,20 @@ const MAX_CONNECTED_APPS = 500;
 
 const NOT_FOUND = 'connected app not found';
 
+/** The client id's host (a metadata document URL); the id itself should it not parse. */
+function hostOf(clientId: string): string {
+  try {
+    return new URL(clientId).host;
+  } catch {
+    return clientId;
+  }
+}
+
 function toConnectedApp(row: ThirdPartyGrantRow): TConnectedApp {
   return {
     id: row.grantId,
     clientId: row.clientId,
-    clientHost: new URL(row.clientId).host,
+    clientHost: hostOf(row.clientId),
     user: { id: row.userId, email: row.email },
     scopes: row.scope === '' ? [] : row.scope.split(' '),
     permissions: Object.fromEntries(
