@@ -244,8 +244,16 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     await other.waitForURL(atSignIn);
     await other.close();
 
-    // Coming back to the tab re-checks the session (me.get refetches on focus) and gets 401.
-    await page.evaluate(() => window.dispatchEvent(new Event('visibilitychange')));
+    // Coming back to the tab re-checks the session (me.get refetches on focus) and gets 401. The
+    // console may already be on its way (a refetch of its own): then the page it is leaving takes
+    // the event with it, and the navigation below is all that is left to see.
+    await page
+      .evaluate(() => window.dispatchEvent(new Event('visibilitychange')))
+      .catch((error: unknown) => {
+        if (!/Execution context was destroyed|navigation/i.test(String(error))) {
+          throw error;
+        }
+      });
     await page.waitForURL(signInUrl('/auth/console/members'));
     await saveScreenshot(page, 'auth-session-ended-signin');
 
