@@ -110,6 +110,16 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     return { browsed, token: body.access_token, refreshToken: body.refresh_token };
   }
 
+  /** The agent's refresh token redeemed for the notes API, as a public client. */
+  async function redeemRefresh(refreshToken: string | undefined) {
+    const res = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken as string, client_id: agent, resource: NOTES }),
+    });
+    return { status: res.status, body: (await res.json()) as { error?: string; error_description?: string; access_token?: string } };
+  }
+
   function consentPageOf(pages: string[]): string {
     const page = pages.find((p) => p.includes('data-testid="consent-allow"'));
     if (!page) {
@@ -168,19 +178,9 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     expect(second.browsed.steps).not.toContain('consent');
     expect(second.refreshToken).toBeTruthy();
     // The refresh token gives the API's token again, with what was allowed and nothing more.
-    const res = await fetch(`${server.url}/oidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: second.refreshToken as string,
-        client_id: agent,
-        resource: NOTES,
-      }),
-    });
-    const body = (await res.json()) as { access_token: string };
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(decodeJwt(body.access_token)).toMatchObject({ aud: NOTES, scope: 'notes.read', client_id: agent });
+    const { status, body } = await redeemRefresh(second.refreshToken);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(decodeJwt(body.access_token as string)).toMatchObject({ aud: NOTES, scope: 'notes.read', client_id: agent });
   });
 
   it('denying sends access_denied to the client, and nothing is granted', async () => {
@@ -301,19 +301,7 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
     const choose = (mode: string, clients: string[]) => database.sql`
       insert into third_party_access (tenant_id, mode, clients) values (${app.organization.id}, ${mode}, ${clients})
       on conflict (tenant_id) do update set mode = excluded.mode, clients = excluded.clients`;
-    const refresh = async () => {
-      const res = await fetch(`${server.url}/oidc/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: first.refreshToken as string,
-          client_id: agent,
-          resource: NOTES,
-        }),
-      });
-      return { status: res.status, body: (await res.json()) as { error?: string; error_description?: string; access_token?: string } };
-    };
+    const refresh = () => redeemRefresh(first.refreshToken);
     try {
       await choose('off', []);
       expect(await refresh()).toMatchObject({
@@ -361,18 +349,9 @@ describe('svc OpenID Provider: consent of third-party clients', () => {
       headers: { cookie: admin.cookie, 'content-type': 'application/json', origin: server.services.config.publicUrl },
     });
     expect(revoked.status).toBe(200);
-    const refresh = await fetch(`${server.url}/oidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: first.refreshToken as string,
-        client_id: agent,
-        resource: NOTES,
-      }),
-    });
+    const refresh = await redeemRefresh(first.refreshToken);
     expect(refresh.status).toBe(400);
-    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+    expect(refresh.body.error).toBe('invalid_grant');
     // Gone from the list; the next authorization asks the person again.
     const after = await fetch(`${server.url}/v1/connected-apps?organization_slug=${app.organization.slug}`, {
       headers: { cookie: admin.cookie },
