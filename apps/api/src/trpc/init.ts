@@ -6,6 +6,7 @@ import type { RequestContext } from '../context.ts';
 import { asAppError, errorBody, errorFields } from '../http/errors.ts';
 import { refusedInput } from '../http/input-guard.ts';
 import { classifyError, toTrpcError } from './errors.ts';
+import type { AccessRule } from '../modules/access/access-rule.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
 
 /** How an operation authenticates; drives its OpenAPI `security` and the docs. */
@@ -32,6 +33,13 @@ export type Meta = OpenApiMeta & {
    * invalid_secret_key, not_found and forbidden whatever its `auth`.
    */
   control?: true;
+  /**
+   * What the route needs of its caller: the permission, how its organization is found and
+   * whether only an org admin may call it. `resolveAccess` (trpc/access.ts), placed after the
+   * route's input, applies it and hands the handler `ctx.access`; the OpenAPI document carries the
+   * permission as `x-svc-permission`.
+   */
+  access?: AccessRule;
   /**
    * The route is a project, user, webhook or usage route under the subscription rule: its
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).
@@ -76,6 +84,7 @@ const t = initTRPC
   });
 
 export const router = t.router;
+export const middleware = t.middleware;
 
 /**
  * The first middleware of every procedure, on `/trpc` and `/v1` alike (one level, as every

@@ -7,9 +7,10 @@ import {
   ZListDomainsRequest,
   ZUpdateDomainRequest,
 } from '@svc/contracts/domains';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { createDomain, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
+import { createDomain, DOMAIN_RECORD, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
 
 const tags = ['domains'];
 
@@ -18,14 +19,21 @@ const tags = ['domains'];
  * changes domains.manage (an org admin's: auto-join makes members). Tenant API keys with the
  * scope may call every route.
  */
+const read = { permission: 'domains.read', organization: 'slug' } as const;
+const manage = { permission: 'domains.manage', organization: 'slug', adminOnly: true } as const;
+const readOne = { permission: 'domains.read', organization: DOMAIN_RECORD } as const;
+const manageOne = { permission: 'domains.manage', organization: DOMAIN_RECORD, adminOnly: true } as const;
+
 export const domainsRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/domains', tags, summary: "List an organization's email domains" } })
+    .meta({ access: read, openapi: { method: 'GET', path: '/domains', tags, summary: "List an organization's email domains" } })
     .input(ZListDomainsRequest)
+    .use(resolveAccess)
     .output(ZDomainPage)
-    .query(({ ctx, input }) => listDomains(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listDomains(ctx.services.db, ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       errors: ['domain_invalid', 'domain_public_suffix', 'domain_already_added', 'domain_verified_elsewhere'],
       openapi: {
         method: 'POST',
@@ -36,15 +44,21 @@ export const domainsRouter = router({
       successStatus: 201,
     })
     .input(ZCreateDomainRequest)
+    .use(resolveAccess)
     .output(ZDomain)
-    .mutation(({ ctx, input }) => createDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createDomain(ctx.services.db, ctx.access, ctx.request, input)),
   get: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/domains/{id}', tags, summary: 'Read an email domain and its verification record' } })
+    .meta({
+      access: readOne,
+      openapi: { method: 'GET', path: '/domains/{id}', tags, summary: 'Read an email domain and its verification record' },
+    })
     .input(ZDomainRef)
+    .use(resolveAccess)
     .output(ZDomain)
-    .query(({ ctx, input }) => getDomain(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => getDomain(ctx.services.db, ctx.access, input)),
   update: controlProcedure
     .meta({
+      access: manageOne,
       errors: ['unknown_role', 'platform_workspace_managed'],
       openapi: {
         method: 'PATCH',
@@ -54,15 +68,21 @@ export const domainsRouter = router({
       },
     })
     .input(ZUpdateDomainRequest)
+    .use(resolveAccess)
     .output(ZDomain)
-    .mutation(({ ctx, input }) => updateDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateDomain(ctx.services.db, ctx.access, ctx.request, input)),
   delete: controlProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/domains/{id}', tags, summary: 'Remove an email domain from the organization' } })
+    .meta({
+      access: manageOne,
+      openapi: { method: 'DELETE', path: '/domains/{id}', tags, summary: 'Remove an email domain from the organization' },
+    })
     .input(ZDomainRef)
+    .use(resolveAccess)
     .output(ZDeletedDomain)
-    .mutation(({ ctx, input }) => deleteDomain(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => deleteDomain(ctx.services.db, ctx.access, ctx.request, input)),
   verify: controlProcedureWithQuerySlug
     .meta({
+      access: manageOne,
       errors: ['domain_verified_elsewhere'],
       openapi: {
         method: 'POST',
@@ -72,6 +92,7 @@ export const domainsRouter = router({
       },
     })
     .input(ZDomainRef)
+    .use(resolveAccess)
     .output(ZDomain)
-    .mutation(({ ctx, input }) => verifyDomain(ctx.services.db, ctx.services.config.dns, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => verifyDomain(ctx.services.db, ctx.services.config.dns, ctx.access, ctx.request, input)),
 });

@@ -35,9 +35,8 @@ import { findOrganizationById } from '@svc/db/queries/organizations';
 import { addOrgMember } from '@svc/db/queries/users';
 import { checkDomainRecord, type DnsSettings } from '@svc/jobs/domains/dns-check';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
-import type { Principal } from '../access/principal.ts';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
+import { type Access, assertGrantable, assertMembershipsManaged } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';
 
@@ -65,26 +64,12 @@ export function toDomain(row: DomainRow): TDomain {
   };
 }
 
-/**
- * A domain's `{id}` routes: the organization named by `organization_slug`, else the one the id
- * claims; an id of an organization the caller cannot see answers exactly like an unknown id (404).
- */
-async function authorizeDomain(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TDomainRef,
-  permission: Permission,
-): Promise<{ access: Access; domain: DomainRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findDomainTenant,
-    read: findDomain,
-    notFound: DOMAIN_NOT_FOUND,
-    permission,
-    adminOnly: permission === 'domains.manage',
-  });
-  return { access, domain: record };
+/** A domain's `{id}` routes find their organization from the domain (modules/access/access-rule.ts). */
+export const DOMAIN_RECORD: RecordSource = { tenantOf: findDomainTenant, notFound: DOMAIN_NOT_FOUND };
+
+/** The domain an `{id}` route names, in the organization its access resolved. */
+function domainOf(db: DbOrTx, access: Access, input: TDomainRef): Promise<DomainRow> {
+  return recordIn(db, access, findDomain, input.id, DOMAIN_NOT_FOUND);
 }
 
 function normalizedOrThrow(raw: string): string {
@@ -97,15 +82,14 @@ function normalizedOrThrow(raw: string): string {
 
 const VERIFIED_ELSEWHERE = 'another organization has verified this domain; a domain is verified by one organization at most';
 
-export async function listDomains(db: Db, principal: Principal, input: TListDomainsRequest): Promise<TDomainPage> {
-  const { organization } = await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'domains.read' });
+export async function listDomains(db: Db, { organization }: Access, input: TListDomainsRequest): Promise<TDomainPage> {
   const scope = `domains:${organization.id}`;
   const rows = await listDomainRows(db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
   return toPage(scope, rows, input.limit, toDomain);
 }
 
-export async function getDomain(db: Db, principal: Principal, input: TDomainRef): Promise<TDomain> {
-  return toDomain((await authorizeDomain(db, principal, input, 'domains.read')).domain);
+export async function getDomain(db: Db, access: Access, input: TDomainRef): Promise<TDomain> {
+  return toDomain(await domainOf(db, access, input));
 }
 
 /**
@@ -113,12 +97,7 @@ export async function getDomain(db: Db, principal: Principal, input: TDomainRef)
  * before anything is read or written; a domain another organization has verified is 409
  * `domain_verified_elsewhere`, one this organization has already is 409 `domain_already_added`.
  */
-export async function createDomain(db: Db, principal: Principal, request: RequestMeta, input: TCreateDomainRequest): Promise<TDomain> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'domains.manage',
-    adminOnly: true,
-  });
+export async function createDomain(db: Db, access: Access, request: RequestMeta, input: TCreateDomainRequest): Promise<TDomain> {
   const domain = normalizedOrThrow(input.domain);
   const tenantId = access.organization.id;
   return db.transaction(async (tx) => {
@@ -130,7 +109,7 @@ export async function createDomain(db: Db, principal: Principal, request: Reques
     if (!row) {
       throw new AppError('domain_already_added', `the organization already has ${domain}`);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'domain.created',
       target: { type: 'domain', id: row.id },
@@ -152,14 +131,8 @@ function isInconclusive(error: DomainCheckError | null): boolean {
  * another token): pending, with why in `lastCheckError`; a verified domain whose record is gone
  * becomes pending (`domain.unverified`), as in the daily re-check. Answers the domain either way.
  */
-export async function verifyDomain(
-  db: Db,
-  dns: DnsSettings,
-  principal: Principal,
-  request: RequestMeta,
-  input: TDomainRef,
-): Promise<TDomain> {
-  const { access, domain } = await authorizeDomain(db, principal, input, 'domains.manage');
+export async function verifyDomain(db: Db, dns: DnsSettings, access: Access, request: RequestMeta, input: TDomainRef): Promise<TDomain> {
+  const domain = await domainOf(db, access, input);
   const tenantId = access.organization.id;
   // Outside the transaction: a slow resolver holds no lock.
   const error = await checkDomainRecord(dns, { domain: domain.domain, token: domain.verificationToken });
@@ -183,14 +156,14 @@ export async function verifyDomain(
         throw new AppError('not_found', DOMAIN_NOT_FOUND);
       }
       if (!current.verifiedAt && row.verifiedAt) {
-        await recordAudit(tx, principal, request, {
+        await recordAudit(tx, access.principal, request, {
           tenantId,
           action: 'domain.verified',
           target: { type: 'domain', id: row.id },
           summary: { domain: row.domain },
         });
       } else if (current.verifiedAt && !row.verifiedAt) {
-        await recordAudit(tx, principal, request, {
+        await recordAudit(tx, access.principal, request, {
           tenantId,
           action: 'domain.unverified',
           target: { type: 'domain', id: row.id },
@@ -222,8 +195,8 @@ async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, roleKey: 
  * the caller holds), and an organization whose memberships svc manages. `require_sso` is stored;
  * nothing enforces it until the organization has SSO connections (docs/enterprise.md "Domains").
  */
-export async function updateDomain(db: Db, principal: Principal, request: RequestMeta, input: TUpdateDomainRequest): Promise<TDomain> {
-  const { access, domain } = await authorizeDomain(db, principal, input, 'domains.manage');
+export async function updateDomain(db: Db, access: Access, request: RequestMeta, input: TUpdateDomainRequest): Promise<TDomain> {
+  const domain = await domainOf(db, access, input);
   const tenantId = access.organization.id;
   const roleKey = input.policy === 'auto_join' ? (input.autoJoinRoleKey ?? null) : null;
   if (roleKey !== null) {
@@ -239,7 +212,7 @@ export async function updateDomain(db: Db, principal: Principal, request: Reques
     if (!row) {
       throw new AppError('not_found', DOMAIN_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'domain.updated',
       target: { type: 'domain', id: row.id },
@@ -255,14 +228,14 @@ export async function updateDomain(db: Db, principal: Principal, request: Reques
 }
 
 /** DELETE /v1/domains/{id}: gone at once; a verified one frees the name for another organization. */
-export async function deleteDomain(db: Db, principal: Principal, request: RequestMeta, input: TDomainRef): Promise<TDeletedDomain> {
-  const { access, domain } = await authorizeDomain(db, principal, input, 'domains.manage');
+export async function deleteDomain(db: Db, access: Access, request: RequestMeta, input: TDomainRef): Promise<TDeletedDomain> {
+  const domain = await domainOf(db, access, input);
   return db.transaction(async (tx) => {
     const row = await deleteDomainRow(tx, { tenantId: access.organization.id, id: domain.id });
     if (!row) {
       throw new AppError('not_found', DOMAIN_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'domain.deleted',
       target: { type: 'domain', id: row.id },
