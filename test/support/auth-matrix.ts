@@ -4,6 +4,7 @@ import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { roles } from '@svc/db/schema/roles';
 import { describe, expect, it } from 'vitest';
 import { revokeSession } from '../../apps/api/src/modules/session-store/service.ts';
+import { buildOpenApiDocument } from '../../apps/api/src/http/openapi.ts';
 import type { RunningServer } from '../../apps/api/src/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from './tenancy.ts';
 
@@ -35,8 +36,11 @@ export type MatrixRoute = {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** The OpenAPI path template, e.g. `/v1/tenants/{id}/api-keys` (coverage matches on it). */
   template: string;
-  /** The permission the route checks. */
-  permission: Permission;
+  /**
+   * The permission the route checks: read from its procedure's `access` meta (the OpenAPI
+   * document's `x-svc-permission`); given here only for a route whose meta does not declare it.
+   */
+  permission?: Permission;
   /** Changes state: org_member gets 403 (docs/api.md "Tenants, members and permissions"). */
   mutation: boolean;
   /** Tenant API keys may call it (with the permission in scope). */
@@ -50,7 +54,10 @@ export type MatrixRoute = {
   okStatus?: number;
 };
 
-type Caller = { name: string; headers: () => Record<string, string>; expect: (route: MatrixRoute) => number | 'ok' };
+/** A row with the permission its route declares. */
+type ResolvedRoute = MatrixRoute & { permission: Permission };
+
+type Caller = { name: string; headers: () => Record<string, string>; expect: (route: ResolvedRoute) => number | 'ok' };
 
 async function send(server: RunningServer, route: MatrixRoute, req: { path: string; body?: unknown }, headers: Record<string, string>) {
   const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
@@ -68,8 +75,29 @@ async function send(server: RunningServer, route: MatrixRoute, req: { path: stri
   return { status: res.status, text };
 }
 
+type Operations = Record<string, Record<string, { 'x-svc-permission'?: Permission }>>;
+let declared: Operations | undefined;
+
+/**
+ * The route's permission as its procedure declares it (`x-svc-permission`), so a matrix row
+ * cannot drift from the route: a row that names another one, or neither, fails here.
+ */
+function declaredPermission(route: MatrixRoute): Permission {
+  declared ??= (buildOpenApiDocument('http://svc.test') as { paths: Operations }).paths;
+  const fromMeta = declared[route.template.replace(/^\/v1/, '')]?.[route.method.toLowerCase()]?.['x-svc-permission'];
+  if (fromMeta && route.permission && fromMeta !== route.permission) {
+    throw new Error(`${route.method} ${route.template}: the matrix says ${route.permission}, the route declares ${fromMeta}`);
+  }
+  const permission = fromMeta ?? route.permission;
+  if (!permission) {
+    throw new Error(`${route.method} ${route.template}: the route declares no permission (meta.access)`);
+  }
+  return permission;
+}
+
 /** Runs every route of `routes` as every kind of caller. `getServer` is read when tests run. */
-export function describeAuthMatrix(name: string, getServer: () => RunningServer, routes: MatrixRoute[]): void {
+export function describeAuthMatrix(name: string, getServer: () => RunningServer, given: MatrixRoute[]): void {
+  const routes = given.map((route): ResolvedRoute => ({ ...route, permission: declaredPermission(route) }));
   describe(`authorization matrix: ${name}`, () => {
     let fixture: MatrixFixture;
     let callers: Caller[];

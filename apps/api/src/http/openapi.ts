@@ -14,7 +14,14 @@ const SECURITY: Record<Exclude<AuthKind, 'none'>, Record<string, string[]>[]> = 
   sessionOrApiKey: [{ sessionCookie: [] }, { secretKey: [] }],
 };
 
-type Operation = { operationId?: string; security?: Record<string, string[]>[]; summary?: string; responses?: Record<string, unknown> };
+type Operation = {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  summary?: string;
+  responses?: Record<string, unknown>;
+  /** The control-plane permission the route checks (its procedure's `access` meta). */
+  'x-svc-permission'?: string;
+};
 type PathItem = Record<string, Operation>;
 
 const ENGINE_PARAM_SCHEMAS = {
@@ -354,6 +361,9 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
         ...(meta.subscription ? { '402': SUBSCRIPTION_REFUSAL_RESPONSE } : {}),
       };
       operation.security = meta.auth === undefined || meta.auth === 'none' ? [] : SECURITY[meta.auth];
+      if (meta.access) {
+        operation['x-svc-permission'] = meta.access.permission;
+      }
     }
   }
   (doc as unknown as { tags: typeof TAGS }).tags = TAGS;

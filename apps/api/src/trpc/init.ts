@@ -40,6 +40,8 @@ export type Meta = OpenApiMeta & {
    * permission as `x-svc-permission`.
    */
   access?: AccessRule;
+  /** Only platform admins may call it (`platformProcedure`): no organization, no permission to resolve. */
+  platformOnly?: true;
   /**
    * The route is a project, user, webhook or usage route under the subscription rule: its
    * mutations answer 402 while the organization's subscription blocks them (subscription-gate.ts).

@@ -89,7 +89,7 @@ export const userControlProcedure = controlProcedure.meta({ auth: 'session' }).u
  * and the same 403 whatever they ask, before the input is looked at. The service behind it
  * receives the platform admin and checks nothing more about who calls.
  */
-export const platformProcedure = userControlProcedure.use(async ({ ctx, next }) => {
+export const platformProcedure = userControlProcedure.meta({ platformOnly: true }).use(async ({ ctx, next }) => {
   assertPlatformAdmin(ctx.principal);
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
@@ -128,7 +128,7 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
  * `controlProcedureWithQuerySlug`. Every credential other than a platform admin's session,
  * an API key included, gets the platform-only 403.
  */
-export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug.meta({ auth: 'session' }).use(async ({ ctx, next }) => {
+export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug.meta({ auth: 'session', platformOnly: true }).use(async ({ ctx, next }) => {
   assertPlatformAdmin(ctx.principal);
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
