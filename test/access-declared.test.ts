@@ -15,7 +15,10 @@ type Def = { meta?: Meta; middlewares: Array<{ _type?: string }> };
 
 const RESOLVE = (resolveAccess as unknown as { _middlewares: unknown[] })._middlewares[0];
 
-const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>).map(([name, p]) => ({ name, def: p._def }));
+const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>).map(([name, p]) => ({
+  name,
+  def: p._def,
+}));
 
 /**
  * Control-plane procedures with no organization to resolve, and why. Anything else on the
@@ -74,6 +77,9 @@ describe('access declared on the procedure', () => {
       .filter((file) => /\bauthorize(Record)?\(/.test(readFileSync(file, 'utf8')))
       .map((file) => path.relative(ROOT, file));
     expect(calling.filter((file) => CALLS_AUTHORIZE[file] === undefined)).toEqual([]);
-    expect(Object.keys(CALLS_AUTHORIZE).filter((file) => !calling.includes(file)), 'listed but no longer calling').toEqual([]);
+    expect(
+      Object.keys(CALLS_AUTHORIZE).filter((file) => !calling.includes(file)),
+      'listed but no longer calling',
+    ).toEqual([]);
   });
 });

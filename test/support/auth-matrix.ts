@@ -3,8 +3,8 @@ import { PERMISSIONS, type Permission, SYSTEM_ROLES } from '@svc/contracts/permi
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { roles } from '@svc/db/schema/roles';
 import { describe, expect, it } from 'vitest';
-import { revokeSession } from '../../apps/api/src/modules/session-store/service.ts';
 import { buildOpenApiDocument } from '../../apps/api/src/http/openapi.ts';
+import { revokeSession } from '../../apps/api/src/modules/session-store/service.ts';
 import type { RunningServer } from '../../apps/api/src/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from './tenancy.ts';
 

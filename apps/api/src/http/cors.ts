@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ROUTE_POLICY } from './route-policy.ts';
 
-/** Public, credential-free routes that browsers on any origin may call. */
+/**
+ * Public, credential-free routes that browsers on any origin may call: the procedures that
+ * declare `publicCors` (http/route-policy.ts), and these documents served outside the procedures.
+ */
 const PUBLIC_PATHS = new Set([
-  '/v1/client/config',
-  '/v1/config',
-  '/v1/setup/agent-context',
+  ...ROUTE_POLICY.publicPaths,
   '/v1/openapi.json',
   '/llms.txt',
   // svc's OpenID Provider metadata and keys: single-page applications read them from the browser.

@@ -11,6 +11,7 @@ import { applyPublicCors } from './cors.ts';
 import { sendError } from './errors.ts';
 import { applyRateLimit, type RateLimiter, type RateLimitSubject } from './rate-limit.ts';
 import { assignRequestId } from './request-id.ts';
+import { ROUTE_POLICY } from './route-policy.ts';
 import { compileSecurityHeaders } from './security-headers.ts';
 
 /**
@@ -48,15 +49,6 @@ export function trpcProcedureCount(rawPath: string, url: string | undefined): nu
   return count > MAX_TRPC_BATCH ? 1 : count;
 }
 
-/** Routes authenticated by a backend credential: a known key spends its own budget. */
-const BACKEND_PREFIXES = [
-  '/v1/backend/',
-  '/v1/usage/events',
-  '/v1/usage-events',
-  '/v1/permissions/check',
-  '/trpc/backend.',
-  '/trpc/permissions.check',
-];
 /** API routes a tenant API key may call: a live key spends its own budget on them. */
 const API_PREFIXES = ['/v1/', '/trpc/'];
 /**
@@ -145,7 +137,8 @@ export function createEdge(services: AppServices, limiter: RateLimiter): Edge {
     const cost = path.startsWith('/trpc/') ? trpcProcedureCount(rawPath, req.url) : 1;
     const ip = clientIp(req);
     const ipSubject: RateLimitSubject = { scope: 'public', subject: ip, limit: config.rateLimit.publicPerMinute, cost };
-    const backend = BACKEND_PREFIXES.some((p) => path.startsWith(p));
+    // Routes authenticated by a backend credential (`rateLimit: 'backend'` in their meta): a known key spends its own budget.
+    const backend = ROUTE_POLICY.isBackend(path);
     if (!backend && !API_PREFIXES.some((p) => path.startsWith(p))) {
       return ipSubject;
     }

@@ -5,8 +5,8 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { RequestContext } from '../context.ts';
 import { asAppError, errorBody, errorFields } from '../http/errors.ts';
 import { refusedInput } from '../http/input-guard.ts';
-import { classifyError, toTrpcError } from './errors.ts';
 import type { AccessRule } from '../modules/access/access-rule.ts';
+import { classifyError, toTrpcError } from './errors.ts';
 import type { SubscriptionRule } from './subscription-gate.ts';
 
 /** How an operation authenticates; drives its OpenAPI `security` and the docs. */
@@ -40,6 +40,17 @@ export type Meta = OpenApiMeta & {
    * permission as `x-svc-permission`.
    */
   access?: AccessRule;
+  /**
+   * A credential-free route browsers on any origin may call: CORS `*`, no credentials
+   * (http/cors.ts, through http/route-policy.ts).
+   */
+  publicCors?: true;
+  /**
+   * The rate-limit class: `backend` for a route a backend calls with its secret key, which spends
+   * that key's own budget (http/edge.ts); every other route spends the caller's (a tenant API
+   * key's, else the client IP's).
+   */
+  rateLimit?: 'backend';
   /** Only platform admins may call it (`platformProcedure`): no organization, no permission to resolve. */
   platformOnly?: true;
   /**

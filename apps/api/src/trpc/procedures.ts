@@ -128,7 +128,9 @@ export const controlProcedureWithQuerySlug = authenticatedControlProcedure
  * `controlProcedureWithQuerySlug`. Every credential other than a platform admin's session,
  * an API key included, gets the platform-only 403.
  */
-export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug.meta({ auth: 'session', platformOnly: true }).use(async ({ ctx, next }) => {
-  assertPlatformAdmin(ctx.principal);
-  return next({ ctx: { ...ctx, principal: ctx.principal } });
-});
+export const platformProcedureWithQuerySlug = controlProcedureWithQuerySlug
+  .meta({ auth: 'session', platformOnly: true })
+  .use(async ({ ctx, next }) => {
+    assertPlatformAdmin(ctx.principal);
+    return next({ ctx: { ...ctx, principal: ctx.principal } });
+  });

@@ -7,6 +7,7 @@ import { describeBackendApplication } from './service.ts';
 export const backendRouter = router({
   application: secretKeyProcedure
     .meta({
+      rateLimit: 'backend',
       openapi: {
         method: 'GET',
         path: '/backend/application',

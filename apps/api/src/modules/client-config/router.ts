@@ -6,6 +6,7 @@ import { clientConfigOf } from './service.ts';
 export const clientConfigRouter = router({
   get: publishableKeyProcedure
     .meta({
+      publicCors: true,
       openapi: {
         method: 'GET',
         path: '/client/config',

@@ -13,7 +13,7 @@ import {
 } from '@svc/contracts/domains';
 import { AppError } from '@svc/contracts/errors';
 import { newId, randomBase62 } from '@svc/contracts/ids';
-import { isSystemRole, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
+import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
@@ -34,8 +34,8 @@ import {
 import { findOrganizationById } from '@svc/db/queries/organizations';
 import { addOrgMember } from '@svc/db/queries/users';
 import { checkDomainRecord, type DnsSettings } from '@svc/jobs/domains/dns-check';
-import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type RecordSource, recordIn } from '../access/access-rule.ts';
+import { type RequestMeta, recordAudit } from '../access/audit.ts';
 import { type Access, assertGrantable, assertMembershipsManaged } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import { claimSeat } from '../subscriptions/enforce.ts';

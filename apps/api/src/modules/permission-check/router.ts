@@ -7,6 +7,7 @@ import { checkPermission } from './service.ts';
 export const permissionCheckRouter = router({
   check: permissionCheckProcedure
     .meta({
+      rateLimit: 'backend',
       errors: ['application_disabled', 'unknown_permission'],
       openapi: {
         method: 'POST',

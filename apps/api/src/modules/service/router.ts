@@ -6,6 +6,7 @@ import { describeService } from './service.ts';
 export const serviceRouter = router({
   config: publicProcedure
     .meta({
+      publicCors: true,
       auth: 'none',
       openapi: {
         method: 'GET',

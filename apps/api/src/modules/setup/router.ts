@@ -9,6 +9,7 @@ import { loadAgentContext, resolveFormat } from './service.ts';
 export const setupRouter = router({
   agentContext: publishableKeyProcedure
     .meta({
+      publicCors: true,
       openapi: {
         method: 'GET',
         path: '/setup/agent-context',

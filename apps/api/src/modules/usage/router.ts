@@ -18,7 +18,7 @@ import { getUsageCounters, getUsageSummary, listUsageEvents } from './service.ts
  * Usage writers (docs/api.md "Usage"): an application secret key, a tenant API key with usage.write,
  * or a session with usage.write.
  */
-const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey' }).use(async ({ ctx, next }) => {
+const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', rateLimit: 'backend' }).use(async ({ ctx, next }) => {
   const writer = await usageWriterOf(ctx.services, ctx.req);
   return next({ ctx: { ...ctx, writer } });
 });
