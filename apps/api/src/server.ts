@@ -19,6 +19,7 @@ import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createRestAdapter } from './http/rest.ts';
+import type { RouteEntry } from './http/route-table.ts';
 import { createLogger, flushLogger } from './logging.ts';
 import { collectFrom } from './metrics.ts';
 import { ApiKeyUsage } from './modules/access/api-key-usage.ts';
@@ -40,6 +41,8 @@ export type RunningServer = {
   close: () => Promise<void>;
   /** The development engine's seeded people (their sign-in), when this process started one. */
   demoUsers: DemoUser[];
+  /** Every method and path this server answers, one owner each (http/route-table.ts). */
+  routes: readonly RouteEntry[];
 };
 
 /** A person the development engine signs in, as `svc serve` prints them at start. */
@@ -278,7 +281,7 @@ async function startOn(
     closing ??= shutdown();
     return closing;
   };
-  return { url, services, close, demoUsers: engine.demoUsers };
+  return { url, services, close, demoUsers: engine.demoUsers, routes: app.locals.routes as RouteEntry[] };
 }
 
 /**

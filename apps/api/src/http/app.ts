@@ -27,6 +27,7 @@ import { sendNotFound } from './not-found.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { assertOneOwnerPerRoute, expressRoutesOf, procedureRoutesOf } from './route-table.ts';
 
 /** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
 function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): Record<string, string> {
@@ -183,5 +184,9 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
     sendError(req, res, 'internal', 'Internal server error');
   };
   app.use(onUnhandled);
+  // One owner per method and path, across the procedures and every router above (route-table.ts).
+  const routes = [...procedureRoutesOf(appRouter._def.procedures as never), ...expressRoutesOf(app)];
+  assertOneOwnerPerRoute(routes);
+  app.locals.routes = routes;
   return app;
 }
