@@ -1,6 +1,7 @@
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../test/support/server.ts';
+import type { Meta } from '../trpc/init.ts';
 import { assertOneOwnerPerRoute, expressRoutesOf, procedureRoutesOf } from './route-table.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -42,7 +43,8 @@ describe('the route table', () => {
     const c = express.Router();
     c.get('/tenants/:id', () => undefined);
     mounted.use('/v1', c);
-    const procedures = { 'tenants.get': { _def: { meta: { openapi: { method: 'GET' as const, path: '/tenants/{id}' } } } } };
+    const meta: Meta = { openapi: { method: 'GET', path: '/tenants/{id}' } };
+    const procedures = { 'tenants.get': { _def: { meta } } };
     expect(() => assertOneOwnerPerRoute([...procedureRoutesOf(procedures), ...expressRoutesOf(mounted)])).toThrow(
       /procedure tenants.get and router #0/,
     );
