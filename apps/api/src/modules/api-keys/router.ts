@@ -6,9 +6,10 @@ import {
   ZCreateApiKeyRequest,
   ZListApiKeysRequest,
 } from '@svc/contracts/api-keys';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
+import { API_KEY_RECORD, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
 
 /**
  * Tenant API keys (docs/api.md "API keys"). Create and rotate hand out a raw secret, so only a signed-in
@@ -16,9 +17,14 @@ import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service
  * (a key rotating a broader key would obtain its secret). Listing and revoking are open to keys
  * with the scope (a leaked key can be revoked by a sibling service).
  */
+const read = { permission: 'api_keys.read', organization: 'id' } as const;
+const manage = { permission: 'api_keys.manage', organization: 'id' } as const;
+const manageOne = { permission: 'api_keys.manage', organization: API_KEY_RECORD } as const;
+
 export const apiKeysRouter = router({
   list: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/tenants/{id}/api-keys',
@@ -27,10 +33,12 @@ export const apiKeysRouter = router({
       },
     })
     .input(ZListApiKeysRequest)
+    .use(resolveAccess)
     .output(ZApiKeyPage)
-    .query(({ ctx, input }) => listApiKeys(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listApiKeys(ctx.services.db, ctx.access, input)),
   create: userControlProcedure
     .meta({
+      access: manage,
       openapi: {
         method: 'POST',
         path: '/tenants/{id}/api-keys',
@@ -40,10 +48,12 @@ export const apiKeysRouter = router({
       successStatus: 201,
     })
     .input(ZCreateApiKeyRequest)
+    .use(resolveAccess)
     .output(ZApiKeyWithSecret)
-    .mutation(({ ctx, input }) => createApiKey(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createApiKey(ctx.services.db, { ...ctx.access, principal: ctx.principal }, ctx.request, input)),
   rotate: userControlProcedure
     .meta({
+      access: manageOne,
       errors: ['conflict'],
       openapi: {
         method: 'POST',
@@ -53,13 +63,16 @@ export const apiKeysRouter = router({
       },
     })
     .input(ZApiKeyActionRequest)
+    .use(resolveAccess)
     .output(ZApiKeyWithSecret)
-    .mutation(({ ctx, input }) => rotateApiKey(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => rotateApiKey(ctx.services.db, { ...ctx.access, principal: ctx.principal }, ctx.request, input)),
   revoke: controlProcedure
     .meta({
+      access: manageOne,
       openapi: { method: 'POST', path: '/api-keys/{id}/revoke', tags: ['api-keys'], summary: 'Revoke an API key (idempotent)' },
     })
     .input(ZApiKeyActionRequest)
+    .use(resolveAccess)
     .output(ZApiKey)
-    .mutation(({ ctx, input }) => revokeApiKey(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => revokeApiKey(ctx.services.db, ctx.access, ctx.request, input)),
 });

@@ -9,7 +9,6 @@ import type {
 } from '@svc/contracts/api-keys';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
-import type { Permission } from '@svc/contracts/permissions';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
@@ -24,9 +23,9 @@ import {
   revokeApiKey as revokeApiKeyRow,
   rotateApiKeySecret,
 } from '@svc/db/queries/api-keys';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, authorize, creatorAccessOf } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
+import { type Access, assertGrantable, creatorAccessOf } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { newSecretKey } from '../applications/keys.ts';
 
@@ -59,26 +58,20 @@ export function toApiKey(row: ApiKeyRow, now = new Date()): TApiKey {
 /**
  * The `{id}`-only routes: the key names its organization, which is then authorized. A key of an
  * organization the caller cannot see answers exactly like an unknown id (same code, same
- * message), so ids of other tenants cannot be probed.
+ * message), so ids of other tenants cannot be probed. Their input is the id alone (no
+ * `organization_slug`), so the organization is always the one the key claims.
  */
-async function authorizeKey(
-  db: Db,
-  principal: Principal,
-  untrustedId: string,
-  permission: Permission,
-): Promise<{ access: Access; key: ApiKeyRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId,
-    tenantOf: findApiKeyTenant,
-    read: findApiKey,
-    notFound: KEY_NOT_FOUND,
-    permission,
-  });
-  return { access, key: record };
+export const API_KEY_RECORD: RecordSource = { tenantOf: findApiKeyTenant, notFound: KEY_NOT_FOUND };
+
+/** Access resolved for a signed-in person (the routes that hand out a secret: `userControlProcedure`). */
+export type UserAccess = Access & { principal: UserPrincipal };
+
+/** The key an `{id}` route names, in the organization its access resolved. */
+function keyOf(db: Db, access: Access, input: TApiKeyActionRequest): Promise<ApiKeyRow> {
+  return recordIn(db, access, findApiKey, input.id, KEY_NOT_FOUND);
 }
 
-export async function listApiKeys(db: Db, principal: Principal, input: TListApiKeysRequest): Promise<TApiKeyPage> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'api_keys.read' });
+export async function listApiKeys(db: Db, { organization }: Access, input: TListApiKeysRequest): Promise<TApiKeyPage> {
   const scope = `api_keys:${organization.id}`;
   const cursor = decodeCursor(scope, input.cursor);
   const rows = await listApiKeyRows(db, { tenantId: organization.id, limit: input.limit, cursor });
@@ -89,11 +82,11 @@ export async function listApiKeys(db: Db, principal: Principal, input: TListApiK
 /** Creates a key; its raw secret is in this answer and nowhere else, ever. Session callers only. */
 export async function createApiKey(
   db: Db,
-  principal: UserPrincipal,
+  access: UserAccess,
   request: RequestMeta,
   input: TCreateApiKeyRequest,
 ): Promise<TApiKeyWithSecret> {
-  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'api_keys.manage' });
+  const { principal } = access;
   // Never more than the creator may do directly (admin-only scopes need an org admin); at use,
   // the key stays bounded by what its creator may do then.
   assertGrantable(access, input.scopes, 'you cannot create a key with scopes you may not use yourself');
@@ -133,11 +126,12 @@ export async function createApiKey(
  */
 export async function rotateApiKey(
   db: Db,
-  principal: UserPrincipal,
+  access: UserAccess,
   request: RequestMeta,
   input: TApiKeyActionRequest,
 ): Promise<TApiKeyWithSecret> {
-  const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
+  const { principal } = access;
+  const key = await keyOf(db, access, input);
   assertGrantable(access, key.scopes, 'you cannot rotate a key with scopes you may not use yourself');
   const { secretKey, secretKeyHash, secretKeyPrefix } = newSecretKey();
   const now = new Date();
@@ -169,8 +163,9 @@ export async function rotateApiKey(
  * answers the key as it is (the first revocation time) and writes nothing, so a retried call
  * after a lost answer is safe.
  */
-export async function revokeApiKey(db: Db, principal: Principal, request: RequestMeta, input: TApiKeyActionRequest): Promise<TApiKey> {
-  const { access, key } = await authorizeKey(db, principal, input.id, 'api_keys.manage');
+export async function revokeApiKey(db: Db, access: Access, request: RequestMeta, input: TApiKeyActionRequest): Promise<TApiKey> {
+  const { principal } = access;
+  const key = await keyOf(db, access, input);
   // A narrow caller cannot switch off a broader key (a key may always revoke itself).
   if (!(principal.kind === 'api_key' && principal.apiKey.id === key.id)) {
     assertGrantable(access, key.scopes, 'you cannot revoke a key with scopes you may not use yourself');

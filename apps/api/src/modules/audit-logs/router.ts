@@ -1,4 +1,5 @@
 import { ZAuditLogPage, ZListAuditLogsRequest } from '@svc/contracts/audit-logs';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { listAuditLogs } from './service.ts';
@@ -6,6 +7,7 @@ import { listAuditLogs } from './service.ts';
 export const auditLogsRouter = router({
   list: controlProcedure
     .meta({
+      access: { permission: 'audit.read', organization: 'slug' },
       openapi: {
         method: 'GET',
         path: '/audit-logs',
@@ -16,6 +18,7 @@ export const auditLogsRouter = router({
       },
     })
     .input(ZListAuditLogsRequest)
+    .use(resolveAccess)
     .output(ZAuditLogPage)
-    .query(({ ctx, input }) => listAuditLogs(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listAuditLogs(ctx.services.db, ctx.access, input)),
 });

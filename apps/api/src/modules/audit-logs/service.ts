@@ -9,8 +9,7 @@ import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { type AuditLogFilter, type AuditLogRow, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
 import { findUserIdsByEmail } from '@svc/db/queries/users';
-import { authorize, isPlatformAdmin } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import { type Access, isPlatformAdmin } from '../access/authorize.ts';
 
 export function toAuditLogEntry(row: AuditLogRow): TAuditLogEntry {
   return {
@@ -48,11 +47,7 @@ export function instantOf(iso: string): Date {
  * that email: an email nobody has is an empty page, never an error (it says nothing about who
  * exists).
  */
-export async function listAuditLogs(db: Db, principal: Principal, input: TListAuditLogsRequest): Promise<TAuditLogPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: input.organization_slug !== undefined ? { slug: input.organization_slug } : {},
-    permission: 'audit.read',
-  });
+export async function listAuditLogs(db: Db, { organization, principal }: Access, input: TListAuditLogsRequest): Promise<TAuditLogPage> {
   // An email as stored (lowercase); ids are case-sensitive and kept as given.
   const actor = input.actor !== undefined && isActorEmail(input.actor) ? { email: input.actor.toLowerCase() } : undefined;
   const actorIds = actor ? await findUserIdsByEmail(db, actor.email) : input.actor !== undefined ? [input.actor] : undefined;

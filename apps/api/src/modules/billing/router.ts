@@ -14,11 +14,27 @@ import {
   ZUpsertBillingMappingAnswer,
   ZUpsertBillingMappingRequest,
 } from '@svc/contracts/billing';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { connectProvider, createProvider, listMappings, listProviders, listSyncLogs, retrySyncLog, upsertMapping } from './service.ts';
+import {
+  connectProvider,
+  createProvider,
+  listMappings,
+  listProviders,
+  listSyncLogs,
+  retrySyncLog,
+  SYNC_LOG_RECORD,
+  syncLogsOrganization,
+  upsertMapping,
+} from './service.ts';
 
 const tags = ['billing'];
+
+const readById = { permission: 'billing.read', organization: 'id' } as const;
+const manageById = { permission: 'billing.manage', organization: 'id', adminOnly: true } as const;
+const read = { permission: 'billing.read', organization: 'slug' } as const;
+const manage = { permission: 'billing.manage', organization: 'slug', adminOnly: true } as const;
 
 /**
  * Billing handoff (docs/api.md "Billing handoff"): provider records, event-type mappings and sync logs. Reads need
@@ -29,6 +45,7 @@ export const billingRouter = router({
   provider: router({
     list: controlProcedure
       .meta({
+        access: readById,
         openapi: {
           method: 'GET',
           path: '/tenants/{id}/billing/providers',
@@ -37,19 +54,23 @@ export const billingRouter = router({
         },
       })
       .input(ZListBillingProvidersRequest)
+      .use(resolveAccess)
       .output(ZBillingProvidersAnswer)
-      .query(({ ctx, input }) => listProviders(ctx.services.db, ctx.services.config.billing, ctx.principal, input)),
+      .query(({ ctx }) => listProviders(ctx.services.db, ctx.services.config.billing, ctx.access)),
     create: controlProcedure
       .meta({
+        access: manageById,
         errors: ['billing_provider_exists'],
         openapi: { method: 'POST', path: '/tenants/{id}/billing/providers', tags, summary: 'Create a billing provider record' },
         successStatus: 201,
       })
       .input(ZCreateBillingProviderRequest)
+      .use(resolveAccess)
       .output(ZBillingProviderRecord)
-      .mutation(({ ctx, input }) => createProvider(ctx.services.db, ctx.services.config.billing, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => createProvider(ctx.services.db, ctx.services.config.billing, ctx.access, ctx.request, input)),
     connect: controlProcedure
       .meta({
+        access: manage,
         errors: ['billing_mode_mismatch'],
         openapi: {
           method: 'POST',
@@ -59,17 +80,23 @@ export const billingRouter = router({
         },
       })
       .input(ZConnectBillingRequest)
+      .use(resolveAccess)
       .output(ZBillingProviderRecord)
-      .mutation(({ ctx, input }) => connectProvider(ctx.services.db, ctx.services.config.billing, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => connectProvider(ctx.services.db, ctx.services.config.billing, ctx.access, ctx.request, input)),
   }),
   mapping: router({
     list: controlProcedure
-      .meta({ openapi: { method: 'GET', path: '/billing/mappings', tags, summary: "List an organization's usage-to-provider mappings" } })
+      .meta({
+        access: read,
+        openapi: { method: 'GET', path: '/billing/mappings', tags, summary: "List an organization's usage-to-provider mappings" },
+      })
       .input(ZListBillingMappingsRequest)
+      .use(resolveAccess)
       .output(ZBillingMappingPage)
-      .query(({ ctx, input }) => listMappings(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listMappings(ctx.services.db, ctx.access, input)),
     upsert: controlProcedure
       .meta({
+        access: manage,
         openapi: {
           method: 'POST',
           path: '/billing/mappings',
@@ -81,19 +108,23 @@ export const billingRouter = router({
         created: { when: (answer: TUpsertBillingMappingAnswer) => answer.created, otherwise: 'Changed an existing one (`created: false`)' },
       })
       .input(ZUpsertBillingMappingRequest)
+      .use(resolveAccess)
       .output(ZUpsertBillingMappingAnswer)
-      .mutation(({ ctx, input }) => upsertMapping(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => upsertMapping(ctx.services.db, ctx.access, ctx.request, input)),
   }),
   syncLog: router({
     list: controlProcedure
       .meta({
+        access: { permission: 'billing.read', organization: syncLogsOrganization },
         openapi: { method: 'GET', path: '/billing/sync-logs', tags, summary: 'List billing sync logs, filtered by status and provider' },
       })
       .input(ZListBillingSyncLogsRequest)
+      .use(resolveAccess)
       .output(ZBillingSyncLogPage)
-      .query(({ ctx, input }) => listSyncLogs(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listSyncLogs(ctx.services.db, ctx.access, input)),
     retry: controlProcedureWithQuerySlug
       .meta({
+        access: { permission: 'billing.manage', organization: SYNC_LOG_RECORD, adminOnly: true },
         errors: ['billing_sync_log_not_retryable'],
         openapi: {
           method: 'POST',
@@ -103,7 +134,8 @@ export const billingRouter = router({
         },
       })
       .input(ZBillingSyncLogRef)
+      .use(resolveAccess)
       .output(ZBillingSyncLog)
-      .mutation(({ ctx, input }) => retrySyncLog(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => retrySyncLog(ctx.services.db, ctx.access, ctx.request, input)),
   }),
 });

@@ -12,7 +12,6 @@ import type {
   TConnectBillingRequest,
   TCreateBillingProviderRequest,
   TListBillingMappingsRequest,
-  TListBillingProvidersRequest,
   TListBillingSyncLogsRequest,
   TUpsertBillingMappingAnswer,
   TUpsertBillingMappingRequest,
@@ -36,10 +35,9 @@ import {
   upsertBillingProvider,
 } from '@svc/db/queries/billing';
 import { type BillingSettings, billingAdapterStatuses } from '@svc/jobs/billing/providers';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Access, UntrustedOrganizationRef } from '../access/authorize.ts';
 
 // Billing handoff (docs/api.md "Billing handoff"). Reads need billing.read; changes need billing.manage (and,
 // for a person, the org_admin role). Nothing here holds or answers a provider key: adapter status
@@ -115,13 +113,7 @@ function modeFor(settings: BillingSettings, provider: TBillingProvider, requeste
 }
 
 /** GET /v1/tenants/{id}/billing/providers: the organization's handoff records and the adapters' status. */
-export async function listProviders(
-  db: Db,
-  settings: BillingSettings,
-  principal: Principal,
-  input: TListBillingProvidersRequest,
-): Promise<TBillingProvidersAnswer> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'billing.read' });
+export async function listProviders(db: Db, settings: BillingSettings, { organization }: Access): Promise<TBillingProvidersAnswer> {
   const rows = await listBillingProviders(db, { tenantId: organization.id });
   return { data: rows.map(toBillingProviderRecord), nextCursor: null, adapters: adapterStatuses(settings) };
 }
@@ -130,11 +122,10 @@ export async function listProviders(
 export async function createProvider(
   db: Db,
   settings: BillingSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateBillingProviderRequest,
 ): Promise<TBillingProviderRecord> {
-  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'billing.manage', adminOnly: true });
   const mode = modeFor(settings, input.provider, input.mode);
   return db.transaction(async (tx) => {
     const row = await insertBillingProvider(tx, {
@@ -151,7 +142,7 @@ export async function createProvider(
         `the organization already has a ${input.provider} record: POST /v1/billing/connect/${input.provider} updates it`,
       );
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'billing_provider.created',
       target: { type: 'billing_provider', id: row.id },
@@ -165,15 +156,10 @@ export async function createProvider(
 export async function connectProvider(
   db: Db,
   settings: BillingSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TConnectBillingRequest,
 ): Promise<TBillingProviderRecord> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'billing.manage',
-    adminOnly: true,
-  });
   const mode = modeFor(settings, input.provider, input.mode);
   return db.transaction(async (tx) => {
     const { row, created } = await upsertBillingProvider(tx, {
@@ -183,7 +169,7 @@ export async function connectProvider(
       externalAccountId: input.externalAccountId,
       mode,
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'billing_provider.connected',
       target: { type: 'billing_provider', id: row.id },
@@ -196,15 +182,10 @@ export async function connectProvider(
 /** POST /v1/billing/mappings: maps an event type to a provider item, or re-points the mapping. */
 export async function upsertMapping(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TUpsertBillingMappingRequest,
 ): Promise<TUpsertBillingMappingAnswer> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'billing.manage',
-    adminOnly: true,
-  });
   return db.transaction(async (tx) => {
     const { row, created, previousItemId } = await upsertBillingMapping(tx, {
       id: newId('billingMapping'),
@@ -213,7 +194,7 @@ export async function upsertMapping(
       eventType: input.eventType,
       providerItemId: input.providerItemId,
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: created ? 'billing_mapping.created' : 'billing_mapping.updated',
       target: { type: 'billing_mapping', id: row.id },
@@ -229,20 +210,25 @@ export async function upsertMapping(
 }
 
 /** GET /v1/billing/mappings. */
-export async function listMappings(db: Db, principal: Principal, input: TListBillingMappingsRequest): Promise<TBillingMappingPage> {
-  const { organization } = await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'billing.read' });
+export async function listMappings(db: Db, { organization }: Access, input: TListBillingMappingsRequest): Promise<TBillingMappingPage> {
   const scope = `billing_mappings:${organization.id}`;
   const rows = await listBillingMappings(db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
   return toPage(scope, rows, input.limit, toBillingMapping);
 }
 
 /**
- * GET /v1/billing/sync-logs?tenant_id=: the organization named by `tenant_id` (docs/api.md), else by
- * `organization_slug`, else the caller's; both given must name the same one.
+ * The organization GET /v1/billing/sync-logs names: `tenant_id` (docs/api.md), else
+ * `organization_slug`, else the caller's.
  */
-export async function listSyncLogs(db: Db, principal: Principal, input: TListBillingSyncLogsRequest): Promise<TBillingSyncLogPage> {
-  const ref: UntrustedOrganizationRef = input.tenant_id !== undefined ? { id: input.tenant_id } : { slug: input.organization_slug };
-  const { organization } = await authorize(db, principal, { organization: ref, permission: 'billing.read' });
+export function syncLogsOrganization(input: TListBillingSyncLogsRequest): UntrustedOrganizationRef {
+  return input.tenant_id !== undefined ? { id: input.tenant_id } : { slug: input.organization_slug };
+}
+
+/**
+ * GET /v1/billing/sync-logs?tenant_id=: the organization of `syncLogsOrganization`; `tenant_id`
+ * and `organization_slug` both given must name the same one.
+ */
+export async function listSyncLogs(db: Db, { organization }: Access, input: TListBillingSyncLogsRequest): Promise<TBillingSyncLogPage> {
   if (input.tenant_id !== undefined && input.organization_slug !== undefined && input.organization_slug !== organization.slug) {
     throw new AppError('validation_failed', 'tenant_id and organization_slug name different organizations');
   }
@@ -257,36 +243,16 @@ export async function listSyncLogs(db: Db, principal: Principal, input: TListBil
   return toPage(scope, rows, input.limit, toBillingSyncLog);
 }
 
-/** A sync log's routes: an id of an organization the caller cannot see is an unknown id (404). */
-async function authorizeSyncLog(
-  db: Db,
-  principal: Principal,
-  ref: TBillingSyncLogRef,
-): Promise<{ access: Access; log: BillingSyncLogView }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findBillingSyncLogTenant,
-    read: findBillingSyncLog,
-    notFound: SYNC_LOG_NOT_FOUND,
-    permission: 'billing.manage',
-    adminOnly: true,
-  });
-  return { access, log: record };
-}
+/** A sync log's `{id}` routes find their organization from the log (modules/access/access-rule.ts). */
+export const SYNC_LOG_RECORD: RecordSource = { tenantOf: findBillingSyncLogTenant, notFound: SYNC_LOG_NOT_FOUND };
 
 /**
  * POST /v1/billing/sync-logs/{id}/retry: a failed or skipped log goes back to the queue with a
  * fresh round of attempts, and the sync task is woken in the same transaction. A queued or
  * succeeded log is 409 billing_sync_log_not_retryable (a succeeded one would be recorded twice).
  */
-export async function retrySyncLog(
-  db: Db,
-  principal: Principal,
-  request: RequestMeta,
-  input: TBillingSyncLogRef,
-): Promise<TBillingSyncLog> {
-  const { access, log } = await authorizeSyncLog(db, principal, input);
+export async function retrySyncLog(db: Db, access: Access, request: RequestMeta, input: TBillingSyncLogRef): Promise<TBillingSyncLog> {
+  const log = await recordIn(db, access, findBillingSyncLog, input.id, SYNC_LOG_NOT_FOUND);
   const tenantId = access.organization.id;
   const notRetryable = (status: string) =>
     new AppError(
@@ -307,7 +273,7 @@ export async function retrySyncLog(
       }
       throw notRetryable(current.status);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'billing_sync_log.retried',
       target: { type: 'billing_sync_log', id: row.id },

@@ -7,16 +7,22 @@ import {
   ZSetThirdPartyAccessRequest,
   ZThirdPartyAccess,
 } from '@svc/contracts/connected-apps';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { getThirdPartyAccess, listConnectedApps, revokeConnectedApp, setThirdPartyAccessFor } from './service.ts';
 
 const tags = ['connected apps'];
 
+/** Read with connected_apps.read, chosen and revoked by an org admin; the organization is `organization_slug`, else the caller's own. */
+const read = { permission: 'connected_apps.read', organization: 'slug' } as const;
+const manage = { permission: 'connected_apps.manage', organization: 'slug', adminOnly: true } as const;
+
 /** Which third-party apps and agents may connect to an organization (docs/oidc.md "Which third parties an organization allows"). */
 export const connectedAppsRouter = router({
   getThirdPartyAccess: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/third-party-access',
@@ -25,10 +31,12 @@ export const connectedAppsRouter = router({
       },
     })
     .input(ZGetThirdPartyAccessRequest)
+    .use(resolveAccess)
     .output(ZThirdPartyAccess)
-    .query(({ ctx, input }) => getThirdPartyAccess(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx }) => getThirdPartyAccess(ctx.services.db, ctx.access)),
   setThirdPartyAccess: controlProcedure
     .meta({
+      access: manage,
       openapi: {
         method: 'PATCH',
         path: '/third-party-access',
@@ -37,10 +45,12 @@ export const connectedAppsRouter = router({
       },
     })
     .input(ZSetThirdPartyAccessRequest)
+    .use(resolveAccess)
     .output(ZThirdPartyAccess)
-    .mutation(({ ctx, input }) => setThirdPartyAccessFor(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => setThirdPartyAccessFor(ctx.services.db, ctx.access, ctx.request, input)),
   list: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/connected-apps',
@@ -49,10 +59,12 @@ export const connectedAppsRouter = router({
       },
     })
     .input(ZListConnectedAppsRequest)
+    .use(resolveAccess)
     .output(ZConnectedAppList)
-    .query(({ ctx, input }) => listConnectedApps(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx }) => listConnectedApps(ctx.services.db, ctx.access)),
   revoke: controlProcedure
     .meta({
+      access: manage,
       openapi: {
         method: 'DELETE',
         path: '/connected-apps/{id}',
@@ -61,6 +73,7 @@ export const connectedAppsRouter = router({
       },
     })
     .input(ZConnectedAppRef)
+    .use(resolveAccess)
     .output(ZRevokedConnectedApp)
-    .mutation(({ ctx, input }) => revokeConnectedApp(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => revokeConnectedApp(ctx.services.db, ctx.access, ctx.request, input)),
 });

@@ -3,8 +3,6 @@ import {
   type TConnectedApp,
   type TConnectedAppList,
   type TConnectedAppRef,
-  type TGetThirdPartyAccessRequest,
-  type TListConnectedAppsRequest,
   type TRevokedConnectedApp,
   type TSetThirdPartyAccessRequest,
   type TThirdPartyAccess,
@@ -21,8 +19,7 @@ import {
   type ThirdPartyGrantRow,
 } from '@svc/db/queries/connected-apps';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
 
 /**
  * Which third-party apps and agents may connect to an organization (docs/oidc.md "Which third
@@ -38,27 +35,18 @@ function toAccess(organizationId: string, row: ThirdPartyAccessRow | undefined):
 }
 
 /** GET /v1/third-party-access. */
-export async function getThirdPartyAccess(db: Db, principal: Principal, input: TGetThirdPartyAccessRequest): Promise<TThirdPartyAccess> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'connected_apps.read',
-  });
+export async function getThirdPartyAccess(db: Db, { organization }: Access): Promise<TThirdPartyAccess> {
   return toAccess(organization.id, await findThirdPartyAccess(db, { tenantId: organization.id }));
 }
 
 /** PATCH /v1/third-party-access: the organization's choice, audited as `third_party_access.updated` (an event too). */
 export async function setThirdPartyAccessFor(
   db: Db,
-  principal: Principal,
+  { organization, principal }: Access,
   request: RequestMeta,
   input: TSetThirdPartyAccessRequest,
 ): Promise<TThirdPartyAccess> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'connected_apps.manage',
-    adminOnly: true,
-  });
-  const tenantId = access.organization.id;
+  const tenantId = organization.id;
   return db.transaction(async (tx) => {
     const before = toAccess(tenantId, await findThirdPartyAccess(tx, { tenantId }));
     const clients = input.clients === undefined ? before.clients : [...new Set(input.clients)];
@@ -109,11 +97,7 @@ function toConnectedApp(row: ThirdPartyGrantRow): TConnectedApp {
 }
 
 /** GET /v1/connected-apps: what the organization's people allowed third-party apps and agents, newest first. */
-export async function listConnectedApps(db: Db, principal: Principal, input: TListConnectedAppsRequest): Promise<TConnectedAppList> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'connected_apps.read',
-  });
+export async function listConnectedApps(db: Db, { organization }: Access): Promise<TConnectedAppList> {
   const rows = await listThirdPartyGrants(db, { tenantId: organization.id, limit: MAX_CONNECTED_APPS });
   return { data: rows.map(toConnectedApp) };
 }
@@ -125,16 +109,11 @@ export async function listConnectedApps(db: Db, principal: Principal, input: TLi
  */
 export async function revokeConnectedApp(
   db: Db,
-  principal: Principal,
+  { organization, principal }: Access,
   request: RequestMeta,
   input: TConnectedAppRef,
 ): Promise<TRevokedConnectedApp> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'connected_apps.manage',
-    adminOnly: true,
-  });
-  const tenantId = access.organization.id;
+  const tenantId = organization.id;
   return db.transaction(async (tx) => {
     const revoked = await revokeThirdPartyGrant(tx, { tenantId, grantId: input.id });
     if (!revoked) {

@@ -4,6 +4,7 @@ import {
   ZProcessEmailDeliveriesRequest,
   ZProcessEmailDeliveriesResponse,
 } from '@svc/contracts/email-deliveries';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { emailOutboxOf } from './outbox.ts';
@@ -12,6 +13,7 @@ import { listEmailDeliveries, processEmailDeliveriesNow } from './service.ts';
 export const emailDeliveriesRouter = router({
   list: controlProcedure
     .meta({
+      access: { permission: 'email.read', organization: 'slug', adminOnly: true },
       openapi: {
         method: 'GET',
         path: '/email-deliveries',
@@ -20,10 +22,12 @@ export const emailDeliveriesRouter = router({
       },
     })
     .input(ZListEmailDeliveriesRequest)
+    .use(resolveAccess)
     .output(ZEmailDeliveryPage)
-    .query(({ ctx, input }) => listEmailDeliveries(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listEmailDeliveries(ctx.services.db, ctx.access, input)),
   process: controlProcedure
     .meta({
+      access: { permission: 'email.process', organization: 'slug', adminOnly: true },
       errors: ['email_delivery_disabled'],
       openapi: {
         method: 'POST',
@@ -33,13 +37,14 @@ export const emailDeliveriesRouter = router({
       },
     })
     .input(ZProcessEmailDeliveriesRequest)
+    .use(resolveAccess)
     .output(ZProcessEmailDeliveriesResponse)
     .mutation(({ ctx, input }) =>
       processEmailDeliveriesNow(
         ctx.services.db,
         emailOutboxOf(ctx.services),
         ctx.services.config.email.worker.batchSize,
-        ctx.principal,
+        ctx.access,
         ctx.request,
         input,
       ),

@@ -11,8 +11,7 @@ import { decodeCursor, toPage } from '@svc/db/pagination';
 import { type EmailDeliveryRow, findEmailDeliveriesByIds, listEmailDeliveries as listRows } from '@svc/db/queries/email-deliveries';
 import { type EmailOutbox, processEmailDeliveries } from '@svc/jobs/email/process';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
 
 /**
  * The one place a delivery row becomes an answer (docs/architecture.md section 7): the body, the provider's message
@@ -39,14 +38,9 @@ export function toEmailDelivery(row: EmailDeliveryRow): TEmailDelivery {
 /** GET /v1/email-deliveries: the organization's outbox, newest first, for org admins. */
 export async function listEmailDeliveries(
   db: Db,
-  principal: Principal,
+  { organization }: Access,
   input: TListEmailDeliveriesRequest,
 ): Promise<{ data: TEmailDelivery[]; nextCursor: string | null }> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'email.read',
-    adminOnly: true,
-  });
   const scope = `email-deliveries:${organization.id}:${input.status ?? 'all'}`;
   const after = decodeCursor(scope, input.cursor);
   const rows = await listRows(db, { tenantId: organization.id, status: input.status, after, limit: input.limit + 1 });
@@ -55,8 +49,8 @@ export async function listEmailDeliveries(
 
 /**
  * POST /v1/email-deliveries/process: attempts the organization's due deliveries now (at most
- * `batchSize`), or exactly the selected ones, and answers what happened. Authorization comes
- * first, so an outsider learns nothing (404), not even whether email is enabled; then a disabled
+ * `batchSize`), or exactly the selected ones, and answers what happened. Access is resolved
+ * before (the route's rule), so an outsider learns nothing (404), not even whether email is enabled; then a disabled
  * outbox is `email_delivery_disabled`. Selected ids of another organization, or of none, are
  * `not_found`, exactly alike.
  */
@@ -64,15 +58,10 @@ export async function processEmailDeliveriesNow(
   db: Db,
   outbox: EmailOutbox,
   batchSize: number,
-  principal: Principal,
+  { organization, principal }: Access,
   request: RequestMeta,
   input: TProcessEmailDeliveriesRequest,
 ): Promise<TProcessEmailDeliveriesResponse> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'email.process',
-    adminOnly: true,
-  });
   const tenantId = organization.id;
   if (!outbox.settings.enabled) {
     throw new AppError(

@@ -1,7 +1,8 @@
 import { ZCreateExportRequest, ZCreateExportResponse, ZExport, ZExportPage, ZExportRef, ZListExportsRequest } from '@svc/contracts/exports';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
-import { createExport, getExport, listExports } from './service.ts';
+import { createExport, EXPORT_ACCESS, EXPORTS_ACCESS, getExport, listExports } from './service.ts';
 
 const tags = ['exports'];
 
@@ -12,6 +13,7 @@ const tags = ['exports'];
 export const exportsRouter = router({
   create: controlProcedure
     .meta({
+      access: EXPORTS_ACCESS,
       openapi: {
         method: 'POST',
         path: '/export/all',
@@ -21,15 +23,21 @@ export const exportsRouter = router({
       successStatus: 202,
     })
     .input(ZCreateExportRequest)
+    .use(resolveAccess)
     .output(ZCreateExportResponse)
-    .mutation(({ ctx, input }) => createExport(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createExport(ctx.services.db, ctx.access, ctx.request, input)),
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/exports', tags, summary: "List an organization's exports, newest first" } })
+    .meta({
+      access: EXPORTS_ACCESS,
+      openapi: { method: 'GET', path: '/exports', tags, summary: "List an organization's exports, newest first" },
+    })
     .input(ZListExportsRequest)
+    .use(resolveAccess)
     .output(ZExportPage)
-    .query(({ ctx, input }) => listExports(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listExports(ctx.services.db, ctx.access, input)),
   get: controlProcedure
     .meta({
+      access: EXPORT_ACCESS,
       openapi: {
         method: 'GET',
         path: '/exports/{id}',
@@ -38,6 +46,7 @@ export const exportsRouter = router({
       },
     })
     .input(ZExportRef)
+    .use(resolveAccess)
     .output(ZExport)
-    .query(({ ctx, input }) => getExport(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => getExport(ctx.services.db, ctx.access, input)),
 });

@@ -9,7 +9,7 @@ import type {
   TListExportsRequest,
 } from '@svc/contracts/exports';
 import { newId } from '@svc/contracts/ids';
-import type { Db, DbOrTx } from '@svc/db/client';
+import type { Db } from '@svc/db/client';
 import { addJob } from '@svc/db/jobs';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
@@ -22,19 +22,24 @@ import {
 } from '@svc/db/queries/exports';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
 import { EXPORT_BUILD_MAX_ATTEMPTS } from '@svc/jobs/tasks/exports-build';
+import { type AccessRule, accessOf, type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
+import type { Access } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 
 const NOT_FOUND = 'export not found';
 
+/** An export's `{id}` routes find their organization from the export (modules/access/access-rule.ts). */
+export const EXPORT_RECORD: RecordSource = { tenantOf: findExportTenant, notFound: NOT_FOUND };
+
 /**
  * Every export route needs `exports.create` and, for a person, the org_admin role: an export is
  * everything the organization owns (members, audit log, usage), more than any one `.read`
- * permission shows. A tenant API key with the `exports.create` scope may call them all.
+ * permission shows. A tenant API key with the `exports.create` scope may call them all. The
+ * organization is `organization_slug` (else the caller's own), or the export's for an `{id}`.
  */
-const PERMISSION = 'exports.create' as const;
+export const EXPORTS_ACCESS = { permission: 'exports.create', organization: 'slug', adminOnly: true } as const satisfies AccessRule;
+export const EXPORT_ACCESS = { permission: 'exports.create', organization: EXPORT_RECORD, adminOnly: true } as const satisfies AccessRule;
 
 /** The one place an export row becomes an answer: never the snapshot, never who asked. */
 export function toExport(row: ExportRecordRow): TExport {
@@ -51,39 +56,16 @@ export function toExport(row: ExportRecordRow): TExport {
   };
 }
 
-/** Every `{id}` route: an id of an organization the caller cannot see is an unknown id (404). */
-function authorizeExport<T>(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TExportRef,
-  read: (db: DbOrTx, opts: { tenantId: string; id: string }) => Promise<T | undefined>,
-): Promise<{ access: Access; record: T }> {
-  return authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findExportTenant,
-    read,
-    notFound: NOT_FOUND,
-    permission: PERMISSION,
-    adminOnly: true,
-  });
-}
-
 /**
  * POST /v1/export/all: the record (pending) and its build job in one transaction, with the audit
  * entry: the job exists if and only if the export does. 202: the worker builds it.
  */
 export async function createExport(
   db: Db,
-  principal: Principal,
+  { organization, principal }: Access,
   request: RequestMeta,
   input: TCreateExportRequest,
 ): Promise<TCreateExportResponse> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: PERMISSION,
-    adminOnly: true,
-  });
   const requestedBy = principal.kind === 'user' ? principal.user.id : principal.apiKey.id;
   return db.transaction(async (tx) => {
     const row = await insertExport(tx, { id: newId('export'), tenantId: organization.id, format: input.format, requestedBy });
@@ -99,18 +81,12 @@ export async function createExport(
 }
 
 /** GET /v1/exports/{id}. */
-export async function getExport(db: Db, principal: Principal, input: TExportRef): Promise<TExport> {
-  const { record } = await authorizeExport(db, principal, input, findExport);
-  return toExport(record);
+export async function getExport(db: Db, access: Access, input: TExportRef): Promise<TExport> {
+  return toExport(await recordIn(db, access, findExport, input.id, NOT_FOUND));
 }
 
 /** GET /v1/exports?organization_slug=: newest first. */
-export async function listExports(db: Db, principal: Principal, input: TListExportsRequest): Promise<TExportPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: PERMISSION,
-    adminOnly: true,
-  });
+export async function listExports(db: Db, { organization }: Access, input: TListExportsRequest): Promise<TExportPage> {
   const scope = `exports:${organization.id}`;
   const rows = await listExportRows(db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
   return toPage(scope, rows, input.limit, toExport);
@@ -125,7 +101,8 @@ export type ExportDownload = {
 };
 
 /**
- * GET /v1/exports/{id}/download, up to the first byte: authorized like every export route, then
+ * GET /v1/exports/{id}/download, up to the first byte: authorized like every export route (a plain
+ * Express route, no procedure: it resolves GET /v1/exports/{id}'s rule itself), then
  * 409 export_not_ready while pending or running and 409 export_failed for a failed one. The
  * snapshot's own format unless `format` asks for the other.
  */
@@ -134,7 +111,8 @@ export async function prepareDownload(
   principal: Principal,
   input: TExportRef & { format?: TExportFormat },
 ): Promise<ExportDownload> {
-  const { access, record: row } = await authorizeExport(db, principal, input, findExportWithSnapshot);
+  const access = await accessOf(db, principal, EXPORT_ACCESS, input);
+  const row = await recordIn(db, access, findExportWithSnapshot, input.id, NOT_FOUND);
   if (row.status === 'failed') {
     throw new AppError('export_failed', `export ${row.id} failed: ${row.error ?? 'create a new export'}`);
   }

@@ -1,4 +1,5 @@
 import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { listSessions, revokeSession } from './service.ts';
@@ -6,12 +7,17 @@ import { listSessions, revokeSession } from './service.ts';
 /** An organization's sign-in sessions (the cookie-session core is modules/session-store). */
 export const sessionsRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/sessions', tags: ['sessions'], summary: "List the sessions of an organization's members" } })
+    .meta({
+      access: { permission: 'sessions.read', organization: 'slug' },
+      openapi: { method: 'GET', path: '/sessions', tags: ['sessions'], summary: "List the sessions of an organization's members" },
+    })
     .input(ZListSessionsRequest)
+    .use(resolveAccess)
     .output(ZSessionPage)
-    .query(({ ctx, input }) => listSessions(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listSessions(ctx.services.db, ctx.access, input)),
   revoke: controlProcedureWithQuerySlug
     .meta({
+      access: { permission: 'sessions.revoke', organization: 'slug', adminOnly: true },
       openapi: {
         method: 'POST',
         path: '/sessions/{id}/revoke',
@@ -20,6 +26,7 @@ export const sessionsRouter = router({
       },
     })
     .input(ZRevokeSessionRequest)
+    .use(resolveAccess)
     .output(ZSession)
-    .mutation(({ ctx, input }) => revokeSession(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => revokeSession(ctx.services.db, ctx.access, ctx.request, input)),
 });

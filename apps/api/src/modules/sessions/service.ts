@@ -5,14 +5,10 @@ import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findOrgSession, listOrgSessions, type OrgSessionRow } from '@svc/db/queries/org-sessions';
 import { listApplicationsOfSessions, type SessionApplicationRow } from '@svc/db/queries/session-applications';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize, type UntrustedOrganizationRef } from '../access/authorize.ts';
+import type { Access } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { endSessions } from '../session-store/end.ts';
 import { deviceLabel } from './device.ts';
-
-function organizationRef(slug: string | undefined): UntrustedOrganizationRef {
-  return slug === undefined ? {} : { slug };
-}
 
 function statusOf(row: OrgSessionRow, now: Date): TSession['status'] {
   if (row.revokedAt) {
@@ -55,11 +51,12 @@ function toSession(row: OrgSessionRow, principal: Principal, now: Date, applicat
  * GET /v1/sessions: sessions active in the organization whose user is a member of it, newest
  * first; live ones only unless `state=all`.
  */
-export async function listSessions(db: Db, principal: Principal, input: TListSessionsRequest, now = new Date()): Promise<TSessionPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'sessions.read',
-  });
+export async function listSessions(
+  db: Db,
+  { organization, principal }: Access,
+  input: TListSessionsRequest,
+  now = new Date(),
+): Promise<TSessionPage> {
   const scope = JSON.stringify(['sessions', organization.id, input.state, input.user_id ?? null]);
   const after = decodeCursor(scope, input.cursor);
   const rows = await listOrgSessions(db, {
@@ -83,12 +80,12 @@ export async function listSessions(db: Db, principal: Principal, input: TListSes
  * A session of another organization is a 404; revoking a revoked one answers it unchanged (no
  * second audit entry).
  */
-export async function revokeSession(db: Db, principal: Principal, request: RequestMeta, input: TRevokeSessionRequest): Promise<TSession> {
-  const { organization } = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'sessions.revoke',
-    adminOnly: true,
-  });
+export async function revokeSession(
+  db: Db,
+  { organization, principal }: Access,
+  request: RequestMeta,
+  input: TRevokeSessionRequest,
+): Promise<TSession> {
   const tenantId = organization.id;
   const now = new Date();
   return db.transaction(async (tx) => {

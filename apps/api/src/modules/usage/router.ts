@@ -9,6 +9,7 @@ import {
   ZUsageSummary,
   ZUsageSummaryRequest,
 } from '@svc/contracts/usage';
+import { resolveAccess } from '../../trpc/access.ts';
 import { publicProcedure, router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { ingestUsage, usageWriterOf } from './ingest.ts';
@@ -33,6 +34,14 @@ const NEW_EVENT = {
     'A replay of one event (`{ event, duplicate: true }`: the same idempotencyKey and payload as a recorded event), or a batch (`{ results }`, in request order)',
 };
 
+/**
+ * Reading usage needs usage.read in the organization: the `/tenants/{id}` routes' id, or
+ * `organization_slug` (else the caller's own). Writers are not control-plane principals (an
+ * application secret key is one): ingestUsage authorizes them itself (ingest.ts).
+ */
+const readById = { permission: 'usage.read', organization: 'id' } as const;
+const readBySlug = { permission: 'usage.read', organization: 'slug' } as const;
+
 export const usageRouter = router({
   events: router({
     create: usageWriterProcedure
@@ -55,6 +64,7 @@ export const usageRouter = router({
       .mutation(({ ctx, input }) => ingestUsage(ctx.services, ctx.writer, input, 'usage')),
     list: controlProcedure
       .meta({
+        access: readById,
         openapi: {
           method: 'GET',
           path: '/tenants/{id}/usage/events',
@@ -65,8 +75,9 @@ export const usageRouter = router({
         },
       })
       .input(ZListUsageEventsRequest)
+      .use(resolveAccess)
       .output(ZUsageEventPage)
-      .query(({ ctx, input }) => listUsageEvents(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listUsageEvents(ctx.services.db, ctx.access, input)),
   }),
   metering: router({
     create: usageWriterProcedure
@@ -91,6 +102,7 @@ export const usageRouter = router({
   summary: router({
     get: controlProcedure
       .meta({
+        access: readById,
         openapi: {
           method: 'GET',
           path: '/tenants/{id}/usage/summary',
@@ -101,12 +113,14 @@ export const usageRouter = router({
         },
       })
       .input(ZUsageSummaryRequest)
+      .use(resolveAccess)
       .output(ZUsageSummary)
-      .query(({ ctx, input }) => getUsageSummary(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => getUsageSummary(ctx.services.db, ctx.access, input)),
   }),
   counters: router({
     get: controlProcedure
       .meta({
+        access: readBySlug,
         openapi: {
           method: 'GET',
           path: '/usage',
@@ -116,7 +130,8 @@ export const usageRouter = router({
         },
       })
       .input(ZUsageCountersRequest)
+      .use(resolveAccess)
       .output(ZUsageCounters)
-      .query(({ ctx, input }) => getUsageCounters(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx }) => getUsageCounters(ctx.services.db, ctx.access)),
   }),
 });

@@ -3,7 +3,6 @@ import {
   MAX_SUMMARY_RANGE_MS,
   type TListUsageEventsRequest,
   type TUsageCounters,
-  type TUsageCountersRequest,
   type TUsageEventPage,
   type TUsageSummary,
   type TUsageSummaryRequest,
@@ -17,8 +16,7 @@ import {
   listUsageEvents as listUsageEventRows,
   summarizeUsage,
 } from '@svc/db/queries/usage';
-import { authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
 import { instantOf } from '../audit-logs/service.ts';
 import { toUsageEvent } from './ingest.ts';
 import { thresholdQuantity } from './thresholds.ts';
@@ -33,8 +31,7 @@ export function monthOf(now: number): { start: number; end: number } {
  * GET /v1/tenants/{id}/usage/events (usage.read): newest occurredAt first, keyset paging. A cursor
  * only continues the list (organization and filters) it came from.
  */
-export async function listUsageEvents(db: Db, principal: Principal, input: TListUsageEventsRequest): Promise<TUsageEventPage> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'usage.read' });
+export async function listUsageEvents(db: Db, { organization }: Access, input: TListUsageEventsRequest): Promise<TUsageEventPage> {
   const from = input.from !== undefined ? instantOf(input.from).getTime() : undefined;
   const to = input.to !== undefined ? instantOf(input.to).getTime() : undefined;
   // Validated values never contain `|` except idempotency keys, which come last and whole.
@@ -59,8 +56,12 @@ export async function listUsageEvents(db: Db, principal: Principal, input: TList
  * day or hour buckets, read from the hourly totals only (its cost does not grow with the number
  * of events). Default range: the current calendar month (UTC).
  */
-export async function getUsageSummary(db: Db, principal: Principal, input: TUsageSummaryRequest, now = Date.now()): Promise<TUsageSummary> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'usage.read' });
+export async function getUsageSummary(
+  db: Db,
+  { organization }: Access,
+  input: TUsageSummaryRequest,
+  now = Date.now(),
+): Promise<TUsageSummary> {
   const month = monthOf(now);
   const from =
     input.from !== undefined
@@ -103,16 +104,7 @@ export async function getUsageSummary(db: Db, principal: Principal, input: TUsag
  * GET /v1/usage?organization_slug= (usage.read): this calendar month's quantity per event type
  * against the plan's limits, and seats used against the subscription's.
  */
-export async function getUsageCounters(
-  db: Db,
-  principal: Principal,
-  input: TUsageCountersRequest,
-  now = Date.now(),
-): Promise<TUsageCounters> {
-  const { organization } = await authorize(db, principal, {
-    organization: input.organization_slug !== undefined ? { slug: input.organization_slug } : {},
-    permission: 'usage.read',
-  });
+export async function getUsageCounters(db: Db, { organization }: Access, now = Date.now()): Promise<TUsageCounters> {
   const period = monthOf(now);
   const [rows, subscription, members, crossings] = await Promise.all([
     summarizeUsage(db, { tenantId: organization.id, from: period.start, to: period.end, bucket: 'day' }),

@@ -8,23 +8,40 @@ import {
   ZUser,
   ZUserPage,
 } from '@svc/contracts/users';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { createUser, getUser, listUsers, removeUser, updateUser } from './service.ts';
 
+/**
+ * users.read lists and reads members; users.manage (an org admin's) adds, changes and removes
+ * them. The organization is `organization_slug`, else the caller's own.
+ */
+const read = { permission: 'users.read', organization: 'slug' } as const;
+const manage = { permission: 'users.manage', organization: 'slug', adminOnly: true } as const;
+
 export const usersRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/users', tags: ['users'], summary: "List an organization's users (its members)" } })
+    .meta({
+      access: read,
+      openapi: { method: 'GET', path: '/users', tags: ['users'], summary: "List an organization's users (its members)" },
+    })
     .input(ZListUsersRequest)
+    .use(resolveAccess)
     .output(ZUserPage)
-    .query(({ ctx, input }) => listUsers(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listUsers(ctx.services.db, ctx.access, input)),
   get: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: "Read one of an organization's users (a member)" } })
+    .meta({
+      access: read,
+      openapi: { method: 'GET', path: '/users/{id}', tags: ['users'], summary: "Read one of an organization's users (a member)" },
+    })
     .input(ZGetUserRequest)
+    .use(resolveAccess)
     .output(ZUser)
-    .query(({ ctx, input }) => getUser(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => getUser(ctx.services.db, ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       // engine_*: a new person is created in the engine first (engine-users.ts).
       errors: [
         'already_member',
@@ -44,12 +61,14 @@ export const usersRouter = router({
       subscription: { seats: 'adds' },
     })
     .input(ZCreateUserRequest)
+    .use(resolveAccess)
     .output(ZUser)
     .mutation(({ ctx, input }) =>
-      createUser({ db: ctx.services.db, engineAdmin: ctx.services.config.engine.admin }, ctx.principal, ctx.request, input),
+      createUser({ db: ctx.services.db, engineAdmin: ctx.services.config.engine.admin }, ctx.access, ctx.request, input),
     ),
   update: controlProcedure
     .meta({
+      access: manage,
       errors: [
         'last_org_admin',
         'membership_pending',
@@ -67,10 +86,12 @@ export const usersRouter = router({
       subscription: {},
     })
     .input(ZUpdateUserRequest)
+    .use(resolveAccess)
     .output(ZUser)
-    .mutation(({ ctx, input }) => updateUser(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateUser(ctx.services.db, ctx.access, ctx.request, input)),
   remove: controlProcedure
     .meta({
+      access: manage,
       errors: ['last_org_admin', 'platform_admin_protected', 'platform_workspace_managed'],
       openapi: {
         method: 'DELETE',
@@ -81,6 +102,7 @@ export const usersRouter = router({
       subscription: { seats: 'removes' },
     })
     .input(ZRemoveUserRequest)
+    .use(resolveAccess)
     .output(ZRemoveUserResponse)
-    .mutation(({ ctx, input }) => removeUser(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => removeUser(ctx.services.db, ctx.access, ctx.request, input)),
 });

@@ -35,15 +35,7 @@ import {
 } from '@svc/db/queries/users';
 import type { EngineAdminApi } from '../../env.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import {
-  assertGrantable,
-  assertMembershipsManaged,
-  authorize,
-  isPlatformAdmin,
-  permissionsOfRole,
-  type UntrustedOrganizationRef,
-} from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import { type Access, assertGrantable, assertMembershipsManaged, isPlatformAdmin, permissionsOfRole } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import { revokeKeysOfCreator } from '../api-keys/service.ts';
 import { endSessions } from '../session-store/end.ts';
@@ -52,10 +44,6 @@ import { type ProvisionedIdentity, provisionEngineUser } from './engine-users.ts
 
 /** What creating a user needs besides the database: the engine admin API, when configured. */
 export type UsersDeps = { db: Db; engineAdmin: EngineAdminApi | null };
-
-export function organizationRef(slug: string | undefined): UntrustedOrganizationRef {
-  return slug === undefined ? {} : { slug };
-}
 
 /**
  * A member as the organization sees them. Until the person accepts an `invited` membership, the
@@ -105,11 +93,7 @@ async function assertRoleExists(db: DbOrTx, tenantId: string, roleKey: string): 
 const USER_NOT_FOUND = 'user not found';
 
 /** GET /v1/users: the organization's members as users, newest member first. */
-export async function listUsers(db: Db, principal: Principal, input: TListUsersRequest): Promise<TUserPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'users.read',
-  });
+export async function listUsers(db: Db, { organization }: Access, input: TListUsersRequest): Promise<TUserPage> {
   const scope = JSON.stringify(['users', organization.id, input.status ?? null, input.email ?? null]);
   const after = decodeCursor(scope, input.cursor);
   const rows = await listOrgUsers(db, {
@@ -127,11 +111,7 @@ export async function listUsers(db: Db, principal: Principal, input: TListUsersR
  * person who is not a member of it is 404 like an id that does not exist, whatever other
  * organization they are in.
  */
-export async function getUser(db: Db, principal: Principal, input: TGetUserRequest): Promise<TUser> {
-  const { organization } = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'users.read',
-  });
+export async function getUser(db: Db, { organization }: Access, input: TGetUserRequest): Promise<TUser> {
   const untrustedUserId = input.id;
   const row = await findOrgUser(db, { tenantId: organization.id, userId: untrustedUserId });
   if (!row) {
@@ -163,14 +143,9 @@ export async function getUser(db: Db, principal: Principal, input: TGetUserReque
  *   email verified by the engine, else a new pre-provisioned user (no subject). Sign-in links it
  *   later by subject or by an engine-verified email only (modules/identity).
  */
-export async function createUser(deps: UsersDeps, principal: Principal, request: RequestMeta, input: TCreateUserRequest): Promise<TUser> {
+export async function createUser(deps: UsersDeps, access: Access, request: RequestMeta, input: TCreateUserRequest): Promise<TUser> {
   const { db } = deps;
-  const access = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'users.manage',
-    adminOnly: true,
-  });
-  const { organization } = access;
+  const { organization, principal } = access;
   assertMembershipsManaged(organization);
   const tenantId = organization.id;
   const roleKey = input.roleKey ?? 'org_member';
@@ -273,12 +248,8 @@ async function userForEmail(tx: DbOrTx, opts: { email: string; name: string; eng
  *   409 last_org_admin (checked under a per-organization lock, so two admins demoting each other
  *   at once cannot both succeed).
  */
-export async function updateUser(db: Db, principal: Principal, request: RequestMeta, input: TUpdateUserRequest): Promise<TUser> {
-  const access = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'users.manage',
-    adminOnly: true,
-  });
+export async function updateUser(db: Db, access: Access, request: RequestMeta, input: TUpdateUserRequest): Promise<TUser> {
+  const { principal } = access;
   const platformAdmin = isPlatformAdmin(principal);
   if ((input.name !== undefined || input.accountStatus !== undefined) && !platformAdmin) {
     throw new AppError(
@@ -395,18 +366,8 @@ export async function updateUser(db: Db, principal: Principal, request: RequestM
  *   same transaction, so their next request no longer sees this one, and the tenant API keys the
  *   person created here are revoked (being invited again does not revive them).
  */
-export async function removeUser(
-  db: Db,
-  principal: Principal,
-  request: RequestMeta,
-  input: TRemoveUserRequest,
-): Promise<TRemoveUserResponse> {
-  const access = await authorize(db, principal, {
-    organization: organizationRef(input.organization_slug),
-    permission: 'users.manage',
-    adminOnly: true,
-  });
-  const { organization } = access;
+export async function removeUser(db: Db, access: Access, request: RequestMeta, input: TRemoveUserRequest): Promise<TRemoveUserResponse> {
+  const { organization, principal } = access;
   assertMembershipsManaged(organization);
   const tenantId = organization.id;
   const userId = input.id;

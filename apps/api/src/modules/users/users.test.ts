@@ -12,6 +12,7 @@ import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { type SignedIn, seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import type { EngineAdminApi } from '../../env.ts';
+import { type Access, authorize } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { signInFromEngine } from '../identity/service.ts';
 import { createSession } from '../session-store/service.ts';
@@ -63,6 +64,15 @@ async function principalOf(signedIn: SignedIn): Promise<Principal> {
     throw new Error('seeded session is not live');
   }
   return { kind: 'user', ...found };
+}
+
+/** What POST /v1/users resolves for this person in `slug` (users.manage, org admins only). */
+async function manageAccessOf(signedIn: SignedIn, slug: string): Promise<Access> {
+  return authorize(server.services.db, await principalOf(signedIn), {
+    organization: { slug },
+    permission: 'users.manage',
+    adminOnly: true,
+  });
 }
 
 function engineAdmin(): EngineAdminApi {
@@ -326,7 +336,7 @@ describe('POST /v1/users', () => {
   it('an engine failure (unreachable, error answer, timeout) writes nothing in svc', async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
-    const principal = await principalOf(admin);
+    const access = await manageAccessOf(admin, org.slug);
     const failing = http.createServer((req, res) => {
       if (req.url?.includes('slow')) {
         return; // never answers
@@ -343,7 +353,7 @@ describe('POST /v1/users', () => {
       ];
       for (const [engine, code] of cases) {
         const email = `engine-down-${unique()}@acme.test`;
-        const failure = await createUser({ db, engineAdmin: engine }, principal, REQUEST, { organization_slug: org.slug, email }).catch(
+        const failure = await createUser({ db, engineAdmin: engine }, access, REQUEST, { organization_slug: org.slug, email }).catch(
           (e: unknown) => e,
         );
         expect(failure).toMatchObject({ code });
@@ -361,9 +371,9 @@ describe('POST /v1/users', () => {
   it('without an engine admin API: a user with no engine subject, linked later only by an engine-verified email, still only invited', async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
-    const principal = await principalOf(admin);
+    const access = await manageAccessOf(admin, org.slug);
     const email = `placeholder-${unique()}@acme.test`;
-    const created = await createUser({ db, engineAdmin: null }, principal, REQUEST, {
+    const created = await createUser({ db, engineAdmin: null }, access, REQUEST, {
       organization_slug: org.slug,
       email,
       roleKey: 'org_admin',
@@ -410,12 +420,12 @@ describe('POST /v1/users', () => {
   it('a person who signed in before with an unverified email gets the pre-provisioned memberships once the engine verifies it', async () => {
     const db = server.services.db;
     const { org, admin } = await orgWithAdmin();
-    const principal = await principalOf(admin);
+    const access = await manageAccessOf(admin, org.slug);
     const email = `late-verify-${unique()}@acme.test`;
     const subject = `sub-late-${unique()}`;
     const identity = { subject, email, name: 'Late', groups: [] };
     const before = await signInFromEngine(db, { ...identity, emailVerified: false }, { platformAdminGroup: 'platform-admins' });
-    const created = await createUser({ db, engineAdmin: null }, principal, REQUEST, {
+    const created = await createUser({ db, engineAdmin: null }, access, REQUEST, {
       organization_slug: org.slug,
       email,
       roleKey: 'org_admin',
