@@ -7,14 +7,12 @@ import {
   type TCreateApplicationRequest,
   type TJwkSet,
   type TListApplicationsRequest,
-  type TListProductPermissionsRequest,
   type TProductPermissionCatalog,
   type TSetApplicationStatusRequest,
   type TUpdateApplicationRequest,
 } from '@svc/contracts/applications';
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
-import type { Permission } from '@svc/contracts/permissions';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
@@ -33,9 +31,9 @@ import {
 import { listProductPermissionOptions } from '@svc/db/queries/machine-clients';
 import { ensureOrganization, type OrganizationRow } from '@svc/db/queries/organizations';
 import { type AddressPolicy, checkUrlWithoutDns } from '@svc/jobs/webhooks/ssrf';
+import { type AccessRule, accessOf, type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
+import type { Access } from '../access/authorize.ts';
 import type { Principal } from '../access/principal.ts';
 import { endSessions } from '../session-store/end.ts';
 import type { ApplicationCache } from './cache.ts';
@@ -387,33 +385,25 @@ function oauthSettings(input: TCreateApplicationRequest['oauth']): ApplicationRo
 }
 
 /**
- * Authorizes a route on one application and loads it: the organization named by
- * `organization_slug`, else the one the id claims. An unknown id, an id of an organization the
- * caller cannot see, an id outside the named organization and the keyless application all answer
- * the same 404.
+ * An application's `{id}` routes find their organization from the application:
+ * `organization_slug` when named, else the one the id claims (modules/access/access-rule.ts). An
+ * unknown id, an id of an organization the caller cannot see, an id outside the named
+ * organization and the keyless application all answer the same 404.
  */
-async function authorizeApplication(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TApplicationRef,
-  permission: Permission,
-): Promise<{ access: Access; application: ApplicationRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: (db, { untrustedId }) => findApplicationTenantId(db, { id: untrustedId }),
-    read: findApplication,
-    notFound: NOT_FOUND,
-    permission,
-  });
-  return { access, application: record };
+export const APPLICATION_RECORD: RecordSource = {
+  tenantOf: (db, { untrustedId }) => findApplicationTenantId(db, { id: untrustedId }),
+  notFound: NOT_FOUND,
+};
+
+/** What reading one application needs: the rule of `GET /v1/applications/{id}` (router.ts). */
+export const READ_APPLICATION: AccessRule = { permission: 'applications.read', organization: APPLICATION_RECORD };
+
+/** The application an `{id}` route names, in the organization its access resolved. */
+function applicationOf(db: DbOrTx, access: Access, ref: TApplicationRef): Promise<ApplicationRow> {
+  return recordIn(db, access, findApplication, ref.id, NOT_FOUND);
 }
 
-export async function listApplicationsOf(db: Db, principal: Principal, input: TListApplicationsRequest): Promise<TApplicationPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'applications.read',
-  });
+export async function listApplicationsOf(db: Db, { organization }: Access, input: TListApplicationsRequest): Promise<TApplicationPage> {
   const scope = `applications:${organization.id}:${input.status ?? '*'}`;
   const rows = await listApplications(db, {
     tenantId: organization.id,
@@ -424,22 +414,25 @@ export async function listApplicationsOf(db: Db, principal: Principal, input: TL
   return toPage(scope, rows, input.limit, toApplication);
 }
 
+export async function getApplicationIn(db: Db, access: Access, input: TApplicationRef): Promise<TApplication> {
+  return toApplication(await applicationOf(db, access, input));
+}
+
+/**
+ * An application read outside a procedure (the console's try sign-in, a plain route): the
+ * caller's access resolved by the route's own rule, then the same read.
+ */
 export async function getApplication(db: Db, principal: Principal, input: TApplicationRef): Promise<TApplication> {
-  const { application } = await authorizeApplication(db, principal, input, 'applications.read');
-  return toApplication(application);
+  return getApplicationIn(db, await accessOf(db, principal, READ_APPLICATION, input), input);
 }
 
 /** Creates an application with fresh keys; the secret key is in the answer this once. */
 export async function createApplicationFor(
   { db, urlPolicy }: { db: Db } & UrlPolicy,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateApplicationRequest,
 ): Promise<TApplicationWithSecret> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'applications.manage',
-  });
   const { organization } = access;
   const logoUrl = logoUrlOf(input.logoUrl);
   const backchannelLogoutUrl = backchannelLogoutUrlOf(input.backchannelLogoutUrl, urlPolicy);
@@ -466,7 +459,7 @@ export async function createApplicationFor(
       machine,
     });
     const { application } = created;
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: organization.id,
       action: 'application.created',
       target: { type: 'application', id: application.id },
@@ -511,11 +504,11 @@ export async function createdSummary(application: ApplicationRow): Promise<Recor
  */
 export async function updateApplication(
   services: CacheAndDb & UrlPolicy,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TUpdateApplicationRequest,
 ): Promise<TApplication> {
-  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const application = await applicationOf(services.db, access, input);
   const wasMachine = application.clientType === 'machine';
   if (input.clientType !== undefined && input.clientType !== application.clientType && (wasMachine || input.clientType === 'machine')) {
     throw new AppError(
@@ -565,7 +558,7 @@ export async function updateApplication(
       throw new AppError('not_found', NOT_FOUND);
     }
     const machineChanges = machine ? await machineChangesOf(application, machine) : { changes: {} };
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'application.updated',
       target: { type: 'application', id: application.id },
@@ -609,11 +602,11 @@ async function machineChangesOf(before: MachineColumns, after: MachineColumns): 
 /** Enables or disables an application; public and backend routes follow on every process at once. */
 export async function setApplicationStatusFor(
   services: CacheAndDb,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TSetApplicationStatusRequest,
 ): Promise<TApplication> {
-  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const application = await applicationOf(services.db, access, input);
   if (application.clientType === 'machine' && input.status === 'active') {
     // Disabling takes power away, so anyone who manages applications may (a leaked machine
     // client is stopped by whoever sees it first); enabling gives it back.
@@ -626,7 +619,7 @@ export async function setApplicationStatusFor(
   }
   const result = await services.db.transaction(async (tx) => {
     const updated = await changeApplicationStatus(tx, { application, organization: access.organization }, input.status);
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'application.updated',
       target: { type: 'application', id: application.id },
@@ -641,11 +634,11 @@ export async function setApplicationStatusFor(
 /** A new secret key, shown once; the old one is refused on every process from the commit on. */
 export async function rotateApplicationSecretFor(
   services: CacheAndDb,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TApplicationRef,
 ): Promise<TApplicationWithSecret> {
-  const { access, application } = await authorizeApplication(services.db, principal, input, 'applications.manage');
+  const application = await applicationOf(services.db, access, input);
   if (application.clientType === 'machine') {
     // The new secret would be a credential holding more than the caller does.
     await assertNotAboveCaller(
@@ -657,7 +650,7 @@ export async function rotateApplicationSecretFor(
   }
   const result = await services.db.transaction(async (tx) => {
     const rotated = await rotateApplicationSecret(tx, { application, organization: access.organization });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'application.secret_rotated',
       target: { type: 'application', id: application.id },
@@ -673,12 +666,7 @@ export async function rotateApplicationSecretFor(
  * The product's permissions a machine client may be granted, with their API resource: readable by
  * whoever may read the organization's applications (and by platform admins).
  */
-export async function listProductPermissionsFor(
-  db: Db,
-  principal: Principal,
-  input: TListProductPermissionsRequest,
-): Promise<TProductPermissionCatalog> {
-  await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'applications.read' });
+export async function listProductPermissionsFor(db: Db, _access: Access): Promise<TProductPermissionCatalog> {
   const rows = await listProductPermissionOptions(db);
   return {
     data: rows.map((r) => ({

@@ -20,6 +20,7 @@ import {
   ZUpdateApiResourceRequest,
   ZUpdateProductRoleRequest,
 } from '@svc/contracts/authorization';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, platformProcedure } from '../../trpc/procedures.ts';
 import {
@@ -40,6 +41,8 @@ import {
 const tags = ['authorization'];
 const READERS =
   'Platform admins, and whoever holds roles.read in the organization named by organization_slug (default: the session workspace, an API key its own), who build custom roles from it.';
+/** The catalog's reads: roles.read in the organization named (or the caller's own). */
+const read = { permission: 'roles.read', organization: 'slug' } as const;
 const PLATFORM_ONLY = 'Platform admins only (anyone else signed in gets 403 forbidden; an API key 403).';
 
 /** The product's API resources and permissions, and its product roles (docs/authorization.md). */
@@ -47,6 +50,7 @@ export const authorizationRouter = router({
   resource: router({
     list: controlProcedure
       .meta({
+        access: read,
         openapi: {
           method: 'GET',
           path: '/api-resources',
@@ -56,10 +60,12 @@ export const authorizationRouter = router({
         },
       })
       .input(ZListApiResourcesRequest)
+      .use(resolveAccess)
       .output(ZApiResourcePage)
-      .query(({ ctx, input }) => listApiResources(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listApiResources(ctx.services.db, ctx.access, input)),
     get: controlProcedure
       .meta({
+        access: read,
         openapi: {
           method: 'GET',
           path: '/api-resources/{id}',
@@ -69,8 +75,9 @@ export const authorizationRouter = router({
         },
       })
       .input(ZGetApiResourceRequest)
+      .use(resolveAccess)
       .output(ZApiResource)
-      .query(({ ctx, input }) => getApiResource(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => getApiResource(ctx.services.db, ctx.access, input)),
     create: platformProcedure
       .meta({
         errors: ['permission_name_reserved', 'permission_name_taken', 'resource_identifier_taken'],
@@ -161,6 +168,7 @@ export const authorizationRouter = router({
   productRole: router({
     list: controlProcedure
       .meta({
+        access: read,
         openapi: {
           method: 'GET',
           path: '/product-roles',
@@ -170,8 +178,9 @@ export const authorizationRouter = router({
         },
       })
       .input(ZListProductRolesRequest)
+      .use(resolveAccess)
       .output(ZProductRolePage)
-      .query(({ ctx, input }) => listProductRoles(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listProductRoles(ctx.services.db, ctx.access, input)),
     create: platformProcedure
       .meta({
         errors: ['product_role_key_taken', 'unknown_permission'],

@@ -54,8 +54,8 @@ import {
 import { countPendingInvitationsWithRole } from '@svc/db/queries/invitations';
 import { countMembershipsWithRole } from '@svc/db/queries/roles';
 import { type AuditEntry, type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
-import type { Principal, UserPrincipal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
+import type { UserPrincipal } from '../access/principal.ts';
 
 /**
  * The product's authorization catalog (docs/authorization.md): API resources with their
@@ -71,11 +71,9 @@ export type CatalogActor = UserPrincipal | null;
 /**
  * The catalog is the same for every organization, but reading it is a right of an organization's
  * role managers: roles.read in the organization named (or the session's workspace, an API key's
- * own). A platform admin holds it everywhere.
+ * own), declared on the read routes (router.ts). A platform admin holds it everywhere. The read
+ * functions take that Access, unused beyond proving the route resolved it.
  */
-async function authorizeCatalogRead(db: Db, principal: Principal, organizationSlug: string | undefined): Promise<void> {
-  await authorize(db, principal, { organization: { slug: organizationSlug }, permission: 'roles.read' });
-}
 
 function toApiPermission(p: ApiResourceWithPermissions['permissions'][number]): TApiPermission {
   return { name: p.name, description: p.description, createdAt: p.createdAt.toISOString() };
@@ -106,18 +104,16 @@ export async function apiResourcePage(
 /** GET /v1/api-resources. */
 export async function listApiResources(
   db: Db,
-  principal: Principal,
+  _access: Access,
   input: TListApiResourcesRequest,
 ): Promise<{ data: TApiResource[]; nextCursor: string | null }> {
-  await authorizeCatalogRead(db, principal, input.organization_slug);
   return apiResourcePage(db, input);
 }
 
 const RESOURCE_NOT_FOUND = 'API resource not found';
 
 /** GET /v1/api-resources/{id}. */
-export async function getApiResource(db: Db, principal: Principal, input: TGetApiResourceRequest): Promise<TApiResource> {
-  await authorizeCatalogRead(db, principal, input.organization_slug);
+export async function getApiResource(db: Db, _access: Access, input: TGetApiResourceRequest): Promise<TApiResource> {
   const row = await findApiResourceById(db, { id: input.id });
   if (!row) {
     throw new AppError('not_found', RESOURCE_NOT_FOUND);
@@ -157,10 +153,9 @@ export async function productRolePage(
 /** GET /v1/product-roles. */
 export async function listProductRoles(
   db: Db,
-  principal: Principal,
+  _access: Access,
   input: TListProductRolesRequest,
 ): Promise<{ data: TProductRole[]; nextCursor: string | null }> {
-  await authorizeCatalogRead(db, principal, input.organization_slug);
   return productRolePage(db, input);
 }
 

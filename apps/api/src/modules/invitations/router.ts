@@ -11,6 +11,7 @@ import {
   ZRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import type { AppServices } from '../../context.ts';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../../trpc/procedures.ts';
 import { invitationSendLimit } from './send-limit.ts';
@@ -33,14 +34,27 @@ function settingsOf(services: AppServices, res: ServerResponse): InvitationSetti
   };
 }
 
+/**
+ * Reading needs invitations.read, issuing and revoking invitations.manage as an org admin, in the
+ * organization named by organization_slug (or the caller's own); an invitation id is looked up
+ * within it. Accepting is the invitee's, in the invitation's organization (acceptInvitation).
+ */
+const read = { permission: 'invitations.read', organization: 'slug' } as const;
+const manage = { permission: 'invitations.manage', organization: 'slug', adminOnly: true } as const;
+
 export const invitationsRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/invitations', tags: ['invitations'], summary: "List an organization's invitations" } })
+    .meta({
+      access: read,
+      openapi: { method: 'GET', path: '/invitations', tags: ['invitations'], summary: "List an organization's invitations" },
+    })
     .input(ZListInvitationsRequest)
+    .use(resolveAccess)
     .output(ZInvitationPage)
-    .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       errors: ['invitation_already_pending', 'platform_workspace_managed', 'unknown_role'],
       openapi: {
         method: 'POST',
@@ -51,18 +65,22 @@ export const invitationsRouter = router({
       successStatus: 201,
     })
     .input(ZCreateInvitationRequest)
+    .use(resolveAccess)
     .output(ZCreateInvitationResponse)
-    .mutation(({ ctx, input }) => createInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.access, ctx.request, input)),
   revoke: controlProcedureWithQuerySlug
     .meta({
+      access: manage,
       errors: ['invitation_already_accepted', 'invitation_not_found', 'invitation_revoked'],
       openapi: { method: 'POST', path: '/invitations/{id}/revoke', tags: ['invitations'], summary: 'Revoke a pending invitation' },
     })
     .input(ZRevokeInvitationRequest)
+    .use(resolveAccess)
     .output(ZInvitation)
-    .mutation(({ ctx, input }) => revokeInvitation(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => revokeInvitation(ctx.services.db, ctx.access, ctx.request, input)),
   resend: controlProcedureWithQuerySlug
     .meta({
+      access: manage,
       errors: [
         'invitation_already_accepted',
         'invitation_already_pending',
@@ -79,8 +97,9 @@ export const invitationsRouter = router({
       successStatus: 201,
     })
     .input(ZResendInvitationRequest)
+    .use(resolveAccess)
     .output(ZCreateInvitationResponse)
-    .mutation(({ ctx, input }) => resendInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => resendInvitation(ctx.services.db, settingsOf(ctx.services, ctx.res), ctx.access, ctx.request, input)),
   accept: userControlProcedure
     .meta({
       errors: [

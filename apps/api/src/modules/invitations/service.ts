@@ -36,7 +36,7 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { queueInvitationEmail } from '@svc/jobs/email/queue';
 import { invitationEmail } from '@svc/jobs/email/template';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
+import { type Access, assertGrantable, assertMembershipsManaged } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import { sha256Hex } from '../applications/keys.ts';
@@ -95,21 +95,6 @@ async function roleOf(
 }
 
 /**
- * Who may issue an invitation link (create or resend): an org admin holding
- * `invitations.manage`, in an organization whose memberships svc manages (not the platform
- * workspace).
- */
-async function authorizeIssuing(db: Db, principal: Principal, organizationSlug: string | undefined): Promise<Access> {
-  const access = await authorize(db, principal, {
-    organization: { slug: organizationSlug },
-    permission: 'invitations.manage',
-    adminOnly: true,
-  });
-  assertMembershipsManaged(access.organization);
-  return access;
-}
-
-/**
  * POST /v1/invitations. The role is checked now (a system role or one of the organization's
  * custom roles, and nothing the caller could not grant). One pending invitation per email and
  * organization: a second is 409 `invitation_already_pending` (revoke the first to send a new
@@ -118,12 +103,13 @@ async function authorizeIssuing(db: Db, principal: Principal, organizationSlug: 
 export async function createInvitation(
   db: Db,
   settings: InvitationSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateInvitationRequest,
   now = new Date(),
 ): Promise<TCreateInvitationResponse> {
-  const access = await authorizeIssuing(db, principal, input.organization_slug);
+  // Issuing a link (create or resend) needs an organization whose memberships svc manages.
+  assertMembershipsManaged(access.organization);
   const tenantId = access.organization.id;
   const role = await roleOf(db, tenantId, input.roleKey);
   if (!role) {
@@ -132,7 +118,7 @@ export async function createInvitation(
   // An API key with invitations.manage must not hand out a role above its own scopes.
   assertGrantable(access, role.permissions);
   return db.transaction((tx) =>
-    issueInvitation(tx, settings, principal, request, {
+    issueInvitation(tx, settings, access.principal, request, {
       organization: access.organization,
       roleName: role.name,
       invitation: { email: input.email, roleKey: input.roleKey, requireEmailMatch: input.requireEmailMatch },
@@ -217,14 +203,10 @@ async function issueInvitation(
 /** GET /v1/invitations: newest first, optionally of one status; never a token or its hash. */
 export async function listInvitations(
   db: Db,
-  principal: Principal,
+  { organization }: Access,
   input: TListInvitationsRequest,
   now = new Date(),
 ): Promise<{ data: TInvitation[]; nextCursor: string | null }> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'invitations.read',
-  });
   const scope = `invitations:${organization.id}:${input.status ?? 'all'}`;
   const after = decodeCursor(scope, input.cursor);
   const rows = await listInvitationRows(db, { tenantId: organization.id, status: input.status, now, after, limit: input.limit + 1 });
@@ -248,16 +230,11 @@ function unusable(row: InvitationRow, now: Date): AppError | undefined {
 /** POST /v1/invitations/{id}/revoke: a pending (or expired) invitation; its link stops working. */
 export async function revokeInvitation(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TRevokeInvitationRequest,
   now = new Date(),
 ): Promise<TInvitation> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'invitations.manage',
-    adminOnly: true,
-  });
   const tenantId = access.organization.id;
   return db.transaction(async (tx) => {
     const row = await findInvitationById(tx, { tenantId, id: input.id, forUpdate: true });
@@ -272,7 +249,7 @@ export async function revokeInvitation(
     if (!revoked) {
       throw new Error('a locked invitation changed under its lock');
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'invitation.revoked',
       target: { type: 'invitation', id: row.id },
@@ -293,12 +270,12 @@ export async function revokeInvitation(
 export async function resendInvitation(
   db: Db,
   settings: InvitationSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TResendInvitationRequest,
   now = new Date(),
 ): Promise<TCreateInvitationResponse> {
-  const access = await authorizeIssuing(db, principal, input.organization_slug);
+  assertMembershipsManaged(access.organization);
   const tenantId = access.organization.id;
   return db.transaction(async (tx) => {
     const old = await findInvitationById(tx, { tenantId, id: input.id, forUpdate: true });
@@ -313,7 +290,7 @@ export async function resendInvitation(
       if (!(await revokeInvitationRow(tx, { tenantId, id: old.id, at: now }))) {
         throw new Error('a locked invitation changed under its lock');
       }
-      await recordAudit(tx, principal, request, {
+      await recordAudit(tx, access.principal, request, {
         tenantId,
         action: 'invitation.revoked',
         target: { type: 'invitation', id: old.id },
@@ -325,7 +302,7 @@ export async function resendInvitation(
       throw new AppError('unknown_role', `the organization no longer has the role ${old.roleKey}; invite again with another role`);
     }
     assertGrantable(access, role.permissions);
-    return issueInvitation(tx, settings, principal, request, {
+    return issueInvitation(tx, settings, access.principal, request, {
       organization: access.organization,
       roleName: role.name,
       invitation: { email: old.email, roleKey: old.roleKey, requireEmailMatch: old.requireEmailMatch },

@@ -7,13 +7,22 @@ import {
   ZRolePage,
   ZUpdateRoleRequest,
 } from '@svc/contracts/roles';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure } from '../../trpc/procedures.ts';
 import { createRole, deleteRole, listRoles, updateRole } from './service.ts';
 
+/**
+ * Reading roles needs roles.read, changing them roles.manage as an org admin, in the organization
+ * named by organization_slug (or the caller's own); a role id is looked up within it.
+ */
+const read = { permission: 'roles.read', organization: 'slug' } as const;
+const manage = { permission: 'roles.manage', organization: 'slug', adminOnly: true } as const;
+
 export const rolesRouter = router({
   list: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/roles',
@@ -22,10 +31,12 @@ export const rolesRouter = router({
       },
     })
     .input(ZListRolesRequest)
+    .use(resolveAccess)
     .output(ZRolePage)
-    .query(({ ctx, input }) => listRoles(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listRoles(ctx.services.db, ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       errors: ['role_key_taken', 'unknown_permission'],
       openapi: {
         method: 'POST',
@@ -36,18 +47,22 @@ export const rolesRouter = router({
       successStatus: 201,
     })
     .input(ZCreateRoleRequest)
+    .use(resolveAccess)
     .output(ZRole)
-    .mutation(({ ctx, input }) => createRole(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createRole(ctx.services.db, ctx.access, ctx.request, input)),
   update: controlProcedure
     .meta({
+      access: manage,
       errors: ['system_role_immutable', 'unknown_permission'],
       openapi: { method: 'PATCH', path: '/roles/{id}', tags: ['roles'], summary: 'Rename a custom role or replace its permissions' },
     })
     .input(ZUpdateRoleRequest)
+    .use(resolveAccess)
     .output(ZRole)
-    .mutation(({ ctx, input }) => updateRole(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateRole(ctx.services.db, ctx.access, ctx.request, input)),
   delete: controlProcedure
     .meta({
+      access: manage,
       errors: ['system_role_immutable', 'role_in_use'],
       openapi: {
         method: 'DELETE',
@@ -57,6 +72,7 @@ export const rolesRouter = router({
       },
     })
     .input(ZDeleteRoleRequest)
+    .use(resolveAccess)
     .output(ZDeletedRole)
-    .mutation(({ ctx, input }) => deleteRole(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => deleteRole(ctx.services.db, ctx.access, ctx.request, input)),
 });

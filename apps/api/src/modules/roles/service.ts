@@ -26,8 +26,7 @@ import {
   updateRole as updateRoleRow,
 } from '@svc/db/queries/roles';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { assertGrantable, authorize } from '../access/authorize.ts';
-import type { Principal } from '../access/principal.ts';
+import { type Access, assertGrantable } from '../access/authorize.ts';
 import { assertProductGrantable, heldProductPermissions } from '../access/product-grants.ts';
 import { assertPermissionsExist } from '../authorization/service.ts';
 
@@ -92,10 +91,9 @@ function toListedRole(row: ListedRoleRow): TRole {
  */
 export async function listRoles(
   db: Db,
-  principal: Principal,
+  { organization }: Access,
   input: TListRolesRequest,
 ): Promise<{ data: TRole[]; nextCursor: string | null }> {
-  const { organization } = await authorize(db, principal, { organization: { slug: input.organization_slug }, permission: 'roles.read' });
   const scope = `roles:${organization.id}`;
   const after = decodeCursor(scope, input.cursor);
   const rows = await listRoleRows(db, { tenantId: organization.id, after, limit: input.limit + 1 });
@@ -129,12 +127,7 @@ function assertNotProductRole(id: string, verb: 'changed' | 'deleted'): void {
  * role's). Its product permissions must exist (400 unknown_permission) and be held by the caller
  * (403: access/product-grants.ts).
  */
-export async function createRole(db: Db, principal: Principal, request: RequestMeta, input: TCreateRoleRequest): Promise<TRole> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'roles.manage',
-    adminOnly: true,
-  });
+export async function createRole(db: Db, access: Access, request: RequestMeta, input: TCreateRoleRequest): Promise<TRole> {
   if (isSystemRole(input.key)) {
     throw new AppError('role_key_taken', `${input.key} is a system role`);
   }
@@ -161,7 +154,7 @@ export async function createRole(db: Db, principal: Principal, request: RequestM
     if (!row) {
       throw new AppError('role_key_taken', `the organization already has a role ${input.key}`);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'role.created',
       target: { type: 'role', id: row.id },
@@ -175,12 +168,7 @@ export async function createRole(db: Db, principal: Principal, request: RequestM
  * PATCH /v1/roles/{id}: rename a custom role or replace its permissions (either catalog); system
  * and product roles never change here.
  */
-export async function updateRole(db: Db, principal: Principal, request: RequestMeta, input: TUpdateRoleRequest): Promise<TRole> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'roles.manage',
-    adminOnly: true,
-  });
+export async function updateRole(db: Db, access: Access, request: RequestMeta, input: TUpdateRoleRequest): Promise<TRole> {
   if (input.id === SYSTEM_ROLE_IDS.org_admin || input.id === SYSTEM_ROLE_IDS.org_member) {
     throw new AppError('system_role_immutable', 'org_admin and org_member are built in and cannot be changed; create a custom role');
   }
@@ -216,7 +204,7 @@ export async function updateRole(db: Db, principal: Principal, request: RequestM
     if (!row) {
       throw new AppError('not_found', 'role not found');
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'role.updated',
       target: { type: 'role', id: row.id },
@@ -246,16 +234,11 @@ function counted(n: number, one: string, many: string): string {
  */
 export async function deleteRole(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TDeleteRoleRequest,
   now = new Date(),
 ): Promise<TDeletedRole> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'roles.manage',
-    adminOnly: true,
-  });
   if (input.id === SYSTEM_ROLE_IDS.org_admin || input.id === SYSTEM_ROLE_IDS.org_member) {
     throw new AppError('system_role_immutable', 'org_admin and org_member are built in and cannot be deleted');
   }
@@ -298,7 +281,7 @@ export async function deleteRole(
     if (!row) {
       throw new AppError('not_found', 'role not found');
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'role.deleted',
       target: { type: 'role', id: row.id },

@@ -8,11 +8,17 @@ import {
   ZUpdateSubscriptionPlanRequest,
   ZUpdateSubscriptionRequest,
 } from '@svc/contracts/subscriptions';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, platformProcedure, platformProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { createPlan, getSubscription, listPlans, updatePlan, updateSubscriptionFor } from './service.ts';
 
 const tags = ['subscriptions'];
+/**
+ * The organization named by organization_slug (or the caller's own); reading its subscription
+ * needs subscription.read there, which a platform admin changing it holds everywhere.
+ */
+const readSubscription = { permission: 'subscription.read', organization: 'slug' } as const;
 const PLATFORM_ONLY = 'Platform admins only (anyone else signed in gets 403 forbidden; an API key 403).';
 
 /** Subscription plans and the manual subscription model (docs/api.md "Subscriptions"; the 402 rule is trpc/subscription-gate.ts). */
@@ -55,6 +61,7 @@ export const subscriptionsRouter = router({
   }),
   get: controlProcedure
     .meta({
+      access: readSubscription,
       openapi: {
         method: 'GET',
         path: '/subscription',
@@ -65,10 +72,12 @@ export const subscriptionsRouter = router({
       },
     })
     .input(ZGetSubscriptionRequest)
+    .use(resolveAccess)
     .output(ZSubscription)
-    .query(({ ctx, input }) => getSubscription(ctx.services.db, ctx.principal, input, ctx.services.config.subscriptionUpgradeUrl)),
+    .query(({ ctx }) => getSubscription(ctx.services.db, ctx.access, ctx.services.config.subscriptionUpgradeUrl)),
   update: platformProcedureWithQuerySlug
     .meta({
+      access: readSubscription,
       errors: ['plan_not_found'],
       openapi: {
         method: 'PATCH',
@@ -79,8 +88,9 @@ export const subscriptionsRouter = router({
       },
     })
     .input(ZUpdateSubscriptionRequest)
+    .use(resolveAccess)
     .output(ZSubscription)
     .mutation(({ ctx, input }) =>
-      updateSubscriptionFor(ctx.services.db, ctx.principal, ctx.request, input, ctx.services.config.subscriptionUpgradeUrl),
+      updateSubscriptionFor(ctx.services.db, ctx.access, ctx.request, input, ctx.services.config.subscriptionUpgradeUrl),
     ),
 });

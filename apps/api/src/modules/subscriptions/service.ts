@@ -2,7 +2,6 @@ import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
 import type {
   TCreateSubscriptionPlanRequest,
-  TGetSubscriptionRequest,
   TListSubscriptionPlansRequest,
   TSubscription,
   TSubscriptionPlan,
@@ -29,8 +28,8 @@ import {
 } from '@svc/db/queries/subscriptions';
 import { upgradeUrlFor } from '../../http/errors.ts';
 import { type RequestMeta, recordAudit, recordOrganizationEvents } from '../access/audit.ts';
-import { authorize } from '../access/authorize.ts';
-import type { Principal, UserPrincipal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
+import type { UserPrincipal } from '../access/principal.ts';
 import { recordReachedThresholds } from '../usage/thresholds.ts';
 import { type FeaturesChange, featuresChange } from './entitlements.ts';
 import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
@@ -232,16 +231,7 @@ async function readSubscription(db: DbOrTx, organizationId: string, upgradeUrl: 
 }
 
 /** GET /v1/subscription?organization_slug= (subscription.read). */
-export async function getSubscription(
-  db: Db,
-  principal: Principal,
-  input: TGetSubscriptionRequest,
-  upgradeUrl: string | null,
-): Promise<TSubscription> {
-  const { organization } = await authorize(db, principal, {
-    organization: input.organization_slug === undefined ? {} : { slug: input.organization_slug },
-    permission: 'subscription.read',
-  });
+export async function getSubscription(db: Db, { organization }: Access, upgradeUrl: string | null): Promise<TSubscription> {
   return readSubscription(db, organization.id, upgradeUrl);
 }
 
@@ -252,15 +242,11 @@ export async function getSubscription(
  */
 export async function updateSubscriptionFor(
   db: Db,
-  principal: UserPrincipal,
+  { organization, principal }: Access,
   request: RequestMeta,
   input: TUpdateSubscriptionRequest,
   upgradeUrl: string | null,
 ): Promise<TSubscription> {
-  const { organization } = await authorize(db, principal, {
-    organization: input.organization_slug === undefined ? {} : { slug: input.organization_slug },
-    permission: 'subscription.read',
-  });
   if (organization.kind !== 'tenant') {
     throw new AppError('not_found', NO_SUBSCRIPTION);
   }

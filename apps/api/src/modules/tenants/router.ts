@@ -16,6 +16,7 @@ import {
   ZUpdateTenantRequest,
 } from '@svc/contracts/tenants';
 import { z } from 'zod';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
 import {
@@ -29,6 +30,13 @@ import {
   listTenants,
   updateTenant,
 } from './service.ts';
+
+/**
+ * The `/tenants/{id}` routes act on the organization `id` names. Listing is not declared: a
+ * person sees their own organizations (a platform admin every one) with no permission to check,
+ * and only an API key is authorized, in its own organization (listTenants).
+ */
+const read = { permission: 'tenant.read', organization: 'id' } as const;
 
 export const tenantsRouter = router({
   list: controlProcedure
@@ -60,28 +68,34 @@ export const tenantsRouter = router({
     .output(ZTenant)
     .mutation(({ ctx, input }) => createTenant(ctx.services.db, ctx.principal, ctx.request, input)),
   get: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/tenants/{id}', tags: ['tenants'], summary: 'Read an organization' } })
+    .meta({ access: read, openapi: { method: 'GET', path: '/tenants/{id}', tags: ['tenants'], summary: 'Read an organization' } })
     .input(ZGetTenantRequest)
+    .use(resolveAccess)
     .output(ZTenant)
-    .query(({ ctx, input }) => getTenant(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx }) => getTenant(ctx.access)),
   update: controlProcedure
     .meta({
+      access: { permission: 'tenant.update', organization: 'id' },
       errors: ['conflict'],
       openapi: { method: 'PATCH', path: '/tenants/{id}', tags: ['tenants'], summary: 'Rename an organization or change its slug' },
     })
     .input(ZUpdateTenantRequest)
+    .use(resolveAccess)
     .output(ZTenant)
-    .mutation(({ ctx, input }) => updateTenant(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateTenant(ctx.services.db, ctx.access, ctx.request, input)),
   delete: userControlProcedure
     .meta({
+      access: { permission: 'tenant.delete', organization: 'id', adminOnly: true },
       errors: ['conflict'],
       openapi: { method: 'DELETE', path: '/tenants/{id}', tags: ['tenants'], summary: 'Delete an organization and everything it owns' },
     })
     .input(ZDeleteTenantRequest)
+    .use(resolveAccess)
     .output(ZDeleteTenantResponse)
-    .mutation(({ ctx, input }) => deleteTenant(ctx.services.db, ctx.principal, ctx.request, input)),
+    .mutation(({ ctx }) => deleteTenant(ctx.services.db, ctx.access, ctx.request)),
   overview: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/tenants/{id}/overview',
@@ -90,16 +104,19 @@ export const tenantsRouter = router({
       },
     })
     .input(ZTenantOverviewRequest)
+    .use(resolveAccess)
     .output(ZTenantOverview)
-    .query(({ ctx, input }) => getTenantOverview(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx }) => getTenantOverview(ctx.services.db, ctx.access)),
   member: router({
     list: controlProcedure
       .meta({
+        access: { permission: 'members.read', organization: 'id' },
         openapi: { method: 'GET', path: '/tenants/{id}/members', tags: ['tenants'], summary: "An organization's members and roles" },
       })
       .input(ZListTenantMembersRequest)
+      .use(resolveAccess)
       .output(ZTenantMemberPage)
-      .query(({ ctx, input }) => listTenantMembers(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listTenantMembers(ctx.services.db, ctx.access, input)),
   }),
   permission: router({
     list: controlProcedure
@@ -109,6 +126,7 @@ export const tenantsRouter = router({
       .query(() => listPermissions()),
     check: controlProcedure
       .meta({
+        access: read,
         openapi: {
           method: 'GET',
           path: '/tenants/{id}/permissions/check',
@@ -117,7 +135,8 @@ export const tenantsRouter = router({
         },
       })
       .input(ZCheckPermissionRequest)
+      .use(resolveAccess)
       .output(ZCheckPermissionResponse)
-      .query(({ ctx, input }) => checkPermission(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => checkPermission(ctx.access, input)),
   }),
 });

@@ -13,7 +13,6 @@ import type {
   TTenant,
   TTenantMemberPage,
   TTenantOverview,
-  TTenantOverviewRequest,
   TTenantPage,
   TTenantSummary,
   TUpdateTenantRequest,
@@ -34,7 +33,7 @@ import {
 } from '@svc/db/queries/tenants';
 import { detachEventDeliveries } from '@svc/db/queries/webhook-events';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { authorize, isPlatformAdmin } from '../access/authorize.ts';
+import { type Access, authorize, isPlatformAdmin } from '../access/authorize.ts';
 import type { Principal, UserPrincipal } from '../access/principal.ts';
 import { PLATFORM_ORGANIZATION_SLUG } from '../identity/service.ts';
 import { monthOf } from '../usage/service.ts';
@@ -106,13 +105,7 @@ function toTenantSummary(row: OrganizationSummaryRow): TTenantSummary {
  * usage (UTC) against the plan's limits, and the getting-started checklist, in one statement.
  * Counts and flags only: the records stay behind their own permissions.
  */
-export async function getTenantOverview(
-  db: Db,
-  principal: Principal,
-  input: TTenantOverviewRequest,
-  now = Date.now(),
-): Promise<TTenantOverview> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
+export async function getTenantOverview(db: Db, { organization }: Access, now = Date.now()): Promise<TTenantOverview> {
   const month = monthOf(now);
   const periodStart = new Date(month.start);
   const periodEnd = new Date(month.end);
@@ -134,8 +127,7 @@ export async function getTenantOverview(
   };
 }
 
-export async function getTenant(db: Db, principal: Principal, input: { id: string }): Promise<TTenant> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
+export function getTenant({ organization }: Access): TTenant {
   return toTenant(organization);
 }
 
@@ -206,8 +198,7 @@ export async function createTenant(db: Db, principal: UserPrincipal, request: Re
 }
 
 /** Renames an organization or changes its slug (409 when the slug is taken or reserved). */
-export async function updateTenant(db: Db, principal: Principal, request: RequestMeta, input: TUpdateTenantRequest): Promise<TTenant> {
-  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.update' });
+export async function updateTenant(db: Db, access: Access, request: RequestMeta, input: TUpdateTenantRequest): Promise<TTenant> {
   if (input.slug !== undefined && input.slug !== access.organization.slug) {
     // Sign-in finds the platform workspace by its slug: renamed, a second one would appear.
     if (access.organization.kind === 'platform') {
@@ -220,7 +211,7 @@ export async function updateTenant(db: Db, principal: Principal, request: Reques
     if (!updated) {
       throw new AppError('conflict', `the slug ${input.slug} is taken`);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: updated.id,
       action: 'tenant.updated',
       target: { type: 'tenant', id: updated.id },
@@ -242,13 +233,7 @@ export async function updateTenant(db: Db, principal: Principal, request: Reques
  * Sessions that were in it move to another of their user's organizations, so deleting the
  * organization you are in leaves you signed in elsewhere.
  */
-export async function deleteTenant(
-  db: Db,
-  principal: UserPrincipal,
-  request: RequestMeta,
-  input: { id: string },
-): Promise<TDeleteTenantResponse> {
-  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.delete', adminOnly: true });
+export async function deleteTenant(db: Db, access: Access, request: RequestMeta): Promise<TDeleteTenantResponse> {
   const { organization } = access;
   if (organization.kind !== 'tenant') {
     throw new AppError('conflict', 'the platform workspace cannot be deleted');
@@ -258,7 +243,7 @@ export async function deleteTenant(
     if (!(await lockTenantOrganization(tx, { tenantId: organization.id }))) {
       throw new AppError('not_found', 'organization not found');
     }
-    const event = await recordAudit(tx, principal, request, {
+    const event = await recordAudit(tx, access.principal, request, {
       tenantId: null,
       eventTenantId: organization.id,
       action: 'tenant.deleted',
@@ -277,8 +262,7 @@ export async function deleteTenant(
 }
 
 /** An organization's members with their role keys, newest first. */
-export async function listTenantMembers(db: Db, principal: Principal, input: TListTenantMembersRequest): Promise<TTenantMemberPage> {
-  const { organization } = await authorize(db, principal, { organization: { id: input.id }, permission: 'members.read' });
+export async function listTenantMembers(db: Db, { organization }: Access, input: TListTenantMembersRequest): Promise<TTenantMemberPage> {
   const scope = `members:${organization.id}`;
   const cursor = decodeCursor(scope, input.cursor);
   const rows = await listMembers(db, { tenantId: organization.id, cursor, limit: input.limit });
@@ -306,7 +290,6 @@ export function listPermissions(): TPermissionCatalog {
  * Whether the caller holds `permission` in the organization: its role's permissions for a user
  * (all for a platform admin), its scopes for an API key. Asking needs `tenant.read` there.
  */
-export async function checkPermission(db: Db, principal: Principal, input: TCheckPermissionRequest): Promise<TCheckPermissionResponse> {
-  const access = await authorize(db, principal, { organization: { id: input.id }, permission: 'tenant.read' });
+export function checkPermission(access: Access, input: TCheckPermissionRequest): TCheckPermissionResponse {
   return { permission: input.permission, allowed: access.permissions.has(input.permission) };
 }

@@ -22,12 +22,15 @@ import {
 import { z } from 'zod';
 import type { AppServices } from '../../context.ts';
 import { spendBudget } from '../../http/rate-limit.ts';
+import { resolveAccess } from '../../trpc/access.ts';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import { listEvents } from './events-feed.ts';
 import {
   createEndpoint,
+  DELIVERY_RECORD,
   deleteEndpoint,
+  ENDPOINT_RECORD,
   getDelivery,
   getEndpoint,
   listDeliveries,
@@ -66,6 +69,14 @@ function settingsOf(services: AppServices): WebhookSettings {
   };
 }
 
+/** Lists and creation name their organization by organization_slug; `{id}` routes find it from the endpoint or delivery. */
+const read = { permission: 'webhooks.read', organization: 'slug' } as const;
+const manage = { permission: 'webhooks.manage', organization: 'slug', adminOnly: true } as const;
+const readEndpoint = { permission: 'webhooks.read', organization: ENDPOINT_RECORD } as const;
+const manageEndpoint = { permission: 'webhooks.manage', organization: ENDPOINT_RECORD, adminOnly: true } as const;
+const readDelivery = { permission: 'webhooks.read', organization: DELIVERY_RECORD } as const;
+const manageDelivery = { permission: 'webhooks.manage', organization: DELIVERY_RECORD, adminOnly: true } as const;
+
 /**
  * Webhook endpoints and their deliveries (issue 5). Reads need webhooks.read, changes
  * webhooks.manage (and, for a person, the org_admin role). Tenant API keys with the scope may
@@ -79,12 +90,17 @@ export const webhooksRouter = router({
     .query(() => listEventTypes()),
   endpoint: router({
     list: controlProcedure
-      .meta({ openapi: { method: 'GET', path: '/webhook-endpoints', tags, summary: "List an organization's webhook endpoints" } })
+      .meta({
+        access: read,
+        openapi: { method: 'GET', path: '/webhook-endpoints', tags, summary: "List an organization's webhook endpoints" },
+      })
       .input(ZListWebhookEndpointsRequest)
+      .use(resolveAccess)
       .output(ZWebhookEndpointPage)
-      .query(({ ctx, input }) => listEndpoints(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listEndpoints(ctx.services.db, ctx.access, input)),
     create: controlProcedure
       .meta({
+        access: manage,
         errors: ['unknown_event_type', 'webhook_url_invalid', 'webhook_url_not_allowed'],
         openapi: {
           method: 'POST',
@@ -96,15 +112,21 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZCreateWebhookEndpointRequest)
+      .use(resolveAccess)
       .output(ZWebhookEndpointWithSecret)
-      .mutation(({ ctx, input }) => createEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => createEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.access, ctx.request, input)),
     get: controlProcedure
-      .meta({ openapi: { method: 'GET', path: '/webhook-endpoints/{id}', tags, summary: 'Read a webhook endpoint' } })
+      .meta({
+        access: readEndpoint,
+        openapi: { method: 'GET', path: '/webhook-endpoints/{id}', tags, summary: 'Read a webhook endpoint' },
+      })
       .input(ZWebhookEndpointRef)
+      .use(resolveAccess)
       .output(ZWebhookEndpoint)
-      .query(({ ctx, input }) => getEndpoint(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => getEndpoint(ctx.services.db, ctx.access, input)),
     update: controlProcedure
       .meta({
+        access: manageEndpoint,
         errors: ['unknown_event_type', 'webhook_url_invalid', 'webhook_url_not_allowed'],
         openapi: {
           method: 'PATCH',
@@ -115,18 +137,22 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZUpdateWebhookEndpointRequest)
+      .use(resolveAccess)
       .output(ZWebhookEndpoint)
-      .mutation(({ ctx, input }) => updateEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => updateEndpoint(ctx.services.db, settingsOf(ctx.services), ctx.access, ctx.request, input)),
     delete: controlProcedure
       .meta({
+        access: manageEndpoint,
         openapi: { method: 'DELETE', path: '/webhook-endpoints/{id}', tags, summary: 'Delete a webhook endpoint and its deliveries' },
         subscription: {},
       })
       .input(ZWebhookEndpointRef)
+      .use(resolveAccess)
       .output(ZDeletedWebhookEndpoint)
-      .mutation(({ ctx, input }) => deleteEndpoint(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => deleteEndpoint(ctx.services.db, ctx.access, ctx.request, input)),
     rotateSecret: controlProcedureWithQuerySlug
       .meta({
+        access: manageEndpoint,
         openapi: {
           method: 'POST',
           path: '/webhook-endpoints/{id}/rotate-secret',
@@ -136,10 +162,12 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZWebhookEndpointRef)
+      .use(resolveAccess)
       .output(ZWebhookEndpointWithSecret)
-      .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.services.db, settingsOf(ctx.services), ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => rotateEndpointSecret(ctx.services.db, settingsOf(ctx.services), ctx.access, ctx.request, input)),
     test: controlProcedureWithQuerySlug
       .meta({
+        access: manageEndpoint,
         errors: ['webhook_endpoint_disabled'],
         openapi: {
           method: 'POST',
@@ -151,10 +179,12 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZWebhookEndpointRef)
+      .use(resolveAccess)
       .output(ZWebhookTestResponse)
-      .mutation(({ ctx, input }) => sendTestEvent(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => sendTestEvent(ctx.services.db, ctx.access, ctx.request, input)),
     replay: controlProcedureWithQuerySlug
       .meta({
+        access: manageEndpoint,
         errors: ['webhook_endpoint_disabled', 'webhook_event_type_not_subscribed', 'webhook_replay_too_large'],
         openapi: {
           method: 'POST',
@@ -167,12 +197,12 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZWebhookReplayRequest)
+      .use(resolveAccess)
       .output(ZWebhookReplayResponse)
-      .mutation(({ ctx, input }) =>
-        replayEvents(ctx.services.db, replaySettingsOf(ctx.services, ctx.res), ctx.principal, ctx.request, input),
-      ),
+      .mutation(({ ctx, input }) => replayEvents(ctx.services.db, replaySettingsOf(ctx.services, ctx.res), ctx.access, ctx.request, input)),
     retryFailed: controlProcedureWithQuerySlug
       .meta({
+        access: manageEndpoint,
         errors: ['webhook_endpoint_disabled'],
         openapi: {
           method: 'POST',
@@ -184,12 +214,14 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZWebhookEndpointRef)
+      .use(resolveAccess)
       .output(ZWebhookRetryFailedResponse)
-      .mutation(({ ctx, input }) => retryFailedDeliveries(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => retryFailedDeliveries(ctx.services.db, ctx.access, ctx.request, input)),
   }),
   delivery: router({
     list: controlProcedure
       .meta({
+        access: read,
         errors: ['unknown_event_type'],
         openapi: {
           method: 'GET',
@@ -199,15 +231,21 @@ export const webhooksRouter = router({
         },
       })
       .input(ZListWebhookDeliveriesRequest)
+      .use(resolveAccess)
       .output(ZWebhookDeliveryPage)
-      .query(({ ctx, input }) => listDeliveries(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => listDeliveries(ctx.services.db, ctx.access, input)),
     get: controlProcedure
-      .meta({ openapi: { method: 'GET', path: '/webhook-deliveries/{id}', tags, summary: 'Read a webhook delivery with its attempts' } })
+      .meta({
+        access: readDelivery,
+        openapi: { method: 'GET', path: '/webhook-deliveries/{id}', tags, summary: 'Read a webhook delivery with its attempts' },
+      })
       .input(ZWebhookDeliveryRef)
+      .use(resolveAccess)
       .output(ZWebhookDeliveryDetail)
-      .query(({ ctx, input }) => getDelivery(ctx.services.db, ctx.principal, input)),
+      .query(({ ctx, input }) => getDelivery(ctx.services.db, ctx.access, input)),
     retry: controlProcedureWithQuerySlug
       .meta({
+        access: manageDelivery,
         errors: ['webhook_delivery_not_retryable', 'webhook_endpoint_disabled'],
         openapi: {
           method: 'POST',
@@ -218,8 +256,9 @@ export const webhooksRouter = router({
         subscription: {},
       })
       .input(ZWebhookDeliveryRef)
+      .use(resolveAccess)
       .output(ZWebhookDelivery)
-      .mutation(({ ctx, input }) => retryDelivery(ctx.services.db, ctx.principal, ctx.request, input)),
+      .mutation(({ ctx, input }) => retryDelivery(ctx.services.db, ctx.access, ctx.request, input)),
   }),
 });
 
@@ -230,6 +269,7 @@ export const webhooksRouter = router({
 export const eventsRouter = router({
   list: controlProcedure
     .meta({
+      access: read,
       openapi: {
         method: 'GET',
         path: '/events',
@@ -241,12 +281,13 @@ export const eventsRouter = router({
       errors: ['unknown_event_type', 'invalid_cursor', 'cursor_expired'],
     })
     .input(ZListFeedEventsRequest)
+    .use(resolveAccess)
     .output(ZFeedEventPage)
     .query(({ ctx, input }) =>
       listEvents(
         ctx.services.db,
         { secretBox: ctx.services.secretBox, retentionMs: ctx.services.config.eventsRetentionMs },
-        ctx.principal,
+        ctx.access,
         input,
       ),
     ),

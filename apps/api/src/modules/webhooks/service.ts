@@ -1,7 +1,6 @@
 import { AppError } from '@svc/contracts/errors';
 import { EVENT_READ_PERMISSIONS, type EventType, isEventType, TEST_EVENT_TYPE } from '@svc/contracts/events';
 import { newId } from '@svc/contracts/ids';
-import type { Permission } from '@svc/contracts/permissions';
 import {
   type TCreateWebhookEndpointRequest,
   type TDeletedWebhookEndpoint,
@@ -61,10 +60,9 @@ import {
 import type { SecretBox } from '@svc/db/secret-box';
 import { generateWebhookSecret, sealWebhookSecret } from '@svc/jobs/webhooks/secrets';
 import { checkWebhookUrl } from '@svc/jobs/webhooks/ssrf';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Access } from '../access/authorize.ts';
 
 /** What the endpoint mutations need besides the database. */
 export type WebhookSettings = {
@@ -211,44 +209,23 @@ function hostOf(url: string): string {
 }
 
 /**
- * An endpoint's routes: the organization named by `organization_slug`, else the one the id
- * claims; an id of an organization the caller cannot see is an unknown id (404).
+ * An endpoint's `{id}` routes find their organization from the endpoint: `organization_slug` when
+ * named, else the one the id claims; an id of an organization the caller cannot see is an unknown
+ * id (404) (modules/access/access-rule.ts).
  */
-async function authorizeEndpoint(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TWebhookEndpointRef,
-  permission: Permission,
-): Promise<{ access: Access; endpoint: WebhookEndpointRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findWebhookEndpointTenant,
-    read: findWebhookEndpoint,
-    notFound: ENDPOINT_NOT_FOUND,
-    permission,
-    adminOnly: permission === 'webhooks.manage',
-  });
-  return { access, endpoint: record };
+export const ENDPOINT_RECORD: RecordSource = { tenantOf: findWebhookEndpointTenant, notFound: ENDPOINT_NOT_FOUND };
+
+/** A delivery's `{id}` routes, resolved like an endpoint's. */
+export const DELIVERY_RECORD: RecordSource = { tenantOf: findWebhookDeliveryTenant, notFound: DELIVERY_NOT_FOUND };
+
+/** The endpoint an `{id}` route names, in the organization its access resolved. */
+function endpointOf(db: DbOrTx, access: Access, ref: TWebhookEndpointRef): Promise<WebhookEndpointRow> {
+  return recordIn(db, access, findWebhookEndpoint, ref.id, ENDPOINT_NOT_FOUND);
 }
 
-/** A delivery's routes, authorized like an endpoint's. */
-async function authorizeDelivery(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TWebhookDeliveryRef,
-  permission: Permission,
-): Promise<{ access: Access; delivery: WebhookDeliveryRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findWebhookDeliveryTenant,
-    read: findWebhookDelivery,
-    notFound: DELIVERY_NOT_FOUND,
-    permission,
-    adminOnly: permission === 'webhooks.manage',
-  });
-  return { access, delivery: record };
+/** The delivery an `{id}` route names, in the organization its access resolved. */
+function deliveryOf(db: DbOrTx, access: Access, ref: TWebhookDeliveryRef): Promise<WebhookDeliveryRow> {
+  return recordIn(db, access, findWebhookDelivery, ref.id, DELIVERY_NOT_FOUND);
 }
 
 /** GET /v1/webhook-event-types: the catalog endpoints subscribe to. */
@@ -256,11 +233,7 @@ export function listEventTypes(): TWebhookEventTypeCatalog {
   return { data: WEBHOOK_EVENT_TYPE_CATALOG, nextCursor: null };
 }
 
-export async function listEndpoints(db: Db, principal: Principal, input: TListWebhookEndpointsRequest): Promise<TWebhookEndpointPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'webhooks.read',
-  });
+export async function listEndpoints(db: Db, { organization }: Access, input: TListWebhookEndpointsRequest): Promise<TWebhookEndpointPage> {
   const scope = `webhook_endpoints:${organization.id}`;
   const rows = await listWebhookEndpointRows(db, {
     tenantId: organization.id,
@@ -271,9 +244,8 @@ export async function listEndpoints(db: Db, principal: Principal, input: TListWe
   return toPage(scope, rows, input.limit, (row) => toWebhookEndpoint(row, health.get(row.id)));
 }
 
-export async function getEndpoint(db: Db, principal: Principal, input: TWebhookEndpointRef): Promise<TWebhookEndpoint> {
-  const { endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.read');
-  return withHealth(db, endpoint);
+export async function getEndpoint(db: Db, access: Access, input: TWebhookEndpointRef): Promise<TWebhookEndpoint> {
+  return withHealth(db, await endpointOf(db, access, input));
 }
 
 /**
@@ -283,15 +255,10 @@ export async function getEndpoint(db: Db, principal: Principal, input: TWebhookE
 export async function createEndpoint(
   db: Db,
   settings: WebhookSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateWebhookEndpointRequest,
 ): Promise<TWebhookEndpointWithSecret> {
-  const access = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'webhooks.manage',
-    adminOnly: true,
-  });
   const eventTypes = checkEventTypes(input.eventTypes);
   assertReadable(access, eventTypes);
   const url = await checkUrl(input.url, settings);
@@ -306,7 +273,7 @@ export async function createEndpoint(
       eventTypes,
       secretCiphertext: sealWebhookSecret(settings.secretBox, id, secret),
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'webhook_endpoint.created',
       target: { type: 'webhook_endpoint', id: row.id },
@@ -323,11 +290,11 @@ export async function createEndpoint(
 export async function updateEndpoint(
   db: Db,
   settings: WebhookSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TUpdateWebhookEndpointRequest,
 ): Promise<TWebhookEndpoint> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   const changes: WebhookEndpointChanges = {};
   if (input.eventTypes !== undefined) {
     changes.eventTypes = checkEventTypes(input.eventTypes);
@@ -356,7 +323,7 @@ export async function updateEndpoint(
     if (!row) {
       throw new AppError('not_found', ENDPOINT_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'webhook_endpoint.updated',
       target: { type: 'webhook_endpoint', id: row.id },
@@ -377,16 +344,16 @@ export async function updateEndpoint(
 /** DELETE /v1/webhook-endpoints/{id}: the endpoint, its deliveries and their attempts. */
 export async function deleteEndpoint(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TWebhookEndpointRef,
 ): Promise<TDeletedWebhookEndpoint> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   return db.transaction(async (tx) => {
     if (!(await deleteWebhookEndpoint(tx, { tenantId: access.organization.id, id: endpoint.id }))) {
       throw new AppError('not_found', ENDPOINT_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: access.organization.id,
       action: 'webhook_endpoint.deleted',
       target: { type: 'webhook_endpoint', id: endpoint.id },
@@ -404,11 +371,11 @@ export async function deleteEndpoint(
 export async function rotateEndpointSecret(
   db: Db,
   settings: WebhookSettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TWebhookEndpointRef,
 ): Promise<TWebhookEndpointWithSecret> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   const secret = generateWebhookSecret();
   const now = new Date();
   const previousSecretExpiresAt = settings.secretGraceMs > 0 ? new Date(now.getTime() + settings.secretGraceMs) : null;
@@ -423,7 +390,7 @@ export async function rotateEndpointSecret(
     if (!row) {
       throw new AppError('not_found', ENDPOINT_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'webhook_endpoint.secret_rotated',
       target: { type: 'webhook_endpoint', id: row.id },
@@ -440,11 +407,11 @@ export async function rotateEndpointSecret(
  */
 export async function sendTestEvent(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TWebhookEndpointRef,
 ): Promise<TWebhookTestResponse> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   return db.transaction(async (tx) => {
     // Locked so a concurrent disable or delete is ordered before or after, never in between.
     const current = await findWebhookEndpoint(tx, { tenantId: access.organization.id, id: endpoint.id, forUpdate: true });
@@ -454,6 +421,7 @@ export async function sendTestEvent(
     if (!current.enabled) {
       throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then send the test again');
     }
+    const { principal } = access;
     const actor = principal.kind === 'user' ? { type: 'user', id: principal.user.id } : { type: 'api_key', id: principal.apiKey.id };
     const delivery = await insertEventForEndpoint(tx, {
       tenantId: current.tenantId,
@@ -469,7 +437,7 @@ export async function sendTestEvent(
         actor,
       },
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: current.tenantId,
       action: 'webhook_endpoint.tested',
       target: { type: 'webhook_endpoint', id: current.id },
@@ -480,11 +448,11 @@ export async function sendTestEvent(
 }
 
 /** GET /v1/webhook-deliveries: newest first, filtered; never a secret or signature. */
-export async function listDeliveries(db: Db, principal: Principal, input: TListWebhookDeliveriesRequest): Promise<TWebhookDeliveryPage> {
-  const { organization } = await authorize(db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'webhooks.read',
-  });
+export async function listDeliveries(
+  db: Db,
+  { organization }: Access,
+  input: TListWebhookDeliveriesRequest,
+): Promise<TWebhookDeliveryPage> {
   if (input.event_type !== undefined && !isEventType(input.event_type) && input.event_type !== TEST_EVENT_TYPE) {
     throw new AppError('unknown_event_type', `not in the event catalog: ${input.event_type} (GET /v1/webhook-event-types lists them)`);
   }
@@ -501,8 +469,8 @@ export async function listDeliveries(db: Db, principal: Principal, input: TListW
 }
 
 /** GET /v1/webhook-deliveries/{id}: the delivery, every attempt (oldest first) and its event. */
-export async function getDelivery(db: Db, principal: Principal, input: TWebhookDeliveryRef): Promise<TWebhookDeliveryDetail> {
-  const { access, delivery } = await authorizeDelivery(db, principal, input, 'webhooks.read');
+export async function getDelivery(db: Db, access: Access, input: TWebhookDeliveryRef): Promise<TWebhookDeliveryDetail> {
+  const delivery = await deliveryOf(db, access, input);
   const tenantId = access.organization.id;
   const [attempts, event] = await Promise.all([
     listWebhookDeliveryAttempts(db, { tenantId, deliveryId: delivery.id }),
@@ -532,13 +500,8 @@ export async function getDelivery(db: Db, principal: Principal, input: TWebhookD
  * pending, due now, its attempts kept; the dispatcher is woken in the same transaction and the
  * worker sends it. Any other state, or an attempt in flight, is 409 webhook_delivery_not_retryable.
  */
-export async function retryDelivery(
-  db: Db,
-  principal: Principal,
-  request: RequestMeta,
-  input: TWebhookDeliveryRef,
-): Promise<TWebhookDelivery> {
-  const { access, delivery } = await authorizeDelivery(db, principal, input, 'webhooks.manage');
+export async function retryDelivery(db: Db, access: Access, request: RequestMeta, input: TWebhookDeliveryRef): Promise<TWebhookDelivery> {
+  const delivery = await deliveryOf(db, access, input);
   const tenantId = access.organization.id;
   if (delivery.status !== 'failed' && delivery.status !== 'retrying') {
     throw new AppError(
@@ -566,7 +529,7 @@ export async function retryDelivery(
       );
     }
     await wakeWebhookDispatcher(tx);
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'webhook_delivery.retried',
       target: { type: 'webhook_delivery', id: row.id },
@@ -586,11 +549,11 @@ export async function retryDelivery(
  */
 export async function retryFailedDeliveries(
   db: Db,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TWebhookEndpointRef,
 ): Promise<TWebhookRetryFailedResponse> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   const tenantId = access.organization.id;
   return db.transaction(async (tx) => {
     // Locked so a concurrent disable or delete is ordered before or after, never in between.
@@ -610,7 +573,7 @@ export async function retryFailedDeliveries(
     if (moved.length > 0) {
       await wakeWebhookDispatcher(tx);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'webhook_endpoint.failed_retried',
       target: { type: 'webhook_endpoint', id: current.id },
@@ -655,11 +618,11 @@ function assertSubscribed(endpoint: WebhookEndpointRow, eventTypes: readonly str
 export async function replayEvents(
   db: Db,
   settings: ReplaySettings,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TWebhookReplayRequest,
 ): Promise<TWebhookReplayResponse> {
-  const { access, endpoint } = await authorizeEndpoint(db, principal, input, 'webhooks.manage');
+  const endpoint = await endpointOf(db, access, input);
   const tenantId = access.organization.id;
   if (!endpoint.enabled) {
     throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then replay');
@@ -710,7 +673,7 @@ export async function replayEvents(
     if (deliveryIds.length > 0) {
       await addJob(tx, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'webhook_endpoint.replayed',
       target: { type: 'webhook_endpoint', id: current.id },
