@@ -24,7 +24,19 @@ const procedures = Object.entries(appRouter._def.procedures as unknown as Record
  * Control-plane procedures with no organization to resolve, and why. Anything else on the
  * control ladder declares `access`.
  */
-const NO_ORGANIZATION: Record<string, string> = {};
+const NO_ORGANIZATION: Record<string, string> = {
+  'me.switchWorkspace': "moves the caller's own session among the caller's own organizations (me tests)",
+  'me.acceptMembership': "answers the caller's own pending membership: the caller is the subject, not a permission",
+  'me.declineMembership': "answers the caller's own pending membership: the caller is the subject, not a permission",
+  'tenants.list': "lists the caller's own organizations (an API key: its own, with tenant.read, checked in the service)",
+  'tenants.create': 'creates an organization: the caller becomes its admin',
+  'tenants.permission.list': 'the same permission catalog for any signed-in caller or API key',
+  'invitations.accept': 'authorized by the invitation token, not a membership',
+  'webhooks.eventTypes': 'the same event catalog for any signed-in caller or API key',
+  'subscriptions.plan.list': 'the same plan list for any signed-in caller or API key',
+  'permissions.check':
+    'its callers include application secret keys, which no organization role describes: the check has its own rule (modules/permission-check/service.ts)',
+};
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MODULES = path.join(ROOT, 'apps/api/src/modules');
@@ -33,7 +45,16 @@ const MODULES = path.join(ROOT, 'apps/api/src/modules');
  * Module files that still call `authorize` themselves, and why the route's meta cannot say it.
  * The list may only shrink.
  */
-const CALLS_AUTHORIZE: Record<string, string> = {};
+const CALLS_AUTHORIZE: Record<string, string> = {
+  'apps/api/src/modules/applications/claim.ts':
+    "the hosted claim page, not a procedure: it authorizes inside the claim's transaction, after the keyless application is locked and the link's own refusals",
+  'apps/api/src/modules/permission-check/service.ts':
+    'the permission check: a question about an organization asked by an application, an API key or a person',
+  'apps/api/src/modules/tenants/service.ts':
+    'GET /v1/tenants: only an API key is authorized (tenant.read in its own organization); a person lists their own memberships',
+  'apps/api/src/modules/usage/ingest.ts':
+    'usage ingestion: the writer may be an application secret key, which is not a control-plane principal',
+};
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { newId } from '@svc/contracts/ids';
-import { PERMISSIONS } from '@svc/contracts/permissions';
+import { PERMISSIONS, type Permission } from '@svc/contracts/permissions';
+import type { DbOrTx } from '@svc/db/client';
 import { decodeCursor, encodeCursor } from '@svc/db/pagination';
 import { findApiKey, findApiKeyTenant } from '@svc/db/queries/api-keys';
 import { apiKeys } from '@svc/db/schema/api-keys';
@@ -11,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedApiKey, seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
+import { accessOf, recordIn } from './access-rule.ts';
 import { recordAudit, redact } from './audit.ts';
 import { authorize, isPlatformAdmin, PLATFORM_ONLY_MESSAGE } from './authorize.ts';
-import { authorizeRecord } from './authorize-record.ts';
 import { type Principal, principalOf } from './principal.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -139,7 +140,25 @@ function refusalOf(promise: Promise<unknown>): Promise<{ code?: string; message?
   );
 }
 
-describe('authorizeRecord', () => {
+/** A record route's access and its record, as `resolveAccess` and the service get them. */
+async function authorizeRecord<T>(
+  db: DbOrTx,
+  principal: Principal,
+  r: {
+    untrustedId: string;
+    organizationSlug?: string;
+    tenantOf: (db: DbOrTx, opts: { untrustedId: string }) => Promise<string | undefined>;
+    read: (db: DbOrTx, opts: { tenantId: string; id: string }) => Promise<T | undefined>;
+    notFound: string;
+    permission: Permission;
+  },
+) {
+  const rule = { permission: r.permission, organization: { tenantOf: r.tenantOf, notFound: r.notFound } };
+  const access = await accessOf(db, principal, rule, { id: r.untrustedId, organization_slug: r.organizationSlug });
+  return { access, record: await recordIn(db, access, r.read, r.untrustedId, r.notFound) };
+}
+
+describe('a record route: accessOf, then recordIn', () => {
   // Tenant API keys stand for any tenant-owned record: looked up by id, then read with the tenant.
   const KEY_NOT_FOUND = 'record not found';
   const record = (untrustedId: string, opts: { organizationSlug?: string; permission?: 'api_keys.read' | 'api_keys.manage' } = {}) => ({
