@@ -1,8 +1,8 @@
 import { ZCreateExportRequest, ZCreateExportResponse, ZExport, ZExportPage, ZExportRef, ZListExportsRequest } from '@svc/contracts/exports';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { createExport, EXPORT_ACCESS, EXPORTS_ACCESS, getExport, listExports } from './service.ts';
+import { createExport, EXPORT_ACCESS, EXPORTS_ACCESS, getExport, listExports } from '../../modules/exports/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 const tags = ['exports'];
 

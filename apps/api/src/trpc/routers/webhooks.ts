@@ -22,10 +22,7 @@ import {
 import { z } from 'zod';
 import type { AppServices } from '../../context.ts';
 import { spendBudget } from '../../http/rate-limit.ts';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { listEvents } from './events-feed.ts';
+import { listEvents } from '../../modules/webhooks/events-feed.ts';
 import {
   createEndpoint,
   DELIVERY_RECORD,
@@ -44,7 +41,10 @@ import {
   sendTestEvent,
   updateEndpoint,
   type WebhookSettings,
-} from './service.ts';
+} from '../../modules/webhooks/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
 
 const tags = ['webhooks'];
 

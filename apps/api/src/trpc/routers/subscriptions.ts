@@ -8,10 +8,10 @@ import {
   ZUpdateSubscriptionPlanRequest,
   ZUpdateSubscriptionRequest,
 } from '@svc/contracts/subscriptions';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, platformProcedure, platformProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { createPlan, getSubscription, listPlans, updatePlan, updateSubscriptionFor } from './service.ts';
+import { createPlan, getSubscription, listPlans, updatePlan, updateSubscriptionFor } from '../../modules/subscriptions/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, platformProcedure, platformProcedureWithQuerySlug } from '../procedures.ts';
 
 const tags = ['subscriptions'];
 /**

@@ -8,10 +8,10 @@ import {
   ZUser,
   ZUserPage,
 } from '@svc/contracts/users';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { createUser, getUser, listUsers, removeUser, updateUser } from './service.ts';
+import { createUser, getUser, listUsers, removeUser, updateUser } from '../../modules/users/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 /**
  * users.read lists and reads members; users.manage (an org admin's) adds, changes and removes

@@ -14,9 +14,6 @@ import {
   ZUpsertBillingMappingAnswer,
   ZUpsertBillingMappingRequest,
 } from '@svc/contracts/billing';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import {
   connectProvider,
   createProvider,
@@ -27,7 +24,10 @@ import {
   SYNC_LOG_RECORD,
   syncLogsOrganization,
   upsertMapping,
-} from './service.ts';
+} from '../../modules/billing/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
 
 const tags = ['billing'];
 

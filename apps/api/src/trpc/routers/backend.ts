@@ -1,8 +1,8 @@
 import { ZBackendApplicationResponse } from '@svc/contracts/public-edge';
 import { z } from 'zod';
-import { router } from '../../trpc/init.ts';
-import { secretKeyProcedure } from '../../trpc/procedures.ts';
-import { describeBackendApplication } from './service.ts';
+import { describeBackendApplication } from '../../modules/backend/service.ts';
+import { router } from '../init.ts';
+import { secretKeyProcedure } from '../procedures.ts';
 
 export const backendRouter = router({
   application: secretKeyProcedure

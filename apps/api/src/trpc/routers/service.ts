@@ -1,7 +1,7 @@
 import { ZServiceConfigResponse } from '@svc/contracts/public-edge';
 import { z } from 'zod';
-import { publicProcedure, router } from '../../trpc/init.ts';
-import { describeService } from './service.ts';
+import { describeService } from '../../modules/service/service.ts';
+import { publicProcedure, router } from '../init.ts';
 
 export const serviceRouter = router({
   config: publicProcedure

@@ -9,11 +9,11 @@ import {
   ZUsageSummary,
   ZUsageSummaryRequest,
 } from '@svc/contracts/usage';
-import { resolveAccess } from '../../trpc/access.ts';
-import { publicProcedure, router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { ingestUsage, usageWriterOf } from './ingest.ts';
-import { getUsageCounters, getUsageSummary, listUsageEvents } from './service.ts';
+import { ingestUsage, usageWriterOf } from '../../modules/usage/ingest.ts';
+import { getUsageCounters, getUsageSummary, listUsageEvents } from '../../modules/usage/service.ts';
+import { resolveAccess } from '../access.ts';
+import { publicProcedure, router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 /**
  * Usage writers (docs/api.md "Usage"): an application secret key, a tenant API key with usage.write,

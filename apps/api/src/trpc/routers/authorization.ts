@@ -20,9 +20,6 @@ import {
   ZUpdateApiResourceRequest,
   ZUpdateProductRoleRequest,
 } from '@svc/contracts/authorization';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, platformProcedure } from '../../trpc/procedures.ts';
 import {
   createApiPermission,
   createApiResource,
@@ -36,7 +33,10 @@ import {
   updateApiPermission,
   updateApiResource,
   updateProductRole,
-} from './service.ts';
+} from '../../modules/authorization/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, platformProcedure } from '../procedures.ts';
 
 const tags = ['authorization'];
 const READERS =

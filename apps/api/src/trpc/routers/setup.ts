@@ -1,10 +1,10 @@
 import { ZAgentContextRequest, ZAgentContextResponse } from '@svc/contracts/agent-context';
 import { z } from 'zod';
-import { router } from '../../trpc/init.ts';
-import { publishableKeyProcedure } from '../../trpc/procedures.ts';
-import { claimUrlOf } from '../client-config/service.ts';
-import { answerAgentContext } from './documents.ts';
-import { loadAgentContext, resolveFormat } from './service.ts';
+import { claimUrlOf } from '../../modules/client-config/service.ts';
+import { answerAgentContext } from '../../modules/setup/documents.ts';
+import { loadAgentContext, resolveFormat } from '../../modules/setup/service.ts';
+import { router } from '../init.ts';
+import { publishableKeyProcedure } from '../procedures.ts';
 
 export const setupRouter = router({
   agentContext: publishableKeyProcedure

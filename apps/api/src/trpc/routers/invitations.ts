@@ -11,10 +11,7 @@ import {
   ZRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import type { AppServices } from '../../context.ts';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../../trpc/procedures.ts';
-import { invitationSendLimit } from './send-limit.ts';
+import { invitationSendLimit } from '../../modules/invitations/send-limit.ts';
 import {
   acceptInvitation,
   createInvitation,
@@ -22,7 +19,10 @@ import {
   listInvitations,
   resendInvitation,
   revokeInvitation,
-} from './service.ts';
+} from '../../modules/invitations/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../procedures.ts';
 
 /** What issuing an invitation (create, resend) needs from the running service. */
 function settingsOf(services: AppServices, res: ServerResponse): InvitationSettings {

@@ -1,8 +1,8 @@
 import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { listSessions, revokeSession } from './service.ts';
+import { listSessions, revokeSession } from '../../modules/sessions/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
 
 /** An organization's sign-in sessions (the cookie-session core is modules/session-store). */
 export const sessionsRouter = router({

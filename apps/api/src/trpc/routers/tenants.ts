@@ -16,9 +16,6 @@ import {
   ZUpdateTenantRequest,
 } from '@svc/contracts/tenants';
 import { z } from 'zod';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
 import {
   checkPermission,
   createTenant,
@@ -29,7 +26,10 @@ import {
   listTenantMembers,
   listTenants,
   updateTenant,
-} from './service.ts';
+} from '../../modules/tenants/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, userControlProcedure } from '../procedures.ts';
 
 /**
  * The `/tenants/{id}` routes act on the organization `id` names. Listing is not declared: a

@@ -4,11 +4,11 @@ import {
   ZProcessEmailDeliveriesRequest,
   ZProcessEmailDeliveriesResponse,
 } from '@svc/contracts/email-deliveries';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { emailOutboxOf } from './outbox.ts';
-import { listEmailDeliveries, processEmailDeliveriesNow } from './service.ts';
+import { emailOutboxOf } from '../../modules/email-deliveries/outbox.ts';
+import { listEmailDeliveries, processEmailDeliveriesNow } from '../../modules/email-deliveries/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 export const emailDeliveriesRouter = router({
   list: controlProcedure

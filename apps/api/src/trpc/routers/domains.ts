@@ -7,10 +7,18 @@ import {
   ZListDomainsRequest,
   ZUpdateDomainRequest,
 } from '@svc/contracts/domains';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { createDomain, DOMAIN_RECORD, deleteDomain, getDomain, listDomains, updateDomain, verifyDomain } from './service.ts';
+import {
+  createDomain,
+  DOMAIN_RECORD,
+  deleteDomain,
+  getDomain,
+  listDomains,
+  updateDomain,
+  verifyDomain,
+} from '../../modules/domains/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
 
 const tags = ['domains'];
 

@@ -6,10 +6,10 @@ import {
   ZCreateApiKeyRequest,
   ZListApiKeysRequest,
 } from '@svc/contracts/api-keys';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
-import { API_KEY_RECORD, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
+import { API_KEY_RECORD, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../modules/api-keys/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, userControlProcedure } from '../procedures.ts';
 
 /**
  * Tenant API keys (docs/api.md "API keys"). Create and rotate hand out a raw secret, so only a signed-in

@@ -1,8 +1,8 @@
 import { ZJobQueueOverview } from '@svc/contracts/job-queue';
 import { z } from 'zod';
-import { router } from '../../trpc/init.ts';
-import { platformProcedure } from '../../trpc/procedures.ts';
-import { jobQueueOverview } from './service.ts';
+import { jobQueueOverview } from '../../modules/job-queue/service.ts';
+import { router } from '../init.ts';
+import { platformProcedure } from '../procedures.ts';
 
 export const jobQueueRouter = router({
   overview: platformProcedure

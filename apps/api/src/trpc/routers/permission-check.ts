@@ -1,7 +1,7 @@
 import { ZPermissionCheckRequest, ZPermissionCheckResult } from '@svc/contracts/authorization';
-import { router } from '../../trpc/init.ts';
-import { permissionCheckProcedure } from '../../trpc/procedures.ts';
-import { checkPermission } from './service.ts';
+import { checkPermission } from '../../modules/permission-check/service.ts';
+import { router } from '../init.ts';
+import { permissionCheckProcedure } from '../procedures.ts';
 
 /** The permission and feature check (docs/authorization.md, "Checking a permission"). */
 export const permissionCheckRouter = router({

@@ -1,8 +1,8 @@
 import { ZAuditLogPage, ZListAuditLogsRequest } from '@svc/contracts/audit-logs';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { listAuditLogs } from './service.ts';
+import { listAuditLogs } from '../../modules/audit-logs/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 export const auditLogsRouter = router({
   list: controlProcedure

@@ -7,10 +7,10 @@ import {
   ZRolePage,
   ZUpdateRoleRequest,
 } from '@svc/contracts/roles';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { createRole, deleteRole, listRoles, updateRole } from './service.ts';
+import { createRole, deleteRole, listRoles, updateRole } from '../../modules/roles/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 /**
  * Reading roles needs roles.read, changing them roles.manage as an org admin, in the organization

@@ -1,8 +1,8 @@
 import { ZMembershipDecisionRequest, ZMembershipDecisionResponse, ZMeResponse, ZSwitchWorkspaceRequest } from '@svc/contracts/me';
 import { z } from 'zod';
-import { router } from '../../trpc/init.ts';
-import { sessionProcedure, userControlProcedure } from '../../trpc/procedures.ts';
-import { acceptMembership, declineMembership, describeMe, switchWorkspace } from './service.ts';
+import { acceptMembership, declineMembership, describeMe, switchWorkspace } from '../../modules/me/service.ts';
+import { router } from '../init.ts';
+import { sessionProcedure, userControlProcedure } from '../procedures.ts';
 
 export const meRouter = router({
   get: sessionProcedure

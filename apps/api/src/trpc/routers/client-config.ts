@@ -1,7 +1,7 @@
 import { ZClientConfigRequest, ZClientConfigResponse } from '@svc/contracts/public-edge';
-import { router } from '../../trpc/init.ts';
-import { publishableKeyProcedure } from '../../trpc/procedures.ts';
-import { clientConfigOf } from './service.ts';
+import { clientConfigOf } from '../../modules/client-config/service.ts';
+import { router } from '../init.ts';
+import { publishableKeyProcedure } from '../procedures.ts';
 
 export const clientConfigRouter = router({
   get: publishableKeyProcedure

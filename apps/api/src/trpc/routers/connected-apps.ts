@@ -7,10 +7,15 @@ import {
   ZSetThirdPartyAccessRequest,
   ZThirdPartyAccess,
 } from '@svc/contracts/connected-apps';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
-import { getThirdPartyAccess, listConnectedApps, revokeConnectedApp, setThirdPartyAccessFor } from './service.ts';
+import {
+  getThirdPartyAccess,
+  listConnectedApps,
+  revokeConnectedApp,
+  setThirdPartyAccessFor,
+} from '../../modules/connected-apps/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 const tags = ['connected apps'];
 

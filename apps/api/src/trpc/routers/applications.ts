@@ -12,9 +12,6 @@ import {
 } from '@svc/contracts/applications';
 import type { AddressPolicy } from '@svc/jobs/webhooks/ssrf';
 import type { AppServices } from '../../context.ts';
-import { resolveAccess } from '../../trpc/access.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
 import {
   APPLICATION_RECORD,
   createApplicationFor,
@@ -25,7 +22,10 @@ import {
   rotateApplicationSecretFor,
   setApplicationStatusFor,
   updateApplication,
-} from './service.ts';
+} from '../../modules/applications/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 const tags = ['applications'];
 
