@@ -17,7 +17,7 @@ const END = '<!-- end of scope table -->';
 
 type Def = { type: 'query' | 'mutation'; meta?: Meta };
 
-export function scopeTable(): string {
+function scopeTable(): string {
   const byScope = new Map<string, string[]>();
   const sessionOnly: string[] = [];
   for (const [name, procedure] of Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>)) {
