@@ -33,10 +33,14 @@ export function OverviewPage() {
       <PageHeader
         title="Overview"
         description={
-          organization
-            ? `${organization.name} at a glance, and how this svc deployment is configured.`
-            : 'How this svc deployment is configured.'
+          // Nothing until the workspace is known: the platform wording is for the platform workspace only.
+          active.isLoading
+            ? undefined
+            : organization
+              ? `${organization.name} at a glance, and how this svc deployment is configured.`
+              : 'How this svc deployment is configured.'
         }
+        descriptionPending={active.isLoading}
       />
       {organization && <OrganizationOverview organizationId={organization.id} organizationSlug={organization.slug} />}
       {config.isPending && <Skeleton label="Loading the service configuration…" testId="overview-loading" />}
