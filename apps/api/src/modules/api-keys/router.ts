@@ -8,7 +8,7 @@ import {
 } from '@svc/contracts/api-keys';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, userControlProcedure } from '../../trpc/procedures.ts';
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './service.ts';
 
 /**
  * Tenant API keys (docs/api.md "API keys"). Create and rotate hand out a raw secret, so only a signed-in
@@ -29,6 +29,13 @@ export const apiKeysRouter = router({
     .input(ZListApiKeysRequest)
     .output(ZApiKeyPage)
     .query(({ ctx, input }) => listApiKeys(ctx.services.db, ctx.principal, input)),
+  get: controlProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/api-keys/{id}', tags: ['api-keys'], summary: 'Read one API key (metadata only)' },
+    })
+    .input(ZApiKeyActionRequest)
+    .output(ZApiKey)
+    .query(({ ctx, input }) => getApiKey(ctx.services.db, ctx.principal, input)),
   create: userControlProcedure
     .meta({
       openapi: {

@@ -86,6 +86,12 @@ export async function listApiKeys(db: Db, principal: Principal, input: TListApiK
   return toPage(scope, rows, input.limit, (row) => toApiKey(row, now));
 }
 
+/** GET /v1/api-keys/{id}: one key's metadata (never its secret); another organization's key is 404. */
+export async function getApiKey(db: Db, principal: Principal, input: TApiKeyActionRequest): Promise<TApiKey> {
+  const { key } = await authorizeKey(db, principal, input.id, 'api_keys.read');
+  return toApiKey(key, new Date());
+}
+
 /** Creates a key; its raw secret is in this answer and nowhere else, ever. Session callers only. */
 export async function createApiKey(
   db: Db,

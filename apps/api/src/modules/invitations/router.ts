@@ -4,6 +4,7 @@ import {
   ZAcceptInvitationResponse,
   ZCreateInvitationRequest,
   ZCreateInvitationResponse,
+  ZGetInvitationRequest,
   ZInvitation,
   ZInvitationPage,
   ZListInvitationsRequest,
@@ -17,6 +18,7 @@ import { invitationSendLimit } from './send-limit.ts';
 import {
   acceptInvitation,
   createInvitation,
+  getInvitation,
   type InvitationSettings,
   listInvitations,
   resendInvitation,
@@ -39,6 +41,14 @@ export const invitationsRouter = router({
     .input(ZListInvitationsRequest)
     .output(ZInvitationPage)
     .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.principal, input)),
+  get: controlProcedure
+    .meta({
+      errors: ['invitation_not_found'],
+      openapi: { method: 'GET', path: '/invitations/{id}', tags: ['invitations'], summary: 'Read one invitation of an organization' },
+    })
+    .input(ZGetInvitationRequest)
+    .output(ZInvitation)
+    .query(({ ctx, input }) => getInvitation(ctx.services.db, ctx.principal, input)),
   create: controlProcedure
     .meta({
       errors: ['invitation_already_pending', 'platform_workspace_managed', 'unknown_role'],

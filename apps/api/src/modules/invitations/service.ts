@@ -10,6 +10,7 @@ import {
   type TInvitation,
   type TListInvitationsRequest,
   type TResendInvitationRequest,
+  type TGetInvitationRequest,
   type TRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';
@@ -165,8 +166,12 @@ async function issueInvitation(
   const tenantId = organization.id;
   const token = INVITATION_TOKEN_PREFIX + randomBase62(INVITATION_TOKEN_RANDOM_LENGTH);
   await lockInvitationEmail(tx, { tenantId, email: input.email });
-  if (await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now })) {
-    throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; resend or revoke that one`);
+  const pending = await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now });
+  if (pending) {
+    // Its id, so the caller can resend or revoke that one (docs/api.md "Invitations").
+    throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; resend or revoke that one`, {
+      details: { invitationId: pending.id },
+    });
   }
   // Counted once the invitation will be created: a refused duplicate sends nothing.
   await settings.throttle(input.email);
@@ -229,6 +234,19 @@ export async function listInvitations(
   const after = decodeCursor(scope, input.cursor);
   const rows = await listInvitationRows(db, { tenantId: organization.id, status: input.status, now, after, limit: input.limit + 1 });
   return toPage(scope, rows, input.limit, (row) => toInvitation(row, now));
+}
+
+/** GET /v1/invitations/{id}: one invitation of the organization; another organization's is 404. */
+export async function getInvitation(db: Db, principal: Principal, input: TGetInvitationRequest, now = new Date()): Promise<TInvitation> {
+  const { organization } = await authorize(db, principal, {
+    organization: { slug: input.organization_slug },
+    permission: 'invitations.read',
+  });
+  const row = await findInvitationById(db, { tenantId: organization.id, id: input.id });
+  if (!row) {
+    throw new AppError('invitation_not_found', 'invitation not found');
+  }
+  return toInvitation(row, now);
 }
 
 /** The refusal for an invitation that can no longer be used, or undefined while it is pending. */

@@ -1,7 +1,7 @@
-import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
+import { ZGetSessionRequest, ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
 import { router } from '../../trpc/init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
-import { listSessions, revokeSession } from './service.ts';
+import { getSession, listSessions, revokeSession } from './service.ts';
 
 /** An organization's sign-in sessions (the cookie-session core is modules/session-store). */
 export const sessionsRouter = router({
@@ -10,6 +10,13 @@ export const sessionsRouter = router({
     .input(ZListSessionsRequest)
     .output(ZSessionPage)
     .query(({ ctx, input }) => listSessions(ctx.services.db, ctx.principal, input)),
+  get: controlProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/sessions/{id}', tags: ['sessions'], summary: "Read one session of an organization's member" },
+    })
+    .input(ZGetSessionRequest)
+    .output(ZSession)
+    .query(({ ctx, input }) => getSession(ctx.services.db, ctx.principal, input)),
   revoke: controlProcedureWithQuerySlug
     .meta({
       openapi: {
