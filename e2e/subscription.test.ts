@@ -166,7 +166,8 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('user-row').first().waitFor({ state: 'visible' });
     expect(await admin.getByTestId('users-create-open').count()).toBe(0);
     expect(await admin.getByTestId('user-actions').count()).toBe(0);
-    await admin.getByTestId('nav-invitations').click();
+    await admin.getByTestId('nav-people').click();
+    await admin.getByTestId('people-tab-invitations').click();
     await admin.getByTestId('invitations-managed').waitFor({ state: 'visible' });
     expect(await admin.getByTestId('invitations-create-open').count()).toBe(0);
     const refused = await admin.evaluate(async () => {

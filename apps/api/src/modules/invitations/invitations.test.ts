@@ -369,9 +369,9 @@ describe('GET /v1/invitations/{id}', () => {
       const foreign = await call('GET', `/v1/invitations/${mine.invitation.id}?organization_slug=${slug}`, { cookie: otherAdmin.cookie });
       expect(foreign.status, slug).toBe(404);
     }
-    expect((await call('GET', `/v1/invitations/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(
-      400,
-    );
+    expect(
+      (await call('GET', `/v1/invitations/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status,
+    ).toBe(400);
   });
 });
 

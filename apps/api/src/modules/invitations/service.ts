@@ -7,10 +7,10 @@ import {
   type TAcceptInvitationResponse,
   type TCreateInvitationRequest,
   type TCreateInvitationResponse,
+  type TGetInvitationRequest,
   type TInvitation,
   type TListInvitationsRequest,
   type TResendInvitationRequest,
-  type TGetInvitationRequest,
   type TRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';

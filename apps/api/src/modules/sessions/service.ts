@@ -1,5 +1,12 @@
 import { AppError } from '@svc/contracts/errors';
-import type { TGetSessionRequest, TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionApplication, TSessionPage } from '@svc/contracts/sessions';
+import type {
+  TGetSessionRequest,
+  TListSessionsRequest,
+  TRevokeSessionRequest,
+  TSession,
+  TSessionApplication,
+  TSessionPage,
+} from '@svc/contracts/sessions';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findOrgSession, listOrgSessions, type OrgSessionRow } from '@svc/db/queries/org-sessions';

@@ -159,7 +159,9 @@ describe('GET /v1/sessions/{id}', () => {
     expect(res.status).toBe(200);
     const session = (await res.json()) as TSession;
     expect(session).toMatchObject({ id: member.sessionId, status: 'active', current: false, user: { id: member.user.id } });
-    const own = (await (await call('GET', `/v1/sessions/${admin.sessionId}?organization_slug=${org.slug}`, { cookie: admin.cookie })).json()) as TSession;
+    const own = (await (
+      await call('GET', `/v1/sessions/${admin.sessionId}?organization_slug=${org.slug}`, { cookie: admin.cookie })
+    ).json()) as TSession;
     expect(own.current).toBe(true);
 
     const other = await seedOrganization(db);
@@ -168,7 +170,9 @@ describe('GET /v1/sessions/{id}', () => {
       const foreign = await call('GET', `/v1/sessions/${member.sessionId}?organization_slug=${slug}`, { cookie: stranger.cookie });
       expect(foreign.status, slug).toBe(404);
     }
-    expect((await call('GET', `/v1/sessions/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status).toBe(400);
+    expect(
+      (await call('GET', `/v1/sessions/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status,
+    ).toBe(400);
   });
 });
 
