@@ -170,17 +170,19 @@ describeInChromium('e2e: console lists', () => {
   });
 
   it('inviting an email that is already invited offers Resend and Revoke in the form; an invitation opens its own page', async () => {
+    // The newest, so on the first page.
+    expect((await api('POST', '/v1/invitations', { email: 'dup@example.com' })).status).toBe(201);
     await page.goto(INVITATIONS);
     await page.getByTestId('invitation-row').first().waitFor();
     const duplicate = async () => {
       await page.getByTestId('invitations-create-open').click();
-      await page.locator('input[data-testid="invitations-create-email"]').fill('first@example.com');
+      await page.locator('input[data-testid="invitations-create-email"]').fill('dup@example.com');
       await page.getByTestId('invitations-create-submit').click();
       const offer = page.getByTestId('invitations-create-duplicate');
       await offer.waitFor({ state: 'visible' });
       expect(await page.getByTestId('invitations-create').getByTestId('error-code').textContent()).toBe('invitation_already_pending');
     };
-    const pendingRow = page.locator('[data-testid="invitation-row"][data-email="first@example.com"][data-status="pending"]');
+    const pendingRow = page.locator('[data-testid="invitation-row"][data-email="dup@example.com"][data-status="pending"]');
     const firstId = await pendingRow.getAttribute('data-invitation-id');
 
     // Revoke: the pending one goes, and the same form then invites afresh.
@@ -198,7 +200,7 @@ describeInChromium('e2e: console lists', () => {
     // Resend: a new link for the pending one, shown once; the old one is revoked.
     await duplicate();
     await page.getByTestId('invitations-create-duplicate-resend').click();
-    await page.getByTestId('invitations-created').filter({ hasText: 'New link for first@example.com' }).waitFor();
+    await page.getByTestId('invitations-created').filter({ hasText: 'New link for dup@example.com' }).waitFor();
     await page.getByTestId('invite-link-dismiss').click();
     await page.locator(`[data-testid="invitation-row"][data-invitation-id="${secondId}"][data-status="revoked"]`).waitFor();
     const thirdId = await pendingRow.getAttribute('data-invitation-id');
@@ -210,7 +212,7 @@ describeInChromium('e2e: console lists', () => {
     const detail = page.getByTestId('invitation-detail');
     await detail.waitFor({ state: 'visible' });
     expect(await detail.getAttribute('data-status')).toBe('pending');
-    expect(await detail.locator('h2').textContent()).toBe('first@example.com');
+    expect(await detail.locator('h2').textContent()).toBe('dup@example.com');
     await page.reload();
     await detail.waitFor({ state: 'visible' });
     await page.goBack();
