@@ -761,7 +761,8 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       }
       expect(findings).toEqual([]);
       expect(w.pageErrors.splice(0)).toEqual([]);
-    });
+      // Some forty overlays, each checked four times (two widths, two schemes).
+    }, 900_000);
   }
 
   for (const id of ['tenant-admin', 'platform-admin'] as const) {
