@@ -68,8 +68,8 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
 
   it('password sign-in: an anonymous deep link goes through /signin and the engine, and comes back to it', async () => {
     const page = await freshPage();
-    await page.goto('/auth/console/members');
-    await page.waitForURL(signInUrl('/auth/console/members'));
+    await page.goto('/auth/console/people/members');
+    await page.waitForURL(signInUrl('/auth/console/people/members'));
     expect(await page.getByTestId('hosted-heading').textContent()).toBe('Sign in to svc');
     await saveScreenshot(page, 'auth-signin');
     // The console's look, from the keyboard: the email field's label, and a visible focus ring.
@@ -94,7 +94,7 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     await page.locator('input[name="password"]').fill(DEMO_USER.password);
     await page.getByRole('button', { name: 'Log in' }).click();
 
-    await page.waitForURL(`${server.url}/auth/console/members`);
+    await page.waitForURL(`${server.url}/auth/console/people/members`);
     await page.getByTestId('page-members').waitFor({ state: 'visible' });
     expect(await header(page)).toEqual({
       name: DEMO_USER.name,
@@ -112,10 +112,10 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
     const page = await freshPage();
     const onLocalhost = new URL(server.url);
     onLocalhost.hostname = 'localhost';
-    await page.goto(`${onLocalhost.origin}/auth/console/members?from=localhost`);
-    await page.waitForURL(signInUrl('/auth/console/members?from=localhost'));
+    await page.goto(`${onLocalhost.origin}/auth/console/people/members?from=localhost`);
+    await page.waitForURL(signInUrl('/auth/console/people/members?from=localhost'));
     await passwordSignIn(page, server.url, DEMO_USER);
-    await page.waitForURL(`${server.url}/auth/console/members?from=localhost`);
+    await page.waitForURL(`${server.url}/auth/console/people/members?from=localhost`);
     await page.getByTestId('page-members').waitFor({ state: 'visible' });
     expectNoPageErrors();
   });
@@ -234,7 +234,7 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
 
   it('a session that ends while the console is open sends the browser to sign-in, back to the same page', async () => {
     const page = await freshPage();
-    await signInAt(page, server.url, '/auth/console/members', DEMO_USER);
+    await signInAt(page, server.url, '/auth/console/people/members', DEMO_USER);
     await header(page);
 
     // Signed out in another tab of the same browser.
@@ -254,12 +254,12 @@ describeInChromium('e2e: hosted sign-in, the console session and /user', () => {
           throw error;
         }
       });
-    await page.waitForURL(signInUrl('/auth/console/members'));
+    await page.waitForURL(signInUrl('/auth/console/people/members'));
     await saveScreenshot(page, 'auth-session-ended-signin');
 
     // Signing in again returns to the page that was open.
     await passwordSignIn(page, server.url, DEMO_USER);
-    await page.waitForURL(`${server.url}/auth/console/members`);
+    await page.waitForURL(`${server.url}/auth/console/people/members`);
     expect((await header(page)).email).toBe(DEMO_USER.email);
     expectNoPageErrors();
   });

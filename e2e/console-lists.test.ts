@@ -169,6 +169,58 @@ describeInChromium('e2e: console lists', () => {
     expectNoPageErrors();
   });
 
+  it('inviting an email that is already invited offers Resend and Revoke in the form; an invitation opens its own page', async () => {
+    // The newest, so on the first page.
+    expect((await api('POST', '/v1/invitations', { email: 'dup@example.com' })).status).toBe(201);
+    await page.goto(INVITATIONS);
+    await page.getByTestId('invitation-row').first().waitFor();
+    const duplicate = async () => {
+      await page.getByTestId('invitations-create-open').click();
+      await page.locator('input[data-testid="invitations-create-email"]').fill('dup@example.com');
+      await page.getByTestId('invitations-create-submit').click();
+      const offer = page.getByTestId('invitations-create-duplicate');
+      await offer.waitFor({ state: 'visible' });
+      expect(await page.getByTestId('invitations-create').getByTestId('error-code').textContent()).toBe('invitation_already_pending');
+    };
+    const pendingRow = page.locator('[data-testid="invitation-row"][data-email="dup@example.com"][data-status="pending"]');
+    const firstId = await pendingRow.getAttribute('data-invitation-id');
+
+    // Revoke: the pending one goes, and the same form then invites afresh.
+    await duplicate();
+    await saveScreenshot(page, 'console-invite-duplicate');
+    await page.getByTestId('invitations-create-duplicate-revoke').click();
+    await page.getByTestId('invitations-create-revoked').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('invitations-create-duplicate').count()).toBe(0);
+    await page.getByTestId('invitations-create-submit').click();
+    await page.getByTestId('invite-link-dismiss').click();
+    await page.locator(`[data-testid="invitation-row"][data-invitation-id="${firstId}"][data-status="revoked"]`).waitFor();
+    const secondId = await pendingRow.getAttribute('data-invitation-id');
+    expect(secondId).not.toBe(firstId);
+
+    // Resend: a new link for the pending one, shown once; the old one is revoked.
+    await duplicate();
+    await page.getByTestId('invitations-create-duplicate-resend').click();
+    await page.getByTestId('invitations-created').filter({ hasText: 'New link for dup@example.com' }).waitFor();
+    await page.getByTestId('invite-link-dismiss').click();
+    await page.locator(`[data-testid="invitation-row"][data-invitation-id="${secondId}"][data-status="revoked"]`).waitFor();
+    const thirdId = await pendingRow.getAttribute('data-invitation-id');
+    expect(thirdId).not.toBe(secondId);
+
+    // Its email opens its page, at an address of its own; back returns to the list.
+    await pendingRow.getByTestId('invitation-email').getByRole('link').click();
+    await page.waitForURL(`${server.url}/auth/console/people/invitations/${thirdId}`);
+    const detail = page.getByTestId('invitation-detail');
+    await detail.waitFor({ state: 'visible' });
+    expect(await detail.getAttribute('data-status')).toBe('pending');
+    expect(await detail.locator('h2').textContent()).toBe('dup@example.com');
+    await page.reload();
+    await detail.waitFor({ state: 'visible' });
+    await page.goBack();
+    await page.waitForURL(`${server.url}/auth/console/people/invitations`);
+    await pendingRow.waitFor();
+    expectNoPageErrors();
+  });
+
   it('without a workspace the guard stands in for the invite button, the filter and the list', async () => {
     const me = await api('GET', '/v1/me');
     const deleted = await api('DELETE', `/v1/tenants/${me.body.activeWorkspace.id}`, {});

@@ -9,11 +9,11 @@ const CONSOLE = '/auth/console';
 /** Every console page reachable from the left nav: id (data-testid suffix), path, heading. */
 const NAV_PAGES = [
   { id: 'applications', path: '/applications', heading: 'Applications' },
-  { id: 'members', path: '/members', heading: 'Members' },
+  // Members and invitations, a tab each: the nav's /people opens the first tab.
+  { id: 'people', path: '/people/members', heading: 'People' },
   { id: 'users', path: '/users', heading: 'Users' },
   { id: 'sessions', path: '/sessions', heading: 'Sessions' },
   { id: 'roles', path: '/roles', heading: 'Roles' },
-  { id: 'invitations', path: '/invitations', heading: 'Invitations' },
   { id: 'email-deliveries', path: '/email-deliveries', heading: 'Email deliveries' },
   { id: 'api-keys', path: '/api-keys', heading: 'API keys' },
   { id: 'webhooks', path: '/webhooks', heading: 'Webhooks' },
@@ -146,6 +146,24 @@ describeInChromium('e2e smoke: svc serve in real Chromium', () => {
     await page.goBack();
     await page.waitForURL(`${server.url}${CONSOLE}${NAV_PAGES.at(-2)?.path}`);
     await page.getByTestId(`page-${NAV_PAGES.at(-2)?.id}`).waitFor({ state: 'visible' });
+    expectNoPageErrors();
+  });
+
+  it('People: the old Members and Invitations addresses open their tab, query kept; the tabs are links with their own URLs', async () => {
+    await page.goto(`${CONSOLE}/invitations?from=bookmark`);
+    await page.waitForURL(`${server.url}${CONSOLE}/people/invitations?from=bookmark`);
+    await page.getByTestId('page-invitations').waitFor({ state: 'visible' });
+    expect(await page.getByTestId('people-tab-invitations').getAttribute('aria-current')).toBe('page');
+    expect(await page.getByTestId('nav-people').getAttribute('aria-current')).toBe('page');
+    await page.goto(`${CONSOLE}/members`);
+    await page.waitForURL(`${server.url}${CONSOLE}/people/members`);
+    await page.getByTestId('page-members').waitFor({ state: 'visible' });
+    await page.getByTestId('people-tab-invitations').click();
+    await page.waitForURL(`${server.url}${CONSOLE}/people/invitations`);
+    await page.getByTestId('page-invitations').waitFor({ state: 'visible' });
+    await page.goBack();
+    await page.waitForURL(`${server.url}${CONSOLE}/people/members`);
+    await page.getByTestId('page-members').waitFor({ state: 'visible' });
     expectNoPageErrors();
   });
 

@@ -159,6 +159,16 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.goBack();
     await admin.getByTestId('organizations-search').fill(slug);
 
+    // The header's workspace switcher offers the platform admin organizations it is not a member
+    // of, as a tenant admin's offers theirs; and back to the platform's own.
+    const platformSlug = await admin.evaluate(
+      async () => ((await (await fetch('/v1/me')).json()) as { activeWorkspace: { slug: string } }).activeWorkspace.slug,
+    );
+    await chooseOption(admin, 'workspace-select', slug);
+    await admin.getByTestId('workspace-kind').filter({ hasText: 'tenant' }).waitFor();
+    await chooseOption(admin, 'workspace-select', platformSlug);
+    await admin.getByTestId('workspace-kind').filter({ hasText: 'platform' }).waitFor();
+
     // The platform workspace's people are the engine's platform admin group (the API answers 409
     // platform_workspace_managed): Users and Invitations say so instead of offering Add and Invite.
     await admin.getByTestId('nav-users').click();
@@ -166,7 +176,8 @@ describeInChromium('e2e: subscription and plans in the console', () => {
     await admin.getByTestId('user-row').first().waitFor({ state: 'visible' });
     expect(await admin.getByTestId('users-create-open').count()).toBe(0);
     expect(await admin.getByTestId('user-actions').count()).toBe(0);
-    await admin.getByTestId('nav-invitations').click();
+    await admin.getByTestId('nav-people').click();
+    await admin.getByTestId('people-tab-invitations').click();
     await admin.getByTestId('invitations-managed').waitFor({ state: 'visible' });
     expect(await admin.getByTestId('invitations-create-open').count()).toBe(0);
     const refused = await admin.evaluate(async () => {

@@ -74,9 +74,9 @@ describeInChromium('e2e: users and sessions', () => {
 
   /** The member's console asks the api for data; with the session gone it lands on hosted sign-in. */
   async function expectSignedOut(page: Page): Promise<void> {
-    await page.getByTestId('nav-members').click();
+    await page.getByTestId('nav-people').click();
     await page.waitForURL(atSignIn);
-    expect(new URL(page.url()).searchParams.get('return_to')).toBe('/auth/console/members');
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe('/auth/console/people/members');
   }
 
   /** Opens the admin's organization in a member's console (the workspace switcher). */

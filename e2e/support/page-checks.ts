@@ -41,6 +41,8 @@ export type PageResult = {
   page: string;
   url: string;
   width: number;
+  /** The colour scheme the page was checked in: every width in light (every check), then in dark (the colour rules of axe). */
+  scheme: 'light' | 'dark';
   screenshot: string;
   /** How many elements the identifier check looked at, and how many table cells: a check of nothing says so. */
   counted: { identifiers: number; cells: number };
@@ -98,17 +100,26 @@ export function nextFrames(page: Page): Promise<void> {
 type AxeNode = { target: unknown[]; failureSummary?: string };
 type AxeViolation = { id: string; impact?: string | null; help: string; helpUrl: string; nodes: AxeNode[] };
 
-/** axe-core's rules on the whole document, violations only. */
-async function runAxe(page: Page): Promise<AxeViolation[]> {
+/**
+ * The axe rules whose outcome depends on colours: the only ones a dark scheme can change (the
+ * layout and the markup are the same in both), so the dark pass runs these alone.
+ */
+const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
+
+/** axe-core's rules on the whole document (or only `rules`), violations only. */
+async function runAxe(page: Page, rules?: string[]): Promise<AxeViolation[]> {
   const injected = await page.evaluate(() => 'axe' in window);
   if (!injected) {
     // Inline script: the context is created with bypassCSP, as svc's CSP rightly allows none.
     await page.addScriptTag({ content: axe.source });
   }
-  return page.evaluate(async () => {
+  return page.evaluate(async (rules) => {
     const engine = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: AxeViolation[] }> } })
       .axe;
-    const results = await engine.run(document, { resultTypes: ['violations'] });
+    const results = await engine.run(document, {
+      resultTypes: ['violations'],
+      ...(rules ? { runOnly: { type: 'rule', values: rules } } : {}),
+    });
     return results.violations.map((v) => ({
       id: v.id,
       impact: v.impact ?? null,
@@ -116,6 +127,19 @@ async function runAxe(page: Page): Promise<AxeViolation[]> {
       helpUrl: v.helpUrl,
       nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
     }));
+  }, rules);
+}
+
+/** axe's violations as findings: serious and critical ones fail, the rest are information. */
+function axeFindings(violations: AxeViolation[]): Finding[] {
+  return violations.map((v) => {
+    const targets = v.nodes.map((n) => targetText(n.target));
+    if (FAILING_IMPACTS.has(v.impact ?? '')) {
+      // What axe measured on the first element (a contrast ratio and its colours, say), in one line.
+      const firstFailure = (v.nodes[0]?.failureSummary ?? '').replace(/\s+/g, ' ').trim();
+      return { kind: 'axe', rule: v.id, impact: v.impact ?? 'unknown', help: v.help, helpUrl: v.helpUrl, targets, firstFailure };
+    }
+    return { kind: 'info', detail: `axe ${v.id} (${v.impact ?? 'no impact'}) on ${targets.length} element(s): ${v.help}` };
   });
 }
 
@@ -352,27 +376,52 @@ export async function checkPage(
       findings.push({ kind: 'not-settled', detail: unsettled });
     }
     findings.push(...(await crashFindings(page, opts.pageErrors.splice(0))));
-    for (const v of await runAxe(page)) {
-      const targets = v.nodes.map((n) => targetText(n.target));
-      if (FAILING_IMPACTS.has(v.impact ?? '')) {
-        // What axe measured on the first element (a contrast ratio and its colours, say), in one line.
-        const firstFailure = (v.nodes[0]?.failureSummary ?? '').replace(/\s+/g, ' ').trim();
-        findings.push({ kind: 'axe', rule: v.id, impact: v.impact ?? 'unknown', help: v.help, helpUrl: v.helpUrl, targets, firstFailure });
-      } else {
-        findings.push({ kind: 'info', detail: `axe ${v.id} (${v.impact ?? 'no impact'}) on ${targets.length} element(s): ${v.help}` });
-      }
-    }
+    findings.push(...axeFindings(await runAxe(page)));
     const layout = await layoutFindings(page);
     findings.push(...layout.overflows.map((o) => ({ kind: 'overflow' as const, ...o })));
     findings.push(...layout.wraps.map((w) => ({ kind: 'identifier-wrap' as const, ...w })));
     if (layout.sideways) {
-      findings.push({ kind: 'info', detail: layout.sideways });
+      // A page wider than a phone's screen fails it (the desktop width is the tables' business).
+      findings.push(
+        viewport.width < 1024
+          ? { kind: 'overflow', cell: 'the document scrolls sideways', text: layout.sideways, scrollWidth: 0, clientWidth: viewport.width }
+          : { kind: 'info', detail: layout.sideways },
+      );
     }
     if (layout.codeWraps.length > 0) {
       findings.push({ kind: 'info', detail: `inline code without data-identifier wraps: ${layout.codeWraps.join('; ')}` });
     }
     const screenshot = await saveScreenshot(page, `pages/${opts.who}-${opts.name}-${viewport.width}`);
-    results.push({ who: opts.who, page: opts.name, url: page.url(), width: viewport.width, screenshot, counted: layout.counted, findings });
+    results.push({
+      who: opts.who,
+      page: opts.name,
+      url: page.url(),
+      width: viewport.width,
+      scheme: 'light',
+      screenshot,
+      counted: layout.counted,
+      findings,
+    });
+
+    // The same view in the dark scheme: only the colours change, so only axe's colour rules run.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      await nextFrames(page);
+      const dark = axeFindings(await runAxe(page, COLOUR_RULES));
+      const darkShot = await saveScreenshot(page, `pages/${opts.who}-${opts.name}-${viewport.width}-dark`);
+      results.push({
+        who: opts.who,
+        page: opts.name,
+        url: page.url(),
+        width: viewport.width,
+        scheme: 'dark',
+        screenshot: darkShot,
+        counted: { identifiers: 0, cells: 0 },
+        findings: dark,
+      });
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
   }
   await page.setViewportSize(VIEWPORTS[0]);
   return results;
@@ -382,7 +431,7 @@ export async function checkPage(
 export function failures(results: PageResult[]): string[] {
   const lines: string[] = [];
   for (const r of results) {
-    const at = `${r.who} ${r.page} @${r.width}`;
+    const at = `${r.who} ${r.page} @${r.width}${r.scheme === 'dark' ? ' dark' : ''}`;
     for (const f of r.findings) {
       switch (f.kind) {
         case 'axe':

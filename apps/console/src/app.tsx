@@ -1,6 +1,6 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { type ComponentType, lazy, useState } from 'react';
-import { createBrowserRouter, Navigate } from 'react-router';
+import { createBrowserRouter, Navigate, useLocation } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
 import { Toaster } from 'sonner';
 import { ConsoleLayout } from './layout/console-layout.tsx';
@@ -23,6 +23,20 @@ function page(load: () => Promise<ComponentType>) {
   return <Page />;
 }
 
+/** An old address that moved: the same query and fragment at `to`, replacing the history entry. */
+function Moved({ to }: { to: string }) {
+  const { search, hash } = useLocation();
+  return <Navigate to={{ pathname: to, search, hash }} replace />;
+}
+
+/** The People page (members and invitations as tabs), one chunk for both tabs. */
+function people(tab: 'members' | 'invitations') {
+  return page(async () => {
+    const { PeoplePage } = await import('./pages/people/people-page.tsx');
+    return () => <PeoplePage tab={tab} />;
+  });
+}
+
 const router = createBrowserRouter(
   [
     {
@@ -41,18 +55,25 @@ const router = createBrowserRouter(
               path: 'applications/:id?',
               element: page(async () => (await import('./pages/applications/applications-page.tsx')).ApplicationsPage),
             },
-            { path: 'members', element: page(async () => (await import('./pages/members/members-page.tsx')).MembersPage) },
+            // People: members and invitations, a tab each; the pages they replaced redirect to their tab.
+            { path: 'people', element: <Moved to="/people/members" /> },
+            { path: 'people/members', element: people('members') },
+            // The tab and an invitation's page (/people/invitations/<id>), one route as for applications.
+            { path: 'people/invitations/:id?', element: people('invitations') },
+            { path: 'members', element: <Moved to="/people/members" /> },
+            { path: 'invitations', element: <Moved to="/people/invitations" /> },
             // The list and a user's page (/users/<id>), one route as for applications.
             { path: 'users/:id?', element: page(async () => (await import('./pages/users/users-page.tsx')).UsersPage) },
-            { path: 'sessions', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
+            // The list and a session's page (/sessions/<id>), one route as for applications.
+            { path: 'sessions/:id?', element: page(async () => (await import('./pages/sessions/sessions-page.tsx')).SessionsPage) },
             // The list and a role's page (/roles/<key>), one route as for applications.
             { path: 'roles/:key?', element: page(async () => (await import('./pages/roles/roles-page.tsx')).RolesPage) },
-            { path: 'invitations', element: page(async () => (await import('./pages/invitations/invitations-page.tsx')).InvitationsPage) },
             {
               path: 'email-deliveries',
               element: page(async () => (await import('./pages/email-deliveries/email-deliveries-page.tsx')).EmailDeliveriesPage),
             },
-            { path: 'api-keys', element: page(async () => (await import('./pages/api-keys/api-keys-page.tsx')).ApiKeysPage) },
+            // The list and a key's page (/api-keys/<id>), one route as for applications.
+            { path: 'api-keys/:id?', element: page(async () => (await import('./pages/api-keys/api-keys-page.tsx')).ApiKeysPage) },
             // The list and an endpoint's page (/webhooks/<id>), one route as for applications.
             { path: 'webhooks/:id?', element: page(async () => (await import('./pages/webhooks/webhooks-page.tsx')).WebhooksPage) },
             {
@@ -90,7 +111,8 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/authorization/api-resource-page.tsx')).ApiResourcePage),
             },
             {
-              path: 'authorization/product-roles',
+              // The list and a product role's page, by its key (/authorization/product-roles/<key>).
+              path: 'authorization/product-roles/:key?',
               element: page(async () => (await import('./pages/authorization/product-roles-page.tsx')).ProductRolesPage),
             },
             { path: '*', element: page(async () => (await import('./pages/not-found/not-found-page.tsx')).NotFoundPage) },

@@ -71,6 +71,10 @@ export const ZListInvitationsRequest = ZListQuery.extend({
 export type TListInvitationsRequest = z.infer<typeof ZListInvitationsRequest>;
 export const ZInvitationPage = ZPage(ZInvitation).meta({ id: 'InvitationPage' });
 
+/** GET /v1/invitations/{id}: `organization_slug` in the query (default: the session workspace, an API key its own). */
+export const ZGetInvitationRequest = z.object({ id: ZInvitationId, organization_slug: ZSlug.optional() });
+export type TGetInvitationRequest = z.infer<typeof ZGetInvitationRequest>;
+
 /** POST /v1/invitations/{id}/revoke: `organization_slug` in the query (docs/api.md) or the body. */
 export const ZRevokeInvitationRequest = z.object({ id: ZInvitationId, organization_slug: ZSlug.optional() });
 export type TRevokeInvitationRequest = z.infer<typeof ZRevokeInvitationRequest>;

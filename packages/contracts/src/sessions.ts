@@ -67,5 +67,8 @@ export type TListSessionsRequest = z.infer<typeof ZListSessionsRequest>;
  * POST /v1/sessions/{id}/revoke?organization_slug=: `organization_slug` in the query (as docs/api.md
  * writes it) or in the JSON body.
  */
+/** GET /v1/sessions/{id}: `organization_slug` in the query (default: the session workspace, an API key its own). */
+export const ZGetSessionRequest = z.object({ id: ZSessionId, organization_slug: ZSlug.optional() });
+export type TGetSessionRequest = z.infer<typeof ZGetSessionRequest>;
 export const ZRevokeSessionRequest = z.object({ id: ZSessionId, organization_slug: ZSlug.optional() });
 export type TRevokeSessionRequest = z.infer<typeof ZRevokeSessionRequest>;

@@ -79,6 +79,8 @@ type FormDialogProps = Omit<DialogProps, 'footer' | 'children'> & {
   error?: unknown;
   /** The error's heading: "Could not create the key". */
   errorTitle?: string;
+  /** What the admin can do about the error, right under it (a duplicate invitation's Resend and Revoke). */
+  errorActions?: ReactNode;
   /** `<testId>-submit`, `<testId>-cancel` and `<testId>-form` derive from it. */
   testId: string;
 };
@@ -95,6 +97,7 @@ export function FormDialog({
   pendingLabel = 'Saving…',
   error,
   errorTitle = 'Could not save',
+  errorActions,
   testId,
   ...dialog
 }: FormDialogProps) {
@@ -103,6 +106,7 @@ export function FormDialog({
       <form onSubmit={onSubmit} noValidate data-testid={`${testId}-form`}>
         {children}
         {error !== undefined && error !== null && <ErrorPanel error={error} title={errorTitle} />}
+        {errorActions}
         <div className="dialog__footer">
           <Close asChild>
             <button type="button" className="button" data-testid={`${testId}-cancel`}>

@@ -1,17 +1,22 @@
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 import { columnHelper, type DataTableColumn, type RowData } from './data-table.tsx';
 
 /**
  * The email column of a list of people (members, invitations): sortable, unsized (it takes what
- * the sized columns leave), the whole address on hover; `note` adds a muted line under it.
+ * the sized columns leave), the whole address on hover; `note` adds a muted line under it; `to`
+ * makes the address the link to the row's own page.
  */
 export function emailColumn<TRow extends RowData & { email: string }>({
   testId,
   note,
+  to,
 }: {
   /** On the address. */
   testId: string;
   note?: (row: TRow) => ReactNode;
+  /** The row's own page (a detail), opened by the address. */
+  to?: (row: TRow) => string;
 }): DataTableColumn<TRow> {
   const column = columnHelper<TRow>();
   return column.accessor((row) => row.email, {
@@ -20,9 +25,10 @@ export function emailColumn<TRow extends RowData & { email: string }>({
     sortFn: 'text',
     cell: (info) => {
       const extra = note?.(info.row.original);
+      const href = to?.(info.row.original);
       return (
         <div title={info.getValue()}>
-          <div data-testid={testId}>{info.getValue()}</div>
+          <div data-testid={testId}>{href ? <Link to={href}>{info.getValue()}</Link> : info.getValue()}</div>
           {extra && <div className="muted">{extra}</div>}
         </div>
       );

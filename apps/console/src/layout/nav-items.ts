@@ -5,11 +5,11 @@
 export const NAV_ITEMS = [
   { id: 'overview', label: 'Overview', path: '/' },
   { id: 'applications', label: 'Applications', path: '/applications' },
-  { id: 'members', label: 'Members', path: '/members' },
+  // Members and invitations, a tab each.
+  { id: 'people', label: 'People', path: '/people' },
   { id: 'users', label: 'Users', path: '/users' },
   { id: 'sessions', label: 'Sessions', path: '/sessions' },
   { id: 'roles', label: 'Roles', path: '/roles' },
-  { id: 'invitations', label: 'Invitations', path: '/invitations' },
   { id: 'email-deliveries', label: 'Email deliveries', path: '/email-deliveries' },
   { id: 'api-keys', label: 'API keys', path: '/api-keys' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },

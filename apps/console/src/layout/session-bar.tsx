@@ -1,8 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
 import { Select } from '../components/select.tsx';
 import { Skeleton } from '../components/skeleton.tsx';
 import { parseError } from '../lib/errors.ts';
 import { useTRPC } from '../trpc.ts';
+
+/** How many organizations a platform admin's switcher lists; the rest are one option away, on Organizations. */
+const PLATFORM_SWITCHER_SIZE = 50;
+
+/** The switcher's last option for a platform admin: the Organizations page, to search all of them. */
+const ALL_ORGANIZATIONS = '__all_organizations';
 
 /**
  * Who is signed in and in which workspace, from the live `me.get` query, and the way out. An
@@ -18,11 +25,25 @@ export function SessionBar() {
   // Every page reads the active workspace: after a switch, everything is fetched again.
   const switchWorkspace = useMutation(trpc.me.switchWorkspace.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }));
   const switchFailure = switchWorkspace.isError ? parseError(switchWorkspace.error) : undefined;
+  const navigate = useNavigate();
+  const isPlatformAdmin = me.data?.isPlatformAdmin === true;
+  // A platform admin may act in any organization, not only their own: the newest ones are offered
+  // beside their memberships, as a tenant admin's memberships are (the API lists them all to them only).
+  const organizations = useQuery(trpc.tenants.list.queryOptions({ limit: PLATFORM_SWITCHER_SIZE }, { enabled: isPlatformAdmin }));
   const choices = me.data ? me.data.memberships.map((m) => m.organization) : [];
+  for (const organization of isPlatformAdmin ? (organizations.data?.data ?? []) : []) {
+    if (!choices.some((c) => c.slug === organization.slug)) {
+      choices.push(organization);
+    }
+  }
   const activeSlug = me.data?.activeWorkspace?.slug;
   if (activeSlug && me.data?.activeWorkspace && !choices.some((c) => c.slug === activeSlug)) {
-    // A platform admin acting in an organization they are not a member of.
+    // A platform admin acting in an organization that is neither theirs nor among the newest.
     choices.unshift(me.data.activeWorkspace);
+  }
+  const options = choices.map((c) => ({ value: c.slug, label: c.name }));
+  if (isPlatformAdmin && organizations.data?.nextCursor) {
+    options.push({ value: ALL_ORGANIZATIONS, label: 'All organizations…' });
   }
 
   return (
@@ -38,16 +59,18 @@ export function SessionBar() {
           <span className="session__workspace" data-testid="workspace">
             {me.data.activeWorkspace ? (
               <>
-                {choices.length > 1 ? (
+                {options.length > 1 ? (
                   // The name is the switcher: the active workspace is the chosen option (✓ in the list).
                   <Select
                     aria-label="Switch workspace"
                     testId="workspace-select"
                     valueTestId="workspace-name"
                     value={activeSlug}
-                    options={choices.map((c) => ({ value: c.slug, label: c.name }))}
+                    options={options}
                     disabled={switchWorkspace.isPending}
-                    onValueChange={(slug) => switchWorkspace.mutate({ organization_slug: slug })}
+                    onValueChange={(slug) =>
+                      slug === ALL_ORGANIZATIONS ? void navigate('/organizations') : switchWorkspace.mutate({ organization_slug: slug })
+                    }
                   />
                 ) : (
                   <span className="session__workspace-name" data-testid="workspace-name">

@@ -92,3 +92,14 @@ export function isRetryable(error: unknown): boolean {
   }
   return httpStatus === undefined || httpStatus >= 500;
 }
+
+/**
+ * A machine-readable field the api's error body carries beside code and message (e.g. the
+ * pending invitation's `invitationId` of a 409 `invitation_already_pending`), if it is a string.
+ */
+export function errorStringField(error: unknown, name: string): string | undefined {
+  if (!isTRPCClientError(error)) {
+    return undefined;
+  }
+  return asString(asRecord(asRecord(error.shape)?.error)?.[name]);
+}

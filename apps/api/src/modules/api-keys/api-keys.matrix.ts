@@ -19,6 +19,14 @@ export const MATRIX: MatrixRoute[] = [
     prepare: async ({ org }) => ({ path: `/v1/tenants/${org.id}/api-keys` }),
   },
   {
+    method: 'GET',
+    template: '/v1/api-keys/{id}',
+    permission: 'api_keys.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org, server }) => ({ path: `/v1/api-keys/${await freshKey(org.id, server)}` }),
+  },
+  {
     method: 'POST',
     template: '/v1/tenants/{id}/api-keys',
     permission: 'api_keys.manage',

@@ -270,6 +270,25 @@ describe('GET /v1/tenants/{id}/api-keys', () => {
   });
 });
 
+describe('GET /v1/api-keys/{id}', () => {
+  it("reads one key's metadata, never its secret; another organization's key is the same 404 as an unknown one", async () => {
+    const { org, admin } = await adminOf();
+    const created = await createKey(admin.cookie, org.id, { name: 'Detail key', scopes: ['tenant.read'] });
+    const res = await call('GET', `/v1/api-keys/${created.json.apiKey.id}`, { cookie: admin.cookie });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toMatchObject({ id: created.json.apiKey.id, name: 'Detail key', scopes: ['tenant.read'], status: 'active' });
+    expect(res.text).not.toContain(created.json.secretKey);
+    expect(res.text).not.toContain(sha256(created.json.secretKey));
+
+    const { admin: stranger } = await adminOf();
+    const foreign = await call('GET', `/v1/api-keys/${created.json.apiKey.id}`, { cookie: stranger.cookie });
+    const unknown = await call('GET', `/v1/api-keys/${newId('apiKey')}`, { cookie: stranger.cookie });
+    expect([foreign.status, unknown.status]).toEqual([404, 404]);
+    expect(foreign.json.error.code).toBe(unknown.json.error.code);
+    expect((await call('GET', '/v1/api-keys/usr_00000000000000000000', { cookie: admin.cookie })).status).toBe(400);
+  });
+});
+
 describe('POST /v1/api-keys/{id}/rotate', () => {
   it('returns a new secret once; the old one is refused at once, the new one works; one audit entry', async () => {
     const { org, admin } = await adminOf();

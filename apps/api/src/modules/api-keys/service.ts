@@ -79,6 +79,11 @@ export async function listApiKeys(db: Db, { organization }: Access, input: TList
   return toPage(scope, rows, input.limit, (row) => toApiKey(row, now));
 }
 
+/** GET /v1/api-keys/{id}: one key's metadata (never its secret); another organization's key is 404. */
+export async function getApiKey(db: Db, access: Access, input: TApiKeyActionRequest): Promise<TApiKey> {
+  return toApiKey(await keyOf(db, access, input), new Date());
+}
+
 /** Creates a key; its raw secret is in this answer and nowhere else, ever. Session callers only. */
 export async function createApiKey(
   db: Db,

@@ -26,6 +26,25 @@ export const MATRIX: MatrixRoute[] = [
     }),
   },
   {
+    method: 'GET',
+    template: '/v1/invitations/{id}',
+    permission: 'invitations.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org, server }) => {
+      const id = newId('invitation');
+      await server.services.db.insert(invitations).values({
+        id,
+        tenantId: org.id,
+        email: `read-${++n}@example.com`,
+        roleKey: 'org_member',
+        tokenHash: `matrix-${id}`,
+        expiresAt: new Date(Date.now() + 3_600_000),
+      });
+      return { path: `/v1/invitations/${id}?organization_slug=${org.slug}` };
+    },
+  },
+  {
     method: 'POST',
     template: '/v1/invitations/{id}/revoke',
     permission: 'invitations.manage',

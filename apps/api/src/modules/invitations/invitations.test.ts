@@ -217,6 +217,8 @@ describe('POST /v1/invitations', () => {
     const loser = a.status === 409 ? a : b;
     expect(loser.body.error.code).toBe('invitation_already_pending');
     const winner = a.status === 201 ? a : b;
+    // The pending one is named, so the caller can resend or revoke it.
+    expect(loser.body.error.invitationId).toBe(winner.body.invitation.id);
     const revoked = await call('POST', `/v1/invitations/${winner.body.invitation.id}/revoke?organization_slug=${org.slug}`, {
       cookie: admin.cookie,
     });
@@ -350,6 +352,26 @@ describe('GET /v1/invitations', () => {
     await invite(otherAdmin, other);
     const list = await call('GET', `/v1/invitations?organization_slug=${org.slug}`, { cookie: admin.cookie });
     expect(list.body.data.map((i: Json) => i.id)).toEqual([mine.invitation.id]);
+  });
+});
+
+describe('GET /v1/invitations/{id}', () => {
+  it("reads one invitation without its token; another organization's is 404, a wrong id shape 400", async () => {
+    const { org, admin } = await adminOfNewOrg();
+    const { org: other, admin: otherAdmin } = await adminOfNewOrg();
+    const mine = await invite(admin, org);
+    const res = await call('GET', `/v1/invitations/${mine.invitation.id}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual(mine.invitation);
+    expect(res.text).not.toContain(mine.invitationToken);
+    // Asked in its own organization, or with the other organization's slug: the same 404.
+    for (const slug of [other.slug, org.slug]) {
+      const foreign = await call('GET', `/v1/invitations/${mine.invitation.id}?organization_slug=${slug}`, { cookie: otherAdmin.cookie });
+      expect(foreign.status, slug).toBe(404);
+    }
+    expect(
+      (await call('GET', `/v1/invitations/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status,
+    ).toBe(400);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   type TAcceptInvitationResponse,
   type TCreateInvitationRequest,
   type TCreateInvitationResponse,
+  type TGetInvitationRequest,
   type TInvitation,
   type TListInvitationsRequest,
   type TResendInvitationRequest,
@@ -151,8 +152,12 @@ async function issueInvitation(
   const tenantId = organization.id;
   const token = INVITATION_TOKEN_PREFIX + randomBase62(INVITATION_TOKEN_RANDOM_LENGTH);
   await lockInvitationEmail(tx, { tenantId, email: input.email });
-  if (await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now })) {
-    throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; resend or revoke that one`);
+  const pending = await findPendingInvitationByEmail(tx, { tenantId, email: input.email, now });
+  if (pending) {
+    // Its id, so the caller can resend or revoke that one (docs/api.md "Invitations").
+    throw new AppError('invitation_already_pending', `${input.email} already has a pending invitation; resend or revoke that one`, {
+      details: { invitationId: pending.id },
+    });
   }
   // Counted once the invitation will be created: a refused duplicate sends nothing.
   await settings.throttle(input.email);
@@ -211,6 +216,20 @@ export async function listInvitations(
   const after = decodeCursor(scope, input.cursor);
   const rows = await listInvitationRows(db, { tenantId: organization.id, status: input.status, now, after, limit: input.limit + 1 });
   return toPage(scope, rows, input.limit, (row) => toInvitation(row, now));
+}
+
+/** GET /v1/invitations/{id}: one invitation of the organization; another organization's is 404. */
+export async function getInvitation(
+  db: Db,
+  { organization }: Access,
+  input: TGetInvitationRequest,
+  now = new Date(),
+): Promise<TInvitation> {
+  const row = await findInvitationById(db, { tenantId: organization.id, id: input.id });
+  if (!row) {
+    throw new AppError('invitation_not_found', 'invitation not found');
+  }
+  return toInvitation(row, now);
 }
 
 /** The refusal for an invitation that can no longer be used, or undefined while it is pending. */

@@ -1,5 +1,12 @@
 import { AppError } from '@svc/contracts/errors';
-import type { TListSessionsRequest, TRevokeSessionRequest, TSession, TSessionApplication, TSessionPage } from '@svc/contracts/sessions';
+import type {
+  TGetSessionRequest,
+  TListSessionsRequest,
+  TRevokeSessionRequest,
+  TSession,
+  TSessionApplication,
+  TSessionPage,
+} from '@svc/contracts/sessions';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import { findOrgSession, listOrgSessions, type OrgSessionRow } from '@svc/db/queries/org-sessions';
@@ -72,6 +79,21 @@ export async function listSessions(
     sessionIds: rows.slice(0, input.limit).map((r) => r.id),
   });
   return toPage(scope, rows, input.limit, (row) => toSession(row, principal, now, applications.get(row.id) ?? []));
+}
+
+/** GET /v1/sessions/{id}: one session of the organization's members, live or ended; another organization's is 404. */
+export async function getSession(
+  db: Db,
+  { organization, principal }: Access,
+  input: TGetSessionRequest,
+  now = new Date(),
+): Promise<TSession> {
+  const found = await findOrgSession(db, { tenantId: organization.id, id: input.id });
+  if (!found) {
+    throw new AppError('not_found', 'session not found');
+  }
+  const applications = await listApplicationsOfSessions(db, { tenantId: organization.id, sessionIds: [found.id] });
+  return toSession(found, principal, now, applications.get(found.id) ?? []);
 }
 
 /**

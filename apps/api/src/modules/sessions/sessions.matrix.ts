@@ -11,6 +11,17 @@ export const MATRIX: MatrixRoute[] = [
     prepare: async ({ org }) => ({ path: `/v1/sessions?organization_slug=${org.slug}` }),
   },
   {
+    method: 'GET',
+    template: '/v1/sessions/{id}',
+    permission: 'sessions.read',
+    mutation: false,
+    apiKey: true,
+    prepare: async ({ org, server }) => {
+      const member = await seedSignedIn(server.services.db, { organization: org, roleKey: 'org_member' });
+      return { path: `/v1/sessions/${member.sessionId}?organization_slug=${org.slug}` };
+    },
+  },
+  {
     method: 'POST',
     template: '/v1/sessions/{id}/revoke',
     permission: 'sessions.revoke',

@@ -149,6 +149,33 @@ describe('GET /v1/sessions', () => {
   });
 });
 
+describe('GET /v1/sessions/{id}', () => {
+  it("reads one member's session with its device; another organization's session is 404", async () => {
+    const db = server.services.db;
+    const org = await seedOrganization(db);
+    const admin = await seedSignedIn(db, { organization: org, roleKey: 'org_admin' });
+    const member = await seedSignedIn(db, { organization: org, roleKey: 'org_member' });
+    const res = await call('GET', `/v1/sessions/${member.sessionId}?organization_slug=${org.slug}`, { cookie: admin.cookie });
+    expect(res.status).toBe(200);
+    const session = (await res.json()) as TSession;
+    expect(session).toMatchObject({ id: member.sessionId, status: 'active', current: false, user: { id: member.user.id } });
+    const own = (await (
+      await call('GET', `/v1/sessions/${admin.sessionId}?organization_slug=${org.slug}`, { cookie: admin.cookie })
+    ).json()) as TSession;
+    expect(own.current).toBe(true);
+
+    const other = await seedOrganization(db);
+    const stranger = await seedSignedIn(db, { organization: other, roleKey: 'org_admin' });
+    for (const slug of [other.slug, org.slug]) {
+      const foreign = await call('GET', `/v1/sessions/${member.sessionId}?organization_slug=${slug}`, { cookie: stranger.cookie });
+      expect(foreign.status, slug).toBe(404);
+    }
+    expect(
+      (await call('GET', `/v1/sessions/usr_00000000000000000000?organization_slug=${org.slug}`, { cookie: admin.cookie })).status,
+    ).toBe(400);
+  });
+});
+
 describe('POST /v1/sessions/{id}/revoke', () => {
   it('revokes a session of the organization with one session.revoked entry: its cookie is refused at once', async () => {
     const db = server.services.db;

@@ -6,7 +6,7 @@ import {
   ZCreateApiKeyRequest,
   ZListApiKeysRequest,
 } from '@svc/contracts/api-keys';
-import { API_KEY_RECORD, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../modules/api-keys/service.ts';
+import { API_KEY_RECORD, createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../modules/api-keys/service.ts';
 import { resolveAccess } from '../access.ts';
 import { router } from '../init.ts';
 import { controlProcedure, userControlProcedure } from '../procedures.ts';
@@ -19,6 +19,7 @@ import { controlProcedure, userControlProcedure } from '../procedures.ts';
  */
 const read = { permission: 'api_keys.read', organization: 'id' } as const;
 const manage = { permission: 'api_keys.manage', organization: 'id' } as const;
+const readOne = { permission: 'api_keys.read', organization: API_KEY_RECORD } as const;
 const manageOne = { permission: 'api_keys.manage', organization: API_KEY_RECORD } as const;
 
 export const apiKeysRouter = router({
@@ -36,6 +37,15 @@ export const apiKeysRouter = router({
     .use(resolveAccess)
     .output(ZApiKeyPage)
     .query(({ ctx, input }) => listApiKeys(ctx.services.db, ctx.access, input)),
+  get: controlProcedure
+    .meta({
+      access: readOne,
+      openapi: { method: 'GET', path: '/api-keys/{id}', tags: ['api-keys'], summary: 'Read one API key (metadata only)' },
+    })
+    .input(ZApiKeyActionRequest)
+    .use(resolveAccess)
+    .output(ZApiKey)
+    .query(({ ctx, input }) => getApiKey(ctx.services.db, ctx.access, input)),
   create: userControlProcedure
     .meta({
       access: manage,

@@ -4,6 +4,7 @@ import {
   ZAcceptInvitationResponse,
   ZCreateInvitationRequest,
   ZCreateInvitationResponse,
+  ZGetInvitationRequest,
   ZInvitation,
   ZInvitationPage,
   ZListInvitationsRequest,
@@ -15,6 +16,7 @@ import { invitationSendLimit } from '../../modules/invitations/send-limit.ts';
 import {
   acceptInvitation,
   createInvitation,
+  getInvitation,
   type InvitationSettings,
   listInvitations,
   resendInvitation,
@@ -52,6 +54,16 @@ export const invitationsRouter = router({
     .use(resolveAccess)
     .output(ZInvitationPage)
     .query(({ ctx, input }) => listInvitations(ctx.services.db, ctx.access, input)),
+  get: controlProcedure
+    .meta({
+      access: read,
+      errors: ['invitation_not_found'],
+      openapi: { method: 'GET', path: '/invitations/{id}', tags: ['invitations'], summary: 'Read one invitation of an organization' },
+    })
+    .input(ZGetInvitationRequest)
+    .use(resolveAccess)
+    .output(ZInvitation)
+    .query(({ ctx, input }) => getInvitation(ctx.services.db, ctx.access, input)),
   create: controlProcedure
     .meta({
       access: manage,

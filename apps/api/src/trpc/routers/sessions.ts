@@ -1,5 +1,5 @@
-import { ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
-import { listSessions, revokeSession } from '../../modules/sessions/service.ts';
+import { ZGetSessionRequest, ZListSessionsRequest, ZRevokeSessionRequest, ZSession, ZSessionPage } from '@svc/contracts/sessions';
+import { getSession, listSessions, revokeSession } from '../../modules/sessions/service.ts';
 import { resolveAccess } from '../access.ts';
 import { router } from '../init.ts';
 import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
@@ -15,6 +15,15 @@ export const sessionsRouter = router({
     .use(resolveAccess)
     .output(ZSessionPage)
     .query(({ ctx, input }) => listSessions(ctx.services.db, ctx.access, input)),
+  get: controlProcedure
+    .meta({
+      access: { permission: 'sessions.read', organization: 'slug' },
+      openapi: { method: 'GET', path: '/sessions/{id}', tags: ['sessions'], summary: "Read one session of an organization's member" },
+    })
+    .input(ZGetSessionRequest)
+    .use(resolveAccess)
+    .output(ZSession)
+    .query(({ ctx, input }) => getSession(ctx.services.db, ctx.access, input)),
   revoke: controlProcedureWithQuerySlug
     .meta({
       access: { permission: 'sessions.revoke', organization: 'slug', adminOnly: true },

@@ -1,19 +1,28 @@
 import type { TApiKey, TApiKeyWithSecret } from '@svc/contracts/api-keys';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link, useParams } from 'react-router';
 import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 import { CreateApiKeyDialog } from './create-api-key-dialog.tsx';
 
 const PAGE_SIZE = 50;
+
+/** A key's own page. */
+function apiKeyPath(id: string): string {
+  return `/api-keys/${encodeURIComponent(id)}`;
+}
 
 /** A secret the api has just returned: in its dialog until dismissed, never fetched again. */
 type Revealed = { title: string; keyId: string; secretKey: string };
@@ -30,10 +39,15 @@ function apiKeyColumns(onRotated: (rotated: TApiKeyWithSecret) => Promise<void>)
       header: 'Name',
       sortFn: 'text',
       // The list is newest first; when each was made is on hover.
+      // The name opens the key's own page.
       cell: (info) => (
-        <span data-testid="api-key-name" title={`${info.getValue()}, created ${new Date(info.row.original.createdAt).toLocaleString()}`}>
+        <Link
+          to={apiKeyPath(info.row.original.id)}
+          data-testid="api-key-name"
+          title={`${info.getValue()}, created ${new Date(info.row.original.createdAt).toLocaleString()}`}
+        >
           {info.getValue()}
-        </span>
+        </Link>
       ),
     }),
     column.accessor('secretPrefix', {
@@ -110,10 +124,15 @@ export function ApiKeysPage() {
     setRevealed({ title, keyId: withSecret.apiKey.id, secretKey: withSecret.secretKey });
     // The new key is the newest: show the first page.
     pager.reset();
-    await queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() });
+    await Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.apiKeys.get.pathKey() }),
+    ]);
   };
   // One definition for the page's lifetime: `reveal` only reads state setters and the query client.
-  const [columns] = useState(() => apiKeyColumns((rotated) => reveal(`New secret for ${rotated.apiKey.name}`, rotated)));
+  const onRotated = (rotated: TApiKeyWithSecret) => reveal(`New secret for ${rotated.apiKey.name}`, rotated);
+  const [columns] = useState(() => apiKeyColumns(onRotated));
+  const selected = useParams().id ?? null;
 
   return (
     <div data-testid="page-api-keys">
@@ -145,26 +164,119 @@ export function ApiKeysPage() {
         testId="api-key-revealed"
         secretTestId="api-key-secret"
       />
-      <ListPage
-        testId="api-keys"
-        noun="API keys"
-        title="Keys"
-        workspace={active}
-        query={keys}
-        pager={pager}
-        empty={{
-          title: 'No API keys yet.',
-          next: 'Create one for a backend service; its secret is shown once.',
-          action: { label: 'Create API key', onClick: () => setCreating(true) },
-        }}
-        rowKey={(key) => key.id}
-        table={{
-          columns,
-          rowAttributes: (key) => ({ 'data-testid': 'api-key-row', 'data-key-id': key.id, 'data-status': key.status }),
-          minWidth: '66rem',
-        }}
-      />
+      {selected ? (
+        <ApiKeyDetail id={selected} onRotated={onRotated} />
+      ) : (
+        <ListPage
+          testId="api-keys"
+          noun="API keys"
+          title="Keys"
+          workspace={active}
+          query={keys}
+          pager={pager}
+          empty={{
+            title: 'No API keys yet.',
+            next: 'Create one for a backend service; its secret is shown once.',
+            action: { label: 'Create API key', onClick: () => setCreating(true) },
+          }}
+          rowKey={(key) => key.id}
+          table={{
+            columns,
+            rowAttributes: (key) => ({ 'data-testid': 'api-key-row', 'data-key-id': key.id, 'data-status': key.status }),
+            minWidth: '66rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/**
+ * One key on its own page (/api-keys/<id>): its scopes in full, prefix, status and times, who
+ * created it, and the same menu as its row. The secret is never shown again.
+ */
+function ApiKeyDetail({ id, onRotated }: { id: string; onRotated: (rotated: TApiKeyWithSecret) => Promise<void> }) {
+  const trpc = useTRPC();
+  const apiKey = useQuery(trpc.apiKeys.get.queryOptions({ id }));
+  const data = apiKey.data;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/api-keys" data-testid="api-key-detail-back">
+          ← API keys
+        </Link>
+      </p>
+      {apiKey.isError && <ErrorPanel error={apiKey.error} title="Could not load the API key" onRetry={() => void apiKey.refetch()} />}
+      {apiKey.isPending && <Skeleton label="Loading the API key…" testId="api-key-detail-loading" />}
+      {data && (
+        <section className="panel" data-testid="api-key-detail" data-key-id={data.id} data-status={data.status}>
+          <div className="panel__header">
+            <h2 className="panel__title">{data.name}</h2>
+            <div className="panel__actions">
+              <ApiKeyActions apiKey={data} onRotated={onRotated} />
+            </div>
+          </div>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <span className={`pill ${data.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="api-key-detail-status">
+                {data.status}
+              </span>
+            </dd>
+            <dt>Key ID</dt>
+            <dd>
+              <Identifier value={data.id} label="API key id" testId="api-key-detail-id" />
+            </dd>
+            <dt>Secret starts with</dt>
+            <dd>
+              <Identifier value={data.secretPrefix} label="key prefix" copy={false} testId="api-key-detail-prefix" />
+            </dd>
+            <dt>Scopes</dt>
+            <dd>
+              <span className="chip-list" data-testid="api-key-detail-scopes">
+                {data.scopes.map((scope) => (
+                  <code key={scope}>{scope}</code>
+                ))}
+              </span>
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <When at={data.createdAt} empty="—" />
+              {data.createdBy && (
+                <>
+                  {' '}
+                  <span className="muted">by</span> <Identifier value={data.createdBy} label="creator's user id" />
+                </>
+              )}
+            </dd>
+            <dt>Last used</dt>
+            <dd>
+              <When at={data.lastUsedAt} empty="never" />
+            </dd>
+            <dt>Expires</dt>
+            <dd>
+              <When at={data.expiresAt} empty="never" />
+            </dd>
+            {data.rotatedAt && (
+              <>
+                <dt>Rotated</dt>
+                <dd>
+                  <When at={data.rotatedAt} empty="—" />
+                </dd>
+              </>
+            )}
+            {data.revokedAt && (
+              <>
+                <dt>Revoked</dt>
+                <dd>
+                  <When at={data.revokedAt} empty="—" />
+                </dd>
+              </>
+            )}
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 
@@ -175,7 +287,11 @@ function ApiKeyActions({ apiKey, onRotated }: { apiKey: TApiKey; onRotated: (rot
   const rotate = useMutation(trpc.apiKeys.rotate.mutationOptions());
   const revoke = useMutation(
     trpc.apiKeys.revoke.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() }),
+      onSuccess: () =>
+        Promise.all([
+          queryClient.invalidateQueries({ queryKey: trpc.apiKeys.list.pathKey() }),
+          queryClient.invalidateQueries({ queryKey: trpc.apiKeys.get.pathKey() }),
+        ]),
     }),
   );
   if (apiKey.status !== 'active') {

@@ -1,22 +1,30 @@
 import type { TProductRole } from '@svc/contracts/authorization';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useParams } from 'react-router';
 import { toast } from 'sonner';
 import { Chips } from '../../components/chips.tsx';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
+import { When } from '../../components/when.tsx';
 import { parseError } from '../../lib/errors.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
-import { useTRPC } from '../../trpc.ts';
+import { useTRPC, useTRPCClient } from '../../trpc.ts';
 import { useInvalidateCatalog } from './api-resource-dialogs.tsx';
 import { CreateProductRoleDialog, EditProductRoleDialog } from './product-role-dialogs.tsx';
 
 const PAGE_SIZE = 50;
+
+/** A product role's own page, by its key (what memberships name, stable across renames). */
+function productRolePath(key: string): string {
+  return `/authorization/product-roles/${encodeURIComponent(key)}`;
+}
 
 /**
  * The columns: the role's name (a Built in badge; its description under it) takes what the sized
@@ -34,7 +42,9 @@ function productRoleColumns(onEdit: ((role: TProductRole) => void) | null) {
         return (
           <div className="stack">
             <span title={role.name}>
-              <span data-testid="product-role-name">{role.name}</span>{' '}
+              <Link to={productRolePath(role.key)} data-testid="product-role-name">
+                {role.name}
+              </Link>{' '}
               {role.builtin && (
                 <span
                   className="badge"
@@ -98,6 +108,7 @@ export function ProductRolesPage() {
   });
   // Whether the account is a platform admin is known once `me` has loaded: the menu column follows it.
   const columns = useMemo(() => productRoleColumns(isPlatformAdmin ? setEditing : null), [isPlatformAdmin]);
+  const selected = useParams().key ?? null;
 
   return (
     <div data-testid="page-product-roles">
@@ -115,25 +126,131 @@ export function ProductRolesPage() {
         </p>
       )}
       {editing && slug && <EditProductRoleDialog key={editing.id} role={editing} slug={slug} onClose={() => setEditing(null)} />}
-      <ListPage
-        testId="product-roles"
-        noun="product roles"
-        workspace={active}
-        query={roles}
-        pager={pager}
-        empty={{ title: 'No product roles yet.', next: 'Create one from the permissions your APIs declare.' }}
-        rowKey={(role) => role.id}
-        table={{
-          columns,
-          rowAttributes: (role) => ({
-            'data-testid': 'product-role-row',
-            'data-role-key': role.key,
-            'data-builtin': String(role.builtin),
-          }),
-          minWidth: '56rem',
-        }}
-      />
+      {selected ? (
+        <ProductRoleDetail roleKey={selected} slug={slug} onEdit={isPlatformAdmin ? setEditing : null} />
+      ) : (
+        <ListPage
+          testId="product-roles"
+          noun="product roles"
+          workspace={active}
+          query={roles}
+          pager={pager}
+          empty={{ title: 'No product roles yet.', next: 'Create one from the permissions your APIs declare.' }}
+          rowKey={(role) => role.id}
+          table={{
+            columns,
+            rowAttributes: (role) => ({
+              'data-testid': 'product-role-row',
+              'data-role-key': role.key,
+              'data-builtin': String(role.builtin),
+            }),
+            minWidth: '56rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/** How many product roles the detail reads per request while looking for its key. */
+const LOOKUP_PAGE = 200;
+
+/**
+ * One product role on its own page (/authorization/product-roles/<key>): its description, every
+ * product permission (the table shows as many as fit), and the same menu as its row for platform
+ * admins. The API lists product roles only, so the page reads the list until the key turns up (a
+ * catalog of a few roles is one request).
+ */
+function ProductRoleDetail({
+  roleKey,
+  slug,
+  onEdit,
+}: {
+  roleKey: string;
+  slug: string | undefined;
+  onEdit: ((role: TProductRole) => void) | null;
+}) {
+  const trpc = useTRPC();
+  const client = useTRPCClient();
+  const role = useQuery({
+    // Under the list's key, so that the catalog's invalidation after an edit or delete refreshes it too.
+    queryKey: [...trpc.authorization.productRole.list.pathKey(), { detail: roleKey, slug }],
+    enabled: slug !== undefined,
+    queryFn: async () => {
+      let cursor: string | undefined;
+      do {
+        const page = await client.authorization.productRole.list.query({ organization_slug: slug, limit: LOOKUP_PAGE, cursor });
+        const found = page.data.find((r) => r.key === roleKey);
+        if (found) {
+          return found;
+        }
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      return null;
+    },
+  });
+  const data = role.data;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/authorization/product-roles" data-testid="product-role-detail-back">
+          ← Product roles
+        </Link>
+      </p>
+      {role.isError && <ErrorPanel error={role.error} title="Could not load the product role" onRetry={() => void role.refetch()} />}
+      {(slug === undefined || role.isPending) && !role.isError && (
+        <Skeleton label="Loading the product role…" testId="product-role-detail-loading" />
+      )}
+      {data === null && (
+        <p className="muted" data-testid="product-role-detail-missing">
+          There is no product role with the key <code>{roleKey}</code>: it may have been deleted.
+        </p>
+      )}
+      {data && (
+        <section className="panel" data-testid="product-role-detail" data-role-key={data.key}>
+          <div className="panel__header">
+            <h2 className="panel__title">
+              {data.name}
+              {data.builtin && (
+                <>
+                  {' '}
+                  <span className="badge">Built in</span>
+                </>
+              )}
+            </h2>
+            <div className="panel__actions">{onEdit && <ProductRoleActions role={data} onEdit={onEdit} />}</div>
+          </div>
+          <dl className="facts">
+            <dt>Key</dt>
+            <dd>
+              <Identifier value={data.key} label="role key" testId="product-role-detail-key" />
+            </dd>
+            <dt>Description</dt>
+            <dd>{data.description || <span className="muted">none</span>}</dd>
+            <dt>Product permissions</dt>
+            <dd>
+              {data.permissions.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
+                <span className="chip-list" data-testid="product-role-detail-permissions">
+                  {data.permissions.map((permission) => (
+                    <code key={permission}>{permission}</code>
+                  ))}
+                </span>
+              )}
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <When at={data.createdAt} empty="—" />
+            </dd>
+            <dt>Changed</dt>
+            <dd>
+              <When at={data.updatedAt} empty="—" />
+            </dd>
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 

@@ -157,7 +157,7 @@ export function EmailDeliveriesPage() {
         empty={{
           title: 'No invitation emails yet.',
           next: 'Each invitation you create queues an email here.',
-          action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
+          action: { label: 'Invite someone', onClick: () => void navigate('/people/invitations') },
         }}
         above={() => (
           <form className="form-row" data-testid="email-deliveries-filters" onSubmit={(e) => e.preventDefault()}>

@@ -1,8 +1,9 @@
 import type { TCreateInvitationResponse, TInvitation, TInvitationStatus } from '@svc/contracts/invitations';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { isPlatformWorkspace, ManagedMemberships } from '../../components/managed-memberships.tsx';
@@ -11,12 +12,19 @@ import { usePager } from '../../components/pager.tsx';
 import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
+import { PeopleTabs } from '../people/people-tabs.tsx';
 import { InviteDialog } from './invite-dialog.tsx';
+
+/** An invitation's own page (the Invitations tab of People). */
+export function invitationPath(id: string): string {
+  return `/people/invitations/${encodeURIComponent(id)}`;
+}
 
 const PAGE_SIZE = 50;
 const STATUSES: TInvitationStatus[] = ['pending', 'accepted', 'revoked', 'expired'];
@@ -39,6 +47,7 @@ function invitationColumns(context: () => RowContext) {
   return column.columns([
     emailColumn<TInvitation>({
       testId: 'invitation-email',
+      to: (invitation) => invitationPath(invitation.id),
       note: (invitation) => !invitation.requireEmailMatch && 'any signed-in user may accept',
     }),
     roleColumn<TInvitation>({ testId: 'invitation-role', nameOf: () => context().nameOf }),
@@ -106,7 +115,11 @@ export function InvitationsPage() {
     setRevealed({ title, created });
     // The new invitation is the newest: show the first page.
     pager.reset();
-    await queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() });
+    // A resend revoked the old invitation: its page, if open, shows that.
+    await Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.invitations.get.pathKey() }),
+    ]);
   };
   // Columns are made once; the cells read the latest organization and role names through this.
   const context: RowContext = {
@@ -122,11 +135,12 @@ export function InvitationsPage() {
     pager.reset();
   };
   const shown = revealed?.created;
+  const selected = useParams().id ?? null;
 
   return (
     <div data-testid="page-invitations">
       <PageHeader
-        title="Invitations"
+        title="People"
         description={`Invite people to ${active.organization ? active.organization.name : 'this workspace'}. Each invite link works once, for the invited email, until it expires.`}
         actions={
           slug &&
@@ -137,10 +151,12 @@ export function InvitationsPage() {
               open={inviting}
               onOpenChange={setInviting}
               onCreated={(created) => reveal(`${created.invitation.email} is invited`, created)}
+              onResent={(resent) => reveal(`New link for ${resent.invitation.email}`, resent)}
             />
           )
         }
       />
+      <PeopleTabs />
       {managed && <ManagedMemberships testId="invitations-managed" />}
       <SecretOnceDialog
         revealed={revealed && { title: revealed.title, value: revealed.created.inviteLink }}
@@ -170,36 +186,119 @@ export function InvitationsPage() {
           </>
         )}
       </SecretOnceDialog>
-      <ListPage
-        testId="invitations"
-        noun="invitations"
-        workspace={active}
-        query={invitations}
-        pager={pager}
-        filtered={status ? { title: `No ${status} invitations.`, clear: showAll } : undefined}
-        empty={{
-          title: 'No invitations yet.',
-          next: 'Invite someone: svc shows the one-time link to send them.',
-          ...(managed ? {} : { action: { label: 'Invite someone', onClick: () => setInviting(true) } }),
-        }}
-        above={() => (
-          <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
-            <StatusFilter testId="invitations-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
-          </form>
-        )}
-        rowKey={(invitation) => invitation.id}
-        table={{
-          columns,
-          rowAttributes: (invitation) => ({
-            'data-testid': 'invitation-row',
-            'data-invitation-id': invitation.id,
-            'data-email': invitation.email,
-            'data-status': invitation.status,
-          }),
-          minWidth: '60rem',
-        }}
-      />
+      {selected ? (
+        <InvitationDetail id={selected} context={context} managed={managed} />
+      ) : (
+        <ListPage
+          testId="invitations"
+          noun="invitations"
+          workspace={active}
+          query={invitations}
+          pager={pager}
+          filtered={status ? { title: `No ${status} invitations.`, clear: showAll } : undefined}
+          empty={{
+            title: 'No invitations yet.',
+            next: 'Invite someone: svc shows the one-time link to send them.',
+            ...(managed ? {} : { action: { label: 'Invite someone', onClick: () => setInviting(true) } }),
+          }}
+          above={() => (
+            <form className="form-row" data-testid="invitations-filters" onSubmit={(e) => e.preventDefault()}>
+              <StatusFilter testId="invitations-filter-status" options={STATUSES} value={status} onChange={setStatus} pager={pager} />
+            </form>
+          )}
+          rowKey={(invitation) => invitation.id}
+          table={{
+            columns,
+            rowAttributes: (invitation) => ({
+              'data-testid': 'invitation-row',
+              'data-invitation-id': invitation.id,
+              'data-email': invitation.email,
+              'data-status': invitation.status,
+            }),
+            minWidth: '60rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/**
+ * One invitation on its own page (/people/invitations/<id>): whom, which role, its status and
+ * times, and the same menu as its row (Resend…, Revoke…). Never the link: it was shown once.
+ */
+function InvitationDetail({ id, context, managed }: { id: string; context: RowContext; managed: boolean }) {
+  const trpc = useTRPC();
+  const slug = context.slug || undefined;
+  const invitation = useQuery(trpc.invitations.get.queryOptions({ id, organization_slug: slug }, { enabled: slug !== undefined }));
+  const data = invitation.data;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/people/invitations" data-testid="invitation-detail-back">
+          ← Invitations
+        </Link>
+      </p>
+      {invitation.isError && (
+        <ErrorPanel error={invitation.error} title="Could not load the invitation" onRetry={() => void invitation.refetch()} />
+      )}
+      {(slug === undefined || invitation.isPending) && !invitation.isError && (
+        <Skeleton label="Loading the invitation…" testId="invitation-detail-loading" />
+      )}
+      {data && (
+        <section className="panel" data-testid="invitation-detail" data-invitation-id={data.id} data-status={data.status}>
+          <div className="panel__header">
+            <h2 className="panel__title">{data.email}</h2>
+            <div className="panel__actions">{!managed && <InvitationActions invitation={data} context={context} />}</div>
+          </div>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <span
+                className={`pill ${data.status === 'pending' || data.status === 'accepted' ? 'pill--on' : 'pill--off'}`}
+                data-testid="invitation-detail-status"
+              >
+                {data.status}
+              </span>
+            </dd>
+            <dt>Role</dt>
+            <dd data-testid="invitation-detail-role">
+              {context.nameOf(data.roleKey)} <span className="muted">{data.roleKey}</span>
+            </dd>
+            <dt>Who may accept</dt>
+            <dd>{data.requireEmailMatch ? `Only ${data.email}, signed in with it verified` : 'Anyone signed in with the link'}</dd>
+            <dt>Invitation ID</dt>
+            <dd>
+              <Identifier value={data.id} label="invitation id" testId="invitation-detail-id" />
+            </dd>
+            <dt>Invited</dt>
+            <dd>
+              <When at={data.createdAt} empty="—" />
+            </dd>
+            <dt>{data.status === 'expired' ? 'Expired' : 'Expires'}</dt>
+            <dd>
+              <When at={data.expiresAt} empty="—" />
+            </dd>
+            {data.acceptedAt && (
+              <>
+                <dt>Accepted</dt>
+                <dd>
+                  <When at={data.acceptedAt} empty="—" />
+                </dd>
+              </>
+            )}
+            {data.revokedAt && (
+              <>
+                <dt>Revoked</dt>
+                <dd>
+                  <When at={data.revokedAt} empty="—" />
+                </dd>
+              </>
+            )}
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 
@@ -211,7 +310,11 @@ export function InvitationsPage() {
 function InvitationActions({ invitation, context }: { invitation: TInvitation; context: RowContext }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() });
+  const invalidate = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.invitations.list.pathKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.invitations.get.pathKey() }),
+    ]);
   const revoke = useMutation(trpc.invitations.revoke.mutationOptions({ onSuccess: invalidate }));
   const resendLink = useMutation(trpc.invitations.resend.mutationOptions());
   if (invitation.status === 'accepted') {

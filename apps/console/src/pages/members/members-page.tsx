@@ -10,6 +10,7 @@ import { emailColumn, roleColumn } from '../../components/person-columns.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useRoleOptions } from '../../lib/roles.ts';
 import { useTRPC } from '../../trpc.ts';
+import { PeopleTabs } from '../people/people-tabs.tsx';
 
 const PAGE_SIZE = 50;
 
@@ -57,9 +58,10 @@ export function MembersPage() {
   return (
     <div data-testid="page-members">
       <PageHeader
-        title="Members"
-        description={`People who belong to ${active.organization ? active.organization.name : 'this workspace'}, and the role each holds. Change roles and memberships on the Users page.`}
+        title="People"
+        description={`People who belong to ${active.organization ? active.organization.name : 'this workspace'}, and the role each holds, and who is invited. Change roles and memberships on the Users page.`}
       />
+      <PeopleTabs />
       <ListPage
         testId="members"
         noun="members"
@@ -68,8 +70,8 @@ export function MembersPage() {
         pager={pager}
         empty={{
           title: 'No members yet.',
-          next: 'Invite people on the Invitations page: they appear here once they accept.',
-          action: { label: 'Invite someone', onClick: () => void navigate('/invitations') },
+          next: 'Invite people on the Invitations tab: they appear here once they accept.',
+          action: { label: 'Invite someone', onClick: () => void navigate('/people/invitations') },
         }}
         rowKey={(member) => member.userId}
         table={{

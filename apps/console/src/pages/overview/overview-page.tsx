@@ -14,7 +14,7 @@ import { useTRPC } from '../../trpc.ts';
 const CHECKLIST: { key: keyof TTenantOverview['checklist']; label: string; path: string; action: string }[] = [
   { key: 'applicationCreated', label: 'Create an application', path: '/applications', action: 'Open Applications' },
   { key: 'signInTried', label: 'Try sign-in', path: '/applications', action: 'Try sign-in from an application' },
-  { key: 'memberInvited', label: 'Invite someone', path: '/invitations', action: 'Open Invitations' },
+  { key: 'memberInvited', label: 'Invite someone', path: '/people/invitations', action: 'Open Invitations' },
   { key: 'webhookAdded', label: 'Add a webhook', path: '/webhooks', action: 'Open Webhooks' },
 ];
 
@@ -33,10 +33,14 @@ export function OverviewPage() {
       <PageHeader
         title="Overview"
         description={
-          organization
-            ? `${organization.name} at a glance, and how this svc deployment is configured.`
-            : 'How this svc deployment is configured.'
+          // Nothing until the workspace is known: the platform wording is for the platform workspace only.
+          active.isLoading
+            ? undefined
+            : organization
+              ? `${organization.name} at a glance, and how this svc deployment is configured.`
+              : 'How this svc deployment is configured.'
         }
+        descriptionPending={active.isLoading}
       />
       {organization && <OrganizationOverview organizationId={organization.id} organizationSlug={organization.slug} />}
       {config.isPending && <Skeleton label="Loading the service configuration…" testId="overview-loading" />}
@@ -129,7 +133,7 @@ function OrganizationOverview({ organizationId, organizationSlug }: { organizati
       {overview.data && (
         <>
           <div className="card-grid">
-            <CountCard label="Members" value={overview.data.counts.members} testId="overview-members" to="/members" />
+            <CountCard label="Members" value={overview.data.counts.members} testId="overview-members" to="/people/members" />
             <CountCard label="Applications" value={overview.data.counts.applications} testId="overview-applications" to="/applications" />
             <CountCard
               label="Active sessions"

@@ -1,18 +1,26 @@
 import type { TSession } from '@svc/contracts/sessions';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link, useParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { StatusFilter } from '../../components/status-filter.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
 const PAGE_SIZE = 50;
+
+/** A session's own page. */
+function sessionPath(id: string): string {
+  return `/sessions/${encodeURIComponent(id)}`;
+}
 const STATES = [
   { value: 'active', label: 'Active sessions' },
   { value: 'all', label: 'All, with revoked and expired' },
@@ -46,7 +54,10 @@ function sessionColumns(slug: () => string) {
         const session = info.row.original;
         return (
           <div title={session.userAgent ?? undefined}>
-            <div data-testid="session-device">{session.device}</div>
+            {/* The device opens the session's own page. */}
+            <div data-testid="session-device">
+              <Link to={sessionPath(session.id)}>{session.device}</Link>
+            </div>
             {session.userAgent && (
               <div className="muted" data-testid="session-user-agent">
                 {session.userAgent}
@@ -144,6 +155,7 @@ export function SessionsPage() {
   const [latest] = useState(() => ({ slug: '' }));
   latest.slug = slug ?? '';
   const [columns] = useState(() => sessionColumns(() => latest.slug));
+  const selected = useParams().id ?? null;
 
   return (
     <div data-testid="page-sessions">
@@ -151,50 +163,151 @@ export function SessionsPage() {
         title="Sessions"
         description={`Where members of ${active.organization ? active.organization.name : 'this workspace'} are signed in, and the applications each session signed in to through svc. A revoked session is refused on its next request, on every server, and signs out of those applications (their refresh tokens stop, back-channel logout is sent).`}
       />
-      <ListPage
-        testId="sessions"
-        noun="sessions"
-        workspace={active}
-        query={sessions}
-        pager={pager}
-        filtered={
-          state === 'active'
-            ? {
-                title: 'No active sessions.',
-                clear: () => {
-                  setState('all');
-                  pager.reset();
-                },
-              }
-            : undefined
-        }
-        empty={{ title: 'No sessions.', next: "Members' sessions appear here when they sign in." }}
-        above={() => (
-          <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
-            <StatusFilter
-              testId="sessions-filter-state"
-              label="Show"
-              anyLabel={null}
-              options={STATES}
-              value={state}
-              onChange={(value) => setState(value === 'all' ? 'all' : 'active')}
-              pager={pager}
-            />
-          </form>
-        )}
-        rowKey={(session) => session.id}
-        table={{
-          columns,
-          rowAttributes: (session) => ({
-            'data-testid': 'session-row',
-            'data-session-id': session.id,
-            'data-email': session.user.email,
-            'data-status': session.status,
-          }),
-          minWidth: '68rem',
-        }}
-      />
+      {selected ? (
+        <SessionDetail id={selected} slug={slug} />
+      ) : (
+        <ListPage
+          testId="sessions"
+          noun="sessions"
+          workspace={active}
+          query={sessions}
+          pager={pager}
+          filtered={
+            state === 'active'
+              ? {
+                  title: 'No active sessions.',
+                  clear: () => {
+                    setState('all');
+                    pager.reset();
+                  },
+                }
+              : undefined
+          }
+          empty={{ title: 'No sessions.', next: "Members' sessions appear here when they sign in." }}
+          above={() => (
+            <form className="form-row" data-testid="sessions-filters" onSubmit={(e) => e.preventDefault()}>
+              <StatusFilter
+                testId="sessions-filter-state"
+                label="Show"
+                anyLabel={null}
+                options={STATES}
+                value={state}
+                onChange={(value) => setState(value === 'all' ? 'all' : 'active')}
+                pager={pager}
+              />
+            </form>
+          )}
+          rowKey={(session) => session.id}
+          table={{
+            columns,
+            rowAttributes: (session) => ({
+              'data-testid': 'session-row',
+              'data-session-id': session.id,
+              'data-email': session.user.email,
+              'data-status': session.status,
+            }),
+            minWidth: '68rem',
+          }}
+        />
+      )}
     </div>
+  );
+}
+
+/**
+ * One session on its own page (/sessions/<id>): whose it is (a link to their page among the
+ * Users), the whole user agent and IP address, its times, every application it signed in to, and
+ * the same menu as its row.
+ */
+function SessionDetail({ id, slug }: { id: string; slug: string | undefined }) {
+  const trpc = useTRPC();
+  const session = useQuery(trpc.sessions.get.queryOptions({ id, organization_slug: slug }, { enabled: slug !== undefined }));
+  const data = session.data;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/sessions" data-testid="session-detail-back">
+          ← Sessions
+        </Link>
+      </p>
+      {session.isError && <ErrorPanel error={session.error} title="Could not load the session" onRetry={() => void session.refetch()} />}
+      {(slug === undefined || session.isPending) && !session.isError && (
+        <Skeleton label="Loading the session…" testId="session-detail-loading" />
+      )}
+      {data && slug && (
+        <section className="panel" data-testid="session-detail" data-session-id={data.id} data-status={data.status}>
+          <div className="panel__header">
+            <h2 className="panel__title">
+              {data.device}, {data.user.name || data.user.email}
+            </h2>
+            <div className="panel__actions">
+              <SessionActions session={data} slug={slug} />
+            </div>
+          </div>
+          <dl className="facts">
+            <dt>User</dt>
+            <dd>
+              <Link to={`/users/${encodeURIComponent(data.user.id)}`} data-testid="session-detail-user">
+                {data.user.name ? `${data.user.name} (${data.user.email})` : data.user.email}
+              </Link>
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <span className={`pill ${data.status === 'active' ? 'pill--on' : 'pill--off'}`} data-testid="session-detail-status">
+                {data.status}
+              </span>
+              {data.current && (
+                <>
+                  {' '}
+                  <span className="badge">This browser</span>
+                </>
+              )}
+            </dd>
+            <dt>Session ID</dt>
+            <dd>
+              <Identifier value={data.id} label="session id" testId="session-detail-id" />
+            </dd>
+            <dt>IP address</dt>
+            <dd>{data.ipAddress ? <Identifier value={data.ipAddress} label="IP address" testId="session-detail-ip" /> : '—'}</dd>
+            <dt>User agent</dt>
+            <dd data-testid="session-detail-user-agent" style={{ overflowWrap: 'anywhere' }}>
+              {data.userAgent ?? '—'}
+            </dd>
+            <dt>Signed in</dt>
+            <dd>
+              <When at={data.createdAt} empty="—" />
+            </dd>
+            <dt>Last seen</dt>
+            <dd>
+              <When at={data.lastSeenAt} empty="—" />
+            </dd>
+            <dt>{data.status === 'active' ? 'Expires' : 'Ended'}</dt>
+            <dd>
+              <When at={data.revokedAt ?? data.expiresAt} empty="—" />
+            </dd>
+            <dt>Applications</dt>
+            <dd data-testid="session-detail-applications">
+              {data.applications.length === 0
+                ? 'none'
+                : data.applications.map((app) => (
+                    <div key={app.id} data-application-id={app.id}>
+                      {app.name}{' '}
+                      <span className="muted">
+                        first <When at={app.firstSignedInAt} empty="—" format="relative" />, last{' '}
+                        <When at={app.lastSignedInAt} empty="—" format="relative" />
+                        {app.endedAt && (
+                          <>
+                            , ended <When at={app.endedAt} empty="—" format="relative" />
+                          </>
+                        )}
+                      </span>
+                    </div>
+                  ))}
+            </dd>
+          </dl>
+        </section>
+      )}
+    </>
   );
 }
 
@@ -204,7 +317,11 @@ function SessionActions({ session, slug }: { session: TSession; slug: string }) 
   const queryClient = useQueryClient();
   const revoke = useMutation(
     trpc.sessions.revoke.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
+      onSuccess: () =>
+        Promise.all([
+          queryClient.invalidateQueries({ queryKey: trpc.sessions.list.queryKey() }),
+          queryClient.invalidateQueries({ queryKey: trpc.sessions.get.pathKey() }),
+        ]),
     }),
   );
   if (session.status !== 'active') {
