@@ -58,6 +58,7 @@ const MODULES_INTO_ADAPTERS = new Set([
   'apps/api/src/modules/billing/router.ts',
   'apps/api/src/modules/client-config/router.ts',
   'apps/api/src/modules/connected-apps/router.ts',
+  'apps/api/src/modules/directories/router.ts',
   'apps/api/src/modules/domains/router.ts',
   'apps/api/src/modules/email-deliveries/router.ts',
   'apps/api/src/modules/exports/download.ts',

@@ -6,6 +6,7 @@ import { backendRouter } from '../modules/backend/router.ts';
 import { billingRouter } from '../modules/billing/router.ts';
 import { clientConfigRouter } from '../modules/client-config/router.ts';
 import { connectedAppsRouter } from '../modules/connected-apps/router.ts';
+import { directoriesRouter } from '../modules/directories/router.ts';
 import { domainsRouter } from '../modules/domains/router.ts';
 import { emailDeliveriesRouter } from '../modules/email-deliveries/router.ts';
 import { exportsRouter } from '../modules/exports/router.ts';
@@ -32,6 +33,7 @@ export const appRouter = router({
   me: meRouter,
   tenants: tenantsRouter,
   roles: rolesRouter,
+  directories: directoriesRouter,
   domains: domainsRouter,
   connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,
