@@ -236,7 +236,7 @@ export async function createUser(deps: ScimDeps, caller: ScimCaller, body: unkno
   const email = provisionedEmail(input);
   const tenantId = directory.tenantId;
   try {
-    return await deps.db.transaction(async (tx) => {
+    const created = await deps.db.transaction(async (tx) => {
       await lockEmail(tx, email);
       const person = await personFor(tx, email, displayNameOf(input));
       const id = newId('directoryUser');
@@ -265,6 +265,14 @@ export async function createUser(deps: ScimDeps, caller: ScimCaller, body: unkno
         const vouched = !platformAdmin && domain?.tenantId === tenantId;
         const roleKey = await roleFor(tx, directory, []);
         const status = vouched ? (input.active ? 'active' : 'suspended') : 'invited';
+        await recordAudit(tx, null, request, {
+          tenantId,
+          action: status === 'invited' ? 'user.created' : 'member.added',
+          target: { type: 'user', id: person.id },
+          summary: { email, roleKey, status, via: 'scim', directoryId: directory.id, scimUserId: id },
+        });
+        // Last before the commit: the seat lock serializes the organization's adds, so it is held
+        // for the count and the insert only (an initial sync sends many at once).
         await claimSeat(tx, tenantId);
         await addOrgMember(tx, {
           tenantId,
@@ -273,15 +281,10 @@ export async function createUser(deps: ScimDeps, caller: ScimCaller, body: unkno
           status,
           ...(status === 'invited' ? { invitedEmail: email, invitedName: displayNameOf(input) } : {}),
         });
-        await recordAudit(tx, null, request, {
-          tenantId,
-          action: status === 'invited' ? 'user.created' : 'member.added',
-          target: { type: 'user', id: person.id },
-          summary: { email, roleKey, status, via: 'scim', directoryId: directory.id, scimUserId: id },
-        });
       }
-      return userAnswer(deps, tx, directory, id);
+      return id;
     });
+    return await userAnswer(deps, deps.db, directory, created);
   } catch (error) {
     if (error instanceof AppError && SEAT_REFUSALS.has(error.code)) {
       throw new ScimError(403, 'the organization has no free seat for another member');
