@@ -27,6 +27,7 @@
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
+ * SCIM directory sync: BENCH_ONLY=scim-sync,scim-filter (bench/scim.ts; BENCH_SCIM_USERS, default 10000, BENCH_SCIM_MEMBERSHIPS, default 100000).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -48,6 +49,7 @@ import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from '.
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
 import { RESOURCE_SERVER_SCENARIOS, runResourceServerBenches } from './resource-server.ts';
+import { runScimBenches, SCIM_SCENARIOS, SCIM_TARGETS } from './scim.ts';
 import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
@@ -1260,6 +1262,9 @@ async function main(): Promise<number> {
   const permissionCheck = PERMISSION_CHECK_SCENARIOS.some(wanted)
     ? await runPermissionCheckBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP, connections: CONNECTIONS }, wanted)
     : { verdicts: [], results: {} };
+  const scim = SCIM_SCENARIOS.some(wanted)
+    ? await runScimBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP }, wanted)
+    : { verdicts: [], results: {} };
   const resourceServer = RESOURCE_SERVER_SCENARIOS.some(wanted)
     ? await runResourceServerBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
@@ -1294,6 +1299,7 @@ async function main(): Promise<number> {
     ...eventsFeed.verdicts,
     ...pool.verdicts,
     ...permissionCheck.verdicts,
+    ...scim.verdicts,
     ...resourceServer.verdicts,
   );
   log('summary');
@@ -1346,6 +1352,7 @@ async function main(): Promise<number> {
         sessions: { targets: BACKCHANNEL_TARGETS, ...backchannel.results },
         eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
         permissionCheck: { targets: PERMISSION_CHECK_TARGETS, ...permissionCheck.results },
+        scim: { targets: SCIM_TARGETS, ...scim.results },
         usage: usage.results,
         oidcTokens: oidcTokens.results,
         clientCredentials: clientCredentials.results,

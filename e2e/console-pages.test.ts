@@ -246,7 +246,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
    * lengths: the tenant admin's organization (renamed) and a second one, two applications, API
    * keys (one revoked), two webhook endpoints (one receiver down) and their deliveries, the
    * product's catalog (two APIs, the built-in rows' permissions, a product role), a custom role
-   * with permissions of both catalogs, two email domains (one auto-joining), a user added by email, invitations (pending, revoked, accepted), usage events of two
+   * with permissions of both catalogs, two email domains (one auto-joining), a SCIM directory that provisioned a person and a group, a user added by email, invitations (pending, revoked, accepted), usage events of two
    * types (1,200 against 3) sent with a tenant API key, billing connected and mapped, two exports.
    * The platform admin joins both organizations (so the organization picker shows for them too),
    * puts the first on a plan with usage limits and acts in it.
@@ -358,6 +358,34 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     await must(tenant, 201, 'POST', '/v1/domains', {
       organization_slug: slug,
       domain: 'identity.eu-central-1.northwind-logistics.example',
+    });
+    // A SCIM directory with a group mapped to the custom role, which has provisioned a person and
+    // a group over SCIM (so its counts and request log are not empty).
+    const directory = await must(tenant, 201, 'POST', '/v1/directories', {
+      organization_slug: slug,
+      name: 'Okta – Northwind production tenant',
+      groupRoles: [{ group: 'Finance & Billing Analysts (EMEA)', roleKey: 'billing_analyst' }],
+    });
+    const scim = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${directory.scimBaseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${directory.token}`, 'content-type': 'application/scim+json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      return (await res.json()) as Json;
+    };
+    const provisioned = await scim('POST', '/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: 'henrike.vandermeulen-oyelaran@northwind-traders.example',
+      name: { givenName: 'Henrike', familyName: 'van der Meulen-Oyelaran' },
+      externalId: '00u1ab2cd3EF4gh5IJ6k7',
+      active: true,
+    });
+    await scim('POST', '/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Finance & Billing Analysts (EMEA)',
+      members: [{ value: provisioned.id }],
     });
     const priya = await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,

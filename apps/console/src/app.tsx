@@ -92,6 +92,10 @@ const router = createBrowserRouter(
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
             { path: 'settings/domains', element: page(async () => (await import('./pages/domains/domains-page.tsx')).DomainsPage) },
             {
+              path: 'settings/directory-sync',
+              element: page(async () => (await import('./pages/directories/directories-page.tsx')).DirectoriesPage),
+            },
+            {
               path: 'settings/third-party-access',
               element: page(async () => (await import('./pages/connected-apps/third-party-access-page.tsx')).ThirdPartyAccessPage),
             },

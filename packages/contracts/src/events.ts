@@ -46,6 +46,13 @@ export const EVENT_TYPES = [
   'domain.deleted',
   'third_party_access.updated',
   'connected_app.revoked',
+  'directory.created',
+  'directory.updated',
+  'directory.token_rotated',
+  'directory.deleted',
+  'directory_group.created',
+  'directory_group.updated',
+  'directory_group.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -100,6 +107,13 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'domain.verified': 'domains.read',
   'domain.unverified': 'domains.read',
   'domain.deleted': 'domains.read',
+  'directory.created': 'directories.read',
+  'directory.updated': 'directories.read',
+  'directory.token_rotated': 'directories.read',
+  'directory.deleted': 'directories.read',
+  'directory_group.created': 'directories.read',
+  'directory_group.updated': 'directories.read',
+  'directory_group.deleted': 'directories.read',
 };
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

@@ -29,6 +29,10 @@ export const ID_PREFIXES = {
   productRole: 'prl',
   /** An organization's email domains (docs/enterprise.md). */
   domain: 'dom',
+  /** An organization's SCIM directories and what they provision (docs/enterprise.md "Directory sync"). */
+  directory: 'dir',
+  directoryUser: 'dsu',
+  directoryGroup: 'dsg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

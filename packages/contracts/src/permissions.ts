@@ -38,6 +38,8 @@ export const PERMISSIONS = [
   'domains.manage',
   'connected_apps.read',
   'connected_apps.manage',
+  'directories.read',
+  'directories.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -75,6 +77,8 @@ const descriptions: Record<Permission, string> = {
   'domains.manage': 'Add, verify and delete email domains and choose what each does at sign-in',
   'connected_apps.read': 'See which third-party apps and agents may connect to the organization',
   'connected_apps.manage': 'Choose which third-party apps and agents may connect to the organization',
+  'directories.read': "List the organization's SCIM directories, their group-to-role mapping and request log",
+  'directories.manage': 'Create, rotate the token of, map and delete SCIM directories',
 };
 
 /**
@@ -98,6 +102,8 @@ export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permissio
   'domains.manage',
   // Which agents may act for the organization's people: an admin's decision.
   'connected_apps.manage',
+  // A directory adds, suspends and removes members and gives them roles: an admin's decision.
+  'directories.manage',
 ]);
 
 export function isAdminOnlyPermission(permission: Permission): boolean {

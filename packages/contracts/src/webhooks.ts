@@ -60,6 +60,13 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'domain.verified': "A domain's DNS TXT record was found: the organization owns it",
   'domain.unverified': "A verified domain's DNS TXT record was no longer found by the daily re-check: it is pending again",
   'domain.deleted': 'An email domain was removed from the organization',
+  'directory.created': 'A SCIM directory was created',
+  'directory.updated': "A SCIM directory's name, default role or group-to-role mapping changed",
+  'directory.token_rotated': "A SCIM directory's bearer token was replaced: the previous one no longer works",
+  'directory.deleted': 'A SCIM directory was deleted (the memberships it made stay)',
+  'directory_group.created': "The organization's directory provisioned a group",
+  'directory_group.updated': "A directory group's name or members changed (its members' roles follow the mapping)",
+  'directory_group.deleted': 'A directory group was deleted',
 };
 
 /** The catalog as GET /v1/webhook-event-types answers it, in catalog order. */

@@ -28,6 +28,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { assertOneOwnerPerRoute, expressRoutesOf, procedureRoutesOf } from './route-table.ts';
+import { scimRouter } from './scim.ts';
 
 /** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
 function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): Record<string, string> {
@@ -118,6 +119,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   // svc's OpenID Provider (discovery, authorization, token, ...): before the CSRF guard, since
   // applications' back ends post forms to its token endpoint; oidc-provider checks each request.
   app.use(oidcProviderRouter(services));
+  // SCIM 2.0 for organizations' directories: bearer-token clients, no cookie, so before the CSRF guard.
+  app.use(scimRouter(services));
 
   let openApiDocument: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', (_req, res) => {

@@ -263,6 +263,10 @@ const TAGS: readonly { name: string; description: string }[] = [
   { name: 'api-keys', description: 'Tenant API keys, scoped by permission; each secret is shown once' },
   { name: 'audit-logs', description: "An organization's audit log" },
   { name: 'domains', description: "An organization's email domains: DNS TXT verification and what each does at sign-in" },
+  {
+    name: 'directories',
+    description: "An organization's SCIM 2.0 directories: the identity provider provisions people as memberships and groups as roles",
+  },
   { name: 'connected apps', description: 'Which third-party apps and agents may connect to an organization' },
   { name: 'events', description: "An organization's event feed, read after a cursor" },
   { name: 'webhooks', description: 'Webhook endpoints, their signing secrets, deliveries and replays' },

@@ -1,3 +1,4 @@
+import { directoriesRouter } from '../modules/directories/router.ts';
 import { router } from './init.ts';
 import { apiKeysRouter } from './routers/api-keys.ts';
 import { applicationsRouter } from './routers/applications.ts';
@@ -32,6 +33,7 @@ export const appRouter = router({
   me: meRouter,
   tenants: tenantsRouter,
   roles: rolesRouter,
+  directories: directoriesRouter,
   domains: domainsRouter,
   connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,

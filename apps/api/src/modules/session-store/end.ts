@@ -19,6 +19,12 @@ export type SessionEnding =
   | { kind: 'revoked'; tenantId: string; sessionId: string }
   /** A platform admin suspended the person's account: every session of theirs ends. */
   | { kind: 'account_suspended'; tenantId: string; userId: string }
+  /**
+   * An organization's directory deactivated or deleted the person (docs/enterprise.md "Directory
+   * sync"): every svc session of theirs ends, as for an account suspension, and the grants made
+   * for the organization go; their account and other memberships stay.
+   */
+  | { kind: 'directory_deactivated'; tenantId: string; userId: string }
   /** The engine no longer puts the person in the platform admin group: the sessions opened as one end. */
   | { kind: 'platform_admin_left'; userId: string }
   /** The person's membership of an organization was suspended or removed: the sign-ins made for it end, not the sessions. */
@@ -51,7 +57,7 @@ export type SessionsEnded = {
  *
  * Everything exists if and only if the change commits. Every path that ends a session comes
  * here: signing out, admin revocation, account suspension, leaving the platform admin group,
- * membership suspension or removal, disabling an application.
+ * membership suspension or removal, a directory's deactivation, disabling an application.
  */
 export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Date()): Promise<SessionsEnded> {
   const ended = await db.transaction(async (tx) => {
@@ -67,6 +73,10 @@ export async function endSessions(db: DbOrTx, ending: SessionEnding, at = new Da
         break;
       case 'account_suspended':
         sessionIds = await revokeSessionsOfOrgUser(tx, { tenantId: ending.tenantId, userId: ending.userId, at });
+        break;
+      case 'directory_deactivated':
+        sessionIds = await revokeSessionsOfOrgUser(tx, { tenantId: ending.tenantId, userId: ending.userId, at });
+        await revokeOidcGrants(tx, { accountId: ending.userId, organizationId: ending.tenantId });
         break;
       case 'platform_admin_left': {
         const left = await leavePlatformWorkspace(tx, { userId: ending.userId, at });
