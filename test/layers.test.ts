@@ -49,7 +49,6 @@ const MODULES_INTO_ADAPTERS = new Set([
   'apps/api/src/modules/applications/claim-routes.ts',
   'apps/api/src/modules/auth/pages.ts',
   'apps/api/src/modules/auth/routes.ts',
-  'apps/api/src/modules/directories/router.ts',
   'apps/api/src/modules/exports/download.ts',
   'apps/api/src/modules/invitations/routes.ts',
   'apps/api/src/modules/invitations/send-limit.ts',

@@ -1,4 +1,3 @@
-import { directoriesRouter } from '../modules/directories/router.ts';
 import { router } from './init.ts';
 import { apiKeysRouter } from './routers/api-keys.ts';
 import { applicationsRouter } from './routers/applications.ts';
@@ -8,6 +7,7 @@ import { backendRouter } from './routers/backend.ts';
 import { billingRouter } from './routers/billing.ts';
 import { clientConfigRouter } from './routers/client-config.ts';
 import { connectedAppsRouter } from './routers/connected-apps.ts';
+import { directoriesRouter } from './routers/directories.ts';
 import { domainsRouter } from './routers/domains.ts';
 import { emailDeliveriesRouter } from './routers/email-deliveries.ts';
 import { exportsRouter } from './routers/exports.ts';

@@ -28,10 +28,9 @@ import {
   listScimRequests,
   updateDirectory as updateDirectoryRow,
 } from '@svc/db/queries/directories';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
-import type { Principal } from '../access/principal.ts';
+import { type Access, assertGrantable, assertMembershipsManaged } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import { restandDirectory } from '../scim/service.ts';
 
@@ -71,22 +70,12 @@ function toDirectory(publicUrl: string, row: DirectoryWithCounts): TDirectory {
   };
 }
 
-async function authorizeDirectory(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TDirectoryRef,
-  permission: Permission,
-): Promise<{ access: Access; directory: DirectoryWithCounts }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findDirectoryTenant,
-    read: findDirectory,
-    notFound: DIRECTORY_NOT_FOUND,
-    permission,
-    adminOnly: permission === 'directories.manage',
-  });
-  return { access, directory: record };
+/** A directory's `{id}` routes find their organization from the directory (modules/access/access-rule.ts). */
+export const DIRECTORY_RECORD: RecordSource = { tenantOf: findDirectoryTenant, notFound: DIRECTORY_NOT_FOUND };
+
+/** The directory an `{id}` route names, in the organization its access resolved. */
+function directoryOf(db: DbOrTx, access: Access, ref: TDirectoryRef): Promise<DirectoryWithCounts> {
+  return recordIn(db, access, findDirectory, ref.id, DIRECTORY_NOT_FOUND);
 }
 
 /**
@@ -108,15 +97,8 @@ async function assertRolesGrantable(db: DbOrTx, access: Access, roleKeys: string
 
 const rolesOf = (defaultRoleKey: string, groupRoles: TGroupRole[]) => [defaultRoleKey, ...groupRoles.map((m) => m.roleKey)];
 
-export async function listDirectories(
-  deps: DirectoriesDeps,
-  principal: Principal,
-  input: TListDirectoriesRequest,
-): Promise<TDirectoryPage> {
-  const { organization } = await authorize(deps.db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'directories.read',
-  });
+export async function listDirectories(deps: DirectoriesDeps, access: Access, input: TListDirectoriesRequest): Promise<TDirectoryPage> {
+  const { organization } = access;
   const scope = `directories:${organization.id}`;
   const rows = await listDirectoryRows(deps.db, {
     tenantId: organization.id,
@@ -126,22 +108,17 @@ export async function listDirectories(
   return toPage(scope, rows, input.limit, (row) => toDirectory(deps.publicUrl, row));
 }
 
-export async function getDirectory(deps: DirectoriesDeps, principal: Principal, input: TDirectoryRef): Promise<TDirectory> {
-  return toDirectory(deps.publicUrl, (await authorizeDirectory(deps.db, principal, input, 'directories.read')).directory);
+export async function getDirectory(deps: DirectoriesDeps, access: Access, input: TDirectoryRef): Promise<TDirectory> {
+  return toDirectory(deps.publicUrl, await directoryOf(deps.db, access, input));
 }
 
 /** POST /v1/directories: the directory and its bearer token, shown in this answer only. */
 export async function createDirectory(
   deps: DirectoriesDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateDirectoryRequest,
 ): Promise<TDirectoryWithToken> {
-  const access = await authorize(deps.db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'directories.manage',
-    adminOnly: true,
-  });
   assertMembershipsManaged(access.organization);
   const defaultRoleKey = input.defaultRoleKey ?? 'org_member';
   const groupRoles = input.groupRoles ?? [];
@@ -157,9 +134,9 @@ export async function createDirectory(
       tokenPrefix,
       defaultRoleKey,
       groupRoles,
-      createdByUserId: principal.kind === 'user' ? principal.user.id : null,
+      createdByUserId: access.principal.kind === 'user' ? access.principal.user.id : null,
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'directory.created',
       target: { type: 'directory', id: row.id },
@@ -172,11 +149,11 @@ export async function createDirectory(
 /** PATCH /v1/directories/{id}: name, default role, group-to-role mapping; every provisioned person gets the role it now maps to. */
 export async function updateDirectory(
   deps: DirectoriesDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TUpdateDirectoryRequest,
 ): Promise<TDirectory> {
-  const { access, directory } = await authorizeDirectory(deps.db, principal, input, 'directories.manage');
+  const directory = await directoryOf(deps.db, access, input);
   const defaultRoleKey = input.defaultRoleKey ?? directory.defaultRoleKey;
   const groupRoles = input.groupRoles ?? directory.groupRoles;
   await assertRolesGrantable(deps.db, access, rolesOf(defaultRoleKey, groupRoles));
@@ -191,7 +168,7 @@ export async function updateDirectory(
     if (!row) {
       throw new AppError('not_found', DIRECTORY_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'directory.updated',
       target: { type: 'directory', id: row.id },
@@ -218,11 +195,11 @@ export async function updateDirectory(
 /** POST /v1/directories/{id}/rotate-token: a new token, shown once; the old one stops at once. */
 export async function rotateDirectoryToken(
   deps: DirectoriesDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TDirectoryRef,
 ): Promise<TDirectoryWithToken> {
-  const { access, directory } = await authorizeDirectory(deps.db, principal, input, 'directories.manage');
+  const directory = await directoryOf(deps.db, access, input);
   const { token, tokenHash, tokenPrefix } = newToken();
   const now = new Date();
   return deps.db.transaction(async (tx) => {
@@ -235,7 +212,7 @@ export async function rotateDirectoryToken(
     if (!row) {
       throw new AppError('not_found', DIRECTORY_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'directory.token_rotated',
       target: { type: 'directory', id: row.id },
@@ -251,17 +228,17 @@ export async function rotateDirectoryToken(
  */
 export async function deleteDirectory(
   deps: DirectoriesDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TDirectoryRef,
 ): Promise<TDeletedDirectory> {
-  const { access, directory } = await authorizeDirectory(deps.db, principal, input, 'directories.manage');
+  const directory = await directoryOf(deps.db, access, input);
   return deps.db.transaction(async (tx) => {
     const row = await deleteDirectoryRow(tx, { tenantId: access.organization.id, id: directory.id });
     if (!row) {
       throw new AppError('not_found', DIRECTORY_NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'directory.deleted',
       target: { type: 'directory', id: row.id },
@@ -272,12 +249,8 @@ export async function deleteDirectory(
 }
 
 /** GET /v1/directories/{id}/requests: the last SCIM requests, newest first (method, path, status). */
-export async function listDirectoryRequests(
-  deps: DirectoriesDeps,
-  principal: Principal,
-  input: TDirectoryRef,
-): Promise<TDirectoryRequestLog> {
-  const { access, directory } = await authorizeDirectory(deps.db, principal, input, 'directories.read');
+export async function listDirectoryRequests(deps: DirectoriesDeps, access: Access, input: TDirectoryRef): Promise<TDirectoryRequestLog> {
+  const directory = await directoryOf(deps.db, access, input);
   const rows = await listScimRequests(deps.db, { tenantId: access.organization.id, directoryId: directory.id });
   return { data: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, path: r.path, status: r.status })), nextCursor: null };
 }

@@ -9,17 +9,19 @@ import {
   ZListDirectoriesRequest,
   ZUpdateDirectoryRequest,
 } from '@svc/contracts/directories';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure } from '../../trpc/procedures.ts';
 import {
   createDirectory,
+  DIRECTORY_RECORD,
   deleteDirectory,
   getDirectory,
   listDirectories,
   listDirectoryRequests,
   rotateDirectoryToken,
   updateDirectory,
-} from './service.ts';
+} from '../../modules/directories/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure } from '../procedures.ts';
 
 const tags = ['directories'];
 
@@ -28,14 +30,21 @@ const tags = ['directories'];
  * directories.read, changes directories.manage (an org admin's: a directory adds and removes
  * members). Tenant API keys with the scope may call every route.
  */
+const read = { permission: 'directories.read', organization: 'slug' } as const;
+const manage = { permission: 'directories.manage', organization: 'slug', adminOnly: true } as const;
+const readOne = { permission: 'directories.read', organization: DIRECTORY_RECORD } as const;
+const manageOne = { permission: 'directories.manage', organization: DIRECTORY_RECORD, adminOnly: true } as const;
+
 export const directoriesRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/directories', tags, summary: "List an organization's SCIM directories" } })
+    .meta({ access: read, openapi: { method: 'GET', path: '/directories', tags, summary: "List an organization's SCIM directories" } })
     .input(ZListDirectoriesRequest)
+    .use(resolveAccess)
     .output(ZDirectoryPage)
-    .query(({ ctx, input }) => listDirectories(deps(ctx), ctx.principal, input)),
+    .query(({ ctx, input }) => listDirectories(deps(ctx), ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       errors: ['unknown_role', 'platform_workspace_managed'],
       openapi: {
         method: 'POST',
@@ -46,15 +55,21 @@ export const directoriesRouter = router({
       successStatus: 201,
     })
     .input(ZCreateDirectoryRequest)
+    .use(resolveAccess)
     .output(ZDirectoryWithToken)
-    .mutation(({ ctx, input }) => createDirectory(deps(ctx), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createDirectory(deps(ctx), ctx.access, ctx.request, input)),
   get: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/directories/{id}', tags, summary: 'Read a SCIM directory (never its token)' } })
+    .meta({
+      access: readOne,
+      openapi: { method: 'GET', path: '/directories/{id}', tags, summary: 'Read a SCIM directory (never its token)' },
+    })
     .input(ZDirectoryRef)
+    .use(resolveAccess)
     .output(ZDirectory)
-    .query(({ ctx, input }) => getDirectory(deps(ctx), ctx.principal, input)),
+    .query(({ ctx, input }) => getDirectory(deps(ctx), ctx.access, input)),
   update: controlProcedure
     .meta({
+      access: manageOne,
       errors: ['unknown_role'],
       openapi: {
         method: 'PATCH',
@@ -64,10 +79,12 @@ export const directoriesRouter = router({
       },
     })
     .input(ZUpdateDirectoryRequest)
+    .use(resolveAccess)
     .output(ZDirectory)
-    .mutation(({ ctx, input }) => updateDirectory(deps(ctx), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateDirectory(deps(ctx), ctx.access, ctx.request, input)),
   rotateToken: controlProcedure
     .meta({
+      access: manageOne,
       openapi: {
         method: 'POST',
         path: '/directories/{id}/rotate-token',
@@ -76,15 +93,21 @@ export const directoriesRouter = router({
       },
     })
     .input(ZDirectoryRef)
+    .use(resolveAccess)
     .output(ZDirectoryWithToken)
-    .mutation(({ ctx, input }) => rotateDirectoryToken(deps(ctx), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => rotateDirectoryToken(deps(ctx), ctx.access, ctx.request, input)),
   delete: controlProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/directories/{id}', tags, summary: 'Delete a SCIM directory and its token' } })
+    .meta({
+      access: manageOne,
+      openapi: { method: 'DELETE', path: '/directories/{id}', tags, summary: 'Delete a SCIM directory and its token' },
+    })
     .input(ZDirectoryRef)
+    .use(resolveAccess)
     .output(ZDeletedDirectory)
-    .mutation(({ ctx, input }) => deleteDirectory(deps(ctx), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => deleteDirectory(deps(ctx), ctx.access, ctx.request, input)),
   requests: controlProcedure
     .meta({
+      access: readOne,
       openapi: {
         method: 'GET',
         path: '/directories/{id}/requests',
@@ -93,8 +116,9 @@ export const directoriesRouter = router({
       },
     })
     .input(ZDirectoryRef)
+    .use(resolveAccess)
     .output(ZDirectoryRequestLog)
-    .query(({ ctx, input }) => listDirectoryRequests(deps(ctx), ctx.principal, input)),
+    .query(({ ctx, input }) => listDirectoryRequests(deps(ctx), ctx.access, input)),
 });
 
 function deps(ctx: { services: { db: import('@svc/db/client').Db; config: { publicUrl: string } } }) {
