@@ -46,6 +46,10 @@ export const EVENT_TYPES = [
   'domain.deleted',
   'third_party_access.updated',
   'connected_app.revoked',
+  'sso.connection_created',
+  'sso.connection_updated',
+  'sso.connection_deleted',
+  'sso.signed_in',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -100,6 +104,10 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'domain.verified': 'domains.read',
   'domain.unverified': 'domains.read',
   'domain.deleted': 'domains.read',
+  'sso.connection_created': 'sso.read',
+  'sso.connection_updated': 'sso.read',
+  'sso.connection_deleted': 'sso.read',
+  'sso.signed_in': 'sso.read',
 };
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

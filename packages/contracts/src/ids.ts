@@ -29,6 +29,8 @@ export const ID_PREFIXES = {
   productRole: 'prl',
   /** An organization's email domains (docs/enterprise.md). */
   domain: 'dom',
+  /** An organization's SSO connections (docs/enterprise.md "SSO connections"). */
+  ssoConnection: 'ssoc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -38,6 +38,8 @@ export const PERMISSIONS = [
   'domains.manage',
   'connected_apps.read',
   'connected_apps.manage',
+  'sso.read',
+  'sso.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -75,6 +77,8 @@ const descriptions: Record<Permission, string> = {
   'domains.manage': 'Add, verify and delete email domains and choose what each does at sign-in',
   'connected_apps.read': 'See which third-party apps and agents may connect to the organization',
   'connected_apps.manage': 'Choose which third-party apps and agents may connect to the organization',
+  'sso.read': "List the organization's SSO connections (never their secrets)",
+  'sso.manage': 'Create, change, test and delete SSO connections',
 };
 
 /**
@@ -98,6 +102,8 @@ export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permissio
   'domains.manage',
   // Which agents may act for the organization's people: an admin's decision.
   'connected_apps.manage',
+  // A connection makes members (just-in-time) with the roles it maps: an admin's decision.
+  'sso.manage',
 ]);
 
 export function isAdminOnlyPermission(permission: Permission): boolean {

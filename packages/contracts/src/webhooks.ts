@@ -60,6 +60,10 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'domain.verified': "A domain's DNS TXT record was found: the organization owns it",
   'domain.unverified': "A verified domain's DNS TXT record was no longer found by the daily re-check: it is pending again",
   'domain.deleted': 'An email domain was removed from the organization',
+  'sso.connection_created': 'An SSO connection (SAML or OIDC) was added to the organization',
+  'sso.connection_updated': "An SSO connection's settings changed (IdP, mapping, roles, enabled)",
+  'sso.connection_deleted': 'An SSO connection was removed from the organization',
+  'sso.signed_in': "A person signed in through one of the organization's SSO connections",
 };
 
 /** The catalog as GET /v1/webhook-event-types answers it, in catalog order. */

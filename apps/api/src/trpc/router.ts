@@ -17,6 +17,7 @@ import { rolesRouter } from '../modules/roles/router.ts';
 import { serviceRouter } from '../modules/service/router.ts';
 import { sessionsRouter } from '../modules/sessions/router.ts';
 import { setupRouter } from '../modules/setup/router.ts';
+import { ssoConnectionsRouter } from '../modules/sso/router.ts';
 import { subscriptionsRouter } from '../modules/subscriptions/router.ts';
 import { tenantsRouter } from '../modules/tenants/router.ts';
 import { usageRouter } from '../modules/usage/router.ts';
@@ -33,6 +34,7 @@ export const appRouter = router({
   tenants: tenantsRouter,
   roles: rolesRouter,
   domains: domainsRouter,
+  ssoConnections: ssoConnectionsRouter,
   connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,
   invitations: invitationsRouter,

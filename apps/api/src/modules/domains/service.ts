@@ -209,7 +209,7 @@ export async function verifyDomain(
 }
 
 /** The control-plane permissions of a role of the organization, or undefined when it has no such role. */
-async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<readonly string[] | undefined> {
+export async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<readonly string[] | undefined> {
   if (isSystemRole(roleKey)) {
     return SYSTEM_ROLES[roleKey].permissions;
   }
