@@ -5,11 +5,13 @@ import { webhookEvents } from '@svc/db/schema/webhooks';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { CookieJar } from '../../../../dev-engine/src/cookie-jar.ts';
 import { seedDomain } from '../domains/domains.fixtures.ts';
 import { formOf, type ResponseOverrides, requestIdOf, startSamlIdp, type TestIdp } from './saml-idp.fixtures.ts';
+import { MATRIX } from './sso.matrix.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let idp: TestIdp;
@@ -25,6 +27,8 @@ afterAll(async () => {
 });
 
 type Json = Record<string, any>;
+
+describeAuthMatrix('sso connections', () => server, MATRIX);
 
 async function call(method: string, path: string, opts: { cookie?: string; body?: unknown } = {}) {
   const res = await fetch(`${server.url}${path}`, {
