@@ -1,6 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { emailDomainOf } from '@svc/contracts/domains';
 import type { Db } from '@svc/db/client';
-import { findSsoRequestByRelay, insertSsoRequest, type SsoConnectionRow, type SsoRequestRow } from '@svc/db/queries/sso';
+import { findVerifiedDomain } from '@svc/db/queries/domains';
+import { findOrganizationBySlug } from '@svc/db/queries/organizations';
+import {
+  enabledSsoConnectionsOf,
+  findSsoRequestByRelay,
+  insertSsoRequest,
+  type SsoConnectionRow,
+  type SsoRequestRow,
+} from '@svc/db/queries/sso';
 import { authnRequestUrl, SAML_REQUEST_TTL_MS } from './saml.ts';
 
 export const relayHashOf = (relay: string): string => createHash('sha256').update(relay).digest('hex');
@@ -39,4 +48,29 @@ export async function requestOfRelay(db: Db, connectionId: string, relay: string
     return undefined;
   }
   return findSsoRequestByRelay(db, { connectionId, relayHash: relayHashOf(relay) });
+}
+
+/**
+ * Where an email's sign-in goes (docs/enterprise.md "Who goes where"): a domain some
+ * organization has verified, with an enabled connection there, goes to that connection (the
+ * oldest); `required` when the domain's policy is require_sso. An unverified domain never goes
+ * anywhere: anyone can type any domain.
+ */
+export async function connectionForEmail(db: Db, email: string): Promise<{ connection: SsoConnectionRow; required: boolean } | undefined> {
+  const name = emailDomainOf(email.trim().toLowerCase());
+  const domain = name ? await findVerifiedDomain(db, name) : undefined;
+  if (!domain?.verifiedAt) {
+    return undefined;
+  }
+  const [connection] = await enabledSsoConnectionsOf(db, domain.tenantId);
+  return connection ? { connection, required: domain.policy === 'require_sso' } : undefined;
+}
+
+/** The first enabled connection of the organization with this slug (`organization=<slug>` on an authorization request). */
+export async function connectionForOrganizationSlug(db: Db, slug: string): Promise<SsoConnectionRow | undefined> {
+  const organization = await findOrganizationBySlug(db, slug);
+  if (organization?.kind !== 'tenant') {
+    return undefined;
+  }
+  return (await enabledSsoConnectionsOf(db, organization.id))[0];
 }

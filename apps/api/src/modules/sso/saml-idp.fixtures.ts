@@ -123,7 +123,7 @@ export async function startSamlIdp(): Promise<TestIdp> {
       ...opts.overrides,
     };
     const { context } = await idp.createLoginResponse(sp, null as never, 'post', {}, (template: string) => ({
-      id: values.ID,
+      id: values.ID ?? '',
       // samlify escapes every value: the attribute statement (XML) goes in as it is.
       context: samlify.SamlLib.replaceTagsByValue(template.replace('{AttributeStatement}', attributeStatement(user)), values),
     }));
@@ -143,7 +143,7 @@ export async function startSamlIdp(): Promise<TestIdp> {
         const spMetadata = await (await fetch(`${spEntityOf(query.SAMLRequest ?? '')}/metadata`)).text();
         const sp = samlify.ServiceProvider({ metadata: spMetadata });
         const parsed = await idp.parseLoginRequest(sp, 'redirect', { query, octetString: '' } as never);
-        const response = await respond({ spMetadata, inResponseTo: parsed.extract.request.id });
+        const response = await respond({ spMetadata, inResponseTo: String(parsed.extract.request?.id ?? '') });
         const acs = sp.entityMeta.getAssertionConsumerService('post') as string;
         res
           .writeHead(200, { 'content-type': 'text/html' })

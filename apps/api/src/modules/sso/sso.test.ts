@@ -4,8 +4,11 @@ import { ssoConnections } from '@svc/db/schema/sso';
 import { webhookEvents } from '@svc/db/schema/webhooks';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { and, eq } from 'drizzle-orm';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAuthMatrix } from '../../../../../test/support/auth-matrix.ts';
+import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import { CookieJar } from '../../../../dev-engine/src/cookie-jar.ts';
@@ -431,5 +434,89 @@ describe('connection input svc refuses', () => {
     const read = await call('GET', `/v1/sso-connections?organization_slug=${s.org.slug}`, { cookie: s.admin.cookie });
     expect(read.json.data).toHaveLength(1);
     expect(JSON.stringify(read.json)).not.toContain('BEGIN CERTIFICATE');
+  });
+});
+
+describe('who goes where', () => {
+  it('an email at a verified domain with a connection goes to the IdP; at an unverified domain, to the engine', async () => {
+    const s = await setup();
+    const jar = new CookieJar();
+    const routed = await jar.fetch(`${server.url}/auth/login?login_hint=kim@${s.domain.domain}&return_to=/user`);
+    expect(routed.status).toBe(303);
+    expect(routed.headers.get('location')).toBe(`/sso/${s.connection.id}/start?return_to=%2Fuser`);
+    // Another organization adds the same name as a pending domain, with a connection of its own: nothing changes for it.
+    const pending = await seedDomain(s.db, { tenantId: s.org.id, verified: false });
+    const engine = await jar.fetch(`${server.url}/auth/login?login_hint=kim@${pending.domain}`);
+    expect(engine.status).toBe(303);
+    expect(engine.headers.get('location')).not.toContain('/sso/');
+  });
+
+  it('"require SSO" refuses an engine sign-in of the domain\'s people; platform admins pass', async () => {
+    const s = await setup();
+    // The development engine's people are at svc.local: this server's organization verifies it.
+    const svcLocal = await seedDomain(s.db, { tenantId: s.org.id, domain: 'svc.local', verified: true });
+    const patched = await call('PATCH', `/v1/domains/${svcLocal.id}`, { cookie: s.admin.cookie, body: { policy: 'require_sso' } });
+    expect(patched.status, patched.text).toBe(200);
+    /** Straight to the engine (no login_hint: svc cannot route), as someone bypassing the email step would. */
+    async function engineSignIn(email: string, password: string) {
+      const jar = new CookieJar();
+      const started = await jar.fetch(`${server.url}/auth/login`);
+      const page = await jar.follow(new URL(started.headers.get('location') ?? '').href, (l) => l.includes('/auth/callback'));
+      const submitted = await jar.post(page.url, { email, password });
+      const done = await jar.follow(new URL(submitted.headers.get('location') ?? '', page.url).href, (l) => l.includes('/auth/callback'));
+      const res = await jar.fetch(done.url);
+      return { status: res.status, text: await res.text(), jar };
+    }
+    const refused = await engineSignIn('user@svc.local', 'user-password');
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('sso_required');
+    expect(refused.jar.cookiesFor(server.url).svc_session).toBeUndefined();
+    const admin = await engineSignIn('admin@svc.local', 'admin-password');
+    expect(admin.status).toBe(303);
+  });
+
+  it("organization=<slug> on an authorization request goes to that organization's IdP; the application gets its claims", async () => {
+    const s = await setup();
+    idp.user = { email: `app-user@${s.domain.domain}`, name: 'App User', groups: [] };
+    const redirectUri = 'http://127.0.0.1:53119/callback';
+    const app = await seedApplication(s.db, { clientType: 'public', redirectUrls: [redirectUri] });
+    const config = await oidc.discovery(new URL(server.url), app.application.id, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid email profile organization',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      organization: s.org.slug,
+    });
+    const jar = new CookieJar();
+    let current = url.href;
+    const visited: string[] = [];
+    for (let hop = 0; hop < 30 && !current.startsWith(redirectUri); hop++) {
+      visited.push(new URL(current).pathname);
+      const res = await jar.fetch(current);
+      const location = res.headers.get('location');
+      if (location) {
+        current = new URL(location, current).href;
+        continue;
+      }
+      const html = await res.text();
+      expect(new URL(current).origin, html.slice(0, 300)).toBe(idp.url);
+      const form = formOf(html);
+      const posted = await post(s, form.fields, jar);
+      expect(posted.status, codeOf(posted.text)).toBe(303);
+      current = new URL(posted.location ?? '', server.url).href;
+    }
+    expect(visited).toContain(`/sso/${s.connection.id}/start`);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(current), { pkceCodeVerifier: verifier, expectedState: state });
+    const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+    const at = await jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: app.application.id });
+    expect(at.payload).toMatchObject({ org_id: s.org.id, org_slug: s.org.slug, org_role: 'org_member' });
+    const id = await jwtVerify(tokens.id_token as string, jwks, { issuer: server.url, audience: app.application.id });
+    expect(id.payload.email).toBe(`app-user@${s.domain.domain}`);
   });
 });
