@@ -10,6 +10,9 @@ import {
   type SsoConnectionRow,
   type SsoRequestRow,
 } from '@svc/db/queries/sso';
+import type { SecretBox } from '@svc/db/secret-box';
+import { OidcError, type RelyingParty } from '../auth/oidc-client.ts';
+import { classifyOidcError, relyingPartyOf } from './oidc.ts';
 import { authnRequestUrl, SAML_REQUEST_TTL_MS } from './saml.ts';
 
 export const relayHashOf = (relay: string): string => createHash('sha256').update(relay).digest('hex');
@@ -19,27 +22,36 @@ export const relayHashOf = (relay: string): string => createHash('sha256').updat
  * fresh relay state, which is all the browser carries; answers the IdP URL to send it to.
  */
 export async function beginSsoSignIn(
-  db: Db,
-  publicUrl: string,
+  deps: { db: Db; publicUrl: string; secretBox: SecretBox; fetch: typeof fetch },
   connection: SsoConnectionRow,
   opts: { returnTo: string; applicationId: string | null; test: boolean },
 ): Promise<{ url: string; expiresAt: Date }> {
+  const expiresAt = new Date(Date.now() + SAML_REQUEST_TTL_MS);
+  const common = { connectionId: connection.id, returnTo: opts.returnTo, applicationId: opts.applicationId, test: opts.test, expiresAt };
+  if (connection.protocol === 'oidc') {
+    let started: Awaited<ReturnType<RelyingParty['startAuthorization']>>;
+    try {
+      started = await relyingPartyOf(deps, connection).startAuthorization();
+    } catch (error) {
+      if (error instanceof OidcError) {
+        throw classifyOidcError(error);
+      }
+      throw error;
+    }
+    // The OIDC state is the relay: the browser carries it, the verifier and nonce stay here.
+    await insertSsoRequest(deps.db, {
+      id: `oidc_${randomBytes(20).toString('hex')}`,
+      relayHash: relayHashOf(started.state),
+      codeVerifier: started.codeVerifier,
+      nonce: started.nonce,
+      ...common,
+    });
+    return { url: started.url.toString(), expiresAt };
+  }
   const requestId = `_${randomBytes(20).toString('hex')}`;
   const relayState = randomBytes(24).toString('base64url');
-  const expiresAt = new Date(Date.now() + SAML_REQUEST_TTL_MS);
-  await insertSsoRequest(db, {
-    id: requestId,
-    connectionId: connection.id,
-    relayHash: relayHashOf(relayState),
-    returnTo: opts.returnTo,
-    applicationId: opts.applicationId,
-    test: opts.test,
-    expiresAt,
-  });
-  if (connection.protocol !== 'saml') {
-    throw new Error('OIDC connections start in oidc.ts');
-  }
-  return { url: await authnRequestUrl(publicUrl, connection, { requestId, relayState }), expiresAt };
+  await insertSsoRequest(deps.db, { id: requestId, relayHash: relayHashOf(relayState), ...common });
+  return { url: await authnRequestUrl(deps.publicUrl, connection, { requestId, relayState }), expiresAt };
 }
 
 /** The request a relay state names at this connection, if any. */

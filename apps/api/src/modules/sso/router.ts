@@ -27,7 +27,7 @@ const tags = ['sso-connections'];
 const depsOf = new WeakMap<AppServices, SsoDeps>();
 
 /** One guarded fetch per process: the webhook sender's address rules (docs/architecture.md section 7). */
-function ssoDeps(services: AppServices): SsoDeps {
+export function ssoDeps(services: AppServices): SsoDeps {
   let deps = depsOf.get(services);
   if (!deps) {
     const guarded = createGuardedFetch({ allowPrivate: services.config.webhooks.allowPrivate, connectTimeoutMs: 2_500 });

@@ -5,10 +5,13 @@ import type { AppServices } from '../../context.ts';
 import { requestIdOf } from '../../http/errors.ts';
 import { requestMetaOf } from '../access/audit.ts';
 import { cookieNames, setCookie } from '../auth/cookies.ts';
+import { OidcError, type RelyingParty } from '../auth/oidc-client.ts';
 import { escapeHtml, hostedPage } from '../auth/pages.ts';
 import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../auth/return-to.ts';
 import { createSession } from '../session-store/service.ts';
 import { beginSsoSignIn, requestOfRelay } from './flow.ts';
+import { classifyOidcError, oidcProfile, relyingPartyOf } from './oidc.ts';
+import { ssoDeps } from './router.ts';
 import { SAML_RESPONSE_MAX_CHARS, SsoError, spMetadata, validateSamlResponse } from './saml.ts';
 import { type SsoProfile, samlProfile, signInWithSso } from './sign-in.ts';
 
@@ -81,8 +84,17 @@ export function ssoRouter(services: AppServices): Router {
       return;
     }
     const returnTo = sanitizeReturnTo(one(req.query.return_to), { publicUrl: config.publicUrl, fallback: DEFAULT_RETURN_TO });
-    const started = await beginSsoSignIn(db, config.publicUrl, connection, { returnTo, applicationId: null, test: false });
-    res.redirect(303, started.url);
+    try {
+      const started = await beginSsoSignIn(ssoDeps(services), connection, { returnTo, applicationId: null, test: false });
+      res.redirect(303, started.url);
+    } catch (error) {
+      if (error instanceof SsoError) {
+        logger.warn({ code: error.code, connection: connection.id }, 'sso sign-in could not start');
+        refuse(res, error, 502);
+        return;
+      }
+      throw error;
+    }
   });
 
   async function finish(req: Request, res: Response, connection: SsoConnectionRow, profile: SsoProfile, returnTo: string) {
@@ -150,6 +162,66 @@ export function ssoRouter(services: AppServices): Router {
       }
     },
   );
+
+  r.get('/sso/oidc/:id/callback', async (req, res) => {
+    try {
+      const connection = await connectionOf(req.params.id, 'oidc');
+      if (!connection) {
+        throw notFound;
+      }
+      const request = await requestOfRelay(db, connection.id, one(req.query.state));
+      if (!request?.codeVerifier || !request.nonce) {
+        throw new SsoError('sso_in_response_to_mismatch', 'the answer names no sign-in svc started');
+      }
+      if (request.expiresAt.getTime() < Date.now()) {
+        throw new SsoError('sso_request_expired', 'the sign-in took too long; start again');
+      }
+      // Used before the code is redeemed: a replayed callback finds it used.
+      if (!(await useSsoRequest(db, { id: request.id, at: new Date() }))) {
+        throw new SsoError('sso_assertion_replayed', 'this sign-in was completed already');
+      }
+      const code = one(req.query.code);
+      if (!code) {
+        throw new SsoError('sso_idp_error', 'the identity provider refused the sign-in');
+      }
+      let identity: Awaited<ReturnType<RelyingParty['completeAuthorization']>>['identity'];
+      try {
+        ({ identity } = await relyingPartyOf(ssoDeps(services), connection).completeAuthorization({
+          code,
+          codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
+        }));
+      } catch (error) {
+        if (error instanceof OidcError) {
+          throw classifyOidcError(error);
+        }
+        throw error;
+      }
+      const profile = oidcProfile(identity);
+      if (request.test) {
+        res
+          .type('html')
+          .send(
+            testResultPage(connection, profile, {
+              sub: [identity.subject],
+              email: [identity.email],
+              email_verified: [String(identity.emailVerified)],
+              name: [identity.name],
+              groups: identity.groups,
+            }),
+          );
+        return;
+      }
+      await finish(req, res, connection, profile, request.returnTo);
+    } catch (error) {
+      if (error instanceof SsoError) {
+        logger.info({ code: error.code, connection: req.params.id }, 'sso sign-in refused');
+        refuse(res, error, error.code === 'sso_connection_not_found' ? 404 : 400);
+        return;
+      }
+      throw error;
+    }
+  });
 
   return r;
 }

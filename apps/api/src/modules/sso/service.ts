@@ -35,6 +35,7 @@ import { permissionsOfExistingRole } from '../domains/service.ts';
 import { beginSsoSignIn } from './flow.ts';
 import { spUrlsOf } from './saml.ts';
 import { parseIdpMetadata, SamlXmlError, toPem } from './saml-xml.ts';
+import { oidcSecretContext } from './secret-context.ts';
 
 const NOT_FOUND = 'SSO connection not found';
 
@@ -44,12 +45,10 @@ export type SsoDeps = {
   publicUrl: string;
   secretBox: SecretBox;
   /** A GET under the webhook sender's address rules (@svc/jobs/webhooks/guarded-fetch). */
-  fetch: (url: string, init?: RequestInit) => Promise<Response>;
+  fetch: typeof fetch;
 };
 
 const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
-
-export const oidcSecretContext = (connectionId: string): string => `sso-connection:${connectionId}:client-secret`;
 
 /** The answer's view of a row (docs/api.md "SSO connections"): never the client secret. */
 export function toSsoConnection(publicUrl: string, row: SsoConnectionRow): TSsoConnection {
@@ -363,6 +362,6 @@ export async function testSsoConnection(deps: SsoDeps, principal: Principal, inp
   if (!connection.enabled) {
     throw new AppError('validation_failed', 'enable the connection to test it');
   }
-  const started = await beginSsoSignIn(deps.db, deps.publicUrl, connection, { returnTo: '/auth/console', applicationId: null, test: true });
+  const started = await beginSsoSignIn(deps, connection, { returnTo: '/auth/console', applicationId: null, test: true });
   return { url: started.url, expiresAt: started.expiresAt.toISOString() };
 }
