@@ -71,6 +71,10 @@ const router = createBrowserRouter(
             { path: 'settings', element: page(async () => (await import('./pages/settings/settings-page.tsx')).SettingsPage) },
             { path: 'settings/domains', element: page(async () => (await import('./pages/domains/domains-page.tsx')).DomainsPage) },
             {
+              path: 'settings/sso-connections',
+              element: page(async () => (await import('./pages/sso/sso-connections-page.tsx')).SsoConnectionsPage),
+            },
+            {
               path: 'settings/third-party-access',
               element: page(async () => (await import('./pages/connected-apps/third-party-access-page.tsx')).ThirdPartyAccessPage),
             },

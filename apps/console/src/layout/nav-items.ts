@@ -23,6 +23,8 @@ export const NAV_ITEMS = [
   { id: 'settings', label: 'Settings', path: '/settings' },
   // Organization settings -> Domains (docs/enterprise.md "Domains").
   { id: 'domains', label: 'Domains', path: '/settings/domains' },
+  // Organization settings -> SSO connections (docs/enterprise.md "SSO connections").
+  { id: 'sso-connections', label: 'SSO connections', path: '/settings/sso-connections' },
   // Which third-party apps and agents may act for the organization's people (docs/oidc.md).
   { id: 'third-party-access', label: 'Third-party access', path: '/settings/third-party-access' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
