@@ -199,17 +199,15 @@ export function ssoRouter(services: AppServices): Router {
       }
       const profile = oidcProfile(identity);
       if (request.test) {
-        res
-          .type('html')
-          .send(
-            testResultPage(connection, profile, {
-              sub: [identity.subject],
-              email: [identity.email],
-              email_verified: [String(identity.emailVerified)],
-              name: [identity.name],
-              groups: identity.groups,
-            }),
-          );
+        res.type('html').send(
+          testResultPage(connection, profile, {
+            sub: [identity.subject],
+            email: [identity.email],
+            email_verified: [String(identity.emailVerified)],
+            name: [identity.name],
+            groups: identity.groups,
+          }),
+        );
         return;
       }
       await finish(req, res, connection, profile, request.returnTo);
