@@ -1,5 +1,5 @@
 import { SAML_METADATA_MAX_BYTES } from '@svc/contracts/sso';
-import { DOMParser, type Element } from '@xmldom/xmldom';
+import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
@@ -31,7 +31,7 @@ export function parseUntrustedXml(xml: string): Document {
   if (problems.length > 0 || !doc.documentElement) {
     throw new SamlXmlError('not well-formed XML');
   }
-  return doc as unknown as Document;
+  return doc;
 }
 
 export type IdpMetadata = { entityId: string; ssoUrl: string; certificates: string[] };
@@ -70,7 +70,7 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
     throw new SamlXmlError(`IdP metadata is at most ${SAML_METADATA_MAX_BYTES} bytes`);
   }
   const doc = parseUntrustedXml(xml);
-  const root = doc.documentElement as unknown as Element;
+  const root = rootOf(doc);
   const entities = root.localName === 'EntityDescriptor' ? [root] : childrenNamed(root, MD, 'EntityDescriptor');
   for (const entity of entities) {
     const idp = childrenNamed(entity, MD, 'IDPSSODescriptor')[0];
@@ -93,4 +93,12 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
     return { entityId, ssoUrl, certificates: [...new Set(certificates)].slice(0, 4) };
   }
   throw new SamlXmlError('no IDPSSODescriptor in the metadata');
+}
+
+/** The root element of a document parseUntrustedXml answered (it refuses one without). */
+export function rootOf(doc: Document): Element {
+  if (!doc.documentElement) {
+    throw new SamlXmlError('the XML has no root element');
+  }
+  return doc.documentElement;
 }

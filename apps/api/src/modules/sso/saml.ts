@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type CacheProvider, SAML, SamlStatusError, ValidateInResponseTo } from '@node-saml/node-saml';
 import type { SsoSignInError } from '@svc/contracts/sso';
 import type { SsoConnectionRow } from '@svc/db/queries/sso';
-import type { Element } from '@xmldom/xmldom';
-import { parseUntrustedXml, SamlXmlError } from './saml-xml.ts';
+import type { Document, Element } from '@xmldom/xmldom';
+import { parseUntrustedXml, rootOf, SamlXmlError } from './saml-xml.ts';
 
 /** A refused SSO sign-in, with the stable code svc's page shows (docs/enterprise.md "Sign-in errors"). */
 export class SsoError extends Error {
@@ -93,7 +93,7 @@ export type SamlAssertionFacts = {
 };
 
 function elements(parent: Element | Document, ns: string, local: string): Element[] {
-  const list = (parent as Element).getElementsByTagNameNS(ns, local);
+  const list = parent.getElementsByTagNameNS(ns, local);
   const found: Element[] = [];
   for (let i = 0; i < list.length; i++) {
     const item = list.item(i);
@@ -167,7 +167,7 @@ export async function validateSamlResponse(
     }
     throw error;
   }
-  const root = doc.documentElement as unknown as Element;
+  const root = rootOf(doc);
   if (root.localName !== 'Response' || root.namespaceURI !== SAMLP) {
     throw new SsoError('sso_response_malformed', 'not a SAML Response');
   }
@@ -195,7 +195,7 @@ export async function validateSamlResponse(
   if (!assertionXml) {
     throw new SsoError('sso_response_malformed', 'the response carries no assertion');
   }
-  const assertion = parseUntrustedXml(assertionXml).documentElement as unknown as Element;
+  const assertion = rootOf(parseUntrustedXml(assertionXml));
   const confirmations = elements(assertion, SAML_NS, 'SubjectConfirmationData');
   if (confirmations.length === 0 || confirmations.some((c) => c.getAttribute('Recipient') !== sp.acsUrl)) {
     throw new SsoError('sso_recipient_mismatch', 'the assertion is addressed to another service provider');
