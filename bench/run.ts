@@ -28,6 +28,7 @@
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
  * SCIM directory sync: BENCH_ONLY=scim-sync,scim-filter (bench/scim.ts; BENCH_SCIM_USERS, default 10000, BENCH_SCIM_MEMBERSHIPS, default 100000).
+ * SSO sign-ins: BENCH_ONLY=sso-acs (bench/sso.ts; BENCH_SSO_SIGNINS, default 200).
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
@@ -50,6 +51,7 @@ import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionChec
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
 import { RESOURCE_SERVER_SCENARIOS, runResourceServerBenches } from './resource-server.ts';
 import { runScimBenches, SCIM_SCENARIOS, SCIM_TARGETS } from './scim.ts';
+import { runSsoBenches, SSO_SCENARIOS, SSO_TARGETS } from './sso.ts';
 import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
@@ -1259,6 +1261,7 @@ async function main(): Promise<number> {
     ? await runEventsFeedBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
   const pool = POOL_SCENARIOS.some(wanted) ? await runPoolBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
+  const sso = SSO_SCENARIOS.some(wanted) ? await runSsoBenches(scenarioContext, wanted) : { verdicts: [], results: {} };
   const permissionCheck = PERMISSION_CHECK_SCENARIOS.some(wanted)
     ? await runPermissionCheckBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP, connections: CONNECTIONS }, wanted)
     : { verdicts: [], results: {} };
@@ -1298,6 +1301,7 @@ async function main(): Promise<number> {
     ...backchannel.verdicts,
     ...eventsFeed.verdicts,
     ...pool.verdicts,
+    ...sso.verdicts,
     ...permissionCheck.verdicts,
     ...scim.verdicts,
     ...resourceServer.verdicts,
@@ -1350,6 +1354,7 @@ async function main(): Promise<number> {
         webhooks: webhooks.results,
         exports: { targets: EXPORT_TARGETS, ...exportBenches.results },
         sessions: { targets: BACKCHANNEL_TARGETS, ...backchannel.results },
+        sso: { targets: SSO_TARGETS, ...sso.results },
         eventsFeed: { targets: EVENTS_FEED_TARGETS, ...eventsFeed.results },
         permissionCheck: { targets: PERMISSION_CHECK_TARGETS, ...permissionCheck.results },
         scim: { targets: SCIM_TARGETS, ...scim.results },

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeKeyPair } from '../apps/api/src/modules/sso/saml-idp.fixtures.ts';
 import { NAV_ITEMS } from '../apps/console/src/layout/nav-items.ts';
 import { createTestDatabase } from '../test/support/db.ts';
 import { type SmtpCapture, startSmtpCapture } from '../test/support/mail.ts';
@@ -386,6 +387,16 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: 'Finance & Billing Analysts (EMEA)',
       members: [{ value: provisioned.id }],
+    // An SSO connection (SAML, its IdP by hand): the SSO connections page shows the URLs to copy.
+    await must(tenant, 201, 'POST', '/v1/sso-connections', {
+      organization_slug: slug,
+      protocol: 'saml',
+      name: 'Northwind Okta',
+      saml: {
+        entityId: 'http://www.okta.com/exk1northwind',
+        ssoUrl: 'https://northwind.okta.example/app/sso/saml',
+        certificates: [makeKeyPair('northwind-okta').cert],
+      },
     });
     const priya = await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,

@@ -96,6 +96,10 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/directories/directories-page.tsx')).DirectoriesPage),
             },
             {
+              path: 'settings/sso-connections',
+              element: page(async () => (await import('./pages/sso/sso-connections-page.tsx')).SsoConnectionsPage),
+            },
+            {
               path: 'settings/third-party-access',
               element: page(async () => (await import('./pages/connected-apps/third-party-access-page.tsx')).ThirdPartyAccessPage),
             },

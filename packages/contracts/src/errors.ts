@@ -124,6 +124,12 @@ export const ERROR_CODES = {
   domain_already_added: { status: 409, trpc: 'CONFLICT' },
   /** Domains: another organization has verified this domain; a domain is verified by at most one organization. */
   domain_verified_elsewhere: { status: 409, trpc: 'CONFLICT' },
+  /** SSO connections: the IdP metadata is not SAML metadata svc can use (malformed XML, a DOCTYPE, no IdP descriptor, no signing certificate, no HTTP-Redirect sign-in URL). */
+  sso_metadata_invalid: { status: 400, trpc: 'BAD_REQUEST' },
+  /** SSO connections: the IdP metadata or OIDC discovery URL could not be read (refused address, not 200, too large, too slow). */
+  sso_metadata_unreachable: { status: 400, trpc: 'BAD_REQUEST' },
+  /** SSO connections: a SAML connection needs the IdP's entity id, sign-in URL and a certificate (by metadata or by hand); an OIDC one a client secret. */
+  sso_connection_incomplete: { status: 400, trpc: 'BAD_REQUEST' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

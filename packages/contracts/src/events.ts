@@ -53,6 +53,10 @@ export const EVENT_TYPES = [
   'directory_group.created',
   'directory_group.updated',
   'directory_group.deleted',
+  'sso.connection_created',
+  'sso.connection_updated',
+  'sso.connection_deleted',
+  'sso.signed_in',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -114,6 +118,10 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'directory_group.created': 'directories.read',
   'directory_group.updated': 'directories.read',
   'directory_group.deleted': 'directories.read',
+  'sso.connection_created': 'sso.read',
+  'sso.connection_updated': 'sso.read',
+  'sso.connection_deleted': 'sso.read',
+  'sso.signed_in': 'sso.read',
 };
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

@@ -33,6 +33,8 @@ export const ID_PREFIXES = {
   directory: 'dir',
   directoryUser: 'dsu',
   directoryGroup: 'dsg',
+  /** An organization's SSO connections (docs/enterprise.md "SSO connections"). */
+  ssoConnection: 'ssoc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

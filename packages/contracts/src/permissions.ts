@@ -40,6 +40,8 @@ export const PERMISSIONS = [
   'connected_apps.manage',
   'directories.read',
   'directories.manage',
+  'sso.read',
+  'sso.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -79,6 +81,8 @@ const descriptions: Record<Permission, string> = {
   'connected_apps.manage': 'Choose which third-party apps and agents may connect to the organization',
   'directories.read': "List the organization's SCIM directories, their group-to-role mapping and request log",
   'directories.manage': 'Create, rotate the token of, map and delete SCIM directories',
+  'sso.read': "List the organization's SSO connections (never their secrets)",
+  'sso.manage': 'Create, change, test and delete SSO connections',
 };
 
 /**
@@ -104,6 +108,8 @@ export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set<Permissio
   'connected_apps.manage',
   // A directory adds, suspends and removes members and gives them roles: an admin's decision.
   'directories.manage',
+  // A connection makes members (just-in-time) with the roles it maps: an admin's decision.
+  'sso.manage',
 ]);
 
 export function isAdminOnlyPermission(permission: Permission): boolean {

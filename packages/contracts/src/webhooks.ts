@@ -67,6 +67,10 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
   'directory_group.created': "The organization's directory provisioned a group",
   'directory_group.updated': "A directory group's name or members changed (its members' roles follow the mapping)",
   'directory_group.deleted': 'A directory group was deleted',
+  'sso.connection_created': 'An SSO connection (SAML or OIDC) was added to the organization',
+  'sso.connection_updated': "An SSO connection's settings changed (IdP, mapping, roles, enabled)",
+  'sso.connection_deleted': 'An SSO connection was removed from the organization',
+  'sso.signed_in': "A person signed in through one of the organization's SSO connections",
 };
 
 /** The catalog as GET /v1/webhook-event-types answers it, in catalog order. */

@@ -10,6 +10,7 @@ import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { oidcProviderRouter } from '../modules/oidc-provider/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { llmsTxtRouter } from '../modules/setup/documents.ts';
+import { ssoRouter } from '../modules/sso/routes.ts';
 import { classifyError, isInternal, type statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -108,6 +109,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(pagesRouter(services));
   // Before the CSRF guard: logout is a same-origin form POST and checks its origin itself.
   app.use(authRouter(services, limiter));
+  // Before the CSRF guard: the SAML ACS is a cross-site form POST from the IdP; only its signed response counts.
+  app.use(ssoRouter(services));
   app.use('/docs', docsRouter());
   app.use(llmsTxtRouter(services));
   app.use('/auth/console', consoleRouter(services));

@@ -1,3 +1,4 @@
+import { ssoConnectionsRouter } from '../modules/sso/router.ts';
 import { router } from './init.ts';
 import { apiKeysRouter } from './routers/api-keys.ts';
 import { applicationsRouter } from './routers/applications.ts';
@@ -35,6 +36,7 @@ export const appRouter = router({
   roles: rolesRouter,
   directories: directoriesRouter,
   domains: domainsRouter,
+  ssoConnections: ssoConnectionsRouter,
   connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,
   invitations: invitationsRouter,

@@ -25,6 +25,8 @@ export const NAV_ITEMS = [
   { id: 'domains', label: 'Domains', path: '/settings/domains' },
   // Organization settings -> Directory sync: SCIM directories (docs/enterprise.md "Directory sync").
   { id: 'directory-sync', label: 'Directory sync', path: '/settings/directory-sync' },
+  // Organization settings -> SSO connections (docs/enterprise.md "SSO connections").
+  { id: 'sso-connections', label: 'SSO connections', path: '/settings/sso-connections' },
   // Which third-party apps and agents may act for the organization's people (docs/oidc.md).
   { id: 'third-party-access', label: 'Third-party access', path: '/settings/third-party-access' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },

@@ -43,6 +43,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions): (input: string | 
       method: init.method ?? 'GET',
       // A plain record: the caller's Headers may come from another copy of undici (Node's own).
       headers: Object.fromEntries(new Headers(init.headers).entries()),
+      // A form body (an OIDC token request) passes through; svc's GETs have none.
+      body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? init.body.toString() : null,
       signal: init.signal ?? null,
       redirect: 'manual',
       dispatcher,

@@ -9,6 +9,7 @@ import type { RateLimiter } from '../../http/rate-limit.ts';
 import { requestMetaOf } from '../access/audit.ts';
 import { signInFromEngine } from '../identity/service.ts';
 import { createSession, engineIdTokenOf, revokeSession } from '../session-store/service.ts';
+import { connectionForEmail } from '../sso/flow.ts';
 import { cookieNames, readCookie, setCookie } from './cookies.ts';
 import { sessionOf } from './current-session.ts';
 import { type HandOff, handOffUrl } from './engine-presets.ts';
@@ -127,6 +128,16 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       }
     }
     const handOff: HandOff = req.query.method === 'social' ? 'social' : req.query.intent === 'signup' ? 'signup' : 'password';
+    if (loginHint && handOff !== 'social') {
+      // A domain an organization verified, with a connection: its people sign in at their own
+      // IdP (docs/enterprise.md "Who goes where"); an unverified domain never leaves here.
+      const sso = await connectionForEmail(db, loginHint);
+      if (sso) {
+        const returnTo = one(req.query.return_to);
+        res.redirect(303, `/sso/${sso.connection.id}/start${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ''}`);
+        return;
+      }
+    }
     await startHandOff(req, res, handOff, loginHint || undefined);
   });
 
@@ -185,6 +196,22 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
     }
     try {
       const { identity, idToken } = await rp.completeAuthorization({ code, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
+      // "Require SSO": the domain's people sign in at their organization's IdP, never with the
+      // engine, whatever email they typed where; platform admins excepted (docs/enterprise.md).
+      if (!identity.groups.includes(config.platformAdminGroup) && (await connectionForEmail(db, identity.email))?.required) {
+        logger.info({ reason: 'sso_required' }, 'engine sign-in refused: the domain requires SSO');
+        res
+          .status(403)
+          .type('html')
+          .send(
+            messagePage(
+              'Sign in with your organization',
+              'Your organization requires single sign-on for your email address (sso_required). Sign in again with your email: svc sends you to your organization’s identity provider.',
+              '/signin',
+            ),
+          );
+        return;
+      }
       const outcome = await signInFromEngine(db, identity, {
         platformAdminGroup: config.platformAdminGroup,
         request: requestMetaOf(req, services.clientIp, requestIdOf(req)),

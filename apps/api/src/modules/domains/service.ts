@@ -182,7 +182,7 @@ export async function verifyDomain(db: Db, dns: DnsSettings, access: Access, req
 }
 
 /** The control-plane permissions of a role of the organization, or undefined when it has no such role. */
-async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<readonly string[] | undefined> {
+export async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, roleKey: string): Promise<readonly string[] | undefined> {
   if (isSystemRole(roleKey)) {
     return SYSTEM_ROLES[roleKey].permissions;
   }

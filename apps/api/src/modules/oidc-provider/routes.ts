@@ -8,6 +8,7 @@ import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
 import { mayConnect } from '../connected-apps/service.ts';
+import { connectionForOrganizationSlug } from '../sso/flow.ts';
 import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
 import { consentAsked, consentOrganization, consentView, heldPermissions } from './consent.ts';
@@ -246,6 +247,14 @@ export function oidcProviderRouter(services: AppServices): Router {
           }),
         );
       if (!current) {
+        // `organization=<slug>`: that organization's people go straight to its SSO connection
+        // (docs/enterprise.md "Who goes where"), which comes back here signed in.
+        const named = details.params.organization;
+        const sso = typeof named === 'string' ? await connectionForOrganizationSlug(services.db, named) : undefined;
+        if (sso) {
+          res.redirect(303, `/sso/${sso.id}/start?return_to=${encodeURIComponent(here)}`);
+          return;
+        }
         signIn();
         return;
       }
