@@ -10,7 +10,6 @@ import { invitationPagesRouter } from '../modules/invitations/routes.ts';
 import { oidcProviderRouter } from '../modules/oidc-provider/routes.ts';
 import { platformEngineRouter } from '../modules/platform/engine-proxy.ts';
 import { llmsTxtRouter } from '../modules/setup/documents.ts';
-import { ssoRouter } from '../modules/sso/routes.ts';
 import { classifyError, isInternal, type statusOfError } from '../trpc/errors.ts';
 import { errorRequestIds } from '../trpc/init.ts';
 import { appRouter } from '../trpc/router.ts';
@@ -30,6 +29,7 @@ import { pagesRouter } from './pages.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { assertOneOwnerPerRoute, expressRoutesOf, procedureRoutesOf } from './route-table.ts';
 import { scimRouter } from './scim.ts';
+import { ssoRouter } from './sso.ts';
 
 /** Retry-After on a tRPC or /v1 answer that carries a 503 service_unavailable. */
 function retryAfterOf(errors: readonly Parameters<typeof classifyError>[0][]): Record<string, string> {

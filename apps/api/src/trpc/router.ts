@@ -1,4 +1,3 @@
-import { ssoConnectionsRouter } from '../modules/sso/router.ts';
 import { router } from './init.ts';
 import { apiKeysRouter } from './routers/api-keys.ts';
 import { applicationsRouter } from './routers/applications.ts';
@@ -20,6 +19,7 @@ import { rolesRouter } from './routers/roles.ts';
 import { serviceRouter } from './routers/service.ts';
 import { sessionsRouter } from './routers/sessions.ts';
 import { setupRouter } from './routers/setup.ts';
+import { ssoConnectionsRouter } from './routers/sso.ts';
 import { subscriptionsRouter } from './routers/subscriptions.ts';
 import { tenantsRouter } from './routers/tenants.ts';
 import { usageRouter } from './routers/usage.ts';

@@ -27,10 +27,9 @@ import {
   updateSsoConnection as updateRow,
 } from '@svc/db/queries/sso';
 import type { SecretBox } from '@svc/db/secret-box';
+import { type RecordSource, recordIn } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, assertGrantable, assertMembershipsManaged, authorize } from '../access/authorize.ts';
-import { authorizeRecord } from '../access/authorize-record.ts';
-import type { Principal } from '../access/principal.ts';
+import { type Access, assertGrantable, assertMembershipsManaged } from '../access/authorize.ts';
 import { permissionsOfExistingRole } from '../domains/service.ts';
 import { beginSsoSignIn } from './flow.ts';
 import { spUrlsOf } from './saml.ts';
@@ -90,22 +89,12 @@ export function toSsoConnection(publicUrl: string, row: SsoConnectionRow): TSsoC
   };
 }
 
-async function authorizeConnection(
-  db: DbOrTx,
-  principal: Principal,
-  ref: TSsoConnectionRef,
-  permission: Permission,
-): Promise<{ access: Access; connection: SsoConnectionRow }> {
-  const { access, record } = await authorizeRecord(db, principal, {
-    untrustedId: ref.id,
-    organizationSlug: ref.organization_slug,
-    tenantOf: findSsoConnectionTenant,
-    read: findSsoConnection,
-    notFound: NOT_FOUND,
-    permission,
-    adminOnly: permission === 'sso.manage',
-  });
-  return { access, connection: record };
+/** A connection's `{id}` routes find their organization from the connection (modules/access/access-rule.ts). */
+export const SSO_CONNECTION_RECORD: RecordSource = { tenantOf: findSsoConnectionTenant, notFound: NOT_FOUND };
+
+/** The connection an `{id}` route names, in the organization its access resolved. */
+function connectionOf(db: DbOrTx, access: Access, ref: TSsoConnectionRef): Promise<SsoConnectionRow> {
+  return recordIn(db, access, findSsoConnection, ref.id, NOT_FOUND);
 }
 
 /** Roles a connection gives must exist and be grantable by the caller (the invitation rule). */
@@ -187,19 +176,15 @@ async function samlColumns(deps: SsoDeps, input: TSamlIdpInput, current?: SsoCon
   };
 }
 
-export async function listSsoConnections(
-  deps: SsoDeps,
-  principal: Principal,
-  input: TListSsoConnectionsRequest,
-): Promise<TSsoConnectionPage> {
-  const { organization } = await authorize(deps.db, principal, { organization: { slug: input.organization_slug }, permission: 'sso.read' });
+export async function listSsoConnections(deps: SsoDeps, access: Access, input: TListSsoConnectionsRequest): Promise<TSsoConnectionPage> {
+  const { organization } = access;
   const scope = `sso-connections:${organization.id}`;
   const rows = await listRows(deps.db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
   return toPage(scope, rows, input.limit, (row) => toSsoConnection(deps.publicUrl, row));
 }
 
-export async function getSsoConnection(deps: SsoDeps, principal: Principal, input: TSsoConnectionRef): Promise<TSsoConnection> {
-  return toSsoConnection(deps.publicUrl, (await authorizeConnection(deps.db, principal, input, 'sso.read')).connection);
+export async function getSsoConnection(deps: SsoDeps, access: Access, input: TSsoConnectionRef): Promise<TSsoConnection> {
+  return toSsoConnection(deps.publicUrl, await connectionOf(deps.db, access, input));
 }
 
 /** What the audit entry and event say about a connection (never the secret). */
@@ -222,15 +207,10 @@ function summaryOf(row: SsoConnectionRow): Record<string, unknown> {
  */
 export async function createSsoConnection(
   deps: SsoDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TCreateSsoConnectionRequest,
 ): Promise<TSsoConnection> {
-  const access = await authorize(deps.db, principal, {
-    organization: { slug: input.organization_slug },
-    permission: 'sso.manage',
-    adminOnly: true,
-  });
   assertMembershipsManaged(access.organization);
   const defaultRoleKey = input.defaultRoleKey ?? 'org_member';
   const groupRoles = input.groupRoles ?? [];
@@ -265,7 +245,7 @@ export async function createSsoConnection(
       defaultRoleKey,
       groupRoles,
     });
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId,
       action: 'sso.connection_created',
       target: { type: 'sso_connection', id: row.id },
@@ -278,11 +258,11 @@ export async function createSsoConnection(
 /** PATCH /v1/sso-connections/{id}: what is sent changes (the protocol stays). */
 export async function updateSsoConnection(
   deps: SsoDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TUpdateSsoConnectionRequest,
 ): Promise<TSsoConnection> {
-  const { access, connection } = await authorizeConnection(deps.db, principal, input, 'sso.manage');
+  const connection = await connectionOf(deps.db, access, input);
   const roles = [...(input.defaultRoleKey ? [input.defaultRoleKey] : []), ...(input.groupRoles ?? []).map((g) => g.roleKey)];
   await checkRoles(deps.db, access, roles);
   let protocolColumns: Partial<SsoConnectionRow> = {};
@@ -321,7 +301,7 @@ export async function updateSsoConnection(
     if (!row) {
       throw new AppError('not_found', NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'sso.connection_updated',
       target: { type: 'sso_connection', id: row.id },
@@ -333,17 +313,17 @@ export async function updateSsoConnection(
 
 export async function deleteSsoConnection(
   deps: SsoDeps,
-  principal: Principal,
+  access: Access,
   request: RequestMeta,
   input: TSsoConnectionRef,
 ): Promise<TDeletedSsoConnection> {
-  const { access, connection } = await authorizeConnection(deps.db, principal, input, 'sso.manage');
+  const connection = await connectionOf(deps.db, access, input);
   return deps.db.transaction(async (tx) => {
     const row = await deleteRow(tx, { tenantId: access.organization.id, id: connection.id });
     if (!row) {
       throw new AppError('not_found', NOT_FOUND);
     }
-    await recordAudit(tx, principal, request, {
+    await recordAudit(tx, access.principal, request, {
       tenantId: row.tenantId,
       action: 'sso.connection_deleted',
       target: { type: 'sso_connection', id: row.id },
@@ -357,8 +337,8 @@ export async function deleteSsoConnection(
  * POST /v1/sso-connections/{id}/test: a real sign-in at the IdP whose end shows what the IdP sent
  * (mapped and raw) instead of signing anyone in or adding anyone.
  */
-export async function testSsoConnection(deps: SsoDeps, principal: Principal, input: TSsoConnectionRef): Promise<TSsoTestStart> {
-  const { connection } = await authorizeConnection(deps.db, principal, input, 'sso.manage');
+export async function testSsoConnection(deps: SsoDeps, access: Access, input: TSsoConnectionRef): Promise<TSsoTestStart> {
+  const connection = await connectionOf(deps.db, access, input);
   if (!connection.enabled) {
     throw new AppError('validation_failed', 'enable the connection to test it');
   }

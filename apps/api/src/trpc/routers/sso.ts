@@ -10,17 +10,19 @@ import {
 } from '@svc/contracts/sso';
 import { createGuardedFetch } from '@svc/jobs/webhooks/guarded-fetch';
 import type { AppServices } from '../../context.ts';
-import { router } from '../../trpc/init.ts';
-import { controlProcedure, controlProcedureWithQuerySlug } from '../../trpc/procedures.ts';
 import {
   createSsoConnection,
   deleteSsoConnection,
   getSsoConnection,
   listSsoConnections,
+  SSO_CONNECTION_RECORD,
   type SsoDeps,
   testSsoConnection,
   updateSsoConnection,
-} from './service.ts';
+} from '../../modules/sso/service.ts';
+import { resolveAccess } from '../access.ts';
+import { router } from '../init.ts';
+import { controlProcedure, controlProcedureWithQuerySlug } from '../procedures.ts';
 
 const tags = ['sso-connections'];
 
@@ -55,14 +57,21 @@ const SAML_INPUT_ERRORS = [
  * changes sso.manage (an org admin's: a connection makes members). Tenant API keys with the scope
  * may call every route.
  */
+const read = { permission: 'sso.read', organization: 'slug' } as const;
+const manage = { permission: 'sso.manage', organization: 'slug', adminOnly: true } as const;
+const readOne = { permission: 'sso.read', organization: SSO_CONNECTION_RECORD } as const;
+const manageOne = { permission: 'sso.manage', organization: SSO_CONNECTION_RECORD, adminOnly: true } as const;
+
 export const ssoConnectionsRouter = router({
   list: controlProcedure
-    .meta({ openapi: { method: 'GET', path: '/sso-connections', tags, summary: "List an organization's SSO connections" } })
+    .meta({ access: read, openapi: { method: 'GET', path: '/sso-connections', tags, summary: "List an organization's SSO connections" } })
     .input(ZListSsoConnectionsRequest)
+    .use(resolveAccess)
     .output(ZSsoConnectionPage)
-    .query(({ ctx, input }) => listSsoConnections(ssoDeps(ctx.services), ctx.principal, input)),
+    .query(({ ctx, input }) => listSsoConnections(ssoDeps(ctx.services), ctx.access, input)),
   create: controlProcedure
     .meta({
+      access: manage,
       errors: SAML_INPUT_ERRORS,
       openapi: {
         method: 'POST',
@@ -73,30 +82,37 @@ export const ssoConnectionsRouter = router({
       successStatus: 201,
     })
     .input(ZCreateSsoConnectionRequest)
+    .use(resolveAccess)
     .output(ZSsoConnection)
-    .mutation(({ ctx, input }) => createSsoConnection(ssoDeps(ctx.services), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => createSsoConnection(ssoDeps(ctx.services), ctx.access, ctx.request, input)),
   get: controlProcedure
     .meta({
+      access: readOne,
       openapi: { method: 'GET', path: '/sso-connections/{id}', tags, summary: 'Read an SSO connection and its service-provider URLs' },
     })
     .input(ZSsoConnectionRef)
+    .use(resolveAccess)
     .output(ZSsoConnection)
-    .query(({ ctx, input }) => getSsoConnection(ssoDeps(ctx.services), ctx.principal, input)),
+    .query(({ ctx, input }) => getSsoConnection(ssoDeps(ctx.services), ctx.access, input)),
   update: controlProcedure
     .meta({
+      access: manageOne,
       errors: SAML_INPUT_ERRORS,
       openapi: { method: 'PATCH', path: '/sso-connections/{id}', tags, summary: 'Change an SSO connection: IdP, mapping, roles, enabled' },
     })
     .input(ZUpdateSsoConnectionRequest)
+    .use(resolveAccess)
     .output(ZSsoConnection)
-    .mutation(({ ctx, input }) => updateSsoConnection(ssoDeps(ctx.services), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => updateSsoConnection(ssoDeps(ctx.services), ctx.access, ctx.request, input)),
   delete: controlProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/sso-connections/{id}', tags, summary: 'Remove an SSO connection' } })
+    .meta({ access: manageOne, openapi: { method: 'DELETE', path: '/sso-connections/{id}', tags, summary: 'Remove an SSO connection' } })
     .input(ZSsoConnectionRef)
+    .use(resolveAccess)
     .output(ZDeletedSsoConnection)
-    .mutation(({ ctx, input }) => deleteSsoConnection(ssoDeps(ctx.services), ctx.principal, ctx.request, input)),
+    .mutation(({ ctx, input }) => deleteSsoConnection(ssoDeps(ctx.services), ctx.access, ctx.request, input)),
   test: controlProcedureWithQuerySlug
     .meta({
+      access: manageOne,
       openapi: {
         method: 'POST',
         path: '/sso-connections/{id}/test',
@@ -105,6 +121,7 @@ export const ssoConnectionsRouter = router({
       },
     })
     .input(ZSsoConnectionRef)
+    .use(resolveAccess)
     .output(ZSsoTestStart)
-    .mutation(({ ctx, input }) => testSsoConnection(ssoDeps(ctx.services), ctx.principal, input)),
+    .mutation(({ ctx, input }) => testSsoConnection(ssoDeps(ctx.services), ctx.access, input)),
 });

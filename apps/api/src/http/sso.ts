@@ -1,19 +1,19 @@
 import { ZSsoConnectionId } from '@svc/contracts/sso';
 import { findSsoConnectionById, rememberAssertion, type SsoConnectionRow, useSsoRequest } from '@svc/db/queries/sso';
 import express, { type Request, type Response, Router } from 'express';
-import type { AppServices } from '../../context.ts';
-import { requestIdOf } from '../../http/errors.ts';
-import { requestMetaOf } from '../access/audit.ts';
-import { cookieNames, setCookie } from '../auth/cookies.ts';
-import { OidcError, type RelyingParty } from '../auth/oidc-client.ts';
-import { escapeHtml, hostedPage } from '../auth/pages.ts';
-import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../auth/return-to.ts';
-import { createSession } from '../session-store/service.ts';
-import { beginSsoSignIn, requestOfRelay } from './flow.ts';
-import { classifyOidcError, oidcProfile, relyingPartyOf } from './oidc.ts';
-import { ssoDeps } from './router.ts';
-import { SAML_RESPONSE_MAX_CHARS, SsoError, spMetadata, validateSamlResponse } from './saml.ts';
-import { type SsoProfile, samlProfile, signInWithSso } from './sign-in.ts';
+import type { AppServices } from '../context.ts';
+import { requestMetaOf } from '../modules/access/audit.ts';
+import { cookieNames, setCookie } from '../modules/auth/cookies.ts';
+import { OidcError, type RelyingParty } from '../modules/auth/oidc-client.ts';
+import { escapeHtml, hostedPage } from '../modules/auth/pages.ts';
+import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
+import { createSession } from '../modules/session-store/service.ts';
+import { beginSsoSignIn, requestOfRelay } from '../modules/sso/flow.ts';
+import { classifyOidcError, oidcProfile, relyingPartyOf } from '../modules/sso/oidc.ts';
+import { SAML_RESPONSE_MAX_CHARS, SsoError, spMetadata, validateSamlResponse } from '../modules/sso/saml.ts';
+import { type SsoProfile, samlProfile, signInWithSso } from '../modules/sso/sign-in.ts';
+import { ssoDeps } from '../trpc/routers/sso.ts';
+import { requestIdOf } from './errors.ts';
 
 function one(value: unknown): string | undefined {
   return typeof value === 'string' && value.length <= MAX_RETURN_TO ? value : undefined;
