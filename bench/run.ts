@@ -24,6 +24,7 @@
  * The product's authorization: BENCH_ONLY=client-credentials,token-size (bench/client-credentials.ts; BENCH_CC_CONNECTIONS, default 16).
  * Events feed: BENCH_ONLY=events-feed (bench/events-feed.ts; BENCH_FEED_EVENTS, default 100000).
  * Resource servers: BENCH_ONLY=resource-server (bench/resource-server.ts).
+ * Client ID Metadata Documents: BENCH_ONLY=metadata-documents (bench/metadata-documents.ts; BENCH_CIMD_ITERATIONS, default 200).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
@@ -46,6 +47,7 @@ import { BACKCHANNEL_SCENARIOS, BACKCHANNEL_TARGETS, runBackchannelBenches } fro
 import { CLIENT_CREDENTIALS_SCENARIOS, CLIENT_CREDENTIALS_TARGETS, runClientCredentialsBenches } from './client-credentials.ts';
 import { EVENTS_FEED_SCENARIOS, EVENTS_FEED_TARGETS, runEventsFeedBenches } from './events-feed.ts';
 import { EXPORT_SCENARIOS, EXPORT_TARGETS, runExportBenches } from './exports.ts';
+import { METADATA_DOCUMENT_SCENARIOS, runMetadataDocumentBenches } from './metadata-documents.ts';
 import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from './oidc-tokens.ts';
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
@@ -1271,6 +1273,9 @@ async function main(): Promise<number> {
   const resourceServer = RESOURCE_SERVER_SCENARIOS.some(wanted)
     ? await runResourceServerBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
+  const metadataDocuments = METADATA_DOCUMENT_SCENARIOS.some(wanted)
+    ? await runMetadataDocumentBenches(scenarioContext, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1305,6 +1310,7 @@ async function main(): Promise<number> {
     ...permissionCheck.verdicts,
     ...scim.verdicts,
     ...resourceServer.verdicts,
+    ...metadataDocuments.verdicts,
   );
   log('summary');
   for (const v of results) {
@@ -1363,6 +1369,7 @@ async function main(): Promise<number> {
         clientCredentials: clientCredentials.results,
         pool: pool.results,
         ...resourceServer.results,
+        ...metadataDocuments.results,
         verdicts: results,
       },
       null,

@@ -7,9 +7,11 @@ import type { Config } from './env.ts';
 import type { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import type { ApplicationCache } from './modules/applications/cache.ts';
 import type { RelyingParty } from './modules/auth/oidc-client.ts';
+import type { GrantUse } from './modules/connected-apps/last-used.ts';
 import type { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import type { AccessCache } from './modules/permission-check/cache.ts';
 import type { SessionLookup } from './modules/session-store/service.ts';
+import type { MachineTokenMeter } from './modules/usage/machine-tokens.ts';
 
 /** Long-lived services of one API process, built once at startup. */
 export type AppServices = {
@@ -39,6 +41,10 @@ export type AppServices = {
   oidc: OpenIdProvider;
   /** AES-256-GCM under SVC_ENCRYPTION_KEY: webhook signing secrets, queued email bodies. */
   secretBox: SecretBox;
+  /** Calls to svc's MCP tools, metered as usage of the organization (SVC_USAGE_EVENT_TYPES.mcpToolCall). */
+  mcpToolCalls: Pick<MachineTokenMeter, 'record'>;
+  /** Third-party grants' last use, for the Connected apps list. */
+  grantUse: Pick<GrantUse, 'note'>;
 };
 
 /**

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
+import { SVC_USAGE_EVENT_TYPES } from '@svc/contracts/usage';
 import { createDatabase, createHealthProbe, StartupError } from '@svc/db/client';
 import { migrateDatabase } from '@svc/db/migrate';
 import { createSecretBox } from '@svc/db/secret-box';
@@ -26,6 +26,7 @@ import { ApiKeyUsage } from './modules/access/api-key-usage.ts';
 import { ApplicationCache } from './modules/applications/cache.ts';
 import { cookieNames, readCookie } from './modules/auth/cookies.ts';
 import { RelyingParty } from './modules/auth/oidc-client.ts';
+import { GrantUse } from './modules/connected-apps/last-used.ts';
 import { emailOutboxOf } from './modules/email-deliveries/outbox.ts';
 import { OpenIdProvider } from './modules/oidc-provider/provider.ts';
 import { AccessCache } from './modules/permission-check/cache.ts';
@@ -106,17 +107,25 @@ async function startOn(
   const encryptionKey = resolveEncryptionKey(config);
   const secretBox = createSecretBox(encryptionKey);
   const clientIp = clientIpResolver(config.trustProxy);
-  const machineTokens = new MachineTokenMeter({
-    submit: (submission) => ingesterFor(db).submit(submission),
-    judge: async (organizationId) => ({
-      limit: (await assertSubscriptionAllows(db, organizationId))?.plan.usageLimits[MACHINE_TOKEN_EVENT_TYPE],
-    }),
-    changes: () => access.changes,
-    onError: (error, lost) =>
-      lost
-        ? logger.error({ err: error, ...lost }, 'machine tokens issued could not be counted; their usage event is lost')
-        : logger.warn({ err: error }, 'could not count machine tokens yet; trying again'),
-  });
+  // Usage svc records itself (SVC_USAGE_EVENT_TYPES, docs/api.md): one meter per event type, each
+  // judged by the subscription rule and the plan's limit on that type.
+  const meterOf = (eventType: string, what: string) =>
+    new MachineTokenMeter({
+      eventType,
+      submit: (submission) => ingesterFor(db).submit(submission),
+      judge: async (organizationId) => ({
+        limit: (await assertSubscriptionAllows(db, organizationId))?.plan.usageLimits[eventType],
+      }),
+      changes: () => access.changes,
+      onError: (error, lost) =>
+        lost
+          ? logger.error({ err: error, ...lost }, `${what} could not be counted; their usage event is lost`)
+          : logger.warn({ err: error }, `could not count ${what} yet; trying again`),
+    });
+  const machineTokens = meterOf(SVC_USAGE_EVENT_TYPES.machineToken, 'machine tokens issued');
+  const agentTokens = meterOf(SVC_USAGE_EVENT_TYPES.agentToken, "third-party clients' tokens issued");
+  const mcpToolCalls = meterOf(SVC_USAGE_EVENT_TYPES.mcpToolCall, 'MCP tool calls');
+  const grantUse = new GrantUse(db, (error) => logger.warn({ err: error }, "could not record a third-party grant's last use"));
   const oidc = await OpenIdProvider.start({
     db,
     sql,
@@ -137,6 +146,9 @@ async function startOn(
     engineIdTokenOf: (sessionId) => engineIdTokenOf(db, secretBox, sessionId),
     // Every machine token is counted as usage of the client's organization (docs/authorization.md).
     meterMachineToken: (token) => machineTokens.record(token),
+    // Every token of a third-party client is counted as usage of the organization it acts for.
+    meterAgentToken: (token) => agentTokens.record(token),
+    noteGrantUse: (grantId) => grantUse.note(grantId),
     fetchAllowPrivate: config.webhooks.allowPrivate,
   });
   started.push(() => oidc.close());
@@ -155,6 +167,8 @@ async function startOn(
     rp: engine.rp,
     oidc,
     secretBox,
+    mcpToolCalls,
+    grantUse,
   };
 
   let worker: WorkerHandle | undefined;
@@ -265,6 +279,8 @@ async function startOn(
       await httpClosed;
     }
     await step('machine token usage', () => machineTokens.flush(config.shutdownTimeoutMs));
+    await step('agent token usage', () => agentTokens.flush(config.shutdownTimeoutMs));
+    await step('MCP tool call usage', () => mcpToolCalls.flush(config.shutdownTimeoutMs));
     await step('API key last-used times', () => apiKeyUsage.close());
     await step('application cache', () => applications.close());
     await step('access cache', () => access.close());

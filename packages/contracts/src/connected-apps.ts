@@ -103,6 +103,8 @@ export const ZConnectedApp = z
     permissions: z.record(z.string(), z.array(z.string())),
     grantedAt: z.string(),
     expiresAt: z.string().nullable(),
+    /** When a token was last issued under the grant or used on svc's MCP server, to the minute; null: not since it was granted. */
+    lastUsedAt: z.string().nullable(),
   })
   .meta({ id: 'ConnectedApp' });
 export type TConnectedApp = z.infer<typeof ZConnectedApp>;

@@ -317,3 +317,20 @@ export const ZUsageCounters = z
   })
   .meta({ id: 'UsageCounters' });
 export type TUsageCounters = z.infer<typeof ZUsageCounters>;
+
+/**
+ * The usage event types svc itself records for an organization (docs/api.md "Usage event types
+ * svc records"): each is metered like any usage event, so a plan's `usageLimits` can cap it per
+ * month and a blocked subscription stops it with the usual 402.
+ */
+export const SVC_USAGE_EVENT_TYPES = {
+  /** An access token a machine client got (client credentials); properties `clientId`, `resource`. */
+  machineToken: 'machine_token.issued',
+  /**
+   * An access token a third-party client (an agent) got for a person of the organization: each
+   * code or refresh token redeemed; properties `clientId`, `resource`.
+   */
+  agentToken: 'agent_token.issued',
+  /** A call to one of the tools of svc's own MCP server (`/mcp`); properties `clientId`, `resource` (`tool:<name>`). */
+  mcpToolCall: 'mcp.tool_call',
+} as const;

@@ -26,6 +26,11 @@ export type ResourceServerOptions = {
   algorithms?: readonly string[];
   /** Leeway on `exp` and `nbf`, in seconds (default 5). */
   clockToleranceSeconds?: number;
+  /**
+   * svc's signing keys in hand, for a resource served by svc itself (its own MCP server): no
+   * discovery and no JWKS request. Default: svc's JWKS, found through its metadata and cached.
+   */
+  keys?: JWTVerifyGetKey;
 };
 
 /** Who called, as the token says. */
@@ -164,7 +169,7 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
 
   let discovered: Promise<Discovered> | undefined;
   /** The discovery once it has succeeded: later verifications wait for nothing. */
-  let ready: Discovered | undefined;
+  let ready: Discovered | undefined = options.keys ? { jwks: options.keys } : undefined;
   const discover = (): Promise<Discovered> => {
     discovered ??= (async () => {
       // RFC 8414: svc serves its metadata at the issuer's well-known path, and it names the issuer exactly.

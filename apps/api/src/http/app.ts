@@ -22,6 +22,7 @@ import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
+import { mcpRouter } from './mcp.ts';
 import { metricsRoute } from './metrics-endpoint.ts';
 import { sendNotFound } from './not-found.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -126,6 +127,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(scimRouter(services));
 
   let openApiDocument: Record<string, unknown> | undefined;
+  // svc's MCP server: a bearer token, never a cookie, so before the CSRF guard.
+  app.use(mcpRouter(services));
   app.get('/v1/openapi.json', (_req, res) => {
     openApiDocument ??= buildOpenApiDocument(config.publicUrl);
     res.json(openApiDocument);

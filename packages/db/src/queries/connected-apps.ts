@@ -44,6 +44,8 @@ export type ThirdPartyGrantRow = {
   resources: Record<string, string>;
   grantedAt: Date;
   expiresAt: Date | null;
+  /** When a token was last issued under it or used on svc's MCP server (to the minute); null: never since. */
+  lastUsedAt: Date | null;
 };
 
 /**
@@ -54,7 +56,8 @@ export async function listThirdPartyGrants(db: DbOrTx, opts: { tenantId: string;
   const rows = (await db.execute(sql`
     select p.id as "grantId", p.payload->>'clientId' as "clientId", p.payload->>'accountId' as "userId", u.email,
            coalesce(p.payload->'openid'->>'scope', '') as scope, coalesce(p.payload->'resources', '{}'::jsonb) as resources,
-           to_timestamp((p.payload->>'iat')::float8) as "grantedAt", p.expires_at as "expiresAt"
+           to_timestamp((p.payload->>'iat')::float8) as "grantedAt", p.expires_at as "expiresAt",
+           p.last_used_at as "lastUsedAt"
       from oidc_payloads p
       left join users u on u.id = p.payload->>'accountId'
      where p.model = 'Grant'
@@ -63,7 +66,12 @@ export async function listThirdPartyGrants(db: DbOrTx, opts: { tenantId: string;
        and (p.expires_at is null or p.expires_at > now())
      order by (p.payload->>'iat')::float8 desc, p.id desc
      limit ${opts.limit}`)) as unknown as ThirdPartyGrantRow[];
-  return rows.map((r) => ({ ...r, grantedAt: new Date(r.grantedAt), expiresAt: r.expiresAt ? new Date(r.expiresAt) : null }));
+  return rows.map((r) => ({
+    ...r,
+    grantedAt: new Date(r.grantedAt),
+    expiresAt: r.expiresAt ? new Date(r.expiresAt) : null,
+    lastUsedAt: r.lastUsedAt ? new Date(r.lastUsedAt) : null,
+  }));
 }
 
 /**
@@ -87,4 +95,15 @@ export async function revokeThirdPartyGrant(
   await db.execute(sql`
     delete from oidc_payloads where grant_id = ${opts.grantId} or (model = 'Grant' and id = ${opts.grantId})`);
   return grant;
+}
+
+/**
+ * Records that a grant was used now, unless it was within `resolutionMs` already (so the row is
+ * written about once a minute however often the grant is used, by however many processes).
+ */
+export async function noteThirdPartyGrantUsed(db: DbOrTx, opts: { grantId: string; resolutionMs: number }): Promise<void> {
+  await db.execute(sql`
+    update oidc_payloads set last_used_at = now()
+     where model = 'Grant' and id = ${opts.grantId}
+       and (last_used_at is null or last_used_at < now() - make_interval(secs => ${opts.resolutionMs / 1000}))`);
 }

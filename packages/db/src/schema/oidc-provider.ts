@@ -27,6 +27,11 @@ export const oidcPayloads = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
     /** Set once by `consume` (authorization codes, rotated refresh tokens). */
     consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Grants of third-party clients: when a token was last issued under the grant or one of its
+     * tokens called svc's MCP server, to the minute (connected-apps/last-used.ts); null: never since.
+     */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     primaryKey({ columns: [t.model, t.id] }),

@@ -64,6 +64,12 @@ function actorOf(principal: Principal | null): {
   if (!principal) {
     return { actorType: 'system', actorId: null, actorLabel: null };
   }
+  // An agent on svc's MCP server (modules/mcp/agent.ts) acts for the person who allowed it:
+  // the entry names the person and, beside them, the agent's client id.
+  const agent = (principal as { agent?: { clientId: string; userId: string } }).agent;
+  if (principal.kind === 'api_key' && agent) {
+    return { actorType: 'user', actorId: agent.userId, actorLabel: principal.apiKey.name };
+  }
   return principal.kind === 'user'
     ? { actorType: 'user', actorId: principal.user.id, actorLabel: principal.user.email }
     : { actorType: 'api_key', actorId: principal.apiKey.id, actorLabel: principal.apiKey.name };

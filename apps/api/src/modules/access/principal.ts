@@ -125,12 +125,28 @@ export async function apiKeyPrincipal(
   };
 }
 
+/** Callers already established for a request by other means than its headers (actAs). */
+const actingAs = new WeakMap<IncomingMessage, Principal>();
+
+/**
+ * Makes `principal` the caller of the procedures run for `req`: svc's MCP server runs each tool's
+ * procedure as the agent its verified token stands for (modules/mcp/agent.ts), so that the
+ * procedure's own `authorize` judges it like any caller.
+ */
+export function actAs(req: IncomingMessage, principal: Principal): void {
+  actingAs.set(req, principal);
+}
+
 /**
  * The caller of a control-plane route: a bearer API key when an Authorization header is sent
  * (a bad one is refused, never ignored in favour of a cookie), else the session cookie. Null for
  * an anonymous request.
  */
 export function principalOf(services: PrincipalServices, req: IncomingMessage): Promise<Principal | null> {
+  const established = actingAs.get(req);
+  if (established) {
+    return Promise.resolve(established);
+  }
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const token = parseBearer(authorization);

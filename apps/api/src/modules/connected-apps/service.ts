@@ -93,6 +93,7 @@ function toConnectedApp(row: ThirdPartyGrantRow): TConnectedApp {
     ),
     grantedAt: row.grantedAt.toISOString(),
     expiresAt: row.expiresAt?.toISOString() ?? null,
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
   };
 }
 

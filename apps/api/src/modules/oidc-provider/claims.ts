@@ -1,9 +1,12 @@
 import { AppError } from '@svc/contracts/errors';
+import type { Permission } from '@svc/contracts/permissions';
 import type { Db, Sql } from '@svc/db/client';
 import type { TokenResource } from '@svc/db/queries/token-resources';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { isOrgAdminRole, mayExercise, permissionsOfRole } from '../access/authorize.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { mayConnect } from '../connected-apps/service.ts';
+import { isControlPlaneTokenResource } from '../mcp/resource.ts';
 import { type Entitlements, entitlementsOf } from '../subscriptions/entitlements.ts';
 import { organizationOfGrant, standingOf } from './accounts.ts';
 import { NOT_ALLOWED_BY_ORGANIZATION } from './grants.ts';
@@ -21,6 +24,21 @@ export type ClaimDeps = {
   meterMachineToken?:
     | ((input: { organizationId: string; clientId: string; tokenId: string; resource: string }) => Promise<void>)
     | undefined;
+  /**
+   * OpenIdProviderOptions.meterAgentToken: records the usage event of a third-party client's token
+   * (SVC_USAGE_EVENT_TYPES.agentToken) in the organization it acts for, before it is issued.
+   */
+  meterAgentToken?:
+    | ((input: {
+        organizationId: string;
+        clientId: string;
+        tokenId: string;
+        resource: string;
+        actor: { type: 'user'; id: string };
+      }) => Promise<void>)
+    | undefined;
+  /** Notes a third-party grant's use (connected-apps/last-used.ts), for the Connected apps list. */
+  noteGrantUse?: ((grantId: string | undefined) => void) | undefined;
 };
 
 type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1];
@@ -58,6 +76,18 @@ export async function tokenClaims(
       // invalid_grant, saying why (oidc-provider's own description would be "grant request is invalid").
       throw Object.assign(new errors.InvalidGrant(NOT_ALLOWED_BY_ORGANIZATION), { error_description: NOT_ALLOWED_BY_ORGANIZATION });
     }
+    // Usage of the organization (docs/api.md "Usage event types svc records"): a plan limiting
+    // agents' tokens, or a blocked subscription, refuses the token with 402.
+    await meterOrRefuse(() =>
+      deps.meterAgentToken?.({
+        organizationId: organization.id,
+        clientId: token.clientId ?? '',
+        tokenId: token.jti ?? '',
+        resource: token.resourceServer?.identifier() ?? '',
+        actor: { type: 'user', id: token.accountId ?? '' },
+      }),
+    );
+    deps.noteGrantUse?.(token.grantId);
   }
   const api = isApiResourceToken(token) ? await deps.resources.byIdentifier(token.resourceServer.identifier()) : null;
   const scopes = (token.scope ?? '').split(' ');
@@ -82,6 +112,14 @@ export async function tokenClaims(
   }
   const onApi = permissionSetOf(api);
   const asked = scopes.filter((s) => onApi.has(s));
+  if (isControlPlaneTokenResource(api)) {
+    // svc's own MCP server: the control-plane permissions the person may exercise there now,
+    // of those they allowed (configuration.ts admits only third-party clients to it).
+    const control = new Set(await permissionsOfRole(deps.db, organization.org_id, organization.org_role));
+    const isOrgAdmin = isOrgAdminRole(organization.org_role);
+    const permissions = asked.filter((p) => control.has(p as Permission) && mayExercise(control, isOrgAdmin, p as Permission));
+    return { ...base, org_id: organization.org_id, org_slug: organization.org_slug, org_role: organization.org_role, permissions };
+  }
   // A third-party client's token scope is what the person allowed (its grant): never, for
   // asking nothing, everything the person holds, as an application's is.
   const wanted = asked.length > 0 || thirdParty ? new Set(asked) : onApi;
@@ -142,24 +180,29 @@ async function machineTokenClaims(deps: ClaimDeps, ctx: KoaContextWithOIDC, toke
     const asked = scope.split(' ').filter((s) => onApi.has(s));
     throw new errors.InvalidScope('this machine client holds none of the permissions it asked for', asked.join(' '));
   }
-  if (deps.meterMachineToken) {
-    try {
-      await deps.meterMachineToken({
-        organizationId: found.organization.id,
-        clientId: application.id,
-        tokenId: token.jti ?? '',
-        resource: api.identifier,
-      });
-    } catch (error) {
-      if (error instanceof AppError && error.status === 402) {
-        throw new SubscriptionRefusal(error);
-      }
-      throw error;
-    }
-  }
+  await meterOrRefuse(() =>
+    deps.meterMachineToken?.({
+      organizationId: found.organization.id,
+      clientId: application.id,
+      tokenId: token.jti ?? '',
+      resource: api.identifier,
+    }),
+  );
   const requested = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope.split(' ') : [];
   const entitlements = requested.includes('entitlements') ? await entitlementsClaim(deps, found.organization.id) : undefined;
   return { org_id: found.organization.id, org_slug: found.organization.slug, permissions, ...entitlements };
+}
+
+/** Runs a meter; its 402 (the subscription rule) becomes the token endpoint's 402. */
+async function meterOrRefuse(meter: () => Promise<void> | undefined): Promise<void> {
+  try {
+    await meter();
+  } catch (error) {
+    if (error instanceof AppError && error.status === 402) {
+      throw new SubscriptionRefusal(error);
+    }
+    throw error;
+  }
 }
 
 /*

@@ -1,6 +1,7 @@
 import type { Db } from '@svc/db/client';
 import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { consoleApplicationPath } from '../applications/console-link.ts';
+import { isControlPlaneTokenResource } from '../mcp/resource.ts';
 import { accountFinder, OIDC_SCOPES } from './accounts.ts';
 import { createAdapterFactory } from './adapter.ts';
 import { type ClaimDeps, clientResource, isApiResourceToken, scopeOf, scopeOfPermissions, tokenClaims } from './claims.ts';
@@ -10,7 +11,7 @@ import { type GrantDeps, grantFor, svcInteractionPolicy } from './grants.ts';
 import type { SigningAlg, SigningJwk } from './keys.ts';
 import { errors } from './library.ts';
 import { renderLogout, type SvcLogoutDeps, signedOutPage } from './logout.ts';
-import { METADATA_DOCUMENT_MAX_BYTES, metadataDocumentFeature } from './metadata-documents.ts';
+import { isThirdPartyClient, METADATA_DOCUMENT_MAX_BYTES, metadataDocumentFeature } from './metadata-documents.ts';
 import { COOKIE_NAMES, INTERACTION_PATH, LONG_COOKIE, OIDC_ROUTES } from './paths.ts';
 import { OIDC_TTL } from './ttl.ts';
 
@@ -146,6 +147,11 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
           const resource = await deps.claims.resources.byIdentifier(resourceIndicator);
           if (!resource) {
             throw new errors.InvalidTarget('no API of this product has that identifier (resource)');
+          }
+          // svc's own MCP server acts on the control plane: only with a person's consent, which
+          // only third-party clients ask for (an application's sign-in has no consent screen).
+          if (isControlPlaneTokenResource(resource) && !isThirdPartyClient(client.clientId)) {
+            throw new errors.InvalidTarget("svc's MCP server accepts only clients the person consents to (third-party clients)");
           }
           return {
             audience: resource.identifier,

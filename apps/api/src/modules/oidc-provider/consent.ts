@@ -1,8 +1,10 @@
 import type { Db } from '@svc/db/client';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import { findResourcePermissions } from '@svc/db/queries/token-resources';
+import { isOrgAdminRole, mayExercise } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
 import type { ConsentView } from '../auth/pages.ts';
+import { controlPlanePermissions } from '../mcp/resource.ts';
 import { type GrantOrganization, OIDC_SCOPES, selectableOrganizations } from './accounts.ts';
 
 /**
@@ -86,20 +88,35 @@ export function consentAsked(details: { params: Record<string, unknown>; prompt:
   return { oidcScopes: requested.filter((s) => known.has(s)), resourceScopes: {} };
 }
 
-/** The person's product permissions in the organization (never svc's control-plane ones). */
+/**
+ * What the person may grant in the organization: their product permissions, and the control-plane
+ * permissions they may exercise there (admin-only ones only as an org admin), which only svc's
+ * own MCP server carries as scopes (modules/mcp/resource.ts). The two catalogs never share a
+ * name (a product permission may not be named like a control-plane one), so each API's scopes
+ * meet only their own kind.
+ */
 export async function heldPermissions(db: Db, organization: ConsentOrganization): Promise<Set<string>> {
   const grants = await grantsOfRole(db, organization.id, organization.roleKey);
-  return new Set(grants?.product ?? []);
+  const control = new Set(grants?.control ?? []);
+  const isOrgAdmin = isOrgAdminRole(organization.roleKey);
+  return new Set([...(grants?.product ?? []), ...[...control].filter((p) => mayExercise(control, isOrgAdmin, p))]);
 }
 
 /** The consent page's view of what is asked: scopes in words, permissions described, each marked grantable or not. */
 export async function consentView(
   db: Db,
-  input: { client: ConsentView['client']; organization: ConsentOrganization; asked: ConsentAsked; held: Set<string> },
+  input: {
+    client: ConsentView['client'];
+    organization: ConsentOrganization;
+    asked: ConsentAsked;
+    held: Set<string>;
+    /** svc's own MCP server's identifier (modules/mcp/resource.ts), worded from the permission catalog. */
+    controlPlane: string;
+  },
 ): Promise<ConsentView> {
   const apis: ConsentView['apis'] = [];
   for (const [identifier, scopes] of Object.entries(input.asked.resourceScopes)) {
-    const resource = await findResourcePermissions(db, identifier);
+    const resource = identifier === input.controlPlane ? controlPlanePermissions() : await findResourcePermissions(db, identifier);
     if (!resource || scopes.length === 0) {
       continue;
     }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { tokensIssued } from '../../metrics.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { sha256Hex } from '../applications/keys.ts';
+import { controlPlaneTokenResource } from '../mcp/resource.ts';
 import type { SvcSessionOf } from './accounts.ts';
 import type { ClaimDeps } from './claims.ts';
 import { applicationClients } from './clients.ts';
@@ -72,6 +73,10 @@ export type OpenIdProviderOptions = {
    * (the bench's provider-only processes).
    */
   meterMachineToken?: ClaimDeps['meterMachineToken'];
+  /** Likewise for a third-party client's token (SVC_USAGE_EVENT_TYPES.agentToken), in the organization it acts for. */
+  meterAgentToken?: ClaimDeps['meterAgentToken'];
+  /** Notes a third-party grant's use for the Connected apps list (connected-apps/last-used.ts). */
+  noteGrantUse?: ClaimDeps['noteGrantUse'];
   /** WEBHOOK_ALLOW_PRIVATE: documents the provider fetches may be on loopback and private addresses. */
   fetchAllowPrivate?: boolean;
 };
@@ -118,7 +123,8 @@ export class OpenIdProvider {
     this.publicUrl = new URL(opts.issuer);
     this.tryCallbackUrl = new URL(TRY_CALLBACK_PATH, this.publicUrl).href;
     this.clients = applicationClients(opts.applications, { keylessEnabled: opts.keylessEnabled, tryCallbackUrl: this.tryCallbackUrl });
-    this.resources = new TokenResources(opts.db);
+    const controlPlane = controlPlaneTokenResource(opts.issuer);
+    this.resources = new TokenResources(opts.db, undefined, new Map([[controlPlane.identifier, controlPlane]]));
     this.tryCodes = new TryCodeExchange({
       encryptionKey: opts.encryptionKey,
       publicUrl: this.publicUrl,
@@ -148,6 +154,8 @@ export class OpenIdProvider {
         applications: opts.applications,
         resources: this.resources,
         meterMachineToken: opts.meterMachineToken,
+        meterAgentToken: opts.meterAgentToken,
+        noteGrantUse: opts.noteGrantUse,
       },
       grants: { db: opts.db, applications: opts.applications, sessionOf: opts.sessionOf, clientIp: opts.clientIp },
       logout,

@@ -21,6 +21,8 @@ export class TokenResources {
   constructor(
     private readonly db: Db,
     private readonly opts: { ttlMs: number; maxEntries: number } = { ttlMs: 30_000, maxEntries: 1000 },
+    /** Resources svc registers itself (its own MCP server, modules/mcp/resource.ts), by identifier. */
+    private readonly builtIn: ReadonlyMap<string, TokenResource> = new Map(),
   ) {}
 
   async listen(sql: Sql): Promise<void> {
@@ -47,6 +49,10 @@ export class TokenResources {
 
   /** The resource named `identifier`, or null when the product has none. */
   async byIdentifier(identifier: string): Promise<TokenResource | null> {
+    const own = this.builtIn.get(identifier);
+    if (own) {
+      return own;
+    }
     const hit = this.entries.get(identifier);
     if (hit && hit.expiresAt > Date.now()) {
       return hit.value;

@@ -8,6 +8,7 @@ import { allowFormRedirectTo } from '../../http/security-headers.ts';
 import { sessionOf } from '../auth/current-session.ts';
 import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
 import { mayConnect } from '../connected-apps/service.ts';
+import { controlPlaneResource } from '../mcp/resource.ts';
 import { connectionForOrganizationSlug } from '../sso/flow.ts';
 import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
 import { corsAllowed } from './clients.ts';
@@ -119,6 +120,7 @@ export function oidcProviderRouter(services: AppServices): Router {
       organization: chosen.organization,
       asked: consentAsked(details),
       held,
+      controlPlane: controlPlaneResource(services.config.publicUrl),
     });
     res.set('Cache-Control', 'no-store');
     sendBrandedPage(res, application, consentPage(input.here, view));

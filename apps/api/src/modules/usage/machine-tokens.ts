@@ -2,10 +2,20 @@ import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
 import { AppError } from '@svc/contracts/errors';
 import { isDatabaseUnavailable } from '@svc/db/client';
 import { prepareEvent } from './ingest.ts';
-import type { Submission, SubmissionOutcome } from './ingester.ts';
+import type { Submission, SubmissionOutcome, UsageActor } from './ingester.ts';
 
-/** One machine client's token about to be issued (its id is the token's `jti`). */
-export type MachineToken = { organizationId: string; clientId: string; tokenId: string; resource: string };
+/**
+ * One machine client's token about to be issued (its id is the token's `jti`); with another
+ * `eventType`, one metered use of the same shape (an agent's token, a call to one of svc's MCP tools).
+ */
+export type MachineToken = {
+  organizationId: string;
+  clientId: string;
+  tokenId: string;
+  resource: string;
+  /** Who the usage event names as its source; default: the application `clientId`. */
+  actor?: UsageActor;
+};
 
 type Waiting = { token: MachineToken; resolve: () => void; reject: (error: unknown) => void };
 
@@ -19,6 +29,11 @@ type Group = { queue: Waiting[]; inFlight: number; issued: boolean };
 type Judgement = { mode: 'exact' | 'issued'; changes: number; until: number };
 
 export type MachineTokenMeterOptions = {
+  /**
+   * The usage event type counted (default `machine_token.issued`); its idempotency keys are
+   * `<eventType>:<id of the first>` (`machine_token:<jti>` for the default, as before).
+   */
+  eventType?: string;
   submit: (submission: Submission) => Promise<SubmissionOutcome>;
   /**
    * The subscription rule for the organization now (subscriptions/enforce.ts): rejects with its
@@ -70,7 +85,7 @@ export class MachineTokenMeter {
   async record(token: MachineToken): Promise<void> {
     const mode = await this.#modeOf(token.organizationId);
     await new Promise<void>((resolve, reject) => {
-      const key = `${mode}\n${token.organizationId}\n${token.clientId}\n${token.resource}`;
+      const key = `${mode}\n${token.organizationId}\n${token.clientId}\n${token.resource}\n${token.actor?.type ?? ''}\n${token.actor?.id ?? ''}`;
       let group = this.#groups.get(key);
       if (!group) {
         group = { queue: [], inFlight: 0, issued: mode === 'issued' };
@@ -148,15 +163,16 @@ export class MachineTokenMeter {
   /** Counts `batch` as one event; a batch over the month's limit is counted one token at a time. */
   async #count(batch: Waiting[], group: Group): Promise<void> {
     const first = (batch[0] as Waiting).token;
+    const eventType = this.opts.eventType ?? MACHINE_TOKEN_EVENT_TYPE;
     const submission: Submission = {
       tenantId: first.organizationId,
       channel: 'metering',
-      actor: { type: 'application', id: first.clientId },
+      actor: first.actor ?? { type: 'application', id: first.clientId },
       events: [
         prepareEvent(
           {
-            idempotencyKey: `machine_token:${first.tokenId}`,
-            eventType: MACHINE_TOKEN_EVENT_TYPE,
+            idempotencyKey: eventType === MACHINE_TOKEN_EVENT_TYPE ? `machine_token:${first.tokenId}` : `${eventType}:${first.tokenId}`,
+            eventType,
             quantity: batch.length,
             properties: { clientId: first.clientId, resource: first.resource },
           },

@@ -108,6 +108,10 @@ function ConnectedAppRow({ app, slug }: { app: TConnectedApp; slug: string }) {
         <dd>
           <When at={app.grantedAt} empty="—" />
         </dd>
+        <dt>Last used</dt>
+        <dd data-testid="connected-app-last-used">
+          <When at={app.lastUsedAt} empty="Not used yet" />
+        </dd>
       </dl>
       <div className="panel__actions" style={{ marginTop: 12 }}>
         <button type="button" className="button button--danger" data-testid="connected-app-revoke" onClick={() => setRevoking(true)}>

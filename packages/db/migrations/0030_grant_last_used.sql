@@ -1,0 +1,1 @@
+ALTER TABLE "oidc_payloads" ADD COLUMN "last_used_at" timestamp with time zone;
