@@ -387,6 +387,7 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: 'Finance & Billing Analysts (EMEA)',
       members: [{ value: provisioned.id }],
+    });
     // An SSO connection (SAML, its IdP by hand): the SSO connections page shows the URLs to copy.
     await must(tenant, 201, 'POST', '/v1/sso-connections', {
       organization_slug: slug,

@@ -15,7 +15,7 @@ import {
 } from '@svc/contracts/directories';
 import { AppError } from '@svc/contracts/errors';
 import { newId, randomBase62 } from '@svc/contracts/ids';
-import { isSystemRole, type Permission, SYSTEM_ROLES } from '@svc/contracts/permissions';
+import { isSystemRole, SYSTEM_ROLES } from '@svc/contracts/permissions';
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {

@@ -1,6 +1,5 @@
 import { AppError } from '@svc/contracts/errors';
 import { newId } from '@svc/contracts/ids';
-import type { Permission } from '@svc/contracts/permissions';
 import {
   DEFAULT_OIDC_MAPPING,
   DEFAULT_SAML_MAPPING,

@@ -1,8 +1,8 @@
 import { MACHINE_TOKEN_EVENT_TYPE } from '@svc/contracts/authorization';
 import { AppError } from '@svc/contracts/errors';
 import { isDatabaseUnavailable } from '@svc/db/client';
-import { prepareEvent } from './ingest.ts';
 import type { Submission, SubmissionOutcome, UsageActor } from './ingester.ts';
+import { prepareEvent } from './prepare-event.ts';
 
 /**
  * One machine client's token about to be issued (its id is the token's `jti`); with another

@@ -340,7 +340,7 @@ function RequestLog({ directory, slug }: { directory: TDirectory; slug: string }
           // biome-ignore lint/suspicious/noArrayIndexKey: log lines have no id of their own
           <tr key={i} data-testid="directory-log-row">
             <td>
-              <When at={r.at} />
+              <When at={r.at} empty="—" />
             </td>
             <td>{r.method}</td>
             <td>
