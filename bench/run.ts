@@ -15,6 +15,7 @@
  * BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_ME_CONNECTIONS (default 64, the me scenario's concurrency),
  * BENCH_CPU_PROF=1 (svc servers run with --cpu-prof into bench/results/prof-<timestamp>/),
+ * BENCH_READY_SECONDS (default 60, how long a server may take to start on a busy machine),
  * BENCH_KEEP_DBS=1 (the databases the run created are kept, named on stderr, to look into afterwards),
  * BENCH_ONLY=client-config,backend-application,scale,rate-limiter,compiled,metrics,me,audit-pages,oidc-documents,webhook-throughput,webhook-replay,webhook-latency,
  * usage-single,usage-batch,usage-summary,usage-thresholds
@@ -27,6 +28,8 @@
  * Client ID Metadata Documents: BENCH_ONLY=metadata-documents (bench/metadata-documents.ts; BENCH_CIMD_ITERATIONS, default 200).
  * Sessions: BENCH_ONLY=session-refusal,backchannel-logout (bench/backchannel.ts; BENCH_BACKCHANNEL_SESSIONS, default 50).
  * Database pool: BENCH_ONLY=pool-steady (bench/pool-queue.ts; BENCH_POOL_QUERIES, default 60000, BENCH_POOL_BATCHES, default 6).
+ * Tables at scale: BENCH_ONLY=row-scale (bench/row-scale.ts; BENCH_SCALE_ROWS, default 10000000, BENCH_SCALE_SMALL,
+ *   default 100100, BENCH_SCALE_DEEP, default 100000; smoke: 20000, 2000 and 1000).
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
  * SCIM directory sync: BENCH_ONLY=scim-sync,scim-filter (bench/scim.ts; BENCH_SCIM_USERS, default 10000, BENCH_SCIM_MEMBERSHIPS, default 100000).
  * SSO sign-ins: BENCH_ONLY=sso-acs (bench/sso.ts; BENCH_SSO_SIGNINS, default 200).
@@ -52,9 +55,10 @@ import { OIDC_TOKEN_SCENARIOS, OIDC_TOKEN_TARGETS, runOidcTokenBenches } from '.
 import { PERMISSION_CHECK_SCENARIOS, PERMISSION_CHECK_TARGETS, runPermissionCheckBenches } from './permission-check.ts';
 import { POOL_SCENARIOS, POOL_TARGETS, runPoolBenches } from './pool-queue.ts';
 import { RESOURCE_SERVER_SCENARIOS, runResourceServerBenches } from './resource-server.ts';
+import { ROW_SCALE_SCENARIOS, runRowScaleBenches } from './row-scale.ts';
 import { runScimBenches, SCIM_SCENARIOS, SCIM_TARGETS } from './scim.ts';
 import { runSsoBenches, SSO_SCENARIOS, SSO_TARGETS } from './sso.ts';
-import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, SVC_CLI } from './support.ts';
+import { type BenchContext, buildSvc, nodeCommand, nodeCommandFromSource, processCpuMs, READY_SECONDS, SVC_CLI } from './support.ts';
 import { runUsageBenches, USAGE_SCENARIOS, USAGE_TARGETS } from './usage.ts';
 import { runWebhookBenches, WEBHOOK_SCENARIOS, WEBHOOK_TARGETS } from './webhooks.ts';
 
@@ -260,7 +264,7 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
       await exitedPromise;
     }
   };
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + READY_SECONDS * 1000;
   for (;;) {
     if (exited !== undefined) {
       throw new Error(`${spec.label} exited (${exited}) before it was healthy:\n${output.text()}`);
@@ -277,7 +281,7 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${spec.label} was not healthy within 60 s:\n${output.text()}`);
+      throw new Error(`${spec.label} was not healthy within ${READY_SECONDS} s:\n${output.text()}`);
     }
     await sleep(100);
   }
@@ -1276,6 +1280,9 @@ async function main(): Promise<number> {
   const metadataDocuments = METADATA_DOCUMENT_SCENARIOS.some(wanted)
     ? await runMetadataDocumentBenches(scenarioContext, wanted)
     : { verdicts: [], results: {} };
+  const rowScale = ROW_SCALE_SCENARIOS.some(wanted)
+    ? await runRowScaleBenches({ ...scenarioContext, duration: DURATION, warmup: WARMUP }, wanted)
+    : { verdicts: [], results: {} };
 
   if (comparisons.length > 0) {
     printTable(comparisons);
@@ -1311,6 +1318,7 @@ async function main(): Promise<number> {
     ...scim.verdicts,
     ...resourceServer.verdicts,
     ...metadataDocuments.verdicts,
+    ...rowScale.verdicts,
   );
   log('summary');
   for (const v of results) {
@@ -1370,6 +1378,7 @@ async function main(): Promise<number> {
         pool: pool.results,
         ...resourceServer.results,
         ...metadataDocuments.results,
+        rowScale: rowScale.results,
         verdicts: results,
       },
       null,

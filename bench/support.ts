@@ -149,7 +149,7 @@ export function spawnChild(
 
 /**
  * A server child on a free port (PORT, HOST and PUBLIC_URL set for it), once `ready(url)` says
- * so; it is stopped and the start fails when it exits first or is not ready within 60 s.
+ * so; it is stopped and the start fails when it exits first or is not ready within BENCH_READY_SECONDS (60 s).
  */
 export async function startServerChild(
   ctx: BenchContext,
@@ -158,7 +158,7 @@ export async function startServerChild(
   const port = await ctx.freePort();
   const url = `http://${HOST}:${port}`;
   const proc = spawnChild(ctx, { ...opts, env: { ...opts.env, PORT: String(port), HOST, PUBLIC_URL: url } });
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + READY_SECONDS * 1000;
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
       throw new Error(`${opts.label} exited before it was ready:\n${proc.output()}`);
@@ -168,11 +168,14 @@ export async function startServerChild(
     }
     if (Date.now() > deadline) {
       await proc.stop();
-      throw new Error(`${opts.label} was not ready within 60 s:\n${proc.output()}`);
+      throw new Error(`${opts.label} was not ready within ${READY_SECONDS} s:\n${proc.output()}`);
     }
     await sleep(100);
   }
 }
+
+/** BENCH_READY_SECONDS (default 60): how long a server may take to start (a busy machine starts slowly). */
+export const READY_SECONDS = positiveSetting('BENCH_READY_SECONDS', 60);
 
 /** `GET /healthz` answers 200. */
 export async function healthy(url: string): Promise<boolean> {

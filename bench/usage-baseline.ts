@@ -76,12 +76,18 @@ async function insertOne(tx: postgres.TransactionSql, tenantId: string, e: Event
   const hash = createHash('sha256')
     .update(JSON.stringify([e.eventType, e.quantity ?? 1, e.properties ?? {}]))
     .digest('hex');
-  const [inserted] = await tx<Row[]>`
+  // The key first (usage_events is partitioned by month and cannot hold its uniqueness), then the event.
+  const [claimed] = await tx`
+    insert into usage_event_keys (tenant_id, idempotency_key, event_id) values (${tenantId}, ${String(e.idempotencyKey)}, ${id})
+    on conflict (tenant_id, idempotency_key) do nothing
+    returning event_id`;
+  const [inserted] = claimed
+    ? await tx<Row[]>`
     insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, channel)
     values (${id}, ${tenantId}, ${String(e.idempotencyKey)}, ${hash}, ${String(e.eventType)}, ${Number(e.quantity ?? 1)}, now(),
             ${tx.json((e.properties ?? {}) as postgres.JSONValue)}, 'usage')
-    on conflict (tenant_id, idempotency_key) do nothing
-    returning id, idempotency_key, event_type, quantity, occurred_at, properties, created_at`;
+    returning id, idempotency_key, event_type, quantity, occurred_at, properties, created_at`
+    : [];
   if (inserted) {
     return { event: view(inserted), duplicate: false };
   }

@@ -59,8 +59,14 @@ async function startServer(
   return { url: server.url, pid: server.child.pid, stop: server.stop, output: server.output };
 }
 
-type Load = { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: (n: number) => string; connections: number };
-type Measurement = {
+export type Load = {
+  path: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: (n: number) => string;
+  connections: number;
+};
+export type Measurement = {
   rps: number;
   p50: number;
   p99: number;
@@ -88,7 +94,7 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** One autocannon run; POST bodies are built per request (`body(n)`, n counting up) so every event is new. */
-function cannon(url: string, load: Load, seconds: number, counter: { n: number }): Promise<Measurement> {
+export function cannon(url: string, load: Load, seconds: number, counter: { n: number }): Promise<Measurement> {
   const latencies: number[] = [];
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -182,10 +188,10 @@ async function check(url: string, load: Load, counter: { n: number }, expect: (s
   }
 }
 
-type CreatedApp = { secretKey: string; application: { id: string } };
+export type CreatedApp = { secretKey: string; application: { id: string } };
 
 /** A single event and a batch of 100, each with keys no other request uses. */
-function eventBodies(tag: string) {
+export function eventBodies(tag: string) {
   const types = ['api_call', 'tokens', 'storage_gb_hours'];
   return {
     single: (n: number) =>
@@ -336,7 +342,7 @@ async function seedEvents(sql: postgres.Sql, tenantId: string, count: number): P
 }
 
 /** An org admin of the organization with a live session (as a sign-in leaves it); its cookie. */
-async function seedAdmin(sql: postgres.Sql, tenantId: string, label: string): Promise<string> {
+export async function seedAdmin(sql: postgres.Sql, tenantId: string, label: string): Promise<string> {
   const token = createHash('sha256')
     .update(`bench-usage-${label}-${randomBytes(8).toString('hex')}`)
     .digest('hex')

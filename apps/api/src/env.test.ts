@@ -229,3 +229,22 @@ describe('EVENTS_RETENTION_DAYS', () => {
     }
   });
 });
+
+describe('USAGE_RETENTION_DAYS and AUDIT_RETENTION_DAYS', () => {
+  it('keep everything when unset; the events feed window is the events retention', () => {
+    expect(loadConfig({}).retention).toEqual({ eventsDays: 30, usageDays: null, auditDays: null });
+    expect(loadConfig({ USAGE_RETENTION_DAYS: '400', AUDIT_RETENTION_DAYS: '2555', EVENTS_RETENTION_DAYS: '7' }).retention).toEqual({
+      eventsDays: 7,
+      usageDays: 400,
+      auditDays: 2555,
+    });
+  });
+
+  it('rejects anything but whole days', () => {
+    for (const name of ['USAGE_RETENTION_DAYS', 'AUDIT_RETENTION_DAYS']) {
+      for (const value of ['0', '-1', '1.5', 'year']) {
+        expect(configError({ [name]: value }).message).toContain(name);
+      }
+    }
+  });
+});

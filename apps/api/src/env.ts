@@ -142,6 +142,10 @@ const ZEnv = z.object({
     .max(3650)
     .optional()
     .transform((v) => v ?? EVENTS_RETENTION_DEFAULT_DAYS),
+  /** Days usage events are kept (whole months dropped past it, docs/operations.md "Partitioned tables"); unset, kept. */
+  USAGE_RETENTION_DAYS: z.coerce.number().int().min(1).max(36500).optional(),
+  /** Days audit entries are kept (whole months dropped past it); unset, kept. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36500).optional(),
   EMAIL_ENABLED: bool(false),
   EMAIL_PROVIDER: z.enum(['resend', 'smtp', '']).optional(),
   /** The From header of invitation emails, e.g. `svc <invites@example.com>`. */
@@ -261,9 +265,12 @@ export type Config = {
   dns: { resolver: string | null; timeoutMs: number };
   /**
    * EVENTS_RETENTION_DAYS (ms): the events feed's window. Events older than this are not served
-   * and a cursor pointing before it answers 410 cursor_expired (nothing prunes events yet).
+   * and a cursor pointing before it answers 410 cursor_expired; the worker drops the months of
+   * events that ended before it (`retention`).
    */
   eventsRetentionMs: number;
+  /** What the worker's maintenance:partitions drops (docs/operations.md "Partitioned tables"). */
+  retention: { eventsDays: number; usageDays: number | null; auditDays: number | null };
   email: EmailSettings;
   /** Billing providers' keys (secrets: never log `config.billing`) and SDK base overrides. */
   billing: BillingSettings;
@@ -408,6 +415,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dns: { resolver: e.DNS_RESOLVER ?? null, timeoutMs: e.DNS_TIMEOUT_MS },
     eventsRetentionMs: e.EVENTS_RETENTION_DAYS * 86_400_000,
+    retention: {
+      eventsDays: e.EVENTS_RETENTION_DAYS,
+      usageDays: e.USAGE_RETENTION_DAYS ?? null,
+      auditDays: e.AUDIT_RETENTION_DAYS ?? null,
+    },
     email: emailSettings(e),
     billing: billingSettings(e),
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '@svc/db/client';
-import { countPools, openPools } from '@svc/db/pool-stats';
+import { openPools } from '@svc/db/pool-stats';
 import { countJobsByTaskAndState, oldestWaitingByTask } from '@svc/db/queries/job-queue';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
 
@@ -161,7 +161,6 @@ export function collectFrom(db: Db): void {
   if (register.getSingleMetric('svc_jobs_waiting')) {
     return;
   }
-  countPools();
   poolGauge('svc_db_pool_connections_max', 'Connections a database pool may open, by pool.', (p) => p.max);
   poolGauge('svc_db_pool_in_use', 'Pool connections running a query or holding a transaction, by pool.', (p) => p.inUse());
   poolGauge(

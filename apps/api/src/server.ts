@@ -183,6 +183,7 @@ async function startOn(
       email: config.email,
       billing: { settings: config.billing },
       dns: config.dns,
+      retention: config.retention,
       oidc: { issuer: engine.config.publicUrl },
     });
     started.push(() => running.stop());

@@ -82,6 +82,14 @@ export const ZTaskPayloads = {
    * pending (domain.unverified). The rows hold the state: nothing to carry.
    */
   'domains:recheck': z.object({}),
+  /**
+   * The partitioned tables (docs/operations.md "Partitioned tables"): makes the months ahead, then
+   * drops the months past each table's retention (the worker's settings; unset, kept).
+   */
+  'maintenance:partitions': z.object({
+    /** Months made ahead of the current one. */
+    monthsAhead: z.number().int().min(1).max(24).default(3),
+  }),
   /** Builds one export snapshot (the export row holds the state: a re-run after completion does nothing). */
   'exports:build': z.object({
     exportId: z.string().regex(/^exp_[0-9A-Za-z]{20}$/),

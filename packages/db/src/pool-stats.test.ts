@@ -3,7 +3,7 @@ import { sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/support/db.ts';
 import { createDatabase, type Database } from './client.ts';
-import { countPools, openPools } from './pool-stats.ts';
+import { openPools } from './pool-stats.ts';
 
 /**
  * The pool gauges' counts (docs/operations.md "Metrics"): connections taken by running queries
@@ -15,7 +15,6 @@ describe('database pool stats', () => {
   let database: Database;
 
   beforeAll(async () => {
-    countPools();
     url = await createTestDatabase();
     database = createDatabase({ url, max: 2, applicationName: 'svc-pool-test' });
     await database.sql`select 1`;

@@ -2,87 +2,38 @@ import type postgres from 'postgres';
 
 /**
  * How busy a postgres.js pool is, for the `svc_db_pool_*` gauges (docs/operations.md "Metrics").
- * postgres.js keeps its connection queues private and has no pool statistics, so this counts at
- * the pool's edge instead, without changing the library:
+ * postgres.js keeps its connection queues private; svc's patch of it (patches/postgres@3.4.9.patch)
+ * adds `sql.stats()`, which reads them when asked: nothing is counted per query, so a process
+ * whose metrics are never scraped pays nothing, and one that is pays a loop over its pool's
+ * connections per scrape.
  *
- * - a query of the pool is counted from the moment postgres.js starts it (Query#handle, the one
- *   method every execution goes through: await, .execute(), .forEach(), a cursor) until its
- *   promise settles, observed with the native Promise#then so nothing is triggered or reordered;
- * - a transaction (`begin`, which Drizzle's `db.transaction` calls) holds a connection from its
- *   start to its end, between its statements too; its statements run on the transaction's own
- *   handler and are not counted twice.
- *
- * Of `max` connections, `inUse` are taken by those; what is beyond `max` waits, queued or
- * pipelined behind a busy connection, and that is `waiting`.
+ * - in use: connections connecting for a query, running or pipelining queries, or held by a
+ *   transaction (`begin`, which Drizzle's `db.transaction` calls), between its statements too;
+ * - waiting: queries queued for a connection, and those pipelined behind a running one.
  */
 export type PoolStats = { name: string; max: number; inUse: () => number; waiting: () => number };
 
-type QueryLike = { executed: boolean; handler: unknown };
-type QueryPrototype = { handle: (this: QueryLike) => Promise<void> } & { [WRAPPED]?: true };
+type Counted = { stats: () => { inUse: number; waiting: number } };
 
-const WRAPPED = Symbol('svc pool stats');
-/** Busy count per pool, found by the pool's query handler (each postgres() instance has its own). */
-const busyByHandler = new WeakMap<object, { busy: number }>();
 const live = new Set<PoolStats>();
-/** Off until metrics are served (countPools): without them a query pays one boolean check. */
-let counting = false;
-
-/** Starts the counting (the metrics' first registration calls it); pools report from then on. */
-export function countPools(): void {
-  counting = true;
-}
 
 /** Every pool of this process still open, for the gauges. */
 export function openPools(): Iterable<PoolStats> {
   return live;
 }
 
-function wrapQueries(sql: postgres.Sql): void {
-  // A query is built lazily: making one runs nothing. Its prototype is postgres.js's Query.
-  const proto = Object.getPrototypeOf(sql`select 1`) as QueryPrototype;
-  if (proto[WRAPPED]) {
-    return;
-  }
-  const handle = proto.handle;
-  proto.handle = function handleCounted(this: QueryLike) {
-    const counter = !counting || this.executed ? undefined : busyByHandler.get(this.handler as object);
-    if (counter) {
-      counter.busy++;
-      const done = () => {
-        counter.busy--;
-      };
-      // Promise#then itself, not Query#then (which would start the query): a reaction only.
-      Promise.prototype.then.call(this, done, done);
-    }
-    return handle.call(this);
-  };
-  proto[WRAPPED] = true;
-}
-
-/** Starts counting `sql`'s queries and transactions; `close` stops reporting the pool. */
+/** Reports `sql`'s pool from now on; `close` stops reporting it. */
 export function trackPool(sql: postgres.Sql, opts: { name: string; max: number }): { stats: PoolStats; close: () => void } {
-  wrapQueries(sql);
-  const counter = { busy: 0 };
-  const handler = (sql`select 1` as unknown as QueryLike).handler as object;
-  busyByHandler.set(handler, counter);
-  const begin = sql.begin.bind(sql) as (...args: unknown[]) => Promise<unknown>;
-  // An own property of this pool's instance: Drizzle's db.transaction calls client.begin.
-  (sql as unknown as { begin: typeof begin }).begin = async (...args: unknown[]) => {
-    if (!counting) {
-      return begin(...args);
-    }
-    counter.busy++;
-    try {
-      return await begin(...args);
-    } finally {
-      counter.busy--;
-    }
-  };
+  const counted = sql as unknown as Partial<Counted>;
+  if (typeof counted.stats !== 'function') {
+    throw new Error('postgres.js without svc patch: sql.stats() is missing (pnpm install applies patches/postgres@3.4.9.patch)');
+  }
+  const read = counted.stats.bind(sql);
   const stats: PoolStats = {
     name: opts.name,
     max: opts.max,
-    inUse: () => Math.min(opts.max, counter.busy),
-    waiting: () => Math.max(0, counter.busy - opts.max),
+    inUse: () => read().inUse,
+    waiting: () => read().waiting,
   };
   live.add(stats);
   return { stats, close: () => live.delete(stats) };

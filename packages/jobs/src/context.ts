@@ -26,6 +26,19 @@ export type WebhookDeliverySettings = {
   secretGraceMs: number;
 };
 
+/**
+ * How long the partitioned tables keep their rows, in days (docs/operations.md "Partitioned
+ * tables"); null keeps them. Retention drops whole months, once all of a month is past it.
+ */
+export type RetentionSettings = {
+  /** EVENTS_RETENTION_DAYS: webhook events (the events feed) and their deliveries. */
+  eventsDays: number | null;
+  /** USAGE_RETENTION_DAYS: usage events and their idempotency keys. */
+  usageDays: number | null;
+  /** AUDIT_RETENTION_DAYS: the audit log. */
+  auditDays: number | null;
+};
+
 /** What every task receives besides its payload. */
 export type JobContext = {
   db: Db;
@@ -41,6 +54,8 @@ export type JobContext = {
   billing: BillingSyncSettings;
   /** svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for it. */
   oidc?: { issuer: string };
+  /** What maintenance:partitions drops; absent, nothing is dropped (partitions are still made ahead). */
+  retention?: RetentionSettings;
   /** The resolver domain verification asks (domains:recheck); absent, the system's (DEFAULT_DNS_SETTINGS). */
   dns?: DnsSettings;
   /**

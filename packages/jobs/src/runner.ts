@@ -8,7 +8,7 @@ import type { SecretBox } from '@svc/db/secret-box';
 import { type JobHelpers, Logger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import pg from 'pg';
 import type { BillingSyncSettings } from './billing/sync.ts';
-import type { JobContext, WebhookDeliverySettings } from './context.ts';
+import type { JobContext, RetentionSettings, WebhookDeliverySettings } from './context.ts';
 import type { DnsSettings } from './domains/dns-check.ts';
 import type { EmailOutboxSettings } from './email/providers.ts';
 import type { JobLogger } from './logger.ts';
@@ -17,6 +17,7 @@ import { syncBilling } from './tasks/billing-sync.ts';
 import { recheckDomains } from './tasks/domains-recheck.ts';
 import { dispatchEmail } from './tasks/email-dispatch.ts';
 import { buildExport } from './tasks/exports-build.ts';
+import { maintainPartitions } from './tasks/maintain-partitions.ts';
 import { pruneOidc } from './tasks/prune-oidc.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
@@ -41,6 +42,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'oidc:backchannel_logout': sendBackchannelLogout,
   'usage:summarize': summarizeUsage,
   'domains:recheck': recheckDomains,
+  'maintenance:partitions': maintainPartitions,
 };
 
 /** Recurring jobs. Graphile's cron is exactly-once per tick across any number of workers. */
@@ -56,6 +58,8 @@ export const CRONTAB = [
   '5 * * * * usage:summarize ?max=5&fill=1d',
   // Verified domains whose TXT record is gone become pending again (docs/enterprise.md "Domains").
   '17 3 * * * domains:recheck ?max=1',
+  // The partitioned tables' months ahead, and retention's drops (docs/operations.md "Partitioned tables").
+  '41 2 * * * maintenance:partitions ?max=1',
 ].join('\n');
 
 export type StartWorkerOptions = {
@@ -75,6 +79,8 @@ export type StartWorkerOptions = {
   oidc?: { issuer: string };
   /** DNS_RESOLVER and DNS_TIMEOUT_MS; absent, the system's resolvers (DEFAULT_DNS_SETTINGS). */
   dns?: DnsSettings;
+  /** EVENTS_RETENTION_DAYS, USAGE_RETENTION_DAYS, AUDIT_RETENTION_DAYS; absent, nothing is dropped. */
+  retention?: RetentionSettings;
 };
 
 export type WorkerHandle = {
@@ -255,6 +261,7 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
     billing: opts.billing ?? { settings: { stripe: null, razorpay: null, paddle: null } },
     ...(opts.oidc ? { oidc: opts.oidc } : {}),
     ...(opts.dns ? { dns: opts.dns } : {}),
+    ...(opts.retention ? { retention: opts.retention } : {}),
     stopping: stopping.signal,
   };
   const taskList: TaskList = {};
@@ -315,6 +322,8 @@ async function launch(opts: StartWorkerOptions, webhookSender: WebhookSender): P
   // Deliveries left due by a worker that stopped or crashed are picked up now, not at the next sweep.
   try {
     await addJob(opts.db, 'webhooks:dispatch', {}, { jobKey: WEBHOOK_DISPATCH_JOB_KEY });
+    // A worker back after a long stop makes the months it missed before rows need them.
+    await addJob(opts.db, 'maintenance:partitions', {}, { jobKey: 'maintenance:partitions' });
     if (opts.email?.enabled) {
       // Emails left due while no worker with a provider ran are sent now.
       await addJob(opts.db, 'email:dispatch', {}, { jobKey: EMAIL_DISPATCH_JOB_KEY });

@@ -615,6 +615,7 @@ export async function run(command: string, rest: string[]): Promise<void> {
         email: config.email,
         billing: { settings: config.billing },
         dns: config.dns,
+        retention: config.retention,
         oidc: { issuer: config.publicUrl },
       });
       // METRICS_PORT: the worker's own metrics (its webhook deliveries, the job queue); a worker

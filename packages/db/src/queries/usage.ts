@@ -32,12 +32,18 @@ const EVENT_COLUMNS = sql.raw(`
   event_type as "eventType", quantity::float8 as quantity, (extract(epoch from occurred_at) * 1000)::float8 as "occurredAt",
   properties, source_id as "sourceId", channel, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`);
 
+const EVENT_COLUMNS_OF_E = sql.raw(`
+  e.id, e.tenant_id as "tenantId", e.idempotency_key as "idempotencyKey", e.request_hash as "requestHash",
+  e.event_type as "eventType", e.quantity::float8 as quantity, (extract(epoch from e.occurred_at) * 1000)::float8 as "occurredAt",
+  e.properties, e.source_id as "sourceId", e.channel, (extract(epoch from e.created_at) * 1000)::float8 as "createdAt"`);
+
 /**
- * Inserts the events that are new, in one statement. Events whose (organization, idempotency
- * key) exists are skipped: when the existing row belongs to a transaction still running,
- * PostgreSQL waits for it, so concurrent duplicates (in any process) produce one row. Rows are
- * inserted sorted by (organization, key), so two batches lock keys in the same order and cannot
- * deadlock each other. Returns the created events' ids and creation times.
+ * Inserts the events that are new, in one statement. Each (organization, idempotency key) is
+ * claimed first in usage_event_keys (usage_events is partitioned by month and cannot hold that
+ * uniqueness): a key that exists is skipped, and when its row belongs to a transaction still
+ * running PostgreSQL waits for it, so concurrent duplicates (in any process, in any month)
+ * produce one event. Keys are claimed sorted by (organization, key), so two batches lock keys in
+ * the same order and cannot deadlock each other. Returns the created events' ids and creation times.
  */
 export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEvent[]): Promise<{ id: string; createdAt: number }[]> {
   if (events.length === 0) {
@@ -56,14 +62,23 @@ export async function insertUsageEvents(tx: DbOrTx, events: readonly NewUsageEve
   return await executePrepared<{ id: string; createdAt: number }>(
     tx,
     sql`
-    insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
-    select id, tenant_id, idempotency_key, request_hash, event_type, quantity, to_timestamp(occurred_ms / 1000), properties, source_id, channel
-    -- A function scan emits the array in order: rows are inserted (and keys locked) sorted.
-    from json_to_recordset(${rows}::text::json) as t(
-      id text, tenant_id text, idempotency_key text, request_hash text, event_type text, quantity bigint, occurred_ms float8,
-      properties jsonb, source_id text, channel text
+    with t as materialized (
+      select * from json_to_recordset(${rows}::text::json) as t(
+        id text, tenant_id text, idempotency_key text, request_hash text, event_type text, quantity bigint, occurred_ms float8,
+        properties jsonb, source_id text, channel text
+      )
+    ),
+    claimed as (
+      insert into usage_event_keys (tenant_id, idempotency_key, event_id)
+      -- A function scan emits the array in order: keys are claimed (and locked) sorted.
+      select tenant_id, idempotency_key, id from t
+      on conflict (tenant_id, idempotency_key) do nothing
+      returning event_id
     )
-    on conflict (tenant_id, idempotency_key) do nothing
+    insert into usage_events (id, tenant_id, idempotency_key, request_hash, event_type, quantity, occurred_at, properties, source_id, channel)
+    select t.id, t.tenant_id, t.idempotency_key, t.request_hash, t.event_type, t.quantity, to_timestamp(t.occurred_ms / 1000), t.properties,
+      t.source_id, t.channel
+    from t join claimed c on c.event_id = t.id
     returning id, (extract(epoch from created_at) * 1000)::float8 as "createdAt"`,
   );
 }
@@ -126,7 +141,10 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The recorded events of these (organization, idempotency key) pairs, found by the unique index. */
+/**
+ * The recorded events of these (organization, idempotency key) pairs: found by usage_event_keys,
+ * whose `created_at` names the event's partition.
+ */
 export async function findUsageEventsByKeys(
   db: DbOrTx,
   keys: readonly { tenantId: string; idempotencyKey: string }[],
@@ -135,8 +153,9 @@ export async function findUsageEventsByKeys(
     return [];
   }
   return (await db.execute(sql`
-    select ${EVENT_COLUMNS} from usage_events
-    where (tenant_id, idempotency_key) in (
+    select ${EVENT_COLUMNS_OF_E} from usage_event_keys k
+    join usage_events e on e.id = k.event_id and e.created_at = k.created_at and e.tenant_id = k.tenant_id
+    where (k.tenant_id, k.idempotency_key) in (
       select * from unnest(${sql.param(keys.map((k) => k.tenantId))}::text[], ${sql.param(keys.map((k) => k.idempotencyKey))}::text[])
     )`)) as unknown as UsageEventRecord[];
 }

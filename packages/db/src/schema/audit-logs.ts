@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** Who acted, as an audit entry records it. */
 export type AuditActorType = 'user' | 'api_key' | 'system';
@@ -7,13 +7,15 @@ export type AuditActorType = 'user' | 'api_key' | 'system';
 /**
  * The append-only audit log: one row per mutation, written in the mutation's transaction. A
  * trigger refuses UPDATE and DELETE (migration 0006). `tenant_id` is kept without a foreign key
- * so that entries outlive a deleted organization (its deletion is itself an entry).
+ * so that entries outlive a deleted organization (its deletion is itself an entry). Partitioned
+ * by month of `created_at` (docs/operations.md "Partitioned tables"), hence the primary key
+ * (id, created_at).
  */
 export const auditLogs = pgTable(
   'audit_logs',
   {
-    /** `aud_` prefixed id. */
-    id: text('id').primaryKey(),
+    /** `aud_` prefixed id (unique: ids are random). */
+    id: text('id').notNull(),
     /** The organization acted on; null for platform-level actions. */
     tenantId: text('tenant_id'),
     actorType: text('actor_type', { enum: ['user', 'api_key', 'system'] }).notNull(),
@@ -33,6 +35,7 @@ export const auditLogs = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ columns: [t.id, t.createdAt] }),
     // Keyset pagination (created_at, id) newest first, per organization and with each filter.
     index('audit_logs_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     index('audit_logs_created_idx').on(t.createdAt.desc(), t.id.desc()),

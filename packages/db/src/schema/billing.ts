@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
-import { usageEvents } from './usage.ts';
 
 /** Billing providers svc hands off to; it never charges, invoices, taxes or refunds. */
 export type BillingProvider = 'stripe' | 'razorpay' | 'paddle';
@@ -71,9 +70,12 @@ export const billingSyncLogs = pgTable(
     mappingId: text('mapping_id')
       .notNull()
       .references(() => billingMappings.id, { onDelete: 'cascade' }),
-    usageEventId: text('usage_event_id')
-      .notNull()
-      .references(() => usageEvents.id, { onDelete: 'cascade' }),
+    /**
+     * The usage event synced. No foreign key: usage_events is partitioned and its primary key is
+     * (id, created_at). Usage events leave only with their organization (which takes these rows
+     * too) or by retention's partition drop (docs/operations.md "Partitioned tables").
+     */
+    usageEventId: text('usage_event_id').notNull(),
     status: text('status', { enum: ['queued', 'succeeded', 'failed', 'skipped'] })
       .notNull()
       .default('queued'),

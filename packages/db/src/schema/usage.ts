@@ -1,16 +1,19 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /**
  * Usage events (`uev_`): append-only (a trigger refuses UPDATE and DELETE while the organization
- * exists), deduplicated per tenant by `idempotency_key`. `request_hash` is the SHA-256 of the
- * event's canonical payload, so a replay with the same key and another payload is refused.
+ * exists), deduplicated per tenant by `idempotency_key` through usage_event_keys. `request_hash` is
+ * the SHA-256 of the event's canonical payload, so a replay with the same key and another payload
+ * is refused. Partitioned by month of `created_at` (migration 0031, docs/operations.md
+ * "Partitioned tables"): the primary key holds the partition key, so uniqueness of the key is kept
+ * by usage_event_keys, which is not partitioned.
  */
 export const usageEvents = pgTable(
   'usage_events',
   {
-    /** `uev_` prefixed id. */
-    id: text('id').primaryKey(),
+    /** `uev_` prefixed id (unique: ids are random, and the primary key is (id, created_at)). */
+    id: text('id').notNull(),
     tenantId: text('tenant_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -29,10 +32,33 @@ export const usageEvents = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('usage_events_tenant_idempotency_key').on(t.tenantId, t.idempotencyKey),
+    primaryKey({ columns: [t.id, t.createdAt] }),
     index('usage_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     index('usage_events_tenant_type_occurred_idx').on(t.tenantId, t.eventType, t.occurredAt.desc(), t.id.desc()),
   ],
+);
+
+/**
+ * One row per (organization, idempotency key) of usage_events: the uniqueness the partitioned
+ * table cannot hold, since its unique indexes must include the month. The ingesting statement
+ * inserts here first (ON CONFLICT DO NOTHING waits for a concurrent writer of the same key) and
+ * writes the event only for the keys it got, so a key is recorded once whatever month it comes
+ * back in. `event_id` and `created_at` find the event in its partition.
+ */
+export const usageEventKeys = pgTable(
+  'usage_event_keys',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    idempotencyKey: text('idempotency_key').notNull(),
+    /** The usage_events row recorded under this key. */
+    eventId: text('event_id').notNull(),
+    /** The event's created_at (its partition): the same transaction's now(). */
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  },
+  // Retention removes the keys of the months it drops, by this index.
+  (t) => [primaryKey({ columns: [t.tenantId, t.idempotencyKey] }), index('usage_event_keys_created_idx').on(t.createdAt)],
 );
 
 /**

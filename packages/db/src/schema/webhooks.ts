@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.ts';
 
 /** Webhook delivery states: pending and retrying are due work; failed and succeeded are final. */
@@ -58,8 +58,12 @@ const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 
 export const webhookEvents = pgTable(
   'webhook_events',
   {
-    /** `evt_` prefixed id; also the `webhook-id` header of every delivery of this event. */
-    id: text('id').primaryKey(),
+    /**
+     * `evt_` prefixed id; also the `webhook-id` header of every delivery of this event. Unique
+     * (random), though the primary key is (id, created_at): the table is partitioned by month of
+     * created_at (docs/operations.md "Partitioned tables").
+     */
+    id: text('id').notNull(),
     tenantId: text('tenant_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -76,6 +80,7 @@ export const webhookEvents = pgTable(
     xid: xid8('xid').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
+    primaryKey({ columns: [t.id, t.createdAt] }),
     index('webhook_events_tenant_created_idx').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     // A replay's range: the events of some types in a time range, read type by type in order, so
     // it reads only the events it may send, however many of other types the organization has.
@@ -104,9 +109,13 @@ export const webhookDeliveries = pgTable(
     endpointId: text('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    eventId: text('event_id')
-      .notNull()
-      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    /**
+     * The event delivered. No foreign key: webhook_events is partitioned and its primary key is
+     * (id, created_at). Events leave with their organization (which takes these rows too) or by
+     * retention, which removes the deliveries of the months it drops (docs/operations.md
+     * "Partitioned tables").
+     */
+    eventId: text('event_id').notNull(),
     eventType: text('event_type').notNull(),
     /**
      * True for a delivery a replay queued: a second (third, ...) delivery of an event to an
