@@ -192,8 +192,9 @@ export async function permissionsOfExistingRole(db: DbOrTx, tenantId: string, ro
 /**
  * PATCH /v1/domains/{id}: the policy. `auto_join` needs a role of the organization (400
  * `unknown_role`) that the caller could grant by invitation (the same rule: nothing above what
- * the caller holds), and an organization whose memberships svc manages. `require_sso` is stored;
- * nothing enforces it until the organization has SSO connections (docs/enterprise.md "Domains").
+ * the caller holds), and an organization whose memberships svc manages. `require_sso` sends the
+ * domain's people to the organization's SSO connection and refuses their engine sign-ins
+ * (docs/enterprise.md "Domains", "SSO connections").
  */
 export async function updateDomain(db: Db, access: Access, request: RequestMeta, input: TUpdateDomainRequest): Promise<TDomain> {
   const domain = await domainOf(db, access, input);

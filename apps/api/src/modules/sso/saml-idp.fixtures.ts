@@ -6,7 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
-import * as samlify from 'samlify';
+import * as samlifyModule from 'samlify';
+
+// Node's ESM loader (the bench runs under tsx) sees only some of samlify's CommonJS exports by
+// name; its default export is the whole module, as vitest's named imports are.
+const samlify = ((samlifyModule as { default?: typeof samlifyModule }).default ?? samlifyModule) as typeof samlifyModule;
 
 // A customer's SAML IdP for tests: samlify's IdentityProvider (code svc did not write) behind a
 // small HTTP server: its metadata, and an HTTP-Redirect SSO endpoint that parses svc's
