@@ -84,7 +84,11 @@ async function completedExport(caller: SignedIn, org: OrganizationRow, format: '
 /** Every public table with a `tenant_id` column: the organization's rows, wherever they are. */
 async function tenantTables(): Promise<string[]> {
   const rows = await server.services.db.execute<{ table_name: string }>(
-    sql`select table_name from information_schema.columns where table_schema = 'public' and column_name = 'tenant_id' order by table_name`,
+    // A partitioned table counts once, as its parent (its months are partitions: pg_class.relispartition).
+    sql`select c.table_name from information_schema.columns c
+        join pg_class t on t.relname = c.table_name and t.relnamespace = 'public'::regnamespace
+        where c.table_schema = 'public' and c.column_name = 'tenant_id' and not t.relispartition
+        order by c.table_name`,
   );
   return rows.map((r) => r.table_name);
 }
