@@ -263,6 +263,7 @@ const TAGS: readonly { name: string; description: string }[] = [
   { name: 'api-keys', description: 'Tenant API keys, scoped by permission; each secret is shown once' },
   { name: 'audit-logs', description: "An organization's audit log" },
   { name: 'domains', description: "An organization's email domains: DNS TXT verification and what each does at sign-in" },
+  { name: 'sso-connections', description: "An organization's SAML and OIDC connections to its own identity provider" },
   {
     name: 'directories',
     description: "An organization's SCIM 2.0 directories: the identity provider provisions people as memberships and groups as roles",
