@@ -40,7 +40,7 @@ export function DirectoriesPage() {
   );
 
   return (
-    <div data-testid="page-directories">
+    <div data-testid="page-directory-sync">
       <PageHeader
         title="Directory sync"
         description="Let your identity provider (Okta, Entra ID, ...) add, update and remove your organization's people over SCIM 2.0, and give them roles by group."
