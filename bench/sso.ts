@@ -64,6 +64,8 @@ export async function runSsoBenches(
     await database.db
       .insert(organizations)
       .values({ id: tenantId, slug: `bench-sso-${tenantId.slice(-6).toLowerCase()}`, name: 'Bench SSO', kind: 'tenant' });
+    // Every sign-in makes a new member: seats enough for all of them (the default plan has 10).
+    await database.sql`update subscriptions set seats = 1000000 where tenant_id = ${tenantId}`;
     await database.db
       .insert(organizationDomains)
       .values({ id: newId('domain'), tenantId, domain, verificationToken: 'x', verifiedAt: new Date() });
