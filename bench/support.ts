@@ -57,7 +57,7 @@ export function buildSvc(root: string): void {
     cwd: root,
     stdio: 'inherit',
   });
-  copyFileSync(path.join(root, 'apps/api/src/http/hosted.css'), path.join(root, 'apps/api/dist/http/hosted.css'));
+  copyFileSync(path.join(root, 'apps/api/src/modules/shared/hosted.css'), path.join(root, 'apps/api/dist/modules/shared/hosted.css'));
 }
 
 /**

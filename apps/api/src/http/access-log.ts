@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { requestIdOf } from './errors.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
 
 /**
  * One line per request, written when the response finishes. A plain listener instead of a child

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppServices } from '../context.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
 import type { Edge } from './edge.ts';
-import { asAppError, requestIdOf, sendAppError, sendError } from './errors.ts';
+import { asAppError, sendAppError, sendError } from './errors.ts';
 
 /**
  * How a route served before Express (the /v1 adapter, the OpenID Provider documents) runs: the edge first (rate

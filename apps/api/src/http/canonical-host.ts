@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { escapeHtml, hostedPage } from '../modules/auth/pages.ts';
+import { escapeHtml, hostedPage } from '../modules/shared/hosted-page.ts';
 import type { ProxyTrust } from './client-ip.ts';
 import { normalizePath } from './edge.ts';
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
-import { FAVICON_LINK } from './favicon.ts';
+import { FAVICON_LINK } from '../modules/shared/hosted-page.ts';
 
 const require = createRequire(import.meta.url);
 

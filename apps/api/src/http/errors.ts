@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, type ErrorCode, statusOf } from '@svc/contracts/errors';
 import { isDatabaseUnavailable } from '@svc/db/client';
+import { requestIdOf } from '../modules/shared/request-id.ts';
+import { upgradeUrlFor } from '../modules/subscriptions/upgrade-url.ts';
 
 /** Retry-After (seconds) of a 503 service_unavailable that does not set its own. */
 export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
@@ -30,14 +32,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, jso
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));
   res.end(json);
-}
-
-/**
- * Where an organization can change its plan: SUBSCRIPTION_UPGRADE_URL with `{organizationId}`
- * filled in, or null when it is not configured.
- */
-export function upgradeUrlFor(template: string | null, organizationId: string): string | null {
-  return template === null ? null : template.replaceAll('{organizationId}', encodeURIComponent(organizationId));
 }
 
 /**
@@ -105,8 +99,4 @@ export function sendValidationFailed(req: IncomingMessage, res: ServerResponse, 
   sendJson(res, statusOf('validation_failed'), {
     error: errorBody('validation_failed', 'Input validation failed', requestIdOf(req), { issues }),
   });
-}
-
-export function requestIdOf(req: IncomingMessage): string {
-  return (req as IncomingMessage & { id?: string }).id ?? 'unknown';
 }

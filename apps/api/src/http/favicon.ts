@@ -1,13 +1,8 @@
 import { Router } from 'express';
+import { FAVICON_PATH } from '../modules/shared/hosted-page.ts';
 
 /** svc's icon: the brand blue, a rounded square with a keyhole. */
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#3451d1"/><circle cx="16" cy="13" r="5" fill="#fff"/><path d="M13.5 16.5h5l1.5 9h-8z" fill="#fff"/></svg>`;
-
-/** Where every page svc serves points its icon. */
-export const FAVICON_PATH = '/favicon.svg';
-
-/** The `<link>` every HTML page svc serves carries in its head. */
-export const FAVICON_LINK = `<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">`;
 
 /**
  * The icon at /favicon.svg, and at /favicon.ico for clients that ask there without reading the

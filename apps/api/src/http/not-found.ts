@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
-import { escapeHtml, hostedPage } from '../modules/auth/pages.ts';
-import { requestIdOf, sendError } from './errors.ts';
+import { escapeHtml, hostedPage } from '../modules/shared/hosted-page.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
+import { sendError } from './errors.ts';
 
 /** The APIs: their 404 is the JSON error body whatever Accept says (docs/architecture.md section 4). */
 const API_PREFIXES = ['/v1', '/trpc'];

@@ -155,7 +155,7 @@ const SUBSCRIPTION_REFUSAL_RESPONSE = {
 };
 
 /**
- * `/v1/platform/engine/*` (modules/platform/engine-proxy.ts): one GET per allowlisted engine
+ * `/v1/platform/engine/*` (http/engine-proxy.ts): one GET per allowlisted engine
  * admin API path, so the document lists exactly what the proxy forwards.
  */
 function enginePaths(): Record<string, unknown> {
@@ -200,7 +200,7 @@ function enginePaths(): Record<string, unknown> {
   return paths;
 }
 
-/** GET /v1/exports/{id}/download (modules/exports/download.ts): a streamed file, so plain Express. */
+/** GET /v1/exports/{id}/download (http/exports-download.ts): a streamed file, so plain Express. */
 function exportPaths(): Record<string, unknown> {
   return {
     '/exports/{id}/download': {

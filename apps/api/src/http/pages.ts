@@ -1,11 +1,12 @@
 import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../context.ts';
-import { hostedPage, sendBrandedPage, signInPage } from '../modules/auth/pages.ts';
 import { DEFAULT_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
 import { continueLogout } from '../modules/oidc-provider/logout.ts';
-import { FAVICON_PATH } from './favicon.ts';
-import { allowFormRedirectTo } from './security-headers.ts';
+import { allowFormRedirectTo } from '../modules/shared/csp.ts';
+import { FAVICON_PATH, hostedPage } from '../modules/shared/hosted-page.ts';
+import { sendBrandedPage } from './hosted/page.ts';
+import { signInPage } from './hosted/sign-in-pages.ts';
 
 /** The landing page: what svc is and where to go, in the hosted pages' look. */
 const LANDING = hostedPage(

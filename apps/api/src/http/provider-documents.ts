@@ -13,7 +13,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
  * oidc-provider rather than walked through every router of the Express app. The edge (request
  * id, log, headers, CORS, rate limit) is the same code the Express app and the /v1 adapter run.
  * Everything else under /oidc (the browser's pages, userinfo, preflights) goes through Express
- * (modules/oidc-provider/routes.ts).
+ * (http/oidc/routes.ts).
  *
  * Returns a function that takes the request (true) or leaves it to the others (false).
  */

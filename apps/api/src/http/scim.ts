@@ -29,7 +29,8 @@ import {
   type ScimCaller,
   type ScimDeps,
 } from '../modules/scim/service.ts';
-import { asAppError, requestIdOf } from './errors.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
+import { asAppError } from './errors.ts';
 import { readJsonBody } from './json-body.ts';
 
 // The SCIM 2.0 service provider of every directory (docs/enterprise.md "Directory sync"):

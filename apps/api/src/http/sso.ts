@@ -5,15 +5,15 @@ import type { AppServices } from '../context.ts';
 import { requestMetaOf } from '../modules/access/audit.ts';
 import { cookieNames, setCookie } from '../modules/auth/cookies.ts';
 import { OidcError, type RelyingParty } from '../modules/auth/oidc-client.ts';
-import { escapeHtml, hostedPage } from '../modules/auth/pages.ts';
 import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../modules/auth/return-to.ts';
 import { createSession } from '../modules/session-store/service.ts';
+import { escapeHtml, hostedPage } from '../modules/shared/hosted-page.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
 import { beginSsoSignIn, requestOfRelay } from '../modules/sso/flow.ts';
 import { classifyOidcError, oidcProfile, relyingPartyOf } from '../modules/sso/oidc.ts';
 import { SAML_RESPONSE_MAX_CHARS, SsoError, spMetadata, validateSamlResponse } from '../modules/sso/saml.ts';
 import { type SsoProfile, samlProfile, signInWithSso } from '../modules/sso/sign-in.ts';
 import { ssoDeps } from '../trpc/routers/sso.ts';
-import { requestIdOf } from './errors.ts';
 
 function one(value: unknown): string | undefined {
   return typeof value === 'string' && value.length <= MAX_RETURN_TO ? value : undefined;

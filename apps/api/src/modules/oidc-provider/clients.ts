@@ -80,7 +80,7 @@ export function clientMetadataOf(found: ApplicationWithOrganization, opts: { try
   return {
     client_id: application.id,
     client_name: application.name,
-    // Shown on the hosted sign-in of the client's authorization requests (routes.ts).
+    // Shown on the hosted sign-in of the client's authorization requests (http/oidc/routes.ts).
     ...(application.logoUrl ? { logo_uri: application.logoUrl } : {}),
     application_type: 'web',
     redirect_uris: redirectUris.length > 0 ? redirectUris : [opts.tryCallbackUrl],

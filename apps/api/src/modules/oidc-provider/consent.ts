@@ -3,15 +3,26 @@ import type { SessionWithUser } from '@svc/db/queries/sessions';
 import { findResourcePermissions } from '@svc/db/queries/token-resources';
 import { isOrgAdminRole, mayExercise } from '../access/authorize.ts';
 import { grantsOfRole } from '../access/role-grants.ts';
-import type { ConsentView } from '../auth/pages.ts';
 import { controlPlanePermissions } from '../mcp/resource.ts';
 import { type GrantOrganization, OIDC_SCOPES, selectableOrganizations } from './accounts.ts';
 
 /**
  * The consent of a third-party client's authorization (docs/oidc.md, "Consent"): which
  * organization it acts for, what it asks that the grant does not hold yet, and what the person
- * may grant of it. routes.ts shows the page and records the answer; grants.ts loads the grant.
+ * may grant of it. http/oidc/routes.ts shows the page (http/hosted/sign-in-pages.ts consentPage) and records the
+ * answer; grants.ts loads the grant.
  */
+
+/** What a third-party client asks a person for, as its consent page shows it. */
+export type ConsentView = {
+  /** Its name and logo URL as its metadata document gives them, and the host of its client_id URL. */
+  client: { name: string; logoUrl: string | null; host: string };
+  organization: { name: string; slug: string };
+  /** The OpenID scopes asked for (openid, email, ...), in words. */
+  scopes: { scope: string; words: string }[];
+  /** Per API: each permission asked for, described, and whether the person holds it there. */
+  apis: { name: string; identifier: string; permissions: { name: string; description: string; grantable: boolean }[] }[];
+};
 
 /** The OpenID scopes in words, as the consent page says them. */
 const SCOPE_WORDS: Record<string, string> = {

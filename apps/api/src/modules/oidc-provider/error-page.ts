@@ -1,4 +1,4 @@
-import { escapeHtml, hostedPage } from '../auth/pages.ts';
+import { escapeHtml, hostedPage } from '../shared/hosted-page.ts';
 
 /** The longest sent URL the page repeats; past it, the start and an ellipsis. */
 const SHOWN_URL_LENGTH = 300;

@@ -3,10 +3,10 @@ import type { Db } from '@svc/db/client';
 import { recordApplicationSignIn } from '@svc/db/queries/session-applications';
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { requestIdOf } from '../../http/errors.ts';
 import { recordAudit, requestMetaOf } from '../access/audit.ts';
 import type { ApplicationCache } from '../applications/cache.ts';
 import { mayConnect } from '../connected-apps/service.ts';
+import { requestIdOf } from '../shared/request-id.ts';
 import { type GrantOrganization, organizationOfGrant, type SvcSessionOf, selectableOrganizations } from './accounts.ts';
 import { membersOnlyOrganization } from './clients.ts';
 import { errors, interactionPolicy } from './library.ts';
@@ -117,7 +117,7 @@ export async function grantFor(deps: GrantDeps, ctx: KoaContextWithOIDC) {
 
 /**
  * A third-party client (metadata-documents.ts) gets only what the person allowed on the consent
- * page (routes.ts): the grant that page saved (the interaction's result), else the one this
+ * page (http/oidc/routes.ts): the grant that page saved (the interaction's result), else the one this
  * provider session already holds for the client, as long as it is the person's, for the client,
  * and for an organization the person is still an active member of (and the one the request
  * names, if it names one). Undefined otherwise: oidc-provider then asks for consent, as it does

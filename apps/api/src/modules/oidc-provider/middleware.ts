@@ -1,7 +1,7 @@
 import type { Db, Sql } from '@svc/db/client';
 import { revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { allowFormRedirectTo } from '../../http/security-headers.ts';
+import { allowFormRedirectTo } from '../shared/csp.ts';
 import type { ProviderInstance } from './library.ts';
 import { OIDC_ROUTES } from './paths.ts';
 import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
@@ -17,7 +17,7 @@ import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
  * are first-party and svc shows no consent screen, and a refresh token lives only as long as the
  * svc session: an authorization request asking for `offline_access` without naming a prompt is
  * read as prompt=consent, so any OIDC library gets its refresh token. A third-party client's
- * consent page (routes.ts) then shows only when something is asked that its grant does not hold
+ * consent page (http/oidc/routes.ts) then shows only when something is asked that its grant does not hold
  * yet, so an agent asking for offline_access is not asked again each time. An explicit prompt is left
  * as sent (prompt=none cannot be combined, and drops offline_access as the standard says).
  */

@@ -9,7 +9,7 @@ import { promiseHooksOn } from '../../../../../test/support/promise-hooks.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import type { RunningServer } from '../../server.ts';
 import { getOrCreateKeylessApplication } from '../applications/service.ts';
-import { escapeHtml } from '../auth/pages.ts';
+import { escapeHtml } from '../shared/hosted-page.ts';
 
 const REDIRECT = 'https://app.example.com/callback';
 

@@ -5,7 +5,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { OIDC_ROUTES } from './paths.ts';
 
 /**
- * The token exchange of the console's try sign-in (try-sign-in.ts), over a loopback listener of
+ * The token exchange of the console's try sign-in (http/oidc/try-sign-in.ts), over a loopback listener of
  * this process that hands requests to the provider (`callback`) as svc's public listener does.
  */
 export class TryCodeExchange {

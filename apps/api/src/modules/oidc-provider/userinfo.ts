@@ -73,7 +73,7 @@ function organizationOf(payload: JWTPayload) {
  * does not take; svc verifies them with its keys and answers the claims of the token's scopes as
  * they are now, while the token's grant and the svc session it was issued under stand. Only a
  * token for the client itself (aud = client id, scope openid): a token for one of the product's
- * APIs is that API's, not a key to the person's profile. The userinfo endpoint (routes.ts) and
+ * APIs is that API's, not a key to the person's profile. The userinfo endpoint (http/oidc/routes.ts) and
  * the try sign-in page both answer with this.
  */
 export async function userinfoOf(services: UserinfoServices, token: string): Promise<UserinfoAnswer> {

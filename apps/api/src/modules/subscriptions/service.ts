@@ -26,13 +26,13 @@ import {
   updateSubscription,
   updateSubscriptionPlan,
 } from '@svc/db/queries/subscriptions';
-import { upgradeUrlFor } from '../../http/errors.ts';
 import { type RequestMeta, recordAudit, recordOrganizationEvents } from '../access/audit.ts';
 import type { Access } from '../access/authorize.ts';
 import type { UserPrincipal } from '../access/principal.ts';
 import { recordReachedThresholds } from '../usage/thresholds.ts';
 import { type FeaturesChange, featuresChange } from './entitlements.ts';
 import { limitsOf, seatLimitOf, subscriptionBlock, usagePeriod } from './rules.ts';
+import { upgradeUrlFor } from './upgrade-url.ts';
 
 const NO_SUBSCRIPTION = 'this workspace has no subscription: the platform and keyless workspaces are never limited';
 const PLAN_NOT_FOUND = 'subscription plan not found';

@@ -12,7 +12,6 @@ import {
   ZRevokeInvitationRequest,
 } from '@svc/contracts/invitations';
 import type { AppServices } from '../../context.ts';
-import { invitationSendLimit } from '../../modules/invitations/send-limit.ts';
 import {
   acceptInvitation,
   createInvitation,
@@ -24,6 +23,7 @@ import {
 } from '../../modules/invitations/service.ts';
 import { resolveAccess } from '../access.ts';
 import { router } from '../init.ts';
+import { invitationSendLimit } from '../invitation-send-limit.ts';
 import { controlProcedure, controlProcedureWithQuerySlug, userControlProcedure } from '../procedures.ts';
 
 /** What issuing an invitation (create, resend) needs from the running service. */

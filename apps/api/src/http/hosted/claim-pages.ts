@@ -1,7 +1,7 @@
-import { COPY_SCRIPT_TAG } from '../../http/copy-button.ts';
-import { escapeHtml, hostedPage } from '../auth/pages.ts';
-import { CLAIM_PATH, type ClaimableApplication, type ClaimedApplication } from './claim.ts';
-import { consoleApplicationPath } from './console-link.ts';
+import { CLAIM_PATH, type ClaimableApplication, type ClaimedApplication } from '../../modules/applications/claim.ts';
+import { consoleApplicationPath } from '../../modules/applications/console-link.ts';
+import { escapeHtml, hostedPage } from '../../modules/shared/hosted-page.ts';
+import { COPY_SCRIPT_TAG } from '../copy-button.ts';
 
 type Urls = ClaimableApplication['urls'];
 
@@ -27,7 +27,7 @@ function hasUrls(urls: Urls): boolean {
 }
 
 /**
- * The choice of client type (claim.ts ClaimClientType), required and not preselected: a server
+ * The choice of client type (modules/applications/claim.ts ClaimClientType), required and not preselected: a server
  * app that keeps getting no secret, or a browser app asked for one, would stop signing in.
  */
 const CLIENT_TYPE_CHOICE = `<fieldset><legend>How does your app sign in?</legend>

@@ -1,16 +1,22 @@
-import { AppError, statusOf } from '@svc/contracts/errors';
 import { isIdOf } from '@svc/contracts/ids';
 import express, { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
-import { fromAllowedOrigin } from '../../http/csrf.ts';
-import { requestIdOf } from '../../http/errors.ts';
-import { refusedInput } from '../../http/input-guard.ts';
-import { requestMetaOf } from '../access/audit.ts';
-import { pageSessionOrSignIn } from '../account/require-session.ts';
-import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
-import { messagePage } from '../auth/pages.ts';
-import { CLAIM_PATH, CLAIM_TOKEN_PATTERN, type ClaimRef, checkKeylessClaim, claimKeylessApplication, claimWorkspacesOf } from './claim.ts';
+import { requestMetaOf } from '../../modules/access/audit.ts';
+import { pageSessionOrSignIn } from '../../modules/account/require-session.ts';
+import {
+  CLAIM_PATH,
+  CLAIM_TOKEN_PATTERN,
+  type ClaimRef,
+  checkKeylessClaim,
+  claimKeylessApplication,
+  claimWorkspacesOf,
+} from '../../modules/applications/claim.ts';
+import { cookieNames, readCookie, setCookie } from '../../modules/auth/cookies.ts';
+import { messagePage } from '../../modules/shared/hosted-page.ts';
+import { requestIdOf } from '../../modules/shared/request-id.ts';
+import { refusedInput } from '../input-guard.ts';
 import { claimErrorPage, claimedPage, claimPage } from './claim-pages.ts';
+import { ownOriginCheck, seeOtherNoStore, sendHostedPage, sendRefusalPage } from './page.ts';
 
 /** Long enough to sign up at the engine; the cookie holds the claim link until the person is back. */
 const PENDING_CLAIM_SECONDS = 60 * 60;
@@ -28,20 +34,11 @@ export function keylessClaimRouter(services: AppServices): Router {
   const deps = { db, secretBox, keylessEnabled: config.keylessEnabled, applications };
   const names = cookieNames(config.publicUrl);
   const cookieName = `${names.secure ? '__Host-' : ''}svc_keyless_claim`;
-  const ownOrigin = new Set([new URL(config.publicUrl).origin]);
+  const fromOwnPage = ownOriginCheck(config.publicUrl);
   const r = Router();
 
-  function sendPage(res: Response, status: number, html: string): void {
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(status).type('html').send(html);
-  }
-
-  function sendRefusal(res: Response, error: unknown): void {
-    if (!(error instanceof AppError)) {
-      throw error;
-    }
-    sendPage(res, statusOf(error.code), claimErrorPage(error.code, error.message));
-  }
+  const sendPage = (res: Response, status: number, html: string) => sendHostedPage(res, status, html, { noStore: true });
+  const sendRefusal = (res: Response, error: unknown) => sendRefusalPage(res, error, claimErrorPage);
 
   function pendingClaim(req: Request): ClaimRef | undefined {
     const value = readCookie(req, cookieName) ?? '';
@@ -65,8 +62,7 @@ export function keylessClaimRouter(services: AppServices): Router {
         return;
       }
       setCookie(res, names, cookieName, `${application}.${token}`, PENDING_CLAIM_SECONDS);
-      res.setHeader('Cache-Control', 'no-store');
-      res.redirect(303, CLAIM_PATH);
+      seeOtherNoStore(res, CLAIM_PATH);
       return;
     }
     const ref = pendingClaim(req);
@@ -90,7 +86,7 @@ export function keylessClaimRouter(services: AppServices): Router {
 
   r.post(CLAIM_PATH, express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), async (req, res) => {
     // A form POST from any site would carry our cookies: only our own page may claim.
-    if (!fromAllowedOrigin(req, ownOrigin)) {
+    if (!fromOwnPage(req)) {
       sendPage(res, 403, claimErrorPage('csrf_rejected', 'Claim the application from its svc page.'));
       return;
     }

@@ -6,13 +6,14 @@ import type { Sql } from '@svc/db/client';
 import { EXPORT_SECTIONS, exportSectionCopySql } from '@svc/db/queries/exports';
 import express, { type Request, type Response } from 'express';
 import type { TransactionSql } from 'postgres';
-import type { AppServices } from '../../context.ts';
-import { asAppError, requestIdOf, sendAppError, sendError } from '../../http/errors.ts';
-import { principalOf } from '../access/principal.ts';
-import { NO_SESSION_MESSAGE } from '../auth/current-session.ts';
-import { CopyBinaryRows } from './copy-binary.ts';
-import { downloadFilename, EXPORT_FORMATS } from './serialize.ts';
-import { type ExportDownload, prepareDownload } from './service.ts';
+import type { AppServices } from '../context.ts';
+import { principalOf } from '../modules/access/principal.ts';
+import { NO_SESSION_MESSAGE } from '../modules/auth/current-session.ts';
+import { CopyBinaryRows } from '../modules/exports/copy-binary.ts';
+import { downloadFilename, EXPORT_FORMATS } from '../modules/exports/serialize.ts';
+import { type ExportDownload, prepareDownload } from '../modules/exports/service.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
+import { asAppError, sendAppError, sendError } from './errors.ts';
 
 /**
  * Bytes gathered before a write: fewer, larger writes, and a small bounded buffer whatever the
@@ -248,7 +249,7 @@ export async function writeExport(pg: Sql, download: ExportDownload, sink: Sink)
  * procedures (session cookie or tenant API key, `exports.create`, org admins) and the same
  * answers: 401, 404 for another organization's export, 403, then 409 export_not_ready or
  * export_failed. The edge has already applied the rate limit. The body is JSON or CSV
- * (serialize.ts), an attachment, never cached.
+ * (modules/exports/serialize.ts), an attachment, never cached.
  */
 export function exportDownloadRouter(services: AppServices): express.Router {
   const router = express.Router();

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
  * The design tokens (apps/console/src/tokens.css, the one list the console imports too), then
  * hosted.css beside this file: read once at startup from the sources, so hosted pages never wait
  * on the console's build, without comments and runs of white space. The `<style>` of every hosted
- * page (modules/auth/pages.ts hostedPage).
+ * page (hosted-page.ts hostedPage).
  */
-export const HOSTED_TOKENS_URL = new URL('../../../console/src/tokens.css', import.meta.url);
+export const HOSTED_TOKENS_URL = new URL('../../../../console/src/tokens.css', import.meta.url);
 
 const minify = (css: string) =>
   css

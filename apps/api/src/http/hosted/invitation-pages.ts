@@ -1,5 +1,5 @@
-import { escapeHtml, hostedPage } from '../auth/pages.ts';
-import type { InvitationPreview } from './service.ts';
+import type { InvitationPreview } from '../../modules/invitations/service.ts';
+import { escapeHtml, hostedPage } from '../../modules/shared/hosted-page.ts';
 
 const RETURN_HERE = `return_to=${encodeURIComponent('/invitations/accept')}`;
 

@@ -1,15 +1,16 @@
 import { statusOf } from '@svc/contracts/errors';
 import express, { type Request, type Response } from 'express';
-import type { AppServices } from '../../context.ts';
-import { errorBody, requestIdOf, sendError, sendJson } from '../../http/errors.ts';
-import { isPlatformAdmin } from '../access/authorize.ts';
-import { sessionOf } from '../auth/current-session.ts';
-import { MAX_ENGINE_QUERY_CHARS, matchEngineProxyPath } from './engine-allowlist.ts';
-import { callEngineAdminApi } from './engine-client.ts';
+import type { AppServices } from '../context.ts';
+import { isPlatformAdmin } from '../modules/access/authorize.ts';
+import { sessionOf } from '../modules/auth/current-session.ts';
+import { MAX_ENGINE_QUERY_CHARS, matchEngineProxyPath } from '../modules/platform/engine-allowlist.ts';
+import { callEngineAdminApi } from '../modules/platform/engine-client.ts';
+import { requestIdOf } from '../modules/shared/request-id.ts';
+import { errorBody, sendError, sendJson } from './errors.ts';
 
 /**
  * `/v1/platform/engine/*` (docs/architecture.md section 7): platform admins read an allowlist of the engine's
- * admin API (engine-allowlist.ts) through svc, which adds the server-side ENGINE_ADMIN_TOKEN.
+ * admin API (modules/platform/engine-allowlist.ts) through svc, which adds the server-side ENGINE_ADMIN_TOKEN.
  *
  * The order of checks is the security property. Who the caller is comes first: anonymous is 401,
  * and a signed-in user outside the platform admin group gets one and the same 403 whatever the

@@ -1,27 +1,5 @@
-import type { Response } from 'express';
-import { FAVICON_LINK, FAVICON_PATH } from '../../http/favicon.ts';
-import { HOSTED_STYLE } from '../../http/hosted-style.ts';
-import { allowHttpsImages } from '../../http/security-headers.ts';
-
-/** Escapes text for HTML element and attribute content. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/**
- * A hosted page: one card in the console's look (http/hosted.css), no scripts (the CSP allows
- * none inline); `wide` for tables of data. `body` holds the page's one <h1>.
- */
-export function hostedPage(title: string, body: string, opts: { wide?: boolean } = {}): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>${escapeHtml(title)}</title>${FAVICON_LINK}<style>${HOSTED_STYLE}</style></head><body><main${opts.wide ? ' class="wide"' : ''}>${body}</main></body></html>`;
-}
-
-export function messagePage(title: string, detail: string, linkHref: string): string {
-  return hostedPage(
-    title,
-    `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><a class="button" href="${escapeHtml(linkHref)}">Continue</a>`,
-  );
-}
+import type { ConsentView } from '../../modules/oidc-provider/consent.ts';
+import { escapeHtml, FAVICON_PATH, hostedPage } from '../../modules/shared/hosted-page.ts';
 
 /**
  * The application a hosted sign-in is for, as its page shows it: the application of the OpenID
@@ -41,18 +19,6 @@ function brandMark(application: ApplicationBrand | undefined): string {
   }
   const initial = Array.from(application.name.trim())[0]?.toUpperCase() ?? '';
   return `<div class="brand"><span class="brand__initial" aria-hidden="true">${escapeHtml(initial)}</span></div>`;
-}
-
-/**
- * Answers a hosted page branded for `application`. Only a page that shows the application's
- * logo (an https URL: checkLogoUrl) lets its CSP load https images; scripts and everything else
- * stay as edge.ts set them.
- */
-export function sendBrandedPage(res: Response, application: ApplicationBrand | undefined, html: string): void {
-  if (application?.logoUrl) {
-    allowHttpsImages(res);
-  }
-  res.type('html').send(html);
 }
 
 /**
@@ -135,16 +101,6 @@ export function organizationPage(
     `${brandMark(application)}<h1 data-testid="hosted-heading">Continue to ${name} as</h1><form method="post" action="${escapeHtml(action)}">${buttons}</form><p class="muted">${name} will act for the organization you choose.</p>`,
   );
 }
-
-/** What a third-party client asks a person for, as its consent page shows it. */
-export type ConsentView = {
-  client: ApplicationBrand & { host: string };
-  organization: { name: string; slug: string };
-  /** The OpenID scopes asked for (openid, email, ...), in words. */
-  scopes: { scope: string; words: string }[];
-  /** Per API: each permission asked for, described, and whether the person holds it there. */
-  apis: { name: string; identifier: string; permissions: { name: string; description: string; grantable: boolean }[] }[];
-};
 
 /**
  * The consent page of a third-party client's authorization (docs/oidc.md, "Consent"): who asks

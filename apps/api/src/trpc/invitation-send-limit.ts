@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { AppServices } from '../../context.ts';
-import { spendBudget } from '../../http/rate-limit.ts';
+import type { AppServices } from '../context.ts';
+import { spendBudget } from '../http/rate-limit.ts';
 
 /**
  * The per-email budget of invitation sends (docs/architecture.md section 7: "tight per email on ... invitation

@@ -3,20 +3,20 @@ import { PUBLISHABLE_KEY_PATTERN } from '@svc/contracts/keys';
 import { findApplication, findApplicationTenantId } from '@svc/db/queries/applications';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
-import { fromAllowedOrigin } from '../../http/csrf.ts';
-import { requestIdOf } from '../../http/errors.ts';
-import type { RateLimiter } from '../../http/rate-limit.ts';
-import { requestMetaOf } from '../access/audit.ts';
-import { signInFromEngine } from '../identity/service.ts';
-import { createSession, engineIdTokenOf, revokeSession } from '../session-store/service.ts';
-import { connectionForEmail } from '../sso/flow.ts';
-import { cookieNames, readCookie, setCookie } from './cookies.ts';
-import { sessionOf } from './current-session.ts';
-import { type HandOff, handOffUrl } from './engine-presets.ts';
-import { OidcError } from './oidc-client.ts';
-import { hostedPage, messagePage } from './pages.ts';
-import { createPendingLogin, PENDING_LOGIN_TTL_MS, redeemPendingLogin } from './pending-login.ts';
-import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from './return-to.ts';
+import { requestMetaOf } from '../../modules/access/audit.ts';
+import { cookieNames, readCookie, setCookie } from '../../modules/auth/cookies.ts';
+import { sessionOf } from '../../modules/auth/current-session.ts';
+import { type HandOff, handOffUrl } from '../../modules/auth/engine-presets.ts';
+import { OidcError } from '../../modules/auth/oidc-client.ts';
+import { createPendingLogin, PENDING_LOGIN_TTL_MS, redeemPendingLogin } from '../../modules/auth/pending-login.ts';
+import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../../modules/auth/return-to.ts';
+import { signInFromEngine } from '../../modules/identity/service.ts';
+import { createSession, engineIdTokenOf, revokeSession } from '../../modules/session-store/service.ts';
+import { hostedPage, messagePage } from '../../modules/shared/hosted-page.ts';
+import { requestIdOf } from '../../modules/shared/request-id.ts';
+import { connectionForEmail } from '../../modules/sso/flow.ts';
+import type { RateLimiter } from '../rate-limit.ts';
+import { ownOriginCheck, sendHostedPage } from './page.ts';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
@@ -33,7 +33,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   const names = cookieNames(config.publicUrl);
   const r = Router();
 
-  const ownOrigin = new Set([new URL(config.publicUrl).origin]);
+  const fromOwnPage = ownOriginCheck(config.publicUrl);
 
   async function applicationAllowlist(publishableKey: string | undefined): Promise<{ id: string; redirectUrls: string[] } | null> {
     if (!publishableKey || !PUBLISHABLE_KEY_PATTERN.test(publishableKey)) {
@@ -63,16 +63,15 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   async function startHandOff(req: Request, res: Response, handOff: HandOff, loginHint?: string): Promise<void> {
     if (handOff !== 'password' && !config.engine.offers.handOffs[handOff]) {
       // Never a link into a page the engine does not have (docs/engines.md): svc says so itself.
-      res
-        .status(404)
-        .type('html')
-        .send(
-          messagePage(
-            'Not available here',
-            'Your identity provider does not offer this through svc. Ask your administrator.',
-            one(req.query.return_to)?.startsWith('/user') ? '/user' : '/signin',
-          ),
-        );
+      sendHostedPage(
+        res,
+        404,
+        messagePage(
+          'Not available here',
+          'Your identity provider does not offer this through svc. Ask your administrator.',
+          one(req.query.return_to)?.startsWith('/user') ? '/user' : '/signin',
+        ),
+      );
       return;
     }
     const application = await applicationAllowlist(one(req.query.publishable_key));
@@ -109,10 +108,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
   r.get('/auth/login', async (req, res) => {
     const loginHint = one(req.query.login_hint)?.trim().toLowerCase();
     if (loginHint !== undefined && loginHint !== '' && !EMAIL.test(loginHint)) {
-      res
-        .status(400)
-        .type('html')
-        .send(messagePage('That does not look like an email address', 'Go back and check it.', '/signin'));
+      sendHostedPage(res, 400, messagePage('That does not look like an email address', 'Go back and check it.', '/signin'));
       return;
     }
     if (loginHint) {
@@ -120,10 +116,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       const decision = await limiter.take(`signin:${loginHint}`, config.rateLimit.signinPerMinute);
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
-        res
-          .status(429)
-          .type('html')
-          .send(messagePage('Too many sign-in attempts', `Try again in ${decision.resetSeconds} seconds.`, '/signin'));
+        sendHostedPage(res, 429, messagePage('Too many sign-in attempts', `Try again in ${decision.resetSeconds} seconds.`, '/signin'));
         return;
       }
     }
@@ -165,10 +158,11 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       } else {
         logger.info({ reason }, 'sign-in callback refused');
       }
-      res
-        .status(400)
-        .type('html')
-        .send(messagePage('Sign-in could not be completed', 'It may have expired or been opened twice. Please start again.', '/signin'));
+      sendHostedPage(
+        res,
+        400,
+        messagePage('Sign-in could not be completed', 'It may have expired or been opened twice. Please start again.', '/signin'),
+      );
     };
     if (!handle) {
       fail('no pending-login cookie');
@@ -200,16 +194,15 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
       // engine, whatever email they typed where; platform admins excepted (docs/enterprise.md).
       if (!identity.groups.includes(config.platformAdminGroup) && (await connectionForEmail(db, identity.email))?.required) {
         logger.info({ reason: 'sso_required' }, 'engine sign-in refused: the domain requires SSO');
-        res
-          .status(403)
-          .type('html')
-          .send(
-            messagePage(
-              'Sign in with your organization',
-              'Your organization requires single sign-on for your email address (sso_required). Sign in again with your email: svc sends you to your organization’s identity provider.',
-              '/signin',
-            ),
-          );
+        sendHostedPage(
+          res,
+          403,
+          messagePage(
+            'Sign in with your organization',
+            'Your organization requires single sign-on for your email address (sso_required). Sign in again with your email: svc sends you to your organization’s identity provider.',
+            '/signin',
+          ),
+        );
         return;
       }
       const outcome = await signInFromEngine(db, identity, {
@@ -239,10 +232,7 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
         return;
       }
       if ((error as { code?: string }).code === 'user_suspended') {
-        res
-          .status(403)
-          .type('html')
-          .send(messagePage('This account is suspended', 'Ask an administrator of your organization.', '/'));
+        sendHostedPage(res, 403, messagePage('This account is suspended', 'Ask an administrator of your organization.', '/'));
         return;
       }
       throw error;
@@ -262,11 +252,8 @@ export function authRouter(services: AppServices, limiter: RateLimiter): Router 
 
   r.post('/auth/logout', async (req, res) => {
     // A form POST from any site would carry our cookie: only our own pages may sign out.
-    if (!fromAllowedOrigin(req, ownOrigin)) {
-      res
-        .status(403)
-        .type('html')
-        .send(messagePage('Sign-out refused', 'Sign out from svc itself.', '/auth/logout'));
+    if (!fromOwnPage(req)) {
+      sendHostedPage(res, 403, messagePage('Sign-out refused', 'Sign out from svc itself.', '/auth/logout'));
       return;
     }
     const current = await sessionOf(services, req);

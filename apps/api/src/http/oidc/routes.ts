@@ -2,22 +2,29 @@ import type { SessionWithUser } from '@svc/db/queries/sessions';
 import express, { type Request, type Response, Router } from 'express';
 import { decodeJwt } from 'jose';
 import type { AppServices } from '../../context.ts';
-import { fromAllowedOrigin } from '../../http/csrf.ts';
-import { sendError } from '../../http/errors.ts';
-import { allowFormRedirectTo } from '../../http/security-headers.ts';
-import { sessionOf } from '../auth/current-session.ts';
-import { type ApplicationBrand, consentPage, messagePage, organizationPage, sendBrandedPage, signInPage } from '../auth/pages.ts';
-import { mayConnect } from '../connected-apps/service.ts';
-import { controlPlaneResource } from '../mcp/resource.ts';
-import { connectionForOrganizationSlug } from '../sso/flow.ts';
-import { organizationOfGrant, selectableOrganizations } from './accounts.ts';
-import { corsAllowed } from './clients.ts';
-import { consentAsked, consentOrganization, consentView, heldPermissions } from './consent.ts';
-import { NOT_ALLOWED_BY_ORGANIZATION } from './grants.ts';
-import { isThirdPartyClient } from './metadata-documents.ts';
-import { AUTHORIZATION_SERVER_METADATA_PATH, DISCOVERY_PATH, INTERACTION_PATH, OIDC_PREFIX, OIDC_ROUTES } from './paths.ts';
+import { sessionOf } from '../../modules/auth/current-session.ts';
+import { mayConnect } from '../../modules/connected-apps/service.ts';
+import { controlPlaneResource } from '../../modules/mcp/resource.ts';
+import { organizationOfGrant, selectableOrganizations } from '../../modules/oidc-provider/accounts.ts';
+import { corsAllowed } from '../../modules/oidc-provider/clients.ts';
+import { consentAsked, consentOrganization, consentView, heldPermissions } from '../../modules/oidc-provider/consent.ts';
+import { NOT_ALLOWED_BY_ORGANIZATION } from '../../modules/oidc-provider/grants.ts';
+import { isThirdPartyClient } from '../../modules/oidc-provider/metadata-documents.ts';
+import {
+  AUTHORIZATION_SERVER_METADATA_PATH,
+  DISCOVERY_PATH,
+  INTERACTION_PATH,
+  OIDC_PREFIX,
+  OIDC_ROUTES,
+} from '../../modules/oidc-provider/paths.ts';
+import { userinfoOf } from '../../modules/oidc-provider/userinfo.ts';
+import { allowFormRedirectTo } from '../../modules/shared/csp.ts';
+import { messagePage } from '../../modules/shared/hosted-page.ts';
+import { connectionForOrganizationSlug } from '../../modules/sso/flow.ts';
+import { sendError } from '../errors.ts';
+import { ownOriginCheck, sendBrandedPage, sendHostedPage } from '../hosted/page.ts';
+import { type ApplicationBrand, consentPage, organizationPage, signInPage } from '../hosted/sign-in-pages.ts';
 import { trySignInRouter } from './try-sign-in.ts';
-import { userinfoOf } from './userinfo.ts';
 
 /**
  * svc's OpenID Provider on the HTTP server: the hosted interaction, userinfo, then everything
@@ -28,13 +35,10 @@ import { userinfoOf } from './userinfo.ts';
  */
 export function oidcProviderRouter(services: AppServices): Router {
   const router = Router();
-  const ownOrigin = new Set([new URL(services.config.publicUrl).origin]);
+  const fromOwnPage = ownOriginCheck(services.config.publicUrl);
 
   function expired(res: Response): void {
-    res
-      .status(400)
-      .type('html')
-      .send(messagePage('This sign-in request has expired', 'Go back to the application and sign in again.', '/'));
+    sendHostedPage(res, 400, messagePage('This sign-in request has expired', 'Go back to the application and sign in again.', '/'));
   }
 
   /** The interaction of a request, or undefined (answered) when it is unknown or expired. */
@@ -50,7 +54,7 @@ export function oidcProviderRouter(services: AppServices): Router {
   type Interaction = NonNullable<Awaited<ReturnType<typeof detailsOf>>>;
 
   /**
-   * The consent page of a third-party client (consent.ts): after the organization (picked here
+   * The consent page of a third-party client (modules/oidc-provider/consent.ts): after the organization (picked here
    * when the person has several and the request names none), what the client asks that its grant
    * does not hold yet, each permission marked grantable when the person holds it there.
    */
@@ -86,7 +90,7 @@ export function oidcProviderRouter(services: AppServices): Router {
       sendBrandedPage(res, input.brand, organizationPage(input.here, input.brand, current.memberships));
       return;
     }
-    // Nobody is asked to allow what the organization does not (connected-apps/service.ts).
+    // Nobody is asked to allow what the organization does not (modules/connected-apps/service.ts).
     if (!(await mayConnect(services.db, { organizationId: chosen.organization.id, clientId: input.clientId }))) {
       await services.oidc.provider.interactionFinished(
         req,
@@ -211,7 +215,7 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
     const here = `${INTERACTION_PATH}/${details.uid}`;
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
-    // Which application the person signs in to: the client of the request (clients.ts gives it
+    // Which application the person signs in to: the client of the request (modules/oidc-provider/clients.ts gives it
     // the application's name and logo).
     // A third-party client without a name is named by its client_id URL's host.
     const thirdPartyHost = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : undefined;
@@ -316,11 +320,8 @@ export function oidcProviderRouter(services: AppServices): Router {
   });
 
   router.post(`${INTERACTION_PATH}/:uid`, express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
-    if (!fromAllowedOrigin(req, ownOrigin)) {
-      res
-        .status(403)
-        .type('html')
-        .send(messagePage('Request refused', 'Pick the organization on svc itself.', '/'));
+    if (!fromOwnPage(req)) {
+      sendHostedPage(res, 403, messagePage('Request refused', 'Pick the organization on svc itself.', '/'));
       return;
     }
     const details = await detailsOf(req, res);
@@ -336,10 +337,11 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
     const picked = typeof req.body?.organization === 'string' ? req.body.organization : '';
     if (!selectableOrganizations(current).some((o) => o.id === picked)) {
-      res
-        .status(400)
-        .type('html')
-        .send(messagePage('Pick one of your organizations', 'Go back and pick again.', `${INTERACTION_PATH}/${details.uid}`));
+      sendHostedPage(
+        res,
+        400,
+        messagePage('Pick one of your organizations', 'Go back and pick again.', `${INTERACTION_PATH}/${details.uid}`),
+      );
       return;
     }
     if (isThirdPartyClient(clientId)) {
@@ -351,7 +353,7 @@ export function oidcProviderRouter(services: AppServices): Router {
     await services.oidc.provider.interactionFinished(req, res, { consent: {}, organization: picked }, { mergeWithLastSubmission: true });
   });
 
-  // Userinfo (userinfo.ts): the claims of the access token's scopes as they are now.
+  // Userinfo (modules/oidc-provider/userinfo.ts): the claims of the access token's scopes as they are now.
   // CORS as oidc-provider answers it at the token endpoint (clientBasedCORS): a preflight from any
   // origin (it carries no token); the answer itself is readable by an origin only when the
   // token's client allows it (its allowedOrigins), and the claims are never answered to another.
@@ -415,11 +417,8 @@ export function oidcProviderRouter(services: AppServices): Router {
   // The logout confirmation is a form on svc's own page: a post from any other site is refused
   // before oidc-provider checks its xsrf secret (which such a post cannot know either).
   router.post(`${OIDC_ROUTES.end_session}/confirm`, (req, res, next) => {
-    if (!fromAllowedOrigin(req, ownOrigin)) {
-      res
-        .status(403)
-        .type('html')
-        .send(messagePage('Sign-out refused', 'Sign out from the page svc shows you.', '/'));
+    if (!fromOwnPage(req)) {
+      sendHostedPage(res, 403, messagePage('Sign-out refused', 'Sign out from the page svc shows you.', '/'));
       return;
     }
     next();

@@ -1,17 +1,16 @@
-import { AppError, statusOf } from '@svc/contracts/errors';
 import { INVITATION_TOKEN_PATTERN } from '@svc/contracts/invitations';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
-import { fromAllowedOrigin } from '../../http/csrf.ts';
-import { requestIdOf } from '../../http/errors.ts';
-import { requestMetaOf } from '../access/audit.ts';
-import type { UserPrincipal } from '../access/principal.ts';
-import { pageSessionOrSignIn } from '../account/require-session.ts';
-import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
-import { sessionOf } from '../auth/current-session.ts';
-import { messagePage } from '../auth/pages.ts';
-import { invitationAcceptPage, invitationErrorPage, invitationSignInPage } from './pages.ts';
-import { acceptInvitation, previewInvitation } from './service.ts';
+import { requestMetaOf } from '../../modules/access/audit.ts';
+import type { UserPrincipal } from '../../modules/access/principal.ts';
+import { pageSessionOrSignIn } from '../../modules/account/require-session.ts';
+import { cookieNames, readCookie, setCookie } from '../../modules/auth/cookies.ts';
+import { sessionOf } from '../../modules/auth/current-session.ts';
+import { acceptInvitation, previewInvitation } from '../../modules/invitations/service.ts';
+import { messagePage } from '../../modules/shared/hosted-page.ts';
+import { requestIdOf } from '../../modules/shared/request-id.ts';
+import { invitationAcceptPage, invitationErrorPage, invitationSignInPage } from './invitation-pages.ts';
+import { ownOriginCheck, seeOtherNoStore, sendHostedPage, sendRefusalPage } from './page.ts';
 
 const PATH = '/invitations/accept';
 /** Long enough to sign up at the engine; the cookie holds the token until the invitee is back. */
@@ -29,24 +28,14 @@ export function invitationPagesRouter(services: AppServices): Router {
   const { config, db } = services;
   const names = cookieNames(config.publicUrl);
   const cookieName = `${names.secure ? '__Host-' : ''}svc_invitation`;
-  const ownOrigin = new Set([new URL(config.publicUrl).origin]);
+  const fromOwnPage = ownOriginCheck(config.publicUrl);
   const r = Router();
 
-  function sendPage(res: Response, status: number, html: string): void {
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(status).type('html').send(html);
-  }
-
-  function sendRefusal(res: Response, error: unknown): void {
-    if (!(error instanceof AppError)) {
-      throw error;
-    }
-    sendPage(
-      res,
-      statusOf(error.code),
-      invitationErrorPage(error.code, error.message, { verifyEmail: services.config.engine.offers.handOffs.email_verification }),
+  const sendPage = (res: Response, status: number, html: string) => sendHostedPage(res, status, html, { noStore: true });
+  const sendRefusal = (res: Response, error: unknown) =>
+    sendRefusalPage(res, error, (code, message) =>
+      invitationErrorPage(code, message, { verifyEmail: services.config.engine.offers.handOffs.email_verification }),
     );
-  }
 
   function pendingToken(req: Request): string | undefined {
     const token = readCookie(req, cookieName);
@@ -61,8 +50,7 @@ export function invitationPagesRouter(services: AppServices): Router {
         return;
       }
       setCookie(res, names, cookieName, fromLink, PENDING_INVITATION_SECONDS);
-      res.setHeader('Cache-Control', 'no-store');
-      res.redirect(303, PATH);
+      seeOtherNoStore(res, PATH);
       return;
     }
     const token = pendingToken(req);
@@ -85,7 +73,7 @@ export function invitationPagesRouter(services: AppServices): Router {
 
   r.post(PATH, async (req, res) => {
     // A form POST from any site would carry our cookies: only our own page may accept.
-    if (!fromAllowedOrigin(req, ownOrigin)) {
+    if (!fromOwnPage(req)) {
       sendPage(res, 403, invitationErrorPage('csrf_rejected', 'Accept the invitation from its svc page.'));
       return;
     }

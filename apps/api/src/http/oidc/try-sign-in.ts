@@ -4,14 +4,15 @@ import { SecretBoxError } from '@svc/db/secret-box';
 import { type Response, Router } from 'express';
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import type { AppServices } from '../../context.ts';
-import { asAppError } from '../../http/errors.ts';
-import { consoleApplicationPath } from '../applications/console-link.ts';
-import { getApplication } from '../applications/service.ts';
-import { cookieNames, readCookie, setCookie } from '../auth/cookies.ts';
-import { sessionOf } from '../auth/current-session.ts';
-import { escapeHtml, hostedPage, messagePage } from '../auth/pages.ts';
-import { OIDC_ROUTES, TRY_CALLBACK_PATH, TRY_SIGN_IN_PATH } from './paths.ts';
-import { userinfoOf } from './userinfo.ts';
+import { consoleApplicationPath } from '../../modules/applications/console-link.ts';
+import { getApplication } from '../../modules/applications/service.ts';
+import { cookieNames, readCookie, setCookie } from '../../modules/auth/cookies.ts';
+import { sessionOf } from '../../modules/auth/current-session.ts';
+import { OIDC_ROUTES, TRY_CALLBACK_PATH, TRY_SIGN_IN_PATH } from '../../modules/oidc-provider/paths.ts';
+import { userinfoOf } from '../../modules/oidc-provider/userinfo.ts';
+import { escapeHtml, hostedPage, messagePage } from '../../modules/shared/hosted-page.ts';
+import { asAppError } from '../errors.ts';
+import { sendHostedPage } from '../hosted/page.ts';
 
 /** How long a try sign-in may take between the console's button and the callback. */
 export const TRY_SIGN_IN_TTL_SECONDS = 10 * 60;
@@ -56,7 +57,7 @@ function random(): string {
  * - `GET /oidc/try/callback` redeems a code only for the browser that started the try: the cookie
  *   must open, be unexpired, carry the request's state and belong to the current svc session;
  *   otherwise the code is discarded unredeemed. The cookie is cleared in every case (one use).
- *   The code is redeemed at svc's own token endpoint (OpenIdProvider.tryCodes, try-code.ts), the ID token
+ *   The code is redeemed at svc's own token endpoint (OpenIdProvider.tryCodes, modules/oidc-provider/try-code.ts), the ID token
  *   and access token are verified with svc's JWKS (and the ID token's nonce), and userinfo is
  *   asked the same way the userinfo endpoint answers.
  */
@@ -71,10 +72,7 @@ export function trySignInRouter(services: AppServices): Router {
   }
 
   function refuse(res: Response, status: number, title: string, detail: string, applicationId?: string): void {
-    res
-      .status(status)
-      .type('html')
-      .send(messagePage(title, detail, consoleUrlOf(applicationId)));
+    sendHostedPage(res, status, messagePage(title, detail, consoleUrlOf(applicationId)));
   }
 
   // Before `/:applicationId`, which would take `callback` as an id.
@@ -119,18 +117,17 @@ export function trySignInRouter(services: AppServices): Router {
     const { name, clientType } = application.found;
     if (typeof req.query.error === 'string') {
       const description = typeof req.query.error_description === 'string' ? req.query.error_description : '';
-      res
-        .status(400)
-        .type('html')
-        .send(
-          hostedPage(
-            'Try sign-in: refused',
-            `<h1 data-testid="try-heading">${escapeHtml(name)}: the sign-in was refused</h1>
+      sendHostedPage(
+        res,
+        400,
+        hostedPage(
+          'Try sign-in: refused',
+          `<h1 data-testid="try-heading">${escapeHtml(name)}: the sign-in was refused</h1>
 <p>The authorization endpoint answered <code data-testid="try-error">${escapeHtml(req.query.error)}</code>${description ? `: ${escapeHtml(description)}` : ''}.</p>
 <p class="muted">An application with "who may sign in: members of this organization only" refuses everyone else this way.</p>
 <a class="button" href="${escapeHtml(consoleUrlOf(applicationId))}" data-testid="try-back">Back to the console</a>`,
-          ),
-        );
+        ),
+      );
       return;
     }
     const code = typeof req.query.code === 'string' ? req.query.code : '';
@@ -168,20 +165,19 @@ export function trySignInRouter(services: AppServices): Router {
       return;
     }
     const userinfo = await userinfoOf(services, accessToken);
-    res
-      .status(200)
-      .type('html')
-      .send(
-        resultPage({
-          name,
-          applicationId,
-          clientType,
-          scope: typeof redeemed.body.scope === 'string' ? redeemed.body.scope : '',
-          idToken: { header: decodeProtectedHeader(idToken), claims: id.payload },
-          accessToken: { header: decodeProtectedHeader(accessToken), claims: at.payload },
-          userinfo,
-        }),
-      );
+    sendHostedPage(
+      res,
+      200,
+      resultPage({
+        name,
+        applicationId,
+        clientType,
+        scope: typeof redeemed.body.scope === 'string' ? redeemed.body.scope : '',
+        idToken: { header: decodeProtectedHeader(idToken), claims: id.payload },
+        accessToken: { header: decodeProtectedHeader(accessToken), claims: at.payload },
+        userinfo,
+      }),
+    );
   });
 
   router.get(`${TRY_SIGN_IN_PATH}/:applicationId`, async (req, res) => {
