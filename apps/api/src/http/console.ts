@@ -3,8 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../context.ts';
-import { pageSessionOrSignIn } from '../modules/account/require-session.ts';
 import { sendError } from './errors.ts';
+import { pageSessionOrSignIn } from './hosted/require-session.ts';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist', import.meta.url));
 

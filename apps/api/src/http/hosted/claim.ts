@@ -2,7 +2,6 @@ import { isIdOf } from '@svc/contracts/ids';
 import express, { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import { requestMetaOf } from '../../modules/access/audit.ts';
-import { pageSessionOrSignIn } from '../../modules/account/require-session.ts';
 import {
   CLAIM_PATH,
   CLAIM_TOKEN_PATTERN,
@@ -17,6 +16,7 @@ import { requestIdOf } from '../../modules/shared/request-id.ts';
 import { refusedInput } from '../input-guard.ts';
 import { claimErrorPage, claimedPage, claimPage } from './claim-pages.ts';
 import { ownOriginCheck, seeOtherNoStore, sendHostedPage, sendRefusalPage } from './page.ts';
+import { pageSessionOrSignIn } from './require-session.ts';
 
 /** Long enough to sign up at the engine; the cookie holds the claim link until the person is back. */
 const PENDING_CLAIM_SECONDS = 60 * 60;

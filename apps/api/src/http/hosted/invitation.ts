@@ -3,7 +3,6 @@ import { type Request, type Response, Router } from 'express';
 import type { AppServices } from '../../context.ts';
 import { requestMetaOf } from '../../modules/access/audit.ts';
 import type { UserPrincipal } from '../../modules/access/principal.ts';
-import { pageSessionOrSignIn } from '../../modules/account/require-session.ts';
 import { cookieNames, readCookie, setCookie } from '../../modules/auth/cookies.ts';
 import { sessionOf } from '../../modules/auth/current-session.ts';
 import { acceptInvitation, previewInvitation } from '../../modules/invitations/service.ts';
@@ -11,6 +10,7 @@ import { messagePage } from '../../modules/shared/hosted-page.ts';
 import { requestIdOf } from '../../modules/shared/request-id.ts';
 import { invitationAcceptPage, invitationErrorPage, invitationSignInPage } from './invitation-pages.ts';
 import { ownOriginCheck, seeOtherNoStore, sendHostedPage, sendRefusalPage } from './page.ts';
+import { pageSessionOrSignIn } from './require-session.ts';
 
 const PATH = '/invitations/accept';
 /** Long enough to sign up at the engine; the cookie holds the token until the invitee is back. */

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { CookieJar } from '@svc/dev-engine/cookie-jar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../../../../test/support/server.ts';
-import { CONSOLE_DIST } from '../../http/console.ts';
-import { hashSessionToken } from '../session-store/service.ts';
+import { hashSessionToken } from '../../modules/session-store/service.ts';
+import { CONSOLE_DIST } from '../console.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import type { AppServices } from '../../context.ts';
-import { describeMe } from '../me/service.ts';
-import { accountPage } from './pages.ts';
+import { describeMe } from '../../modules/me/service.ts';
+import { accountPage } from './account-pages.ts';
+import { sendHostedPage } from './page.ts';
 import { pageSessionOrSignIn } from './require-session.ts';
 
 /** /user (README.md "Sign-in"): the hosted account page; anonymous requests go to hosted sign-in. */
@@ -13,8 +14,7 @@ export function accountRouter(services: AppServices): Router {
       return;
     }
     const me = await describeMe(services.db, current);
-    res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(accountPage(me, services.config.engine.offers));
+    sendHostedPage(res, 200, accountPage(me, services.config.engine.offers), { noStore: true });
   });
   return r;
 }

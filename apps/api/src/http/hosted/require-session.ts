@@ -1,8 +1,8 @@
 import type { SessionWithUser } from '@svc/db/queries/sessions';
 import type { Request, Response } from 'express';
 import type { AppServices } from '../../context.ts';
-import { sessionOf } from '../auth/current-session.ts';
-import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../auth/return-to.ts';
+import { sessionOf } from '../../modules/auth/current-session.ts';
+import { DEFAULT_RETURN_TO, MAX_RETURN_TO, sanitizeReturnTo } from '../../modules/auth/return-to.ts';
 
 /** Hosted sign-in, coming back to `returnTo` (sanitized here and again by /auth/login). */
 export function signInLocation(returnTo: string, publicUrl: string): string {

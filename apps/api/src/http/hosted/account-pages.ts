@@ -1,6 +1,6 @@
 import type { TMeResponse } from '@svc/contracts/me';
-import type { AccountHandOff, EngineOffers } from '../auth/engine-presets.ts';
-import { escapeHtml, hostedPage } from '../shared/hosted-page.ts';
+import type { AccountHandOff, EngineOffers } from '../../modules/auth/engine-presets.ts';
+import { escapeHtml, hostedPage } from '../../modules/shared/hosted-page.ts';
 
 /** The engine's account flows (docs/architecture.md section 6), each a svc hand-off route that comes back here. */
 const ACCOUNT_LINKS: { handOff: AccountHandOff; href: string; label: string; testId: string }[] = [
