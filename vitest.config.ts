@@ -1,7 +1,20 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Test files run side by side: most of a file's time is spent waiting on PostgreSQL, a child
+ * process or a browser, so on a 2-core machine three at a time finish far sooner than one (each
+ * file has its own database and ports: test/support/db.ts, freePort). SVC_TEST_WORKERS overrides.
+ * Files that need something of the machine to themselves run alone, after the rest: the
+ * agent-context apps start on their framework's default port (3000, 5000, 8000), and the replicas
+ * test kills and drains processes under a load balancer.
+ */
+const WORKERS = Number(process.env.SVC_TEST_WORKERS) || Math.max(2, os.availableParallelism() + 1);
+const ALONE = ['e2e/agent-prompt-*.test.ts', 'e2e/replicas.test.ts'];
 
 export default defineConfig({
   test: {
+    maxWorkers: WORKERS,
     projects: [
       {
         extends: true,
@@ -32,6 +45,17 @@ export default defineConfig({
           name: 'e2e',
           globalSetup: ['test/global-setup.ts'],
           include: ['e2e/**/*.test.ts'],
+          exclude: ['**/node_modules/**', ...ALONE],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e-alone',
+          globalSetup: ['test/global-setup.ts'],
+          include: ALONE,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,

@@ -40,6 +40,12 @@ export default async function setup(project: TestProject) {
   await migrateDatabase(withDatabase(adminUrl, templateDatabase));
   project.provide('adminUrl', adminUrl);
   project.provide('templateDatabase', templateDatabase);
+  if (project.name === 'api') {
+    // Built once per run, not once per test file (support/openapi-answers.ts): a file that never
+    // starts svc need not load all of it.
+    const { buildOpenApiDocument } = await import('../apps/api/src/http/openapi.ts');
+    project.provide('openapiDocument', JSON.stringify(buildOpenApiDocument('http://127.0.0.1')));
+  }
 
   return async () => {
     const rows = await admin<{ datname: string }[]>`

@@ -10,6 +10,8 @@ declare module 'vitest' {
     adminUrl: string;
     /** Name of the migrated template database each test file clones. */
     templateDatabase: string;
+    /** The OpenAPI document svc serves, as JSON, for the api project (support/openapi-answers.ts). */
+    openapiDocument: string;
   }
 }
 
@@ -28,7 +30,7 @@ export async function createTestDatabase(): Promise<string> {
         break;
       } catch (error) {
         // 55006: the template is briefly in use by a concurrent clone; try again.
-        if ((error as { code?: string }).code !== '55006' || attempt >= 20) {
+        if ((error as { code?: string }).code !== '55006' || attempt >= 50) {
           throw error;
         }
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));

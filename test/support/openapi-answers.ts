@@ -1,6 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, expect } from 'vitest';
-import { buildOpenApiDocument } from '../../apps/api/src/http/openapi.ts';
+import { afterAll, expect, inject } from 'vitest';
 
 /**
  * Every answer the API test suite receives from /v1 is checked against the OpenAPI document svc
@@ -15,7 +14,8 @@ type Json = Record<string, any>;
 /** `body` is the text of a JSON answer, null for any other. */
 type Seen = { method: string; path: string; status: number; body: string | null };
 
-const doc = buildOpenApiDocument('http://127.0.0.1') as Json;
+// Built once for the run by test/global-setup.ts.
+const doc = JSON.parse(inject('openapiDocument')) as Json;
 const ajv = new Ajv2020({ strict: false, allErrors: false });
 ajv.addSchema({ $id: 'svc-openapi', components: doc.components }, 'svc-openapi');
 
