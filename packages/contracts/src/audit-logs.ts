@@ -80,7 +80,7 @@ export const ZAuditLogEntry = z
     /** The organization acted on; null for platform-level entries. */
     tenantId: z.string().nullable(),
     actor: z.object({
-      type: z.enum(['user', 'api_key', 'system']),
+      type: z.enum(['user', 'api_key', 'system', 'setup_link']),
       /** `usr_...` or `key_...`; null for the system. */
       id: z.string().nullable(),
       /** The user's email or the key's name when it acted. */

@@ -22,6 +22,7 @@ import { docsRouter } from './docs.ts';
 import { type Edge, MAX_BODY_BYTES, MAX_TRPC_BATCH } from './edge.ts';
 import { asAppError, requestIdOf, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, sendAppError, sendError } from './errors.ts';
 import { faviconRouter } from './favicon.ts';
+import { setupLinkRouter } from './hosted/setup.ts';
 import { mcpRouter } from './mcp.ts';
 import { metricsRoute } from './metrics-endpoint.ts';
 import { sendNotFound } from './not-found.ts';
@@ -120,6 +121,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(invitationPagesRouter(services));
   // Before the CSRF guard: claiming a keyless application is a same-origin form POST that checks its origin itself.
   app.use(keylessClaimRouter(services));
+  // Before the CSRF guard: a setup link's page posts same-origin forms that check their origin themselves.
+  app.use(setupLinkRouter(services));
   // svc's OpenID Provider (discovery, authorization, token, ...): before the CSRF guard, since
   // applications' back ends post forms to its token endpoint; oidc-provider checks each request.
   app.use(oidcProviderRouter(services));

@@ -209,12 +209,14 @@ export async function createSsoConnection(
   access: Access,
   request: RequestMeta,
   input: TCreateSsoConnectionRequest,
+  /** `id`: the id a setup link reserved, so that its page could show the SP URLs before this. */
+  opts: { id?: string } = {},
 ): Promise<TSsoConnection> {
   assertMembershipsManaged(access.organization);
   const defaultRoleKey = input.defaultRoleKey ?? 'org_member';
   const groupRoles = input.groupRoles ?? [];
   await checkRoles(deps.db, access, [defaultRoleKey, ...groupRoles.map((g) => g.roleKey)]);
-  const id = newId('ssoConnection');
+  const id = opts.id ?? newId('ssoConnection');
   const defaults = input.protocol === 'saml' ? DEFAULT_SAML_MAPPING : DEFAULT_OIDC_MAPPING;
   let protocolColumns: Partial<SsoConnectionRow>;
   if (input.protocol === 'saml' && input.saml) {
