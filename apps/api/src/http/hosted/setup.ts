@@ -80,7 +80,7 @@ function directorySection(action: string, target: Extract<SetupTarget, { purpose
 <table>${copyable('setup-scim-url', 'SCIM base URL', directory.scimBaseUrl)}${tokenRow}</table>
 ${token ? '<p><strong>Copy the token now: it is shown only this once.</strong> svc keeps only its hash.</p>' : '<p class="muted">The token was shown once, when it was made. Lost it? Make a new one: the old one stops working at once.</p>'}
 <form method="post" action="${action}/directory/rotate"><button type="submit" class="button secondary" data-testid="setup-directory-rotate">Make a new token</button></form>
-<p class="muted">Requests received: <span data-testid="setup-directory-users">${directory.userCount}</span> people, ${directory.groupCount} groups provisioned so far.</p>`;
+<p class="muted">Provisioned so far: <span data-testid="setup-directory-users">${directory.userCount}</span> people, ${directory.groupCount} groups.</p>`;
 }
 
 function ssoSection(action: string, publicUrl: string, connectionId: string, target: Extract<SetupTarget, { purpose: 'sso' }>): string {

@@ -257,9 +257,11 @@ function ConnectionPanel({ connection, slug }: { connection: TSsoConnection; slu
         <dt>New members get</dt>
         <dd>{connection.defaultRoleKey}</dd>
         <dt>Last sign-in</dt>
-        <dd>
+        <dd data-testid="sso-last-sign-in">
           <When at={connection.lastSignInAt} empty="never" />
         </dd>
+        <dt>Sign-ins, last 30 days</dt>
+        <dd data-testid="sso-sign-ins-30d">{connection.signInsLast30Days}</dd>
       </dl>
       {test.error && <ErrorPanel error={test.error} title="Could not start the test" />}
       {update.error && <ErrorPanel error={update.error} title="Could not change the connection" />}
