@@ -96,7 +96,7 @@ export function toSsoConnection(
 
 const SIGN_IN_WINDOW_MS = 30 * 24 * 3_600_000;
 
-/** Sign-ins of the last 30 days per connection of the organization (docs/enterprise.md "Security"). */
+/** Sign-ins of the last 30 days per connection of the organization (docs/enterprise.md "Sign-ins of a connection"). */
 function recentSignIns(db: DbOrTx, tenantId: string): Promise<Map<string, number>> {
   return countSsoSignIns(db, { tenantId, since: new Date(Date.now() - SIGN_IN_WINDOW_MS) });
 }
