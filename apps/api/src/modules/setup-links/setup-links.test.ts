@@ -262,6 +262,15 @@ describe('the setup page', () => {
     );
     const listed = await call('GET', `/v1/setup-links?organization_slug=${org.slug}`, { cookie: admin.cookie });
     expect(listed.json.data[0].targetId).toBe(directory?.id);
+    // The audit log finds what the link did by its id.
+    const byLink = await call('GET', `/v1/audit-logs?organization_slug=${org.slug}&actor=${link.id}`, { cookie: admin.cookie });
+    expect(byLink.status).toBe(200);
+    expect(byLink.json.data.map((e: Json) => e.action).sort()).toEqual([
+      'directory.created',
+      'directory.token_rotated',
+      'setup_link.opened',
+    ]);
+    expect(byLink.json.data.every((e: Json) => e.actor.type === 'setup_link' && e.actor.label === 'Directory sync')).toBe(true);
   });
 
   it('domain link: adds the domain and shows its TXT record; it cannot touch SSO or directories', async () => {
