@@ -6,19 +6,19 @@ import {
   type TSetupLinkStatus,
   ZCreateSetupLinkRequest,
 } from '@svc/contracts/setup-links';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useForm } from 'react-hook-form';
 import { z } from 'zod';
-import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
+import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { dialogMutation, FormDialog } from '../../components/dialog.tsx';
-import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
+import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
+import { usePager } from '../../components/pager.tsx';
+import { RowActions } from '../../components/row-actions.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
-import { Skeleton } from '../../components/skeleton.tsx';
-import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
 import { useTRPC } from '../../trpc.ts';
 
@@ -46,7 +46,49 @@ const STATUS_PILLS: Record<TSetupLinkStatus, string> = {
   revoked: 'pill--off',
 };
 
+const PAGE_SIZE = 50;
+
 const ZCreateForm = z.object({ label: z.union([z.literal(''), ZCreateSetupLinkRequest.shape.label.unwrap()]) });
+
+/** The list's columns: who it is for, what it sets up, its status, when it expires, who made it, revoke. */
+function setupLinkColumns() {
+  const column = columnHelper<TSetupLink>();
+  return column.columns([
+    column.accessor('label', {
+      header: 'For',
+      sortFn: 'text',
+      cell: (info) => <span title={`Created ${new Date(info.row.original.createdAt).toLocaleString()}`}>{info.getValue()}</span>,
+    }),
+    column.accessor('purpose', {
+      header: 'Sets up',
+      sortFn: 'text',
+      meta: { width: '10rem' },
+      cell: (info) => PURPOSE_LABELS[info.getValue()],
+    }),
+    column.accessor('status', {
+      header: 'Status',
+      sortFn: 'text',
+      meta: { width: '7.5rem' },
+      cell: (info) => (
+        <span
+          className={`pill ${STATUS_PILLS[info.getValue()]}`}
+          data-testid="setup-link-status"
+          title={info.row.original.openedAt ? `Opened ${new Date(info.row.original.openedAt).toLocaleString()}` : undefined}
+        >
+          {info.getValue()}
+        </span>
+      ),
+    }),
+    whenColumn(column, 'expiresAt', 'Expires', { width: '9rem', empty: '—', testId: 'setup-link-expires' }),
+    column.accessor('createdBy', {
+      header: 'Created by',
+      enableSorting: false,
+      meta: { width: '14rem' },
+      cell: (info) => info.getValue() ?? '—',
+    }),
+    actionsColumn(column, (link) => <SetupLinkActions link={link} />),
+  ]);
+}
 
 /**
  * Organization settings -> Setup links (docs/enterprise.md "Setup links"): a link for the
@@ -57,11 +99,17 @@ export function SetupLinksPage() {
   const trpc = useTRPC();
   const active = useActiveOrganization();
   const organization = active.organization;
+  const pager = usePager();
   const [creating, setCreating] = useState(false);
   const [revealed, setRevealed] = useState<{ title: string; value: string } | null>(null);
-  const links = useQuery(
-    trpc.setupLinks.list.queryOptions({ organization_slug: organization?.slug, limit: 200 }, { enabled: organization !== null }),
-  );
+  const links = useQuery({
+    ...trpc.setupLinks.list.queryOptions(
+      { organization_slug: organization?.slug, limit: PAGE_SIZE, cursor: pager.cursor },
+      { enabled: organization !== null },
+    ),
+    placeholderData: keepPreviousData,
+  });
+  const [columns] = useState(setupLinkColumns);
   return (
     <div data-testid="page-setup-links">
       <PageHeader
@@ -69,7 +117,15 @@ export function SetupLinksPage() {
         description="Send your customer's IT admin a link to set up SSO, directory sync or a domain themselves. A link opens in one browser, for one thing, for a day at most."
         actions={
           organization && (
-            <CreateSetupLinkDialog slug={organization.slug} open={creating} onOpenChange={setCreating} onCreated={setRevealed} />
+            <CreateSetupLinkDialog
+              slug={organization.slug}
+              open={creating}
+              onOpenChange={setCreating}
+              onCreated={(created) => {
+                setRevealed(created);
+                pager.reset();
+              }}
+            />
           )
         }
       />
@@ -81,35 +137,24 @@ export function SetupLinksPage() {
         testId="setup-link-revealed"
         secretTestId="setup-link-url"
       />
-      {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
-      {links.isError && <ErrorPanel error={links.error} title="Could not load the setup links" onRetry={() => void links.refetch()} />}
-      {(active.isLoading || links.isPending) && !links.isError && organization !== null && (
-        <Skeleton label="Loading the setup links…" testId="setup-links-loading" />
-      )}
-      {links.data && links.data.data.length === 0 && (
-        <p className="muted" data-testid="setup-links-empty">
-          No setup links yet.
-        </p>
-      )}
-      {links.data && organization && links.data.data.length > 0 && (
-        <table className="table" data-testid="setup-links-list">
-          <thead>
-            <tr>
-              <th>For</th>
-              <th>Sets up</th>
-              <th>Status</th>
-              <th>Expires</th>
-              <th>Created by</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {links.data.data.map((link) => (
-              <LinkRow key={link.id} link={link} slug={organization.slug} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListPage
+        testId="setup-links"
+        noun="setup links"
+        workspace={active}
+        query={links}
+        pager={pager}
+        empty={{
+          title: 'No setup links yet.',
+          next: "Create one for your customer's IT admin; its URL is shown once.",
+          action: { label: 'Create setup link', onClick: () => setCreating(true) },
+        }}
+        rowKey={(link) => link.id}
+        table={{
+          columns,
+          rowAttributes: (link) => ({ 'data-testid': 'setup-link', 'data-status': link.status, 'data-purpose': link.purpose }),
+          minWidth: '52rem',
+        }}
+      />
     </div>
   );
 }
@@ -183,7 +228,8 @@ function CreateSetupLinkDialog({
   );
 }
 
-function LinkRow({ link, slug }: { link: TSetupLink; slug: string }) {
+/** The row's "⋯" menu: Revoke link…, confirmed; only for a link that still works. */
+function SetupLinkActions({ link }: { link: TSetupLink }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const revoke = useMutation(
@@ -191,48 +237,27 @@ function LinkRow({ link, slug }: { link: TSetupLink; slug: string }) {
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.setupLinks.list.pathKey() }),
     }),
   );
-  const [revoking, setRevoking] = useState(false);
-  const live = link.status === 'unused' || link.status === 'opened';
+  if (link.status !== 'unused' && link.status !== 'opened') {
+    return null;
+  }
   return (
-    <tr data-testid="setup-link" data-status={link.status} data-purpose={link.purpose}>
-      <td>{link.label}</td>
-      <td>{PURPOSE_LABELS[link.purpose]}</td>
-      <td>
-        <span className={`pill ${STATUS_PILLS[link.status]}`} data-testid="setup-link-status">
-          {link.status}
-        </span>{' '}
-        {link.openedAt && (
-          <span className="muted">
-            <When at={link.openedAt} empty="" />
-          </span>
-        )}
-      </td>
-      <td>
-        <When at={link.expiresAt} empty="—" />
-      </td>
-      <td>{link.createdBy ?? '—'}</td>
-      <td>
-        {live && (
-          <button
-            type="button"
-            className="button button--danger button--small"
-            data-testid="setup-link-revoke"
-            onClick={() => setRevoking(true)}
-          >
-            Revoke…
-          </button>
-        )}
-        <ConfirmDialog
-          open={revoking}
-          onOpenChange={setRevoking}
-          title={`Revoke the setup link for ${link.label}?`}
-          consequence="It stops working at once, also in the browser that opened it. What was set up with it stays."
-          confirmLabel="Revoke link"
-          testId="setup-link-revoke-dialog"
-          onConfirm={() => revoke.mutateAsync({ id: link.id, organization_slug: slug })}
-        />
-        {revoke.error && <ErrorPanel error={revoke.error} title="Could not revoke the link" />}
-      </td>
-    </tr>
+    <RowActions
+      name={link.label}
+      testId="setup-link-actions"
+      actions={[
+        {
+          label: 'Revoke link…',
+          testId: 'setup-link-revoke',
+          destructive: true,
+          confirm: {
+            title: `Revoke the setup link for ${link.label}?`,
+            consequence: 'It stops working at once, also in the browser that opened it. What was set up with it stays.',
+            confirmLabel: 'Revoke link',
+            testId: 'setup-link-revoke-dialog',
+            onConfirm: () => revoke.mutateAsync({ id: link.id }),
+          },
+        },
+      ]}
+    />
   );
 }

@@ -12,6 +12,7 @@ import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
+import { SetupLinkHint } from '../../components/setup-link-hint.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -54,6 +55,7 @@ export function SsoConnectionsPage() {
         description="Your organization's identity providers: people with an email at a verified domain sign in there, and join as members."
         actions={organization && <AddConnectionDialog slug={organization.slug} open={adding} onOpenChange={setAdding} />}
       />
+      <SetupLinkHint what="your identity provider" />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {connections.isError && (
         <ErrorPanel error={connections.error} title="Could not load the connections" onRetry={() => void connections.refetch()} />
