@@ -76,7 +76,7 @@ function directorySection(action: string, target: Extract<SetupTarget, { purpose
   const tokenRow = token
     ? copyable('setup-scim-token', 'Bearer token', token)
     : `<tr><th>Bearer token</th><td><code data-testid="setup-scim-token-prefix">${escapeHtml(directory.tokenPrefix)}…</code></td></tr>`;
-  return `<p>In your identity provider's SCIM provisioning settings (Okta: "SCIM 2.0 Test App (Header Auth)"; Entra ID: "Provisioning", Tenant URL and Secret Token), paste:</p>
+  return `<p>In your identity provider's SCIM provisioning settings (Okta: Provisioning -> Integration, "SCIM connector base URL" and an "HTTP Header" token; Entra ID: Provisioning, "Tenant URL" and "Secret Token"), paste:</p>
 <table>${copyable('setup-scim-url', 'SCIM base URL', directory.scimBaseUrl)}${tokenRow}</table>
 ${token ? '<p><strong>Copy the token now: it is shown only this once.</strong> svc keeps only its hash.</p>' : '<p class="muted">The token was shown once, when it was made. Lost it? Make a new one: the old one stops working at once.</p>'}
 <form method="post" action="${action}/directory/rotate"><button type="submit" class="button secondary" data-testid="setup-directory-rotate">Make a new token</button></form>

@@ -399,7 +399,15 @@ export async function setupSaveSsoConnection(
     const update: TUpdateSsoConnectionRequest = { id, name: input.name, saml: input.saml, oidc: input.oidc };
     return updateSsoConnection(deps.sso, opened.access, request, update);
   }
-  return createSsoConnection(deps.sso, opened.access, request, input, { id });
+  try {
+    return await createSsoConnection(deps.sso, opened.access, request, input, { id });
+  } catch (error) {
+    // The same form sent twice at once: the reserved id's primary key lets one through.
+    if ((error as { cause?: { code?: string } }).cause?.code === '23505') {
+      throw new AppError('conflict', 'the connection was saved already; reload the page');
+    }
+    throw error;
+  }
 }
 
 /** SSO link: a test sign-in at the IdP that shows what it sent; nobody is signed in. */
