@@ -340,6 +340,18 @@ describe('the setup page', () => {
     expect(revoke.status).toBe(404);
   });
 
+  it('the same SSO form sent twice at once makes one connection, and neither answer is a 500', async () => {
+    const { db, org, admin } = await adminOf();
+    const link = await createLink(admin.cookie, org.slug, { purpose: 'sso' });
+    const { cookie } = await open(link.url);
+    const fields = { name: 'Twice', protocol: 'saml', metadata_xml: idp.metadata };
+    const answers = await Promise.all([post(`/setup/${link.id}/sso`, cookie, fields), post(`/setup/${link.id}/sso`, cookie, fields)]);
+    for (const answer of answers) {
+      expect([200, 409], answer.html).toContain(answer.status);
+    }
+    expect(await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, org.id))).toHaveLength(1);
+  });
+
   it('bad input is a 4xx page with a stable code, never a 500; a cross-site form is refused', async () => {
     const { org, admin } = await adminOf();
     const link = await createLink(admin.cookie, org.slug, { purpose: 'domain' });
