@@ -79,7 +79,13 @@ function setupLinkColumns() {
         </span>
       ),
     }),
-    whenColumn(column, 'expiresAt', 'Expires', { width: '9rem', empty: '—', testId: 'setup-link-expires' }),
+    // A revoked link's expiry no longer matters.
+    whenColumn(column, 'expiresAt', 'Expires', {
+      width: '9rem',
+      empty: '—',
+      shown: (link, at) => (link.revokedAt ? null : at),
+      testId: 'setup-link-expires',
+    }),
     column.accessor('createdBy', {
       header: 'Created by',
       enableSorting: false,
