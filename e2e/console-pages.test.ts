@@ -399,6 +399,15 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
         certificates: [makeKeyPair('northwind-okta').cert],
       },
     });
+    // Setup links for the customer's IT admin: one waiting to be opened (a long label), one revoked.
+    await must(tenant, 201, 'POST', '/v1/setup-links', {
+      organization_slug: slug,
+      purpose: 'sso',
+      label: 'Northwind IT – identity team (Okta and Entra ID migration)',
+      expiresInHours: 8,
+    });
+    const revokedLink = await must(tenant, 201, 'POST', '/v1/setup-links', { organization_slug: slug, purpose: 'directory' });
+    await must(tenant, 200, 'POST', `/v1/setup-links/${revokedLink.id}/revoke`, {});
     const priya = await must(tenant, 201, 'POST', '/v1/users', {
       organization_slug: slug,
       email: 'priya.raghunathan@northwind-traders.example',

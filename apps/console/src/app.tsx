@@ -100,6 +100,10 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/sso/sso-connections-page.tsx')).SsoConnectionsPage),
             },
             {
+              path: 'settings/setup-links',
+              element: page(async () => (await import('./pages/setup-links/setup-links-page.tsx')).SetupLinksPage),
+            },
+            {
               path: 'settings/third-party-access',
               element: page(async () => (await import('./pages/connected-apps/third-party-access-page.tsx')).ThirdPartyAccessPage),
             },

@@ -25,19 +25,22 @@ export function parseAuditActionFilter(value: string): { action: string } | { re
 // The id shapes of ids.ts, written out: that module draws random bytes with node:crypto at load,
 // and this one is also bundled into the console (audit-logs tests check the two agree).
 
-const ACTOR_ID = /^(?:usr|key)_[0-9A-Za-z]{20}$/;
+const ACTOR_ID = /^(?:usr|key|setl)_[0-9A-Za-z]{20}$/;
 /** A person's email as svc stores it (lowercase, `name@host`), without z.email's transform. */
 const ACTOR_EMAIL = /^[^\s@|]+@[^\s@|]+\.[^\s@|]+$/;
 
 /**
- * Who acted: a user (`usr_...`), a tenant API key (`key_...`), or a person's email, which the
+ * Who acted: a user (`usr_...`), a tenant API key (`key_...`), a setup link (`setl_...`), or a person's email, which the
  * service resolves to the users it names (case does not matter).
  */
 export const ZAuditActorFilter = z
   .string()
   .trim()
   .max(254)
-  .refine((v) => ACTOR_ID.test(v) || ACTOR_EMAIL.test(v), "expected a person's email, a user id (usr_...) or an API key id (key_...)");
+  .refine(
+    (v) => ACTOR_ID.test(v) || ACTOR_EMAIL.test(v),
+    "expected a person's email, a user id (usr_...), an API key id (key_...) or a setup link id (setl_...)",
+  );
 
 /** Whether an actor filter is an email (else an id). */
 export const isActorEmail = (actor: string) => !ACTOR_ID.test(actor) && ACTOR_EMAIL.test(actor);
@@ -80,8 +83,8 @@ export const ZAuditLogEntry = z
     /** The organization acted on; null for platform-level entries. */
     tenantId: z.string().nullable(),
     actor: z.object({
-      type: z.enum(['user', 'api_key', 'system']),
-      /** `usr_...` or `key_...`; null for the system. */
+      type: z.enum(['user', 'api_key', 'system', 'setup_link']),
+      /** `usr_...`, `key_...` or `setl_...` (docs/enterprise.md "Setup links"); null for the system. */
       id: z.string().nullable(),
       /** The user's email or the key's name when it acted. */
       label: z.string().nullable(),

@@ -130,6 +130,14 @@ export const ERROR_CODES = {
   sso_metadata_unreachable: { status: 400, trpc: 'BAD_REQUEST' },
   /** SSO connections: a SAML connection needs the IdP's entity id, sign-in URL and a certificate (by metadata or by hand); an OIDC one a client secret. */
   sso_connection_incomplete: { status: 400, trpc: 'BAD_REQUEST' },
+  /** Setup links: the link was opened already, in another browser; ask the organization's admin for a new one. */
+  setup_link_used: { status: 409, trpc: 'CONFLICT' },
+  /** Setup links: the link has expired; ask the organization's admin for a new one. */
+  setup_link_expired: { status: 410, trpc: 'BAD_REQUEST' },
+  /** Setup links: the organization's admin revoked the link. */
+  setup_link_revoked: { status: 410, trpc: 'BAD_REQUEST' },
+  /** Setup links: the link was revoked already. */
+  setup_link_already_revoked: { status: 409, trpc: 'CONFLICT' },
 
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
   /** The identity engine could not be reached (connection refused, DNS, TLS). */

@@ -57,6 +57,9 @@ export const EVENT_TYPES = [
   'sso.connection_updated',
   'sso.connection_deleted',
   'sso.signed_in',
+  'setup_link.created',
+  'setup_link.opened',
+  'setup_link.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -122,6 +125,9 @@ export const EVENT_READ_PERMISSIONS: Record<EventType, Permission> = {
   'sso.connection_updated': 'sso.read',
   'sso.connection_deleted': 'sso.read',
   'sso.signed_in': 'sso.read',
+  'setup_link.created': 'sso.read',
+  'setup_link.opened': 'sso.read',
+  'setup_link.revoked': 'sso.read',
 };
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

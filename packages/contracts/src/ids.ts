@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   directoryGroup: 'dsg',
   /** An organization's SSO connections (docs/enterprise.md "SSO connections"). */
   ssoConnection: 'ssoc',
+  /** A setup link for an organization's IT admin (docs/enterprise.md "Setup links"). */
+  setupLink: 'setl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -68,7 +68,10 @@ export const ZSsoConnection = z
     attributeMapping: ZSsoAttributeMapping,
     defaultRoleKey: z.string(),
     groupRoles: z.array(ZSsoGroupRole),
+    /** The last sign-in through the connection (kept to the minute). */
     lastSignInAt: z.string().nullable(),
+    /** Sign-ins through the connection in the last 30 days (its `sso.signed_in` audit entries). */
+    signInsLast30Days: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

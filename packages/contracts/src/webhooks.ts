@@ -20,6 +20,9 @@ const organizationSlug = ZSlug.optional().describe(
 
 /** What each catalogued event type reports (GET /v1/webhook-event-types, the console's checkboxes). */
 export const EVENT_TYPE_DESCRIPTIONS: Record<EventType, string> = {
+  'setup_link.created': 'An admin created a setup link for an IT admin (SSO, directory sync or a domain)',
+  'setup_link.opened': 'A setup link was opened: it now works in that browser only, until it expires',
+  'setup_link.revoked': 'An admin revoked a setup link',
   'usage_event.created': 'A usage event was recorded',
   'usage.threshold_reached': "An event type's usage this month reached one of the plan's thresholds (a percentage of its limit)",
   'usage.summary': 'Hourly: the usage events recorded in the past hour, totalled per event type (instead of one usage_event.created each)',

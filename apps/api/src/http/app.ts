@@ -21,6 +21,7 @@ import { faviconRouter } from './favicon.ts';
 import { accountRouter } from './hosted/account.ts';
 import { keylessClaimRouter } from './hosted/claim.ts';
 import { invitationPagesRouter } from './hosted/invitation.ts';
+import { setupLinkRouter } from './hosted/setup.ts';
 import { authRouter } from './hosted/sign-in.ts';
 import { mcpRouter } from './mcp.ts';
 import { metricsRoute } from './metrics-endpoint.ts';
@@ -121,6 +122,8 @@ export function createHttpApp(services: AppServices, edge: Edge, limiter: RateLi
   app.use(invitationPagesRouter(services));
   // Before the CSRF guard: claiming a keyless application is a same-origin form POST that checks its origin itself.
   app.use(keylessClaimRouter(services));
+  // Before the CSRF guard: a setup link's page posts same-origin forms that check their origin themselves.
+  app.use(setupLinkRouter(services));
   // svc's OpenID Provider (discovery, authorization, token, ...): before the CSRF guard, since
   // applications' back ends post forms to its token endpoint; oidc-provider checks each request.
   app.use(oidcProviderRouter(services));

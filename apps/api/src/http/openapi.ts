@@ -265,6 +265,10 @@ const TAGS: readonly { name: string; description: string }[] = [
   { name: 'domains', description: "An organization's email domains: DNS TXT verification and what each does at sign-in" },
   { name: 'sso-connections', description: "An organization's SAML and OIDC connections to its own identity provider" },
   {
+    name: 'setup-links',
+    description: "Links that let an organization's IT admin set up SSO, directory sync or a domain without a console account",
+  },
+  {
     name: 'directories',
     description: "An organization's SCIM 2.0 directories: the identity provider provisions people as memberships and groups as roles",
   },

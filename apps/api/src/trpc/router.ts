@@ -19,6 +19,7 @@ import { rolesRouter } from './routers/roles.ts';
 import { serviceRouter } from './routers/service.ts';
 import { sessionsRouter } from './routers/sessions.ts';
 import { setupRouter } from './routers/setup.ts';
+import { setupLinksRouter } from './routers/setup-links.ts';
 import { ssoConnectionsRouter } from './routers/sso.ts';
 import { subscriptionsRouter } from './routers/subscriptions.ts';
 import { tenantsRouter } from './routers/tenants.ts';
@@ -37,6 +38,7 @@ export const appRouter = router({
   directories: directoriesRouter,
   domains: domainsRouter,
   ssoConnections: ssoConnectionsRouter,
+  setupLinks: setupLinksRouter,
   connectedApps: connectedAppsRouter,
   authorization: authorizationRouter,
   invitations: invitationsRouter,

@@ -27,6 +27,8 @@ export const NAV_ITEMS = [
   { id: 'directory-sync', label: 'Directory sync', path: '/settings/directory-sync' },
   // Organization settings -> SSO connections (docs/enterprise.md "SSO connections").
   { id: 'sso-connections', label: 'SSO connections', path: '/settings/sso-connections' },
+  // Organization settings -> Setup links: the customer's IT admin sets up SSO, SCIM or a domain (docs/enterprise.md "Setup links").
+  { id: 'setup-links', label: 'Setup links', path: '/settings/setup-links' },
   // Which third-party apps and agents may act for the organization's people (docs/oidc.md).
   { id: 'third-party-access', label: 'Third-party access', path: '/settings/third-party-access' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },

@@ -1,6 +1,7 @@
-import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, gte, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
 import { afterCursor, type Cursor } from '../pagination.ts';
+import { auditLogs } from '../schema/audit-logs.ts';
 import { memberships, users } from '../schema/identity.ts';
 import { ssoAssertions, ssoConnections, ssoIdentities, ssoRequests } from '../schema/sso.ts';
 
@@ -179,11 +180,36 @@ export async function setMembershipFromSso(
     .where(and(eq(memberships.tenantId, opts.tenantId), eq(memberships.userId, opts.userId)));
 }
 
+/**
+ * The connection's last sign-in, written at most once a minute: a connection hundreds of people
+ * sign in through each minute does not rewrite its row (and hold its lock) for each of them.
+ */
 export async function touchSsoConnection(db: DbOrTx, opts: { tenantId: string; id: string; at: Date }): Promise<void> {
+  const minuteBefore = new Date(opts.at.getTime() - 60_000);
   await db
     .update(ssoConnections)
     .set({ lastSignInAt: opts.at })
-    .where(and(eq(ssoConnections.tenantId, opts.tenantId), eq(ssoConnections.id, opts.id)));
+    .where(
+      and(
+        eq(ssoConnections.tenantId, opts.tenantId),
+        eq(ssoConnections.id, opts.id),
+        or(isNull(ssoConnections.lastSignInAt), lt(ssoConnections.lastSignInAt, minuteBefore)),
+      ),
+    );
+}
+
+/**
+ * How many SSO sign-ins each connection of the organization had since `since`, from the audit
+ * log's `sso.signed_in` entries (one per sign-in, in the sign-in's transaction); read through the
+ * (tenant, action, created_at) index. Connections without any are absent.
+ */
+export async function countSsoSignIns(db: DbOrTx, opts: { tenantId: string; since: Date }): Promise<Map<string, number>> {
+  const rows = await db
+    .select({ connectionId: sql<string>`${auditLogs.summary}->>'connectionId'`, count: sql<number>`count(*)::int` })
+    .from(auditLogs)
+    .where(and(eq(auditLogs.tenantId, opts.tenantId), eq(auditLogs.action, 'sso.signed_in'), gte(auditLogs.createdAt, opts.since)))
+    .groupBy(sql`${auditLogs.summary}->>'connectionId'`);
+  return new Map(rows.map((r) => [r.connectionId, r.count]));
 }
 
 /** The person's email, name and last sign-in as the organization's IdP gives them. */

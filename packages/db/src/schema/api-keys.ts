@@ -34,4 +34,4 @@ export const apiKeys = pgTable(
 );
 
 /** What an audit entry says about who acted. */
-export type AuditActorType = 'user' | 'api_key' | 'system';
+export type AuditActorType = 'user' | 'api_key' | 'system' | 'setup_link';

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** Who acted, as an audit entry records it. */
-export type AuditActorType = 'user' | 'api_key' | 'system';
+export type AuditActorType = 'user' | 'api_key' | 'system' | 'setup_link';
 
 /**
  * The append-only audit log: one row per mutation, written in the mutation's transaction. A
@@ -18,7 +18,8 @@ export const auditLogs = pgTable(
     id: text('id').notNull(),
     /** The organization acted on; null for platform-level actions. */
     tenantId: text('tenant_id'),
-    actorType: text('actor_type', { enum: ['user', 'api_key', 'system'] }).notNull(),
+    /** `setup_link`: done on a setup link's hosted page (docs/enterprise.md "Setup links"). */
+    actorType: text('actor_type', { enum: ['user', 'api_key', 'system', 'setup_link'] }).notNull(),
     /** `usr_...` or `key_...`; null for the system. */
     actorId: text('actor_id'),
     /** The actor's email or key name at the time, for reading without joins. */

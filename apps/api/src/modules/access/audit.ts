@@ -57,7 +57,7 @@ export function redact(value: unknown, depth = 0): unknown {
 }
 
 function actorOf(principal: Principal | null): {
-  actorType: 'user' | 'api_key' | 'system';
+  actorType: 'user' | 'api_key' | 'system' | 'setup_link';
   actorId: string | null;
   actorLabel: string | null;
 } {
@@ -69,6 +69,10 @@ function actorOf(principal: Principal | null): {
   const agent = (principal as { agent?: { clientId: string; userId: string } }).agent;
   if (principal.kind === 'api_key' && agent) {
     return { actorType: 'user', actorId: agent.userId, actorLabel: principal.apiKey.name };
+  }
+  if (principal.kind === 'setup_link') {
+    // What an IT admin did on a setup link's page is the link's act (docs/enterprise.md "Setup links").
+    return { actorType: 'setup_link', actorId: principal.setupLink.id, actorLabel: principal.setupLink.label };
   }
   return principal.kind === 'user'
     ? { actorType: 'user', actorId: principal.user.id, actorLabel: principal.user.email }

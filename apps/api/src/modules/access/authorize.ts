@@ -30,8 +30,18 @@ export type ApiKeyPrincipal = {
   creator: CreatorAccess;
 } & RequestGuards;
 
-/** Who is calling a control-plane route. */
-export type Principal = UserPrincipal | ApiKeyPrincipal;
+/**
+ * The holder of a setup link, on its hosted page (docs/enterprise.md "Setup links"): never a
+ * caller of a route, only the actor of what the page does, with the standing of the org admin
+ * who created the link, in the link's organization and purpose only (modules/setup-links).
+ */
+export type SetupLinkPrincipal = {
+  kind: 'setup_link';
+  setupLink: { id: string; tenantId: string; purpose: 'sso' | 'directory' | 'domain'; label: string; createdByUserId: string };
+} & RequestGuards;
+
+/** Who is calling a control-plane route, or acting on a hosted page that stands for one. */
+export type Principal = UserPrincipal | ApiKeyPrincipal | SetupLinkPrincipal;
 
 /**
  * Which organization a request acts on, as the caller named it: by id (`/tenants/{id}`), by
@@ -143,7 +153,12 @@ function findTarget(db: DbOrTx, principal: Principal, ref: UntrustedOrganization
     return findOrganizationBySlug(db, ref.slug);
   }
   // No organization named: an API key acts on its own; a user on the session's workspace.
-  const id = principal.kind === 'api_key' ? principal.apiKey.tenantId : principal.session.activeTenantId;
+  const id =
+    principal.kind === 'api_key'
+      ? principal.apiKey.tenantId
+      : principal.kind === 'setup_link'
+        ? principal.setupLink.tenantId
+        : principal.session.activeTenantId;
   if (!id) {
     throw new AppError('validation_failed', 'name the organization: organization_slug is required (no active workspace)');
   }
@@ -173,6 +188,10 @@ export async function authorize(
   principal: Principal,
   opts: { organization: UntrustedOrganizationRef; permission: Permission; adminOnly?: boolean },
 ): Promise<Access> {
+  // A setup link's page acts through its own module with the access it builds; it calls no route.
+  if (principal.kind === 'setup_link') {
+    throw new AppError('not_found', NOT_FOUND);
+  }
   const organization = await findTarget(db, principal, opts.organization);
   // The keyless development workspace belongs to no one.
   if (!organization || organization.kind === 'keyless') {

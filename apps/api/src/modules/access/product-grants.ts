@@ -25,7 +25,7 @@ export async function heldProductPermissions(db: DbOrTx, access: Access): Promis
   if (access.isOrgAdmin) {
     return new Set((await grantsOfRole(db, organization.id, 'org_admin'))?.product ?? []);
   }
-  if (principal.kind === 'api_key') {
+  if (principal.kind !== 'user') {
     return new Set();
   }
   const membership = principal.memberships.find((m) => m.organization.id === organization.id);

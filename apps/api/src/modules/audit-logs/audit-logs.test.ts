@@ -95,10 +95,10 @@ async function orgWithAdmin() {
 }
 
 describe('audit-log filter schemas', () => {
-  it('agree with the id table: every kind is a target, users and API keys are actors', () => {
+  it('agree with the id table: every kind is a target, users, API keys and setup links are actors', () => {
     for (const kind of Object.keys(ID_PREFIXES) as IdKind[]) {
       expect(ZAuditTargetFilter.safeParse(newId(kind)).success, kind).toBe(true);
-      expect(ZAuditActorFilter.safeParse(newId(kind)).success, kind).toBe(kind === 'user' || kind === 'apiKey');
+      expect(ZAuditActorFilter.safeParse(newId(kind)).success, kind).toBe(kind === 'user' || kind === 'apiKey' || kind === 'setupLink');
     }
   });
 });

@@ -66,7 +66,8 @@ export async function createExport(
   request: RequestMeta,
   input: TCreateExportRequest,
 ): Promise<TCreateExportResponse> {
-  const requestedBy = principal.kind === 'user' ? principal.user.id : principal.apiKey.id;
+  const requestedBy =
+    principal.kind === 'user' ? principal.user.id : principal.kind === 'api_key' ? principal.apiKey.id : principal.setupLink.id;
   return db.transaction(async (tx) => {
     const row = await insertExport(tx, { id: newId('export'), tenantId: organization.id, format: input.format, requestedBy });
     await addJob(tx, 'exports:build', { exportId: row.id, tenantId: organization.id }, { maxAttempts: EXPORT_BUILD_MAX_ATTEMPTS });

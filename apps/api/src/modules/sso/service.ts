@@ -17,6 +17,7 @@ import {
 import type { Db, DbOrTx } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
 import {
+  countSsoSignIns,
   deleteSsoConnection as deleteRow,
   findSsoConnection,
   findSsoConnectionTenant,
@@ -49,7 +50,11 @@ export type SsoDeps = {
 const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
 
 /** The answer's view of a row (docs/api.md "SSO connections"): never the client secret. */
-export function toSsoConnection(publicUrl: string, row: SsoConnectionRow): TSsoConnection {
+export function toSsoConnection(
+  publicUrl: string,
+  row: SsoConnectionRow,
+  signIns: ReadonlyMap<string, number> = new Map(),
+): TSsoConnection {
   const sp = spUrlsOf(publicUrl, row.id);
   return {
     id: row.id,
@@ -83,9 +88,17 @@ export function toSsoConnection(publicUrl: string, row: SsoConnectionRow): TSsoC
     defaultRoleKey: row.defaultRoleKey,
     groupRoles: row.groupRoles,
     lastSignInAt: iso(row.lastSignInAt),
+    signInsLast30Days: signIns.get(row.id) ?? 0,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+const SIGN_IN_WINDOW_MS = 30 * 24 * 3_600_000;
+
+/** Sign-ins of the last 30 days per connection of the organization (docs/enterprise.md "Sign-ins of a connection"). */
+function recentSignIns(db: DbOrTx, tenantId: string): Promise<Map<string, number>> {
+  return countSsoSignIns(db, { tenantId, since: new Date(Date.now() - SIGN_IN_WINDOW_MS) });
 }
 
 /** A connection's `{id}` routes find their organization from the connection (modules/access/access-rule.ts). */
@@ -178,12 +191,16 @@ async function samlColumns(deps: SsoDeps, input: TSamlIdpInput, current?: SsoCon
 export async function listSsoConnections(deps: SsoDeps, access: Access, input: TListSsoConnectionsRequest): Promise<TSsoConnectionPage> {
   const { organization } = access;
   const scope = `sso-connections:${organization.id}`;
-  const rows = await listRows(deps.db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) });
-  return toPage(scope, rows, input.limit, (row) => toSsoConnection(deps.publicUrl, row));
+  const [rows, signIns] = await Promise.all([
+    listRows(deps.db, { tenantId: organization.id, limit: input.limit, cursor: decodeCursor(scope, input.cursor) }),
+    recentSignIns(deps.db, organization.id),
+  ]);
+  return toPage(scope, rows, input.limit, (row) => toSsoConnection(deps.publicUrl, row, signIns));
 }
 
 export async function getSsoConnection(deps: SsoDeps, access: Access, input: TSsoConnectionRef): Promise<TSsoConnection> {
-  return toSsoConnection(deps.publicUrl, await connectionOf(deps.db, access, input));
+  const row = await connectionOf(deps.db, access, input);
+  return toSsoConnection(deps.publicUrl, row, await recentSignIns(deps.db, access.organization.id));
 }
 
 /** What the audit entry and event say about a connection (never the secret). */
@@ -209,12 +226,14 @@ export async function createSsoConnection(
   access: Access,
   request: RequestMeta,
   input: TCreateSsoConnectionRequest,
+  /** `id`: the id a setup link reserved, so that its page could show the SP URLs before this. */
+  opts: { id?: string } = {},
 ): Promise<TSsoConnection> {
   assertMembershipsManaged(access.organization);
   const defaultRoleKey = input.defaultRoleKey ?? 'org_member';
   const groupRoles = input.groupRoles ?? [];
   await checkRoles(deps.db, access, [defaultRoleKey, ...groupRoles.map((g) => g.roleKey)]);
-  const id = newId('ssoConnection');
+  const id = opts.id ?? newId('ssoConnection');
   const defaults = input.protocol === 'saml' ? DEFAULT_SAML_MAPPING : DEFAULT_OIDC_MAPPING;
   let protocolColumns: Partial<SsoConnectionRow>;
   if (input.protocol === 'saml' && input.saml) {
@@ -306,7 +325,7 @@ export async function updateSsoConnection(
       target: { type: 'sso_connection', id: row.id },
       summary: { ...summaryOf(row), previous: summaryOf(connection), clientSecretChanged: Boolean(input.oidc?.clientSecret) },
     });
-    return toSsoConnection(deps.publicUrl, row);
+    return toSsoConnection(deps.publicUrl, row, await recentSignIns(tx, row.tenantId));
   });
 }
 

@@ -1,3 +1,4 @@
+import { newId } from '@svc/contracts/ids';
 import { auditLogs } from '@svc/db/schema/audit-logs';
 import { memberships, users } from '@svc/db/schema/identity';
 import { ssoConnections } from '@svc/db/schema/sso';
@@ -149,6 +150,34 @@ describe('SAML sign-in through a real IdP (samlify)', () => {
       .where(and(eq(memberships.tenantId, s.org.id), eq(memberships.userId, user?.id ?? '')));
     expect(membership?.roleKey).toBe('org_member');
     expect(membership?.status).toBe('active');
+  });
+
+  it("the connection's list and detail show its last sign-in and its sign-ins of the last 30 days; the last sign-in is written at most once a minute", async () => {
+    const s = await setup();
+    const before = await call('GET', `/v1/sso-connections/${s.connection.id}`, { cookie: s.admin.cookie });
+    expect(before.json).toMatchObject({ lastSignInAt: null, signInsLast30Days: 0 });
+    expect((await answer(s)).status).toBe(303);
+    const first = await call('GET', `/v1/sso-connections/${s.connection.id}`, { cookie: s.admin.cookie });
+    expect(first.json.signInsLast30Days).toBe(1);
+    expect(first.json.lastSignInAt).not.toBeNull();
+    expect((await answer(s, {}, { email: `sam@${s.domain.domain}`, name: 'Sam' })).status).toBe(303);
+    const listed = await call('GET', `/v1/sso-connections?organization_slug=${s.org.slug}`, { cookie: s.admin.cookie });
+    // Two sign-ins counted; the second, within the minute, left the last sign-in as it was.
+    expect(listed.json.data).toEqual([
+      expect.objectContaining({ id: s.connection.id, signInsLast30Days: 2, lastSignInAt: first.json.lastSignInAt }),
+    ]);
+    // A sign-in older than 30 days does not count (the audit log is append-only: one is written as of then).
+    await s.db.insert(auditLogs).values({
+      id: newId('auditLog'),
+      tenantId: s.org.id,
+      actorType: 'system',
+      action: 'sso.signed_in',
+      targetType: 'user',
+      summary: { connectionId: s.connection.id },
+      createdAt: new Date(Date.now() - 31 * 24 * 3_600_000),
+    });
+    const later = await call('GET', `/v1/sso-connections/${s.connection.id}`, { cookie: s.admin.cookie });
+    expect(later.json.signInsLast30Days).toBe(2);
   });
 
   it('SP metadata names the per-connection entity and the HTTP-POST ACS', async () => {

@@ -68,7 +68,7 @@ export function toTenant(row: OrganizationRow): TTenant {
 export async function listTenants(db: Db, principal: Principal, input: TListTenantsRequest): Promise<TTenantPage> {
   let filter: OrganizationListFilter;
   let scope: string;
-  if (principal.kind === 'api_key') {
+  if (principal.kind !== 'user') {
     const access = await authorize(db, principal, { organization: {}, permission: 'tenant.read' });
     filter = { kind: 'one', tenantId: access.organization.id };
     scope = `tenants:key:${access.organization.id}`;

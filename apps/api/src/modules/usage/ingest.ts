@@ -79,7 +79,10 @@ export async function authorizeUsageWrite(db: Db, writer: UsageWriter, untrusted
   });
   return {
     organization,
-    actor: writer.kind === 'api_key' ? { type: 'api_key', id: writer.apiKey.id } : { type: 'user', id: writer.user.id },
+    actor:
+      writer.kind === 'user'
+        ? { type: 'user', id: writer.user.id }
+        : { type: 'api_key', id: writer.kind === 'api_key' ? writer.apiKey.id : writer.setupLink.id },
   };
 }
 

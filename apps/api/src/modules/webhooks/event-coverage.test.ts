@@ -228,8 +228,19 @@ describe('catalogued mutations emit one event and one delivery per subscribed, e
       'connected app revoke',
     );
 
+    const link = await expectEvents(['setup_link.created'], () =>
+      call('POST', '/v1/setup-links', { cookie: admin.cookie, body: { organization_slug: org.slug, purpose: 'domain' } }),
+    );
+    expectOk(link, 'setup link create');
+    expectOk(
+      await expectEvents(['setup_link.revoked'], () => call('POST', `/v1/setup-links/${link.json.id}/revoke`, { cookie: admin.cookie })),
+      'setup link revoke',
+    );
+
     expect([...seen].sort()).toEqual(
       [
+        'setup_link.created',
+        'setup_link.revoked',
         'domain.created',
         'domain.updated',
         'domain.deleted',

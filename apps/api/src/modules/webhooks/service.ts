@@ -422,7 +422,12 @@ export async function sendTestEvent(
       throw new AppError('webhook_endpoint_disabled', 'this endpoint is disabled: enable it, then send the test again');
     }
     const { principal } = access;
-    const actor = principal.kind === 'user' ? { type: 'user', id: principal.user.id } : { type: 'api_key', id: principal.apiKey.id };
+    const actor =
+      principal.kind === 'user'
+        ? { type: 'user', id: principal.user.id }
+        : principal.kind === 'api_key'
+          ? { type: 'api_key', id: principal.apiKey.id }
+          : { type: 'setup_link', id: principal.setupLink.id };
     const delivery = await insertEventForEndpoint(tx, {
       tenantId: current.tenantId,
       endpointId: current.id,

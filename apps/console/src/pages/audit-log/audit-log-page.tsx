@@ -18,6 +18,14 @@ import { useTRPC } from '../../trpc.ts';
 const PAGE_SIZE = 50;
 /** A filter applies once typing pauses this long (a date applies as soon as it is complete). */
 const FILTER_DELAY_MS = 400;
+
+/** What each kind of actor is called where its label is missing and beside its id. */
+const ACTOR_NOUNS: Record<TAuditLogEntry['actor']['type'], string> = {
+  user: 'user',
+  api_key: 'API key',
+  system: 'system',
+  setup_link: 'setup link',
+};
 const NO_FILTERS: TAuditLogFilters = { action: undefined, actor: undefined, target: undefined, from: undefined, to: undefined };
 
 /** An empty text field is "no filter". */
@@ -83,8 +91,8 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void, organization
               <span className="muted">system</span>
             ) : (
               <>
-                <div title={actor.label ?? undefined}>{actor.label ?? (actor.type === 'api_key' ? 'API key' : 'user')}</div>
-                <Identifier value={actor.id} label={actor.type === 'api_key' ? 'API key id' : 'user id'} />
+                <div title={actor.label ?? undefined}>{actor.label ?? ACTOR_NOUNS[actor.type]}</div>
+                <Identifier value={actor.id} label={`${ACTOR_NOUNS[actor.type]} id`} />
               </>
             )}
           </div>

@@ -13,6 +13,7 @@ import { Field } from '../../components/field.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { SecretOnceDialog } from '../../components/secret-once.tsx';
 import { Select } from '../../components/select.tsx';
+import { SetupLinkHint } from '../../components/setup-link-hint.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -48,6 +49,7 @@ export function DirectoriesPage() {
           organization && <CreateDirectoryDialog slug={organization.slug} open={adding} onOpenChange={setAdding} onCreated={setRevealed} />
         }
       />
+      <SetupLinkHint what="your identity provider" />
       <SecretOnceDialog
         revealed={revealed && { title: revealed.title, value: revealed.token }}
         onDismiss={() => setRevealed(null)}

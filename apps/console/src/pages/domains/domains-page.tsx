@@ -12,6 +12,7 @@ import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
+import { SetupLinkHint } from '../../components/setup-link-hint.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -54,6 +55,7 @@ export function DomainsPage() {
         description="The email domains your organization owns: prove each with a DNS TXT record, then choose what people signing in with an address there get."
         actions={organization && <AddDomainDialog slug={organization.slug} open={adding} onOpenChange={setAdding} />}
       />
+      <SetupLinkHint what="your DNS" />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {domains.isError && <ErrorPanel error={domains.error} title="Could not load the domains" onRetry={() => void domains.refetch()} />}
       {(active.isLoading || domains.isPending) && !domains.isError && organization !== null && (

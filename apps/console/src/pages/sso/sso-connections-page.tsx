@@ -12,6 +12,7 @@ import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Field } from '../../components/field.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { Select, type SelectOption } from '../../components/select.tsx';
+import { SetupLinkHint } from '../../components/setup-link-hint.tsx';
 import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -54,6 +55,7 @@ export function SsoConnectionsPage() {
         description="Your organization's identity providers: people with an email at a verified domain sign in there, and join as members."
         actions={organization && <AddConnectionDialog slug={organization.slug} open={adding} onOpenChange={setAdding} />}
       />
+      <SetupLinkHint what="your identity provider" />
       {active.error && <ErrorPanel error={active.error} title="Could not load your workspace" />}
       {connections.isError && (
         <ErrorPanel error={connections.error} title="Could not load the connections" onRetry={() => void connections.refetch()} />
@@ -257,9 +259,11 @@ function ConnectionPanel({ connection, slug }: { connection: TSsoConnection; slu
         <dt>New members get</dt>
         <dd>{connection.defaultRoleKey}</dd>
         <dt>Last sign-in</dt>
-        <dd>
+        <dd data-testid="sso-last-sign-in">
           <When at={connection.lastSignInAt} empty="never" />
         </dd>
+        <dt>Sign-ins, last 30 days</dt>
+        <dd data-testid="sso-sign-ins-30d">{connection.signInsLast30Days}</dd>
       </dl>
       {test.error && <ErrorPanel error={test.error} title="Could not start the test" />}
       {update.error && <ErrorPanel error={update.error} title="Could not change the connection" />}
