@@ -130,7 +130,7 @@ describe('GET /v1/audit-logs', () => {
       action: 'tenant.updated',
       target: { type: 'tenant', id: org.id },
       userAgent: 'audit-test/1.0',
-      summary: { changes: { name: 'Renamed for the log' } },
+      summary: { changes: { name: { from: org.name, to: 'Renamed for the log' } } },
     });
     expect(entry?.id).toMatch(/^aud_/);
     expect(entry?.ipAddress).toBeTruthy();
