@@ -663,6 +663,51 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
   });
 
   /**
+   * Every list whose rows have details: the first row's name (its action, on the audit log)
+   * opens them at an address of their own, and the browser's back returns to the list.
+   */
+  const ROW_DETAILS: { list: string; name: string; detail: RegExp; platform?: boolean }[] = [
+    { list: '/applications', name: '[data-testid="application-row-name"]', detail: /^\/applications\/app_\w+$/ },
+    { list: '/people/members', name: '[data-testid="member-name"]', detail: /^\/users\/usr_\w+$/ },
+    { list: '/people/invitations', name: '[data-testid="invitation-email"] a', detail: /^\/people\/invitations\/inv_\w+$/ },
+    { list: '/users', name: '[data-testid="user-name"]', detail: /^\/users\/usr_\w+$/ },
+    { list: '/sessions', name: 'a[href*="/sessions/"]', detail: /^\/sessions\/ses_\w+$/ },
+    { list: '/roles', name: '[data-testid="role-name"]', detail: /^\/roles\/[\w-]+$/ },
+    { list: '/api-keys', name: '[data-testid="api-key-name"]', detail: /^\/api-keys\/key_\w+$/ },
+    { list: '/webhooks', name: '[data-testid="webhook-name"]', detail: /^\/webhooks\/wh_\w+$/ },
+    { list: '/webhook-deliveries', name: '[data-testid="delivery-open"]', detail: /^\/webhook-deliveries\?delivery=whd_\w+$/ },
+    { list: '/audit-log', name: '[data-testid="audit-log-open"]', detail: /^\/audit-log\?entry=aud_\w+$/ },
+    { list: '/authorization/resources', name: '[data-testid="api-resource-link"]', detail: /^\/authorization\/resources\/res_\w+$/ },
+    { list: '/authorization/product-roles', name: '[data-testid="product-role-name"]', detail: /^\/authorization\/product-roles\/[\w-]+$/ },
+    { list: '/organizations', name: '[data-testid="organization-name"]', detail: /^\/organizations\/ten_\w+$/, platform: true },
+  ];
+  it("every list row with details opens them from its name, at the details' own address; back returns to the list", async () => {
+    const opened: string[] = [];
+    for (const entry of ROW_DETAILS) {
+      const w = who[entry.platform ? 'platform-admin' : 'tenant-admin'];
+      await openConsole(w, entry.list);
+      const name = w.page.locator(`main tbody tr ${entry.name}`).first();
+      await name.waitFor({ state: 'visible' });
+      await name.click();
+      const here = () => {
+        const url = new URL(w.page.url());
+        return url.pathname.slice(CONSOLE.length) + url.search;
+      };
+      await expect.poll(here, { message: `${entry.list}: the details' address` }).toMatch(entry.detail);
+      // The details themselves: a page of their own (its heading) or a dialog over the list.
+      await w.page.locator('main#content h1, [role="dialog"]').last().waitFor({ state: 'visible' });
+      opened.push(entry.list);
+      await w.page.goBack();
+      await expect.poll(here, { message: `${entry.list}: back on the list` }).toBe(entry.list);
+      await w.page.locator('[role="dialog"]').waitFor({ state: 'detached' });
+    }
+    expect(opened).toHaveLength(ROW_DETAILS.length);
+    for (const w of Object.values(who)) {
+      expect(w.pageErrors.splice(0)).toEqual([]);
+    }
+  });
+
+  /**
    * A phone (390x844): every console page fits the screen (the document never scrolls sideways,
    * whatever its tables hold), the navigation is a menu that opens with every page in it, Sign out
    * is on screen, and a row's menu opens on screen even when its table scrolls sideways.
