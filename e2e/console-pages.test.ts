@@ -828,9 +828,10 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
               .filter((t) => t.getClientRects().length > 0 && !(t as HTMLButtonElement).disabled)
               .map((t) => t.getAttribute('data-testid') ?? ''),
           );
-          if (inner.length > 0) {
+          const [select] = inner;
+          if (select) {
             selectInDialogChecked = true;
-            await check(`${name}-${trigger}`, inner[0], true);
+            await check(`${name}-${trigger}`, select, true);
             // The dialog is still open: Escape closed the select only.
             expect(await overlay.isVisible()).toBe(true);
           }

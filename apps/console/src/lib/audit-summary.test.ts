@@ -37,7 +37,12 @@ describe('an audit summary as lines a person reads', () => {
   it('reads the before of a field from `previous` and from `{ before, after }`', () => {
     expect(
       summaryLines({
-        changes: { status: 'disabled', permissions: ['a.b'], seats: { before: 10, after: 25 }, planKey: { before: 'free', after: 'growth' } },
+        changes: {
+          status: 'disabled',
+          permissions: ['a.b'],
+          seats: { before: 10, after: 25 },
+          planKey: { before: 'free', after: 'growth' },
+        },
         previous: { status: 'active', permissions: ['x.y', 'a.b'] },
       }),
     ).toEqual([
