@@ -114,6 +114,13 @@ describeInChromium('e2e: applications in the console', () => {
     expect(applicationId).toMatch(/^app_[0-9A-Za-z]{20}$/);
     await page.getByTestId('application-revealed-issuer').waitFor({ state: 'visible' });
     expect(await page.getByTestId('application-revealed-issuer').textContent()).toBe(server.url);
+    // And the next step: the application's agent context (a prompt for a coding agent), which answers.
+    const agentContext = (await page.getByTestId('application-revealed-connect').getByRole('link').getAttribute('href')) ?? '';
+    expect(new URL(agentContext).pathname).toBe('/v1/setup/agent-context');
+    expect(new URL(agentContext).searchParams.get('publishable_key')).toBe(publishableKey);
+    const prompt = await fetch(agentContext);
+    expect(prompt.status).toBe(200);
+    expect(await prompt.text()).toContain(publishableKey);
     await page.getByTestId('application-secret-copy').click();
     await page.getByTestId('application-secret-copy').filter({ hasText: 'Copied' }).waitFor();
     await page.getByTestId('application-revealed-publishable-key-copy').click();

@@ -49,13 +49,13 @@ describeInChromium('e2e: console audit log', () => {
     // One mutation with the browser's own session (same origin, JSON, so CSRF checks pass):
     // rename the active workspace.
     const renamed = await page.evaluate(async () => {
-      const me = (await (await fetch('/v1/me')).json()) as { activeWorkspace: { id: string } };
+      const me = (await (await fetch('/v1/me')).json()) as { activeWorkspace: { id: string; name: string } };
       const res = await fetch(`/v1/tenants/${me.activeWorkspace.id}`, {
         method: 'PATCH',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Demo workspace (renamed)' }),
       });
-      return { status: res.status, id: me.activeWorkspace.id };
+      return { status: res.status, id: me.activeWorkspace.id, before: me.activeWorkspace.name };
     });
     expect(renamed.status).toBe(200);
 
@@ -67,8 +67,9 @@ describeInChromium('e2e: console audit log', () => {
     expect(await first.getByTestId('audit-log-actor').textContent()).toContain(DEMO_USER.email);
     expect(await first.getByTestId('audit-log-target').textContent()).toContain(renamed.id);
     expect(await first.getByTestId('audit-log-target-name').textContent()).toBe('Demo workspace (renamed)');
-    // The summary reads as text, a line per changed field, not one line of JSON.
-    expect(await first.getByTestId('audit-log-summary-line').allTextContents()).toEqual(['name: → Demo workspace (renamed)']);
+    // The summary reads as text, a line per changed field with its value before and after, not JSON.
+    const change = `name: ${renamed.before} → Demo workspace (renamed)`;
+    expect(await first.getByTestId('audit-log-summary-line').allTextContents()).toEqual([change]);
     expect(await first.getByTestId('audit-log-summary').textContent()).not.toContain('{');
     expect(await first.getByTestId('audit-log-time').locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     // The row's details: the whole summary and where the request came from.
@@ -76,12 +77,31 @@ describeInChromium('e2e: console audit log', () => {
     await page.getByRole('menuitem', { name: 'Details…' }).click();
     const detail = page.getByTestId('audit-log-detail');
     await detail.waitFor({ state: 'visible' });
-    expect(await detail.getByTestId('audit-log-detail-summary-line').allTextContents()).toEqual(['name: → Demo workspace (renamed)']);
+    expect(await detail.getByTestId('audit-log-detail-summary-line').allTextContents()).toEqual([change]);
     expect(await detail.getByTestId('audit-log-detail-json').textContent()).toContain('"Demo workspace (renamed)"');
     expect(await detail.textContent()).toContain(renamed.id);
     await saveScreenshot(page, 'console-audit-log-detail');
     await detail.getByTestId('audit-log-detail-close').click();
     await detail.waitFor({ state: 'detached' });
+
+    // The action opens the same details at an address of their own, which a reload opens again
+    // and the browser's back closes; an entry that is not there says so in the dialog.
+    const entryId = await first.getAttribute('data-entry-id');
+    await first.getByTestId('audit-log-open').click();
+    await detail.waitFor({ state: 'visible' });
+    expect(new URL(page.url()).search).toBe(`?entry=${entryId}`);
+    await page.reload();
+    await detail.getByTestId('audit-log-detail-summary-line').first().waitFor({ state: 'visible' });
+    expect(await detail.getByTestId('audit-log-detail-summary-line').allTextContents()).toEqual([change]);
+    await page.goBack();
+    await detail.waitFor({ state: 'detached' });
+    expect(new URL(page.url()).search).toBe('');
+    await page.goto(`${PAGE}?entry=aud_00000000000000000000`);
+    await detail.getByTestId('error-panel').waitFor({ state: 'visible' });
+    expect(await detail.getByTestId('error-code').textContent()).toBe('not_found');
+    await detail.getByTestId('audit-log-detail-close').click();
+    await detail.waitFor({ state: 'detached' });
+    expect(new URL(page.url()).search).toBe('');
     // One page: nothing to page through, so no pager.
     expect(await page.getByTestId('audit-log-pager').count()).toBe(0);
     expect(await page.getByTestId('error-panel').count()).toBe(0);

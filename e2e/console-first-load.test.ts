@@ -97,6 +97,8 @@ describeInChromium('e2e: the console loads light', () => {
   it('the first Tab stop skips to the page: past the header and the navigation', async () => {
     await page.goto(`${CONSOLE}/`);
     await page.getByTestId('console-shell').waitFor({ state: 'visible' });
+    // The page has something to focus (its links come with its data; a slow machine is still loading them).
+    await page.locator('main#content a[href]').first().waitFor({ state: 'visible' });
     await page.keyboard.press('Tab');
     const skip = page.getByTestId('skip-link');
     expect(await skip.evaluate((el) => el === document.activeElement)).toBe(true);

@@ -561,10 +561,13 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
     who['platform-admin'] = await signedIn('platform-admin', DEMO_ADMIN);
     timings.startMs = Date.now() - started;
     seeded = await seed(who['tenant-admin'].page, who['platform-admin'].page);
-    // The platform admin's console read `me` (its own workspace) at sign-in; it acts in the one the
-    // seed switched it to from here on, whichever of its pages a run checks first.
-    await who['platform-admin'].page.goto(`${CONSOLE}/`);
-    await who['platform-admin'].page.getByTestId('console-shell').waitFor({ state: 'visible' });
+    // Both consoles read `me` at sign-in: the platform admin acts in the workspace the seed switched
+    // it to, and the tenant admin's switcher lists the organization the seed made, whichever of
+    // their pages a run checks first.
+    for (const w of Object.values(who)) {
+      await w.page.goto(`${CONSOLE}/`);
+      await w.page.getByTestId('console-shell').waitFor({ state: 'visible' });
+    }
     timings.seedMs = Date.now() - started - timings.startMs;
   }, 240_000);
 
@@ -669,6 +672,51 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
   });
 
   /**
+   * Every list whose rows have details: the first row's name (its action, on the audit log)
+   * opens them at an address of their own, and the browser's back returns to the list.
+   */
+  const ROW_DETAILS: { list: string; name: string; detail: RegExp; platform?: boolean }[] = [
+    { list: '/applications', name: '[data-testid="application-row-name"]', detail: /^\/applications\/app_\w+$/ },
+    { list: '/people/members', name: '[data-testid="member-name"]', detail: /^\/users\/usr_\w+$/ },
+    { list: '/people/invitations', name: '[data-testid="invitation-email"] a', detail: /^\/people\/invitations\/inv_\w+$/ },
+    { list: '/users', name: '[data-testid="user-name"]', detail: /^\/users\/usr_\w+$/ },
+    { list: '/sessions', name: 'a[href*="/sessions/"]', detail: /^\/sessions\/ses_\w+$/ },
+    { list: '/roles', name: '[data-testid="role-name"]', detail: /^\/roles\/[\w-]+$/ },
+    { list: '/api-keys', name: '[data-testid="api-key-name"]', detail: /^\/api-keys\/key_\w+$/ },
+    { list: '/webhooks', name: '[data-testid="webhook-name"]', detail: /^\/webhooks\/wh_\w+$/ },
+    { list: '/webhook-deliveries', name: '[data-testid="delivery-open"]', detail: /^\/webhook-deliveries\?delivery=whd_\w+$/ },
+    { list: '/audit-log', name: '[data-testid="audit-log-open"]', detail: /^\/audit-log\?entry=aud_\w+$/ },
+    { list: '/authorization/resources', name: '[data-testid="api-resource-link"]', detail: /^\/authorization\/resources\/res_\w+$/ },
+    { list: '/authorization/product-roles', name: '[data-testid="product-role-name"]', detail: /^\/authorization\/product-roles\/[\w-]+$/ },
+    { list: '/organizations', name: '[data-testid="organization-name"]', detail: /^\/organizations\/ten_\w+$/, platform: true },
+  ];
+  it("every list row with details opens them from its name, at the details' own address; back returns to the list", async () => {
+    const opened: string[] = [];
+    for (const entry of ROW_DETAILS) {
+      const w = who[entry.platform ? 'platform-admin' : 'tenant-admin'];
+      await openConsole(w, entry.list);
+      const name = w.page.locator(`main tbody tr ${entry.name}`).first();
+      await name.waitFor({ state: 'visible' });
+      await name.click();
+      const here = () => {
+        const url = new URL(w.page.url());
+        return url.pathname.slice(CONSOLE.length) + url.search;
+      };
+      await expect.poll(here, { message: `${entry.list}: the details' address` }).toMatch(entry.detail);
+      // The details themselves: a page of their own (its heading) or a dialog over the list.
+      await w.page.locator('main#content h1, [role="dialog"]').last().waitFor({ state: 'visible' });
+      opened.push(entry.list);
+      await w.page.goBack();
+      await expect.poll(here, { message: `${entry.list}: back on the list` }).toBe(entry.list);
+      await w.page.locator('[role="dialog"]').waitFor({ state: 'detached' });
+    }
+    expect(opened).toHaveLength(ROW_DETAILS.length);
+    for (const w of Object.values(who)) {
+      expect(w.pageErrors.splice(0)).toEqual([]);
+    }
+  });
+
+  /**
    * A phone (390x844): every console page fits the screen (the document never scrolls sideways,
    * whatever its tables hold), the navigation is a menu that opens with every page in it, Sign out
    * is on screen, and a row's menu opens on screen even when its table scrolls sideways.
@@ -757,37 +805,56 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
 
   /**
    * What opens over the page, open: every page's header buttons (create and edit dialogs), the
-   * first row menu of every list, the command palette and the workspace switcher, each checked at
-   * both widths in both schemes like a page. A trigger is checked once per person (the same
-   * dialog on the list and on a detail page is one), and the platform admin only where the tenant
-   * admin has not opened the same: the run stays short.
+   * first row menu of every list, every select of a page (filters, a detail's role), the first
+   * select inside a dialog (open over the dialog), the command palette and the workspace switcher,
+   * each checked at both widths in both schemes like a page. A trigger is checked once per person
+   * (the same dialog on the list and on a detail page is one), and the platform admin only where
+   * the tenant admin has not opened the same: the run stays short.
    */
   const checkedOverlays = new Set<string>();
+  let selectInDialogChecked = false;
   for (const id of ['tenant-admin', 'platform-admin'] as const) {
-    it(`${id}: open dialogs, row menus and the command palette pass the page checks`, async () => {
+    it(`${id}: open dialogs, row menus, selects, the workspace switcher and the command palette pass the page checks`, async () => {
       const w = who[id];
       const findings: string[] = [];
-      const check = async (name: string, trigger: string) => {
+      const overlays = w.page.locator('[role="dialog"], [role="menu"], [role="listbox"]');
+      const check = async (name: string, trigger: string, nested = false) => {
         if (checkedOverlays.has(trigger)) {
           return;
         }
         checkedOverlays.add(trigger);
+        const before = await overlays.count();
         await w.page.getByTestId(trigger).first().click();
-        const overlay = w.page.locator('[role="dialog"], [role="menu"], [role="listbox"]').last();
+        const overlay = overlays.nth(before);
         await overlay.waitFor({ state: 'visible' });
         const checked = await checkPage(w.page, { who: w.id, name: `${name}-${trigger}`, requests: w.requests, pageErrors: w.pageErrors });
         results.push(...checked);
         findings.push(...failures(checked));
-        // Closed again: Escape closes every one of them.
+        // A select opens over a dialog as over a page: the first dialog that has one shows it open.
+        if (!nested && !selectInDialogChecked && (await overlay.getAttribute('role')) === 'dialog') {
+          const inner = await overlay.evaluate((el) =>
+            [...el.querySelectorAll('.select__trigger[data-testid]')]
+              .filter((t) => t.getClientRects().length > 0 && !(t as HTMLButtonElement).disabled)
+              .map((t) => t.getAttribute('data-testid') ?? ''),
+          );
+          const [select] = inner;
+          if (select) {
+            selectInDialogChecked = true;
+            await check(`${name}-${trigger}`, select, true);
+            // The dialog is still open: Escape closed the select only.
+            expect(await overlay.isVisible()).toBe(true);
+          }
+        }
+        // Closed again: Escape closes every one of them, the topmost first.
         await w.page.keyboard.press('Escape');
-        await overlay.waitFor({ state: 'hidden' });
+        await overlay.waitFor({ state: 'detached' });
+        expect(await overlays.count()).toBe(before);
       };
       await openConsole(w, '/');
       await w.page.getByTestId('overview').waitFor({ state: 'visible' });
       await check('overview', 'palette-open');
-      // Not the workspace switcher (a Radix Select) yet: open, it hides the shell with aria-hidden
-      // while the shell still holds focusable elements (axe aria-hidden-focus, serious), and it
-      // closes on a resize, so its phone check would see it closed. Every Select shares this.
+      // The workspace switcher: both people are in more than one workspace.
+      await check('overview', 'workspace-select');
       for (const entry of CONSOLE_PAGES) {
         if (entry.platformOnly && id === 'tenant-admin') {
           continue;
@@ -804,15 +871,17 @@ describeInChromium('e2e: console and hosted pages pass the page checks', () => {
           const visible = (el: Element) => el.getClientRects().length > 0 && !(el as HTMLButtonElement).disabled;
           const header = [...document.querySelectorAll('main .page-header__actions [data-testid$="-open"]')].filter(visible);
           const rowMenu = [...document.querySelectorAll('main button[aria-label^="Actions for"][data-testid]')].filter(visible).slice(0, 1);
-          return [...header, ...rowMenu].map((el) => el.getAttribute('data-testid') ?? '');
+          const selects = [...document.querySelectorAll('main .select__trigger[data-testid]')].filter(visible);
+          return [...header, ...rowMenu, ...selects].map((el) => el.getAttribute('data-testid') ?? '');
         });
         for (const trigger of triggers) {
           await check(entry.name, trigger);
         }
       }
       expect(findings).toEqual([]);
+      expect(selectInDialogChecked).toBe(true);
       expect(w.pageErrors.splice(0)).toEqual([]);
-      // Some forty overlays, each checked four times (two widths, two schemes).
+      // Some fifty overlays, each checked four times (two widths, two schemes).
     }, 900_000);
   }
 

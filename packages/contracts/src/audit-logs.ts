@@ -77,6 +77,16 @@ export const ZListAuditLogsRequest = ZListQuery.extend({
 }).refine(fromNotAfterTo, FROM_AFTER_TO);
 export type TListAuditLogsRequest = z.infer<typeof ZListAuditLogsRequest>;
 
+export const ZAuditLogEntryId = z.string().regex(/^aud_[0-9A-Za-z]{20}$/, 'expected an audit log entry id (aud_...)');
+
+/** One entry, by id, of the organization's log (GET /v1/audit-logs/{id}). */
+export const ZGetAuditLogEntryRequest = z.object({
+  id: ZAuditLogEntryId,
+  /** The organization whose log holds it; default: the session's active workspace (or the API key's). */
+  organization_slug: ZSlug.optional(),
+});
+export type TGetAuditLogEntryRequest = z.infer<typeof ZGetAuditLogEntryRequest>;
+
 export const ZAuditLogEntry = z
   .object({
     id: z.string(),

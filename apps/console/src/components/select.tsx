@@ -1,7 +1,8 @@
-import { Content, Icon, Item, ItemIndicator, ItemText, Portal, Root, Trigger, Value, Viewport } from '@radix-ui/react-select';
+import { Content, Item, Portal, Root, Trigger } from '@radix-ui/react-dropdown-menu';
+import { useId, useRef, useState } from 'react';
 
 export type SelectOption<V extends string> = {
-  /** Never '': Radix keeps the empty string for "nothing chosen". Use a word such as 'any'. */
+  /** Never '': a word such as 'any' stands for "no filter", so that every option has a value to test by. */
   value: V;
   label: string;
 };
@@ -25,9 +26,20 @@ type SelectProps<V extends string> = {
   valueTestId?: string;
 };
 
+function focusOnMount(element: HTMLDivElement | null): void {
+  element?.focus({ preventScroll: true });
+}
+
 /**
- * A styled, keyboard-usable select (Radix): Space/Enter/arrows open it, typeahead finds an option.
- * Put it in a Field and spread the control props on it, like any input.
+ * A styled, keyboard-usable select: a button (role combobox) that opens a listbox of the options;
+ * Space, Enter and the down arrow open it, the arrows move through it, typeahead finds an option,
+ * Escape closes it. Put it in a Field and spread the control props on it, like any input.
+ *
+ * Built on Radix's dropdown menu, not on Radix Select: Select is always modal, and while open it
+ * hides the rest of the page from assistive technology with aria-hidden while the page's links and
+ * buttons stay focusable (axe `aria-hidden-focus`); it has no mode without that. The menu, not
+ * modal, leaves the page alone (as a row's "⋯" menu does) and gives the same keyboard behaviour;
+ * its parts carry the listbox roles, which is what a select is to a screen reader.
  */
 export function Select<V extends string>({
   value,
@@ -37,38 +49,77 @@ export function Select<V extends string>({
   testId,
   valueTestId,
   disabled,
+  id,
   ...aria
 }: SelectProps<V>) {
+  const generatedId = useId();
+  const triggerId = id ?? generatedId;
+  const listboxId = `${triggerId}-listbox`;
+  const trigger = useRef<HTMLButtonElement>(null);
+  const [open, setOpen] = useState(false);
+  // The listbox is named as its trigger is: by aria-label, or by the Field's <label>.
+  const [listName, setListName] = useState<string | undefined>(undefined);
+  const chosen = options.find((option) => option.value === value);
   return (
     <Root
-      value={value}
-      onValueChange={(next) => {
-        const picked = options.find((option) => option.value === next);
-        if (picked) {
-          onValueChange(picked.value);
+      open={open}
+      onOpenChange={(next) => {
+        if (next) {
+          setListName(aria['aria-label'] ?? trigger.current?.labels?.[0]?.textContent?.trim() ?? undefined);
         }
+        setOpen(next);
       }}
-      disabled={disabled}
+      modal={false}
     >
-      <Trigger className="select__trigger" data-testid={testId} {...aria}>
-        <Value placeholder={placeholder} data-testid={valueTestId} />
-        <Icon aria-hidden="true">▾</Icon>
+      <Trigger
+        ref={trigger}
+        id={triggerId}
+        role="combobox"
+        aria-haspopup="listbox"
+        aria-controls={open ? listboxId : undefined}
+        className="select__trigger"
+        data-testid={testId}
+        data-placeholder={chosen ? undefined : ''}
+        disabled={disabled}
+        {...aria}
+      >
+        <span data-testid={valueTestId} title={chosen?.label}>
+          {chosen ? chosen.label : placeholder}
+        </span>
+        <span aria-hidden="true">▾</span>
       </Trigger>
       <Portal>
-        <Content className="select__content" position="popper" sideOffset={4}>
-          <Viewport>
-            {options.map((option) => (
-              <Item
-                key={option.value}
-                value={option.value}
-                className="select__item"
-                data-testid={testId ? `${testId}-option-${option.value}` : undefined}
-              >
-                <ItemIndicator className="select__indicator">✓</ItemIndicator>
-                <ItemText>{option.label}</ItemText>
-              </Item>
-            ))}
-          </Viewport>
+        <Content
+          id={listboxId}
+          role="listbox"
+          aria-label={listName}
+          aria-labelledby={undefined}
+          className="select__content"
+          align="start"
+          sideOffset={4}
+        >
+          {options.map((option) => (
+            <Item
+              key={option.value}
+              role="option"
+              aria-selected={option.value === value}
+              className="select__item"
+              data-testid={testId ? `${testId}-option-${option.value}` : undefined}
+              textValue={option.label}
+              onSelect={() => onValueChange(option.value)}
+              // The chosen option has the focus on opening, as in a native select (the menu would
+              // focus the list itself after a click, its first item after a key): focused as it
+              // mounts, the focus is already inside the list when the menu's own autofocus runs.
+              ref={option.value === value ? focusOnMount : undefined}
+            >
+              {option.value === value && (
+                <span className="select__indicator" aria-hidden="true">
+                  ✓
+                </span>
+              )}
+              <span>{option.label}</span>
+            </Item>
+          ))}
         </Content>
       </Portal>
     </Root>

@@ -34,6 +34,25 @@ describe('an audit summary as lines a person reads', () => {
     ]);
   });
 
+  it('reads the before of a field from `previous` and from `{ before, after }`', () => {
+    expect(
+      summaryLines({
+        changes: {
+          status: 'disabled',
+          permissions: ['a.b'],
+          seats: { before: 10, after: 25 },
+          planKey: { before: 'free', after: 'growth' },
+        },
+        previous: { status: 'active', permissions: ['x.y', 'a.b'] },
+      }),
+    ).toEqual([
+      { key: 'status', value: 'active → disabled' },
+      { key: 'permissions', value: 'x.y, a.b → a.b' },
+      { key: 'seats', value: '10 → 25' },
+      { key: 'planKey', value: 'free → growth' },
+    ]);
+  });
+
   it('keeps deeper values whole, as compact JSON', () => {
     expect(formatValue({ jwks: { keys: 1 } })).toBe('jwks: {"keys":1}');
     expect(formatValue([{ kid: 'a' }, 'b'])).toBe('{"kid":"a"}, b');

@@ -39,11 +39,17 @@ export function formatValue(value: Json): string {
   return JSON.stringify(value);
 }
 
-/** `{ from, to }` as `from → to`; `{ added, removed }` as `+a, b; −c`. */
+/**
+ * `{ from, to }` (or `{ before, after }`, as subscription changes are recorded) as `from → to`;
+ * `{ added, removed }` as `added a, b; removed c`.
+ */
 function changeOf(value: Record<string, Json>): string | undefined {
   const keys = Object.keys(value);
   if (keys.length > 0 && keys.every((k) => k === 'from' || k === 'to')) {
     return `${formatValue(value.from)} → ${formatValue(value.to)}`;
+  }
+  if (keys.length > 0 && keys.every((k) => k === 'before' || k === 'after')) {
+    return `${formatValue(value.before)} → ${formatValue(value.after)}`;
   }
   if (keys.length > 0 && keys.every((k) => k === 'added' || k === 'removed')) {
     const parts = [];
@@ -60,20 +66,36 @@ function changeOf(value: Record<string, Json>): string | undefined {
 
 /**
  * The summary's lines: `changes` spread into a line per changed field (its new value, or
- * `from → to` where the entry kept both), then every other field in the order recorded.
+ * `from → to` where the entry kept both, in the change or in a `previous` beside it), then every
+ * other field in the order recorded (`previous` only with what no change line showed).
  */
 export function summaryLines(summary: Record<string, Json>): SummaryLine[] {
   const lines: SummaryLine[] = [];
+  const previous = isRecord(summary.previous) ? summary.previous : {};
+  const shownBefore = new Set<string>();
   for (const [key, value] of Object.entries(summary)) {
     if (key === 'changes' && isRecord(value)) {
       for (const [field, change] of Object.entries(value)) {
         if (change === undefined) {
           continue;
         }
-        lines.push({
-          key: field,
-          value: isRecord(change) && changeOf(change) !== undefined ? formatValue(change) : `→ ${formatValue(change)}`,
-        });
+        let line: string;
+        if (isRecord(change) && changeOf(change) !== undefined) {
+          line = formatValue(change);
+        } else if (field in previous) {
+          line = `${formatValue(previous[field])} → ${formatValue(change)}`;
+          shownBefore.add(field);
+        } else {
+          line = `→ ${formatValue(change)}`;
+        }
+        lines.push({ key: field, value: line });
+      }
+      continue;
+    }
+    if (key === 'previous' && isRecord(value)) {
+      const rest = Object.entries(value).filter(([field]) => !shownBefore.has(field));
+      if (rest.length > 0) {
+        lines.push({ key, value: formatValue(Object.fromEntries(rest)) });
       }
       continue;
     }

@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { unionAll } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.ts';
 import { type ExportSection, exportField } from '../export-section.ts';
@@ -78,6 +78,25 @@ export async function listAuditLogs(db: DbOrTx, opts: { filter: AuditLogFilter; 
     .orderBy(sql`created_at desc nulls last`, sql`id desc nulls last`)
     .limit(limit);
   return (await merged) as AuditLogRow[];
+}
+
+/**
+ * One entry of an organization's log by id, or undefined; with `includePlatformLevel`, also a
+ * platform-level entry (tenant_id null), as the list reads them.
+ */
+export async function findAuditLog(
+  db: DbOrTx,
+  opts: { tenantId: string; includePlatformLevel: boolean; id: string },
+): Promise<AuditLogRow | undefined> {
+  const tenant = opts.includePlatformLevel
+    ? or(eq(auditLogs.tenantId, opts.tenantId), isNull(auditLogs.tenantId))
+    : eq(auditLogs.tenantId, opts.tenantId);
+  const [row] = await db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.id, opts.id), tenant))
+    .limit(1);
+  return row;
 }
 
 /**

@@ -130,7 +130,7 @@ describe('GET /v1/audit-logs', () => {
       action: 'tenant.updated',
       target: { type: 'tenant', id: org.id },
       userAgent: 'audit-test/1.0',
-      summary: { changes: { name: 'Renamed for the log' } },
+      summary: { changes: { name: { from: org.name, to: 'Renamed for the log' } } },
     });
     expect(entry?.id).toMatch(/^aud_/);
     expect(entry?.ipAddress).toBeTruthy();
@@ -424,5 +424,48 @@ describe('GET /v1/audit-logs', () => {
     // A tenant org admin never sees platform-level entries, nor the platform workspace.
     expect((await list(cookie)).data.map((e) => e.id)).toEqual([tenantEntry]);
     expect(await statusOf(cookie, { organization_slug: PLATFORM_ORGANIZATION_SLUG })).toMatchObject({ status: 404 });
+  });
+});
+
+describe('GET /v1/audit-logs/{id}', () => {
+  it("reads one entry of the organization's log, as the list shows it; another organization's, a platform-level one and a bad id are not", async () => {
+    const { org, cookie } = await orgWithAdmin();
+    const other = await orgWithAdmin();
+    const summary = { changes: { name: { from: 'Acme', to: 'Acme Inc.' } } };
+    const mine = await seedEntry({ tenantId: org.id, targetId: org.id, summary });
+    const theirs = await seedEntry({ tenantId: other.org.id, targetId: other.org.id });
+    const platformLevel = await seedEntry({ tenantId: null, action: 'platform.engine_read' });
+
+    const one = await get(`/v1/audit-logs/${mine}?organization_slug=${org.slug}`, cookie);
+    expect(one.status).toBe(200);
+    const listed = (await list(cookie, { target: org.id })).data.find((e) => e.id === mine);
+    expect(one.body).toEqual(listed);
+    expect((one.body as unknown as TAuditLogEntry).summary).toEqual(summary);
+    // The active workspace when no slug is named.
+    expect((await get(`/v1/audit-logs/${mine}`, cookie)).status).toBe(200);
+
+    // Another organization's entry, asked in one's own organization or in theirs: 404, the same answer as a made-up id.
+    for (const path of [
+      `/v1/audit-logs/${theirs}?organization_slug=${org.slug}`,
+      `/v1/audit-logs/${theirs}?organization_slug=${other.org.slug}`,
+      `/v1/audit-logs/${platformLevel}`,
+      `/v1/audit-logs/${newId('auditLog')}`,
+    ]) {
+      const answer = await get(path, cookie);
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.error?.code).toBe('not_found');
+    }
+    // The platform admin reads a platform-level entry in the platform workspace only.
+    const platformAdmin = { cookie: (await seedSignedIn(server.services.db, { platformAdmin: true })).cookie };
+    expect((await get(`/v1/audit-logs/${platformLevel}`, platformAdmin)).status).toBe(200);
+    expect((await get(`/v1/audit-logs/${platformLevel}?organization_slug=${org.slug}`, platformAdmin)).status).toBe(404);
+    expect((await get(`/v1/audit-logs/${mine}?organization_slug=${org.slug}`, platformAdmin)).status).toBe(200);
+
+    // Not an entry id: 400 with its message, never a lookup.
+    for (const bad of ['usr_00000000000000000000', 'aud_short', "aud_0000000000000000000'"]) {
+      const answer = await get(`/v1/audit-logs/${encodeURIComponent(bad)}`, cookie);
+      expect(answer.status, bad).toBe(400);
+      expect(answer.body.error?.code).toBe('validation_failed');
+    }
   });
 });

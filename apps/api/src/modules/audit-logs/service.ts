@@ -3,11 +3,13 @@ import {
   parseAuditActionFilter,
   type TAuditLogEntry,
   type TAuditLogPage,
+  type TGetAuditLogEntryRequest,
   type TListAuditLogsRequest,
 } from '@svc/contracts/audit-logs';
+import { AppError } from '@svc/contracts/errors';
 import type { Db } from '@svc/db/client';
 import { decodeCursor, toPage } from '@svc/db/pagination';
-import { type AuditLogFilter, type AuditLogRow, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
+import { type AuditLogFilter, type AuditLogRow, findAuditLog, listAuditLogs as listAuditLogRows } from '@svc/db/queries/audit-logs';
 import { findUserIdsByEmail } from '@svc/db/queries/users';
 import { type Access, isPlatformAdmin } from '../access/authorize.ts';
 
@@ -80,4 +82,25 @@ export async function listAuditLogs(db: Db, { organization, principal }: Access,
   const after = decodeCursor(scope, input.cursor);
   const rows = await listAuditLogRows(db, { filter, after, limit: input.limit + 1 });
   return toPage(scope, rows, input.limit, toAuditLogEntry);
+}
+
+/**
+ * GET /v1/audit-logs/{id}: one entry of the organization's log (audit.read), the one the list
+ * would show; another organization's entry, or a platform-level one read from anywhere but the
+ * platform workspace by a platform admin, is 404 like one that does not exist.
+ */
+export async function getAuditLogEntry(
+  db: Db,
+  { organization, principal }: Access,
+  input: TGetAuditLogEntryRequest,
+): Promise<TAuditLogEntry> {
+  const row = await findAuditLog(db, {
+    tenantId: organization.id,
+    includePlatformLevel: organization.kind === 'platform' && isPlatformAdmin(principal),
+    id: input.id,
+  });
+  if (!row) {
+    throw new AppError('not_found', `no audit log entry ${input.id} in this organization`);
+  }
+  return toAuditLogEntry(row);
 }

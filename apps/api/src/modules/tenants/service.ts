@@ -215,7 +215,13 @@ export async function updateTenant(db: Db, access: Access, request: RequestMeta,
       tenantId: updated.id,
       action: 'tenant.updated',
       target: { type: 'tenant', id: updated.id },
-      summary: { changes: { name: input.name, slug: input.slug } },
+      // Each field that changed, before and after (docs/api.md "Audit log").
+      summary: {
+        changes: {
+          ...(updated.name !== access.organization.name ? { name: { from: access.organization.name, to: updated.name } } : {}),
+          ...(updated.slug !== access.organization.slug ? { slug: { from: access.organization.slug, to: updated.slug } } : {}),
+        },
+      },
     });
     return toTenant(updated);
   });

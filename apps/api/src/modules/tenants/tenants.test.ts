@@ -122,6 +122,10 @@ describe('tenants', () => {
       .where(and(eq(auditLogs.tenantId, org.id), eq(auditLogs.action, 'tenant.updated')));
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ actorType: 'user', actorId: admin.user.id, targetId: org.id });
+    // Each field before and after, for the log to read "Old → New".
+    expect(entries[0]?.summary).toEqual({
+      changes: { name: { from: org.name, to: 'New name' }, slug: { from: org.slug, to: `${org.slug}-x` } },
+    });
 
     const clash = await call('PATCH', `/v1/tenants/${org.id}`, { cookie: admin.cookie, body: { slug: taken.slug } });
     expect(clash.status).toBe(409);

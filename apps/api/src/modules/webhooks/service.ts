@@ -327,12 +327,13 @@ export async function updateEndpoint(
       tenantId: row.tenantId,
       action: 'webhook_endpoint.updated',
       target: { type: 'webhook_endpoint', id: row.id },
+      // Each field sent, before and after (docs/api.md "Audit log"); of a URL only its host.
       summary: {
         changes: {
-          ...(changes.url !== undefined ? { host: hostOf(changes.url) } : {}),
-          ...(changes.eventTypes !== undefined ? { eventTypes: changes.eventTypes } : {}),
-          ...(changes.description !== undefined ? { description: changes.description } : {}),
-          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+          ...(changes.url !== undefined ? { host: { from: hostOf(current.url), to: hostOf(changes.url) } } : {}),
+          ...(changes.eventTypes !== undefined ? { eventTypes: { from: current.eventTypes, to: changes.eventTypes } } : {}),
+          ...(changes.description !== undefined ? { description: { from: current.description, to: changes.description } } : {}),
+          ...(changes.enabled !== undefined ? { enabled: { from: current.enabled, to: changes.enabled } } : {}),
         },
         ...(input.enabled === true && current.disabledReason ? { wasDisabledFor: current.disabledReason } : {}),
       },

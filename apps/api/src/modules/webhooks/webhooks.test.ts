@@ -350,7 +350,7 @@ describe('endpoint reads, updates and deletes', () => {
 
     const entries = await auditOf(id, 'webhook_endpoint.updated');
     expect(entries).toHaveLength(5);
-    expect(entries.map((e) => e.summary)).toContainEqual({ changes: { enabled: true }, wasDisabledFor: 'gone' });
+    expect(entries.map((e) => e.summary)).toContainEqual({ changes: { enabled: { from: false, to: true } }, wasDisabledFor: 'gone' });
   });
 
   it('PATCH refuses bad input with its code and changes nothing', async () => {

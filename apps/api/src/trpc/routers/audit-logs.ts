@@ -1,5 +1,5 @@
-import { ZAuditLogPage, ZListAuditLogsRequest } from '@svc/contracts/audit-logs';
-import { listAuditLogs } from '../../modules/audit-logs/service.ts';
+import { ZAuditLogEntry, ZAuditLogPage, ZGetAuditLogEntryRequest, ZListAuditLogsRequest } from '@svc/contracts/audit-logs';
+import { getAuditLogEntry, listAuditLogs } from '../../modules/audit-logs/service.ts';
 import { resolveAccess } from '../access.ts';
 import { router } from '../init.ts';
 import { controlProcedure } from '../procedures.ts';
@@ -21,4 +21,20 @@ export const auditLogsRouter = router({
     .use(resolveAccess)
     .output(ZAuditLogPage)
     .query(({ ctx, input }) => listAuditLogs(ctx.services.db, ctx.access, input)),
+  get: controlProcedure
+    .meta({
+      access: { permission: 'audit.read', organization: 'slug' },
+      openapi: {
+        method: 'GET',
+        path: '/audit-logs/{id}',
+        tags: ['audit-logs'],
+        summary: 'Read one entry of the audit log of an organization',
+        description:
+          "Needs audit.read. organization_slug selects the organization (default: the active workspace, or the API key's); an entry of another organization is 404.",
+      },
+    })
+    .input(ZGetAuditLogEntryRequest)
+    .use(resolveAccess)
+    .output(ZAuditLogEntry)
+    .query(({ ctx, input }) => getAuditLogEntry(ctx.services.db, ctx.access, input)),
 });

@@ -3,13 +3,16 @@ import { type TAuditLogEntry, type TAuditLogFilters, ZAuditLogFilters } from '@s
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { useForm } from 'react-hook-form';
+import { Link, useSearchParams } from 'react-router';
 import { actionsColumn, columnHelper, whenColumn } from '../../components/data-table.tsx';
 import { Dialog } from '../../components/dialog.tsx';
+import { ErrorPanel } from '../../components/error-panel.tsx';
 import { Identifier } from '../../components/identifier.tsx';
 import { ListPage } from '../../components/list-page.tsx';
 import { PageHeader } from '../../components/page-header.tsx';
 import { usePager } from '../../components/pager.tsx';
 import { RowActions } from '../../components/row-actions.tsx';
+import { Skeleton } from '../../components/skeleton.tsx';
 import { When } from '../../components/when.tsx';
 import { summaryLines, targetNameOf } from '../../lib/audit-summary.ts';
 import { useActiveOrganization } from '../../lib/organization.ts';
@@ -43,6 +46,11 @@ function localToIso(value: unknown): string | undefined {
 /** The filters that narrow the list, without the unset ones: two sets compare equal by this. */
 function filterKey(filters: TAuditLogFilters): string {
   return JSON.stringify(Object.entries(filters).filter(([, value]) => value !== undefined));
+}
+
+/** The audit log with one entry open: `?entry=<id>`, which a link or a reload opens again. */
+function entrySearch(id: string): string {
+  return `?${new URLSearchParams({ entry: id })}`;
 }
 
 /** How many of a summary's lines a row shows; the rest are in the row's details. */
@@ -103,7 +111,12 @@ function auditColumns(showDetails: (entry: TAuditLogEntry) => void, organization
       header: 'Action',
       sortFn: 'text',
       meta: { width: '13rem' },
-      cell: (info) => <ActionName action={info.getValue()} />,
+      // The action opens the entry, at an address of its own (?entry=aud_...).
+      cell: (info) => (
+        <Link to={entrySearch(info.row.original.id)} className="audit-action-link" data-testid="audit-log-open">
+          <ActionName action={info.getValue()} />
+        </Link>
+      ),
     }),
     column.accessor((entry) => entry.target.type, {
       id: 'target',
@@ -183,11 +196,20 @@ export function AuditLogPage() {
   const active = useActiveOrganization();
   const pager = usePager();
   const [filters, setFilters] = useState<TAuditLogFilters>({});
-  const [details, setDetails] = useState<TAuditLogEntry | null>(null);
-  // One definition for the page's lifetime: the organization is read through a ref.
+  const [params, setParams] = useSearchParams();
+  const selected = params.get('entry');
+  // One definition for the page's lifetime: the organization and the way to open an entry are
+  // read through refs.
   const [organizationRef] = useState(() => ({ current: undefined as { id: string; name: string } | undefined }));
   organizationRef.current = active.organization ?? undefined;
-  const [columns] = useState(() => auditColumns(setDetails, () => organizationRef.current));
+  const showRef = useRef((id: string | null) => setParams(id ? { entry: id } : {}));
+  showRef.current = (id) => setParams(id ? { entry: id } : {});
+  const [columns] = useState(() =>
+    auditColumns(
+      (entry) => showRef.current(entry.id),
+      () => organizationRef.current,
+    ),
+  );
   const form = useForm<TAuditLogFilters>({ resolver: zodResolver(ZAuditLogFilters), defaultValues: NO_FILTERS });
   const errors = form.formState.errors;
 
@@ -239,7 +261,15 @@ export function AuditLogPage() {
         title="Audit log"
         description={`Who changed what and when${active.organization ? ` in ${active.organization.name}` : ''}. Entries are never edited or removed.`}
       />
-      <AuditEntryDialog entry={details} organization={active.organization ?? undefined} onClose={() => setDetails(null)} />
+      {selected && organizationSlug && (
+        <AuditEntryDialog
+          id={selected}
+          organizationSlug={organizationSlug}
+          listed={log.data?.data.find((entry) => entry.id === selected)}
+          organization={active.organization ?? undefined}
+          onClose={() => showRef.current(null)}
+        />
+      )}
       <ListPage
         testId="audit-log"
         noun="audit log entries"
@@ -317,21 +347,31 @@ function targetName(entry: TAuditLogEntry, organization: { id: string; name: str
   return entry.target.type === 'tenant' && organization && entry.target.id === organization.id ? organization.name : undefined;
 }
 
-/** One entry in full: the exact time, who, from where, and the whole summary as `field: value` lines. */
+/**
+ * One entry in full: the exact time, who, from where, and the whole summary as `field: value`
+ * lines. The entry of the page on screen at once; one opened by its address alone is fetched.
+ */
 function AuditEntryDialog({
-  entry,
+  id,
+  organizationSlug,
+  listed,
   organization,
   onClose,
 }: {
-  entry: TAuditLogEntry | null;
+  id: string;
+  organizationSlug: string;
+  listed: TAuditLogEntry | undefined;
   organization: { id: string; name: string } | undefined;
   onClose: () => void;
 }) {
+  const trpc = useTRPC();
+  const fetched = useQuery(trpc.auditLogs.get.queryOptions({ id, organization_slug: organizationSlug }, { enabled: listed === undefined }));
+  const entry = listed ?? fetched.data;
   return (
     <Dialog
-      open={entry !== null}
+      open
       onOpenChange={(open) => !open && onClose()}
-      title={entry ? entry.action : ''}
+      title={entry ? entry.action : 'Audit log entry'}
       wide
       testId="audit-log-detail"
       footer={
@@ -340,6 +380,10 @@ function AuditEntryDialog({
         </button>
       }
     >
+      {!entry && fetched.isPending && <Skeleton label="Loading the entry…" testId="audit-log-detail-loading" lines={6} />}
+      {!entry && fetched.isError && (
+        <ErrorPanel error={fetched.error} title="Could not load the entry" onRetry={() => void fetched.refetch()} />
+      )}
       {entry && (
         <dl className="facts" data-entry-id={entry.id}>
           <dt>When</dt>

@@ -111,13 +111,14 @@ const LOCKED_COLUMNS = lockedColumn.columns([
   lockedColumn.accessor('lockedSeconds', {
     header: 'Locked for',
     sortFn: 'basic',
-    meta: { width: '7rem', align: 'end' },
+    // The heading and its sort arrow whole.
+    meta: { width: '9rem', align: 'end' },
     cell: (info) => <span title={info.row.original.lockedAt}>{formatDuration(info.getValue())}</span>,
   }),
   lockedColumn.accessor('attempts', {
     header: 'Attempts',
     enableSorting: false,
-    meta: { width: '6rem', align: 'end' },
+    meta: { width: '7rem', align: 'end' },
     cell: (info) => `${info.getValue()} / ${info.row.original.maxAttempts}`,
   }),
 ]);
