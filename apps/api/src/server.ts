@@ -14,7 +14,7 @@ import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
-import { errorBody } from './http/errors.ts';
+import { errorBody, errorFields } from './http/errors.ts';
 import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -150,6 +150,8 @@ async function startOn(
     meterAgentToken: (token) => agentTokens.record(token),
     noteGrantUse: (grantId) => grantUse.note(grantId),
     fetchAllowPrivate: config.webhooks.allowPrivate,
+    // The token endpoint's 402 carries the same upgradeUrl and limit fields as every other 402.
+    refusalFields: (refusal) => errorFields(refusal, engine.config),
   });
   started.push(() => oidc.close());
   const services: AppServices = {

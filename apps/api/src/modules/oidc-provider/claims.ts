@@ -283,13 +283,16 @@ export function isApiResourceToken(token: { resourceServer?: { identifier(): str
 }
 
 /**
- * A machine client's token refused by its organization's subscription: HTTP 402 with the
- * subscription rule's code (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth
- * `error`, and its message as `error_description`.
+ * A token refused by its organization's subscription: HTTP 402 with the subscription rule's code
+ * (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth `error`, and its message
+ * as `error_description`. The rest of svc's 402 body (`upgradeUrl`, `limit`, ...) is added to the
+ * answer by refusalFieldsOnError (middleware.ts) from `refusal`.
  */
-class SubscriptionRefusal extends errors.OIDCProviderError {
+export class SubscriptionRefusal extends errors.OIDCProviderError {
+  readonly refusal: AppError;
   constructor(refusal: AppError) {
     super(402, refusal.code);
     this.error_description = refusal.message;
+    this.refusal = refusal;
   }
 }
