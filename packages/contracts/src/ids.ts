@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   directoryGroup: 'dsg',
   /** An organization's SSO connections (docs/enterprise.md "SSO connections"). */
   ssoConnection: 'ssoc',
+  /** A client of svc's OpenID Provider that registered itself (RFC 7591; docs/oidc.md "Dynamic client registration"). */
+  registeredClient: 'dcr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

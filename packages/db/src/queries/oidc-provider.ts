@@ -89,6 +89,27 @@ export async function pruneOidcPayloads(db: DbOrTx, before: Date): Promise<numbe
   return result.count;
 }
 
+/**
+ * Deletes the clients dynamic client registration made (`Client` rows, ids `dcr_...`) that no token
+ * was issued to since `unusedBefore` (last_used_at, else when they registered), with their grants
+ * and everything issued under those grants. Returns the ids deleted.
+ */
+export async function pruneUnusedRegisteredClients(db: DbOrTx, unusedBefore: Date): Promise<string[]> {
+  const rows = await db.execute<{ id: string }>(sql`
+    with gone as (
+      delete from oidc_payloads
+       where model = 'Client' and starts_with(id, 'dcr_')
+         and coalesce(last_used_at, to_timestamp((payload->>'client_id_issued_at')::double precision)) < ${unusedBefore.toISOString()}::timestamptz
+      returning id
+    ), grants as (
+      delete from oidc_payloads where model = 'Grant' and payload->>'clientId' in (select id from gone) returning id
+    ), issued as (
+      delete from oidc_payloads where grant_id in (select id from grants) returning id
+    )
+    select id from gone`);
+  return [...rows].map((r) => r.id);
+}
+
 /** The current key and every key superseded after `publishedSince` (newest first). */
 export async function listPublishedSigningKeys(db: DbOrTx, publishedSince: Date): Promise<OidcSigningKeyRow[]> {
   return db

@@ -86,6 +86,8 @@ export type OpenIdProviderOptions = {
    * refusal's limit and its upgradeUrl), added to the token endpoint's 402. Unset: none.
    */
   refusalFields?: (refusal: AppError) => Record<string, unknown>;
+  /** OIDC_DYNAMIC_REGISTRATION=on: anonymous dynamic client registration (registration.ts). Unset: off. */
+  dynamicRegistration?: boolean;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -168,6 +170,7 @@ export class OpenIdProvider {
       logout,
       origin: this.publicUrl.origin,
       fetch: createGuardedFetch({ allowPrivate: opts.fetchAllowPrivate ?? false, connectTimeoutMs: 2_500 }),
+      dynamicRegistration: opts.dynamicRegistration ?? false,
     };
   }
 
