@@ -10,6 +10,7 @@ import {
   upsertOidcPayload,
 } from '@svc/db/queries/oidc-provider';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { ClientSource } from './clients.ts';
 import { isRegisteredClient, storedRegistration } from './registration.ts';
 
 /** Models whose artifacts belong to a grant: revoking the grant deletes them (as oidc-provider's own adapter does). */
@@ -21,9 +22,6 @@ const GRANTABLE = new Set([
   'BackchannelAuthenticationRequest',
   'ClientCredentials',
 ]);
-
-/** How svc's applications become oidc-provider clients (clients.ts). */
-export type ClientSource = { find: (clientId: string) => Promise<AdapterPayload | undefined> };
 
 function toPayload(row: OidcPayloadRow | undefined): AdapterPayload | undefined {
   if (!row) {

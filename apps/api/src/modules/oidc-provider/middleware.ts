@@ -130,7 +130,7 @@ export function structuredTokenIntrospection(deps: { db: Db; sql: Sql; issuer: s
 /**
  * The token endpoint's 402 (a plan limit or a blocked subscription, claims.ts SubscriptionRefusal)
  * carries what every other 402 of svc carries beside its code and message (docs/api.md
- * "Subscription limits"): `upgradeUrl`, `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`,
+ * "The 402 body"): `upgradeUrl`, `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`,
  * as `fields` makes them (the one error writer's errorFields). `error` and `error_description`
  * stay as oidc-provider wrote them; RFC 6749 section 5.2 lets an error answer carry more members.
  * A listener of the token endpoint's error event (`grant.error`), which oidc-provider emits right
