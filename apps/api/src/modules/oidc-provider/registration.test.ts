@@ -3,6 +3,7 @@ import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontext
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { TRegisteredClientList } from '@svc/contracts/registered-clients';
 import { createDatabase, type Database } from '@svc/db/client';
 import { CookieJar } from '@svc/dev-engine/cookie-jar';
 import type { JobContext } from '@svc/jobs/runner';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { browseToRedirect } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
+import { seedSignedIn } from '../../../../../test/support/tenancy.ts';
 import type { RunningServer } from '../../server.ts';
 import { sha256Hex } from '../applications/keys.ts';
 
@@ -293,6 +295,41 @@ describe('dynamic client registration', () => {
     // Gone is gone: an authorization naming it gets svc's error page, never a redirect.
     const res = await fetch(authorizationUrl(unused.client_id, { scope: 'openid' }).url, { redirect: 'manual' });
     expect(res.status).toBe(400);
+  });
+
+  it('platform admins see the registered clients (never a secret); nobody else does', async () => {
+    const registered = (
+      await register({
+        client_name: 'Listed agent',
+        client_uri: 'https://agent.example',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'client_secret_post',
+      })
+    ).body as Registered;
+    const admin = await seedSignedIn(database.db, { platformAdmin: true });
+    const res = await fetch(`${on.url}/v1/platform/registered-clients`, { headers: { cookie: admin.cookie } });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const list = JSON.parse(text) as TRegisteredClientList;
+    expect(list).toMatchObject({ registrationEnabled: true, unusedDays: 30 });
+    const listed = list.data.find((c) => c.id === registered.client_id);
+    expect(listed).toEqual({
+      id: registered.client_id,
+      name: 'Listed agent',
+      clientUri: 'https://agent.example',
+      redirectUris: [CALLBACK],
+      tokenEndpointAuthMethod: 'client_secret_post',
+      registeredAt: expect.any(String),
+      lastUsedAt: null,
+      deletedAfter: expect.any(String),
+    });
+    expect(Date.parse(listed?.deletedAfter ?? '') - Date.parse(listed?.registeredAt ?? '')).toBe(30 * 86_400_000);
+    expect(text).not.toContain(registered.client_secret as string);
+    expect(text).not.toContain(sha256Hex(registered.client_secret as string));
+    // An organization's admin is no platform admin.
+    const orgAdmin = await seedSignedIn(database.db);
+    expect((await fetch(`${on.url}/v1/platform/registered-clients`, { headers: { cookie: orgAdmin.cookie } })).status).toBe(403);
+    expect((await fetch(`${on.url}/v1/platform/registered-clients`)).status).toBe(401);
   });
 
   it('rate limited per address: past the limit 429 rate_limited with Retry-After', async () => {
