@@ -3,6 +3,7 @@ import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontext
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { ZSetThirdPartyAccessRequest } from '@svc/contracts/connected-apps';
 import type { TRegisteredClientList } from '@svc/contracts/registered-clients';
 import { createDatabase, type Database } from '@svc/db/client';
 import { CookieJar } from '@svc/dev-engine/cookie-jar';
@@ -237,6 +238,15 @@ describe('dynamic client registration', () => {
       const browsed = await browseToRedirect(new CookieJar(), url, { svcUrl: on.url, redirectUri: CALLBACK, consent: 'allow' });
       expect(browsed.callback.searchParams.get('error')).toBe('access_denied');
       expect(browsed.steps).not.toContain('consent');
+      // Listed by its id (what an org admin sends to PATCH /v1/third-party-access): allowed.
+      const listed = ZSetThirdPartyAccessRequest.parse({ mode: 'listed', clients: [registered.client_id] });
+      await database.sql`update third_party_access set mode = 'listed', clients = ${listed.clients ?? []} where tenant_id = ${workspace.id}`;
+      const again = await browseToRedirect(new CookieJar(), authorizationUrl(registered.client_id, { scope: 'openid organization' }).url, {
+        svcUrl: on.url,
+        redirectUri: CALLBACK,
+        consent: 'allow',
+      });
+      expect(again.callback.searchParams.get('code')).toBeTruthy();
     } finally {
       await database.sql`delete from third_party_access where tenant_id = ${workspace.id}`;
     }

@@ -37,7 +37,7 @@ const COLUMNS = column.columns([
   }),
   whenColumn(column, 'registeredAt', 'Registered'),
   whenColumn(column, 'lastUsedAt', 'Last token', { empty: 'never' }),
-  whenColumn(column, 'deletedAfter', 'Deleted after'),
+  whenColumn(column, 'deletedAfter', 'Deleted after', { width: '11rem' }),
 ]);
 
 /**
