@@ -22,6 +22,7 @@ const EXEMPT: Record<string, string> = {
   'GET /v1/permissions': 'the same catalog for any signed-in caller or API key: no organization involved (tenants tests)',
   'POST /v1/invitations/accept': 'authorized by the invitation token, not a membership (invitations tests)',
   'GET /v1/platform/jobs': 'platform only: not organization-scoped (job-queue tests)',
+  'GET /v1/platform/registered-clients': 'platform only: not organization-scoped (oidc-provider registration tests)',
   'GET /v1/webhook-event-types': 'the same event catalog for any signed-in caller or API key: no organization involved (webhooks tests)',
   'GET /v1/subscription-plans': 'the same plan list for any signed-in caller or API key: no organization involved (subscriptions tests)',
   'POST /v1/subscription-plans': 'platform admins only, no organization involved: every caller kind in subscriptions tests',

@@ -106,6 +106,15 @@ const ZEnv = z.object({
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** The algorithm of new OpenID Provider signing keys; changing it makes a new current key at the next start. */
   OIDC_SIGNING_ALG: z.enum(['RS256', 'ES256']).default('RS256'),
+  /**
+   * Dynamic client registration (RFC 7591) at /oidc/reg: off unless `on`, since anyone may then
+   * register a client anonymously (docs/oidc.md "Dynamic client registration").
+   */
+  OIDC_DYNAMIC_REGISTRATION: z.enum(['on', 'off']).default('off'),
+  /** A dynamically registered client no token was issued to for this many days is deleted. */
+  OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS: int(30, 1),
+  /** Dynamic client registrations per client IP address per minute. */
+  RATE_LIMIT_REGISTRATIONS_PER_MINUTE: int(5, 1),
   /** 32 bytes, base64 or hex: encrypts webhook signing secrets and queued email bodies. */
   SVC_ENCRYPTION_KEY: z.string().min(1).optional(),
   /** Allow webhook URLs on loopback and private networks (local development and tests only). */
@@ -212,6 +221,8 @@ export type Config = {
     invitationsPerMinute: number;
     /** Webhook replays per endpoint per minute (each may queue thousands of deliveries). */
     webhookReplaysPerMinute: number;
+    /** Dynamic client registrations per client IP address per minute. */
+    registrationsPerMinute: number;
   };
   /** How long an invitation can be accepted after it is created (ms). */
   invitationTtlMs: number;
@@ -243,7 +254,14 @@ export type Config = {
    */
   accessCacheTtlMs: number;
   /** svc as OpenID Provider of its applications (issuer: publicUrl). */
-  oidc: { signingAlg: 'RS256' | 'ES256' };
+  oidc: {
+    signingAlg: 'RS256' | 'ES256';
+    /**
+     * OIDC_DYNAMIC_REGISTRATION and OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS: whether anonymous
+     * clients may register (RFC 7591), and after how many days without a token such a client is deleted.
+     */
+    dynamicRegistration: { enabled: boolean; unusedDays: number };
+  };
   /** Idle and absolute session lifetimes (ms); idle expiry slides at most once an hour. */
   session: { idleMs: number; absoluteMs: number };
   /** Members of this engine group open the platform workspace (docs/authentik.md, "the platform admin group"). */
@@ -364,6 +382,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signinPerMinute: e.RATE_LIMIT_SIGNIN_PER_MINUTE,
       invitationsPerMinute: e.RATE_LIMIT_INVITATIONS_PER_MINUTE,
       webhookReplaysPerMinute: e.RATE_LIMIT_WEBHOOK_REPLAYS_PER_MINUTE,
+      registrationsPerMinute: e.RATE_LIMIT_REGISTRATIONS_PER_MINUTE,
       enabled: e.RATE_LIMIT_ENABLED,
       publicPerMinute: e.RATE_LIMIT_PUBLIC_PER_MINUTE,
       backendPerMinute: e.RATE_LIMIT_BACKEND_PER_MINUTE,
@@ -393,7 +412,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     applicationCacheTtlMs: e.APPLICATION_CACHE_TTL_MS,
     accessCacheTtlMs: e.ACCESS_CACHE_TTL_MS,
-    oidc: { signingAlg: e.OIDC_SIGNING_ALG },
+    oidc: {
+      signingAlg: e.OIDC_SIGNING_ALG,
+      dynamicRegistration: { enabled: e.OIDC_DYNAMIC_REGISTRATION === 'on', unusedDays: e.OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS },
+    },
     invitationTtlMs: e.INVITATION_TTL_HOURS * 3_600_000,
     session: { idleMs: e.SESSION_IDLE_TIMEOUT_HOURS * 3_600_000, absoluteMs: e.SESSION_ABSOLUTE_TIMEOUT_HOURS * 3_600_000 },
     platformAdminGroup: e.PLATFORM_ADMIN_GROUP,

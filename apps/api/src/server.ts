@@ -14,7 +14,7 @@ import type { Config } from './env.ts';
 import { createHttpApp } from './http/app.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import { createEdge } from './http/edge.ts';
-import { errorBody } from './http/errors.ts';
+import { errorBody, errorFields } from './http/errors.ts';
 import { startMetricsListener } from './http/metrics-endpoint.ts';
 import { createProviderDocuments } from './http/provider-documents.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -148,8 +148,11 @@ async function startOn(
     meterMachineToken: (token) => machineTokens.record(token),
     // Every token of a third-party client is counted as usage of the organization it acts for.
     meterAgentToken: (token) => agentTokens.record(token),
-    noteGrantUse: (grantId) => grantUse.note(grantId),
+    noteGrantUse: (grantId, registeredClientId) => grantUse.note(grantId, registeredClientId),
     fetchAllowPrivate: config.webhooks.allowPrivate,
+    // The token endpoint's 402 carries the same upgradeUrl and limit fields as every other 402.
+    refusalFields: (refusal) => errorFields(refusal, engine.config),
+    dynamicRegistration: engine.config.oidc.dynamicRegistration.enabled,
   });
   started.push(() => oidc.close());
   const services: AppServices = {
@@ -184,7 +187,7 @@ async function startOn(
       billing: { settings: config.billing },
       dns: config.dns,
       retention: config.retention,
-      oidc: { issuer: engine.config.publicUrl },
+      oidc: { issuer: engine.config.publicUrl, registeredClientUnusedDays: engine.config.oidc.dynamicRegistration.unusedDays },
     });
     started.push(() => running.stop());
     worker = running;

@@ -113,6 +113,10 @@ const router = createBrowserRouter(
               element: page(async () => (await import('./pages/organizations/organizations-page.tsx')).OrganizationsPage),
             },
             { path: 'job-queue', element: page(async () => (await import('./pages/job-queue/job-queue-page.tsx')).JobQueuePage) },
+            {
+              path: 'registered-clients',
+              element: page(async () => (await import('./pages/registered-clients/registered-clients-page.tsx')).RegisteredClientsPage),
+            },
             { path: 'authorization', element: <Navigate to="/authorization/resources" replace /> },
             {
               path: 'authorization/resources',

@@ -2,7 +2,18 @@ import { z } from 'zod';
 import { ZClaimUrl, ZKeylessFlag, ZOrganizationSummary, ZProductionSocialMode, ZPublicApplication, ZSocialMode } from './public-edge.ts';
 
 /** Frameworks GET /v1/setup/agent-context knows (docs/api.md "Setup context for coding agents"). `rest` is the default. */
-export const SUPPORTED_FRAMEWORKS = ['nextjs', 'react', 'express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'] as const;
+export const SUPPORTED_FRAMEWORKS = [
+  'nextjs',
+  'react',
+  'express',
+  'fastapi',
+  'django',
+  'flask',
+  'laravel',
+  'rails',
+  'rest',
+  'mcp',
+] as const;
 export type TFramework = (typeof SUPPORTED_FRAMEWORKS)[number];
 
 export const DEFAULT_FRAMEWORK: TFramework = 'rest';

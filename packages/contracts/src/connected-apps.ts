@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { isIdOf } from './ids.ts';
 import { ZSlug } from './lists.ts';
 
 // Which third-party apps and agents may connect to an organization (docs/oidc.md "Which third
 // parties an organization allows"). A third-party client is one identified by a Client ID Metadata
-// Document: its client_id is the https URL of that document.
+// Document (its client_id is the https URL of that document) or one that registered itself by
+// dynamic client registration (its client_id is dcr_...).
 
 /** Who may connect: nobody, any third-party client, or only the listed ones. */
 export const ZThirdPartyMode = z.enum(['off', 'any', 'listed']);
@@ -16,7 +18,8 @@ export const DEFAULT_THIRD_PARTY_MODE: TThirdPartyMode = 'any';
 export const MAX_THIRD_PARTY_CLIENTS = 50;
 
 /**
- * One entry of the list: a client id (the metadata document's https URL) exactly, or a prefix of
+ * One entry of the list: a client id (the metadata document's https URL, or a registered client's
+ * `dcr_...`) exactly, or a prefix of
  * such URLs ending in `*` (`https://agents.example.com/*`: every document under that path). The
  * origin is always written out: no wildcard in the scheme or host.
  */
@@ -27,6 +30,10 @@ export const ZThirdPartyClientPattern = z
   .max(300)
   .refine(
     (v) => {
+      // A client that registered itself (dynamic client registration) is listed by its id, exactly.
+      if (isIdOf('registeredClient', v)) {
+        return true;
+      }
       const body = v.endsWith('*') ? v.slice(0, -1) : v;
       if (body.includes('*')) {
         return false;
@@ -40,7 +47,10 @@ export const ZThirdPartyClientPattern = z
         return false;
       }
     },
-    { message: 'expected a client id (an https URL) or an https URL prefix ending in *, with its origin written out' },
+    {
+      message:
+        'expected a client id (an https URL, or dcr_... for a registered client) or an https URL prefix ending in *, with its origin written out',
+    },
   );
 
 /** GET /v1/third-party-access and the answer of PATCH. */

@@ -37,6 +37,8 @@ export const ID_PREFIXES = {
   ssoConnection: 'ssoc',
   /** A setup link for an organization's IT admin (docs/enterprise.md "Setup links"). */
   setupLink: 'setl',
+  /** A client of svc's OpenID Provider that registered itself (RFC 7591; docs/oidc.md "Dynamic client registration"). */
+  registeredClient: 'dcr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -26,6 +26,11 @@ export const ZTaskPayloads = {
   'maintenance:prune_oidc': z.object({
     supersededKeysKeepDays: z.number().int().positive().default(7),
   }),
+  /**
+   * svc's OpenID Provider: deletes dynamically registered clients no token was issued to for
+   * OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS (the worker's setting).
+   */
+  'maintenance:prune_registered_clients': z.object({}),
   /** Sends due webhook deliveries (the rows hold the state; an empty payload means "whatever is due"). */
   'webhooks:dispatch': z.object({
     /** Only these deliveries, when due (a manual retry dispatching at once). */

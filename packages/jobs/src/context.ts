@@ -52,8 +52,11 @@ export type JobContext = {
   email?: EmailOutboxSettings;
   /** The billing providers' credentials; a provider left out has its sync logs skipped. */
   billing: BillingSyncSettings;
-  /** svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for it. */
-  oidc?: { issuer: string };
+  /**
+   * svc's OpenID Provider (PUBLIC_URL is its issuer): back-channel logout tokens are signed for
+   * it; registered clients unused for registeredClientUnusedDays are deleted.
+   */
+  oidc?: { issuer: string; registeredClientUnusedDays?: number };
   /** What maintenance:partitions drops; absent, nothing is dropped (partitions are still made ahead). */
   retention?: RetentionSettings;
   /** The resolver domain verification asks (domains:recheck); absent, the system's (DEFAULT_DNS_SETTINGS). */

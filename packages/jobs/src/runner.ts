@@ -21,6 +21,7 @@ import { maintainPartitions } from './tasks/maintain-partitions.ts';
 import { pruneOidc } from './tasks/prune-oidc.ts';
 import { prunePendingLogins } from './tasks/prune-pending-logins.ts';
 import { pruneRateLimits } from './tasks/prune-rate-limits.ts';
+import { pruneRegisteredClients } from './tasks/prune-registered-clients.ts';
 import { summarizeUsage } from './tasks/usage-summary.ts';
 import { dispatchWebhooks } from './webhooks/dispatch.ts';
 import { sendDetachedDelivery } from './webhooks/send-detached.ts';
@@ -34,6 +35,7 @@ const TASKS: Record<TaskName, SvcTask> = {
   'maintenance:prune_rate_limits': pruneRateLimits,
   'maintenance:prune_pending_logins': prunePendingLogins,
   'maintenance:prune_oidc': pruneOidc,
+  'maintenance:prune_registered_clients': pruneRegisteredClients,
   'webhooks:dispatch': dispatchWebhooks,
   'webhooks:send_detached': sendDetachedDelivery,
   'email:dispatch': dispatchEmail,
@@ -50,6 +52,8 @@ export const CRONTAB = [
   `*/5 * * * * maintenance:prune_rate_limits ?max=1 {"keepSeconds":120}`,
   '*/10 * * * * maintenance:prune_pending_logins ?max=1',
   '*/15 * * * * maintenance:prune_oidc ?max=1',
+  // Dynamically registered clients unused for OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS (docs/oidc.md).
+  '23 * * * * maintenance:prune_registered_clients ?max=1',
   // A sweep for webhook deliveries nothing else woke (a wake job lost with its worker, say).
   `* * * * * webhooks:dispatch ?max=1&jobKey=${WEBHOOK_DISPATCH_JOB_KEY}`,
   // Billing sync logs nothing else woke (a wake-up lost with its worker, say).
@@ -75,8 +79,11 @@ export type StartWorkerOptions = {
   email?: EmailOutboxSettings;
   /** STRIPE_* / RAZORPAY_* / PADDLE_* (apps/api env.ts `config.billing`); absent, every sync log is skipped as not configured. */
   billing?: BillingSyncSettings;
-  /** PUBLIC_URL, the OpenID Provider's issuer; absent, back-channel logout jobs wait for a worker that has it. */
-  oidc?: { issuer: string };
+  /**
+   * PUBLIC_URL, the OpenID Provider's issuer (absent, back-channel logout jobs wait for a worker
+   * that has it), and OIDC_DYNAMIC_REGISTRATION_UNUSED_DAYS (absent, 30).
+   */
+  oidc?: { issuer: string; registeredClientUnusedDays?: number };
   /** DNS_RESOLVER and DNS_TIMEOUT_MS; absent, the system's resolvers (DEFAULT_DNS_SETTINGS). */
   dns?: DnsSettings;
   /** EVENTS_RETENTION_DAYS, USAGE_RETENTION_DAYS, AUDIT_RETENTION_DAYS; absent, nothing is dropped. */

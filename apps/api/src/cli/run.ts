@@ -616,7 +616,7 @@ export async function run(command: string, rest: string[]): Promise<void> {
         billing: { settings: config.billing },
         dns: config.dns,
         retention: config.retention,
-        oidc: { issuer: config.publicUrl },
+        oidc: { issuer: config.publicUrl, registeredClientUnusedDays: config.oidc.dynamicRegistration.unusedDays },
       });
       // METRICS_PORT: the worker's own metrics (its webhook deliveries, the job queue); a worker
       // has no API port, so METRICS_TOKEN alone serves nothing here (docs/operations.md "Metrics").

@@ -15,6 +15,7 @@ import { invitationsRouter } from './routers/invitations.ts';
 import { jobQueueRouter } from './routers/job-queue.ts';
 import { meRouter } from './routers/me.ts';
 import { permissionCheckRouter } from './routers/permission-check.ts';
+import { registeredClientsRouter } from './routers/registered-clients.ts';
 import { rolesRouter } from './routers/roles.ts';
 import { serviceRouter } from './routers/service.ts';
 import { sessionsRouter } from './routers/sessions.ts';
@@ -48,6 +49,7 @@ export const appRouter = router({
   users: usersRouter,
   sessions: sessionsRouter,
   jobQueue: jobQueueRouter,
+  registeredClients: registeredClientsRouter,
   emailDeliveries: emailDeliveriesRouter,
   webhooks: webhooksRouter,
   events: eventsRouter,

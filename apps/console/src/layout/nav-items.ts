@@ -33,6 +33,8 @@ export const NAV_ITEMS = [
   { id: 'third-party-access', label: 'Third-party access', path: '/settings/third-party-access' },
   { id: 'organizations', label: 'Organizations', path: '/organizations', platformOnly: true },
   { id: 'job-queue', label: 'Job queue', path: '/job-queue', platformOnly: true },
+  // Clients that registered themselves (docs/oidc.md "Dynamic client registration").
+  { id: 'registered-clients', label: 'Registered clients', path: '/registered-clients', platformOnly: true },
   // The product's catalog (docs/authorization.md): platform admins change it; whoever holds
   // roles.read reads it, since custom roles are built from it.
   { id: 'api-resources', label: 'API resources', path: '/authorization/resources', section: 'Authorization' },

@@ -101,9 +101,12 @@ export async function revokeThirdPartyGrant(
  * Records that a grant was used now, unless it was within `resolutionMs` already (so the row is
  * written about once a minute however often the grant is used, by however many processes).
  */
-export async function noteThirdPartyGrantUsed(db: DbOrTx, opts: { grantId: string; resolutionMs: number }): Promise<void> {
+export async function noteThirdPartyGrantUsed(
+  db: DbOrTx,
+  opts: { grantId: string; resolutionMs: number; registeredClientId?: string | undefined },
+): Promise<void> {
   await db.execute(sql`
     update oidc_payloads set last_used_at = now()
-     where model = 'Grant' and id = ${opts.grantId}
+     where ((model = 'Grant' and id = ${opts.grantId}) or (model = 'Client' and id = ${opts.registeredClientId ?? null}))
        and (last_used_at is null or last_used_at < now() - make_interval(secs => ${opts.resolutionMs / 1000}))`);
 }

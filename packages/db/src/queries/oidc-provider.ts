@@ -89,6 +89,45 @@ export async function pruneOidcPayloads(db: DbOrTx, before: Date): Promise<numbe
   return result.count;
 }
 
+/**
+ * Deletes the clients dynamic client registration made (`Client` rows, ids `dcr_...`) that no token
+ * was issued to since `unusedBefore` (last_used_at, else when they registered), with their grants
+ * and everything issued under those grants. Returns the ids deleted.
+ */
+export async function pruneUnusedRegisteredClients(db: DbOrTx, unusedBefore: Date): Promise<string[]> {
+  const rows = await db.execute<{ id: string }>(sql`
+    with gone as (
+      delete from oidc_payloads
+       where model = 'Client' and starts_with(id, 'dcr_')
+         and coalesce(last_used_at, to_timestamp((payload->>'client_id_issued_at')::double precision)) < ${unusedBefore.toISOString()}::timestamptz
+      returning id
+    ), grants as (
+      delete from oidc_payloads where model = 'Grant' and payload->>'clientId' in (select id from gone) returning id
+    ), issued as (
+      delete from oidc_payloads where grant_id in (select id from grants) returning id
+    )
+    select id from gone`);
+  return [...rows].map((r) => r.id);
+}
+
+/** A client dynamic client registration made, as stored: its metadata without the secret's hash. */
+export type RegisteredClientRow = { id: string; metadata: Record<string, unknown>; registeredAt: Date; lastUsedAt: Date | null };
+
+/** The clients dynamic client registration made, newest first (their secret's hash left out). */
+export async function listRegisteredClients(db: DbOrTx, opts: { limit: number }): Promise<RegisteredClientRow[]> {
+  const rows = await db.execute<{ id: string; payload: Record<string, unknown>; registered_at: string; last_used_at: string | null }>(sql`
+    select id, payload - 'client_secret' as payload,
+           to_timestamp((payload->>'client_id_issued_at')::double precision) as registered_at, last_used_at
+      from oidc_payloads where model = 'Client' and starts_with(id, 'dcr_')
+     order by registered_at desc limit ${opts.limit}`);
+  return [...rows].map((r) => ({
+    id: r.id,
+    metadata: r.payload,
+    registeredAt: new Date(r.registered_at),
+    lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
+  }));
+}
+
 /** The current key and every key superseded after `publishedSince` (newest first). */
 export async function listPublishedSigningKeys(db: DbOrTx, publishedSince: Date): Promise<OidcSigningKeyRow[]> {
   return db

@@ -127,7 +127,9 @@ export function consentPage(action: string, view: ConsentView): string {
   return hostedPage(
     `Allow ${view.client.name} access?`,
     `${brandMark(view.client)}<h1 data-testid="hosted-heading">Allow ${name} to act for you?</h1>` +
-      `<p>This client is <strong data-testid="consent-client-host">${host}</strong>, not an application of this service. Allow it only if you trust ${host}.</p>` +
+      (view.client.registered
+        ? `<p>This client registered itself with this service: nobody has checked who it is. It sends your answer to <strong data-testid="consent-client-host">${host}</strong>. Allow it only if you started this yourself and trust ${host}.</p>`
+        : `<p>This client is <strong data-testid="consent-client-host">${host}</strong>, not an application of this service. Allow it only if you trust ${host}.</p>`) +
       `<p>It will act for you in <strong data-testid="consent-organization">${escapeHtml(view.organization.name)}</strong>.</p>` +
       (scopes.length > 0 ? `<p>It asks to:</p><ul>${scopes.join('')}</ul>` : '') +
       apis.join('') +

@@ -9,7 +9,7 @@ import { organizationOfGrant, selectableOrganizations } from '../../modules/oidc
 import { corsAllowed } from '../../modules/oidc-provider/clients.ts';
 import { consentAsked, consentOrganization, consentView, heldPermissions } from '../../modules/oidc-provider/consent.ts';
 import { NOT_ALLOWED_BY_ORGANIZATION } from '../../modules/oidc-provider/grants.ts';
-import { isThirdPartyClient } from '../../modules/oidc-provider/metadata-documents.ts';
+import { isThirdPartyClient, thirdPartyHostOf } from '../../modules/oidc-provider/metadata-documents.ts';
 import {
   AUTHORIZATION_SERVER_METADATA_PATH,
   DISCOVERY_PATH,
@@ -17,13 +17,15 @@ import {
   OIDC_PREFIX,
   OIDC_ROUTES,
 } from '../../modules/oidc-provider/paths.ts';
+import { isRegisteredClient, REGISTRATION_MAX_BYTES } from '../../modules/oidc-provider/registration.ts';
 import { userinfoOf } from '../../modules/oidc-provider/userinfo.ts';
 import { allowFormRedirectTo } from '../../modules/shared/csp.ts';
 import { messagePage } from '../../modules/shared/hosted-page.ts';
 import { connectionForOrganizationSlug } from '../../modules/sso/flow.ts';
-import { sendError } from '../errors.ts';
+import { asAppError, sendAppError, sendError } from '../errors.ts';
 import { ownOriginCheck, sendBrandedPage, sendHostedPage } from '../hosted/page.ts';
 import { type ApplicationBrand, consentPage, organizationPage, signInPage } from '../hosted/sign-in-pages.ts';
+import { spendBudget } from '../rate-limit.ts';
 import { trySignInRouter } from './try-sign-in.ts';
 
 /**
@@ -120,7 +122,11 @@ export function oidcProviderRouter(services: AppServices): Router {
     }
     const held = await heldPermissions(services.db, chosen.organization);
     const view = await consentView(services.db, {
-      client: { ...application, host: new URL(input.clientId).host },
+      client: {
+        ...application,
+        host: thirdPartyHostOf(input.clientId, details.params.redirect_uri) ?? input.clientId,
+        registered: isRegisteredClient(input.clientId),
+      },
       organization: chosen.organization,
       asked: consentAsked(details),
       held,
@@ -217,8 +223,9 @@ export function oidcProviderRouter(services: AppServices): Router {
     const client = await services.oidc.provider.Client.find(String(details.params.client_id));
     // Which application the person signs in to: the client of the request (modules/oidc-provider/clients.ts gives it
     // the application's name and logo).
-    // A third-party client without a name is named by its client_id URL's host.
-    const thirdPartyHost = client && isThirdPartyClient(client.clientId) ? new URL(client.clientId).host : undefined;
+    // A third-party client without a name is named by its client_id URL's host (a registered
+    // client: its redirect_uri's host).
+    const thirdPartyHost = client ? thirdPartyHostOf(client.clientId, details.params.redirect_uri) : undefined;
     const application: ApplicationBrand = {
       name: client?.clientName ?? thirdPartyHost ?? 'the application',
       logoUrl: client?.logoUri ?? null,
@@ -430,6 +437,45 @@ export function oidcProviderRouter(services: AppServices): Router {
   router.all([DISCOVERY_PATH, AUTHORIZATION_SERVER_METADATA_PATH, OIDC_ROUTES.jwks], (req, res) => {
     res.set('Allow', 'GET, HEAD');
     sendError(req, res, 'method_not_allowed', 'this document is read with GET');
+  });
+
+  // Dynamic client registration (docs/oidc.md "Dynamic client registration"): anonymous, so each
+  // client address may register RATE_LIMIT_REGISTRATIONS_PER_MINUTE clients a minute (429
+  // rate_limited with Retry-After, counted across every API process), and a request is at most
+  // REGISTRATION_MAX_BYTES (a client's metadata is a few hundred bytes). Off: the path is unknown.
+  router.post(OIDC_ROUTES.registration, async (req, res, next) => {
+    if (!services.config.oidc.dynamicRegistration.enabled) {
+      sendError(req, res, 'not_found', 'dynamic client registration is not offered by this installation');
+      return;
+    }
+    const length = Number(req.headers['content-length'] ?? Number.NaN);
+    if (!Number.isFinite(length) || length > REGISTRATION_MAX_BYTES) {
+      res
+        .status(400)
+        .set('Cache-Control', 'no-store')
+        .json({
+          error: 'invalid_client_metadata',
+          error_description: `a registration request is a JSON object of at most ${REGISTRATION_MAX_BYTES} bytes, with its Content-Length`,
+        });
+      return;
+    }
+    const perMinute = services.config.rateLimit.registrationsPerMinute;
+    try {
+      await spendBudget(services, res, {
+        key: `register:${services.clientIp(req)}`,
+        perMinute,
+        refusal: `at most ${perMinute} client registrations per address per minute`,
+      });
+    } catch (error) {
+      const refused = asAppError(error);
+      if (!refused) {
+        next(error);
+        return;
+      }
+      sendAppError(req, res, refused, services.config);
+      return;
+    }
+    next();
   });
 
   router.use((req, res, next) => {

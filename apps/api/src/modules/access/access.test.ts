@@ -245,6 +245,7 @@ describe('platform-only routes', () => {
   /** Every route only platform admins may use: the procedures (platformProcedure) and the engine proxy. */
   const ROUTES = [
     { method: 'GET', path: () => '/v1/platform/jobs' },
+    { method: 'GET', path: () => '/v1/platform/registered-clients' },
     { method: 'POST', path: () => '/v1/subscription-plans', body: { key: 'plan-x', name: 'X', seatLimit: 1, usageLimits: {} } },
     { method: 'PATCH', path: () => `/v1/subscription-plans/${newId('subscriptionPlan')}`, body: { name: 'X' } },
     { method: 'PATCH', path: (slug: string) => `/v1/subscription?organization_slug=${slug}`, body: { seats: 3 } },

@@ -19,8 +19,12 @@ export class GrantUse {
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
-  /** Notes a use of `grantId` now; never delays nor fails the caller. */
-  note(grantId: string | undefined, now = Date.now()): void {
+  /**
+   * Notes a use of `grantId` now, and of its client when that is a registered client (`dcr_...`,
+   * whose last use decides when it is deleted: oidc-provider/registration.ts); never delays nor
+   * fails the caller.
+   */
+  note(grantId: string | undefined, registeredClientId?: string, now = Date.now()): void {
     if (!grantId) {
       return;
     }
@@ -32,7 +36,7 @@ export class GrantUse {
       this.#noted.clear();
     }
     this.#noted.set(grantId, now);
-    noteThirdPartyGrantUsed(this.db, { grantId, resolutionMs: GRANT_USE_RESOLUTION_MS }).catch((error: unknown) => {
+    noteThirdPartyGrantUsed(this.db, { grantId, resolutionMs: GRANT_USE_RESOLUTION_MS, registeredClientId }).catch((error: unknown) => {
       // Tried again on the next use rather than a minute later.
       this.#noted.delete(grantId);
       this.onError(error);

@@ -335,7 +335,19 @@ describe("svc's MCP server (/mcp)", () => {
       }),
     });
     expect(res.status).toBe(402);
-    expect(((await res.json()) as { error: string }).error).toBe('subscription_limit_exceeded');
+    // An OAuth error answer (error, error_description) that also carries svc's 402 fields.
+    expect(await res.json()).toEqual({
+      error: 'subscription_limit_exceeded',
+      error_description: expect.any(String),
+      kind: 'usage',
+      limit: SVC_USAGE_EVENT_TYPES.agentToken,
+      max: 1,
+      used: 1,
+      requested: 1,
+      periodEnd: expect.any(String),
+      plan: planId.toLowerCase(),
+      upgradeUrl: `https://billing.example/${org.id}`,
+    });
   });
 
   it('hostile input: a body that is not JSON, input the route refuses, another organization named: never a 500, never another organization', async () => {

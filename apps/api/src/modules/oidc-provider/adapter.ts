@@ -10,6 +10,8 @@ import {
   upsertOidcPayload,
 } from '@svc/db/queries/oidc-provider';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { ClientSource } from './clients.ts';
+import { isRegisteredClient, storedRegistration } from './registration.ts';
 
 /** Models whose artifacts belong to a grant: revoking the grant deletes them (as oidc-provider's own adapter does). */
 const GRANTABLE = new Set([
@@ -21,9 +23,6 @@ const GRANTABLE = new Set([
   'ClientCredentials',
 ]);
 
-/** How svc's applications become oidc-provider clients (clients.ts). */
-export type ClientSource = { find: (clientId: string) => Promise<AdapterPayload | undefined> };
-
 function toPayload(row: OidcPayloadRow | undefined): AdapterPayload | undefined {
   if (!row) {
     return undefined;
@@ -34,15 +33,16 @@ function toPayload(row: OidcPayloadRow | undefined): AdapterPayload | undefined 
 
 /**
  * oidc-provider's persistence, in PostgreSQL (table oidc_payloads, one row per model and id), so
- * every API process serves every step of a flow. The Client model is not stored here: clients
- * are svc's applications, read through the application cache.
+ * every API process serves every step of a flow. Clients are svc's applications, read through the
+ * application cache, and the clients dynamic registration made (registration.ts), stored as
+ * `Client` rows.
  */
 export function createAdapterFactory(
   db: Db,
   clients: ClientSource,
   storage: (model: string) => Adapter = (model) => new PostgresAdapter(db, model),
 ): (model: string) => Adapter {
-  return (model) => (model === 'Client' ? new ClientAdapter(clients) : storage(model));
+  return (model) => (model === 'Client' ? new ClientAdapter(clients, storage('Client')) : storage(model));
 }
 
 export class PostgresAdapter implements Adapter {
@@ -88,16 +88,29 @@ export class PostgresAdapter implements Adapter {
   }
 }
 
-/** Read-only: clients are applications (dynamic registration is off). */
+/**
+ * Applications, read-only (they are written through svc's API), and registered clients (`dcr_...`,
+ * written once by their registration, with the secret's SHA-256 in place of the secret).
+ */
 class ClientAdapter implements Adapter {
-  constructor(private readonly clients: ClientSource) {}
+  constructor(
+    private readonly clients: ClientSource,
+    private readonly registered: Adapter,
+  ) {}
 
-  find(id: string): Promise<AdapterPayload | undefined> {
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    if (isRegisteredClient(id)) {
+      return (await this.registered.find(id)) ?? undefined;
+    }
     return this.clients.find(id);
   }
 
-  async upsert(): Promise<void> {
-    throw new Error('clients are svc applications: they are not written through the OpenID Provider');
+  async upsert(id: string, payload: AdapterPayload): Promise<void> {
+    if (!isRegisteredClient(id)) {
+      throw new Error('clients are svc applications: they are not written through the OpenID Provider');
+    }
+    // No expiry: an unused one is deleted by maintenance:prune_registered_clients (registration.ts).
+    await this.registered.upsert(id, storedRegistration(payload) as AdapterPayload);
   }
 
   async findByUid(): Promise<undefined> {

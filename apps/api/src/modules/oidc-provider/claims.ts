@@ -12,6 +12,7 @@ import { organizationOfGrant, standingOf } from './accounts.ts';
 import { NOT_ALLOWED_BY_ORGANIZATION } from './grants.ts';
 import { errors } from './library.ts';
 import { isThirdPartyClient } from './metadata-documents.ts';
+import { isRegisteredClient } from './registration.ts';
 import type { TokenResources } from './resources.ts';
 
 /** What the claims of svc's tokens are read from. */
@@ -38,7 +39,7 @@ export type ClaimDeps = {
       }) => Promise<void>)
     | undefined;
   /** Notes a third-party grant's use (connected-apps/last-used.ts), for the Connected apps list. */
-  noteGrantUse?: ((grantId: string | undefined) => void) | undefined;
+  noteGrantUse?: ((grantId: string | undefined, registeredClientId?: string) => void) | undefined;
 };
 
 type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1];
@@ -87,7 +88,8 @@ export async function tokenClaims(
         actor: { type: 'user', id: token.accountId ?? '' },
       }),
     );
-    deps.noteGrantUse?.(token.grantId);
+    // A registered client's last token keeps it from being deleted as unused (registration.ts).
+    deps.noteGrantUse?.(token.grantId, isRegisteredClient(token.clientId ?? '') ? token.clientId : undefined);
   }
   const api = isApiResourceToken(token) ? await deps.resources.byIdentifier(token.resourceServer.identifier()) : null;
   const scopes = (token.scope ?? '').split(' ');
@@ -283,13 +285,16 @@ export function isApiResourceToken(token: { resourceServer?: { identifier(): str
 }
 
 /**
- * A machine client's token refused by its organization's subscription: HTTP 402 with the
- * subscription rule's code (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth
- * `error`, and its message as `error_description`.
+ * A token refused by its organization's subscription: HTTP 402 with the subscription rule's code
+ * (`subscription_inactive`, `subscription_limit_exceeded`) as the OAuth `error`, and its message
+ * as `error_description`. The rest of svc's 402 body (`upgradeUrl`, `limit`, ...) is added to the
+ * answer by refusalFieldsOnError (middleware.ts) from `refusal`.
  */
-class SubscriptionRefusal extends errors.OIDCProviderError {
+export class SubscriptionRefusal extends errors.OIDCProviderError {
+  readonly refusal: AppError;
   constructor(refusal: AppError) {
     super(402, refusal.code);
     this.error_description = refusal.message;
+    this.refusal = refusal;
   }
 }

@@ -2,7 +2,9 @@ import { isIdOf } from '@svc/contracts/ids';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { AdapterPayload } from 'oidc-provider';
 import type { ApplicationCache } from '../applications/cache.ts';
-import type { ClientSource } from './adapter.ts';
+
+/** How svc's applications become oidc-provider clients (adapter.ts reads them through it). */
+export type ClientSource = { find: (clientId: string) => Promise<AdapterPayload | undefined> };
 
 /** Loopback hosts a native client's redirect may use on any port (RFC 8252 section 7.3). */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

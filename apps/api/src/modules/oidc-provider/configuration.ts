@@ -13,6 +13,7 @@ import { errors } from './library.ts';
 import { renderLogout, type SvcLogoutDeps, signedOutPage } from './logout.ts';
 import { isThirdPartyClient, METADATA_DOCUMENT_MAX_BYTES, metadataDocumentFeature } from './metadata-documents.ts';
 import { COOKIE_NAMES, INTERACTION_PATH, LONG_COOKIE, OIDC_ROUTES } from './paths.ts';
+import { registrationFeature, registrationValidator } from './registration.ts';
 import { OIDC_TTL } from './ttl.ts';
 
 /** What the provider's configuration is made of (provider.ts builds one per set of signing keys). */
@@ -35,6 +36,8 @@ export type ConfigurationDeps = {
    * webhook sender's address rules (@svc/jobs/webhooks/guarded-fetch).
    */
   fetch: NonNullable<Configuration['fetch']>;
+  /** OIDC_DYNAMIC_REGISTRATION=on: anonymous dynamic client registration at /oidc/reg (registration.ts). */
+  dynamicRegistration: boolean;
 };
 
 /**
@@ -65,7 +68,12 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
       introspectionSigningAlgValues: ASYMMETRIC_ALGS,
       authorizationSigningAlgValues: ASYMMETRIC_ALGS,
     },
-    extraClientMetadata: { properties: [CORS_METADATA.origins, CORS_METADATA.loopback, MEMBERS_OF_METADATA] },
+    extraClientMetadata: {
+      properties: [CORS_METADATA.origins, CORS_METADATA.loopback, MEMBERS_OF_METADATA],
+      // A registration's metadata is checked against svc's rules (registration.ts) before the
+      // library's own: none of these svc_* properties, nothing beyond a code-flow client.
+      validator: registrationValidator(deps.origin, CORS_METADATA.origins, OIDC_SCOPES),
+    },
     cookies: {
       keys: deps.cookieKeys,
       names: COOKIE_NAMES,
@@ -121,7 +129,8 @@ export function providerConfiguration(deps: ConfigurationDeps, keys: SigningJwk[
       // `request` and external `request_uri` objects are refused (request_not_supported,
       // request_uri_not_supported); pushed authorization requests are the supported way.
       requestObjects: { enabled: false },
-      registration: { enabled: false },
+      // RFC 7591, anonymous, only with OIDC_DYNAMIC_REGISTRATION=on (registration.ts).
+      registration: registrationFeature(deps.dynamicRegistration),
       // An https client_id is a Client ID Metadata Document: a third-party client (metadata-documents.ts).
       clientIdMetadataDocument: metadataDocumentFeature(deps.origin),
       // Access tokens are RFC 9068 JWTs (typ at+jwt). Without a `resource` parameter their

@@ -15,8 +15,12 @@ import { type GrantOrganization, OIDC_SCOPES, selectableOrganizations } from './
 
 /** What a third-party client asks a person for, as its consent page shows it. */
 export type ConsentView = {
-  /** Its name and logo URL as its metadata document gives them, and the host of its client_id URL. */
-  client: { name: string; logoUrl: string | null; host: string };
+  /**
+   * Its name and logo URL as its metadata document gives them, and the host of its client_id URL;
+   * `registered`: a client that registered itself (dynamic client registration), whose `host` is
+   * where its redirect goes.
+   */
+  client: { name: string; logoUrl: string | null; host: string; registered?: boolean };
   organization: { name: string; slug: string };
   /** The OpenID scopes asked for (openid, email, ...), in words. */
   scopes: { scope: string; words: string }[];

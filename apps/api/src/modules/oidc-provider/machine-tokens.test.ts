@@ -222,14 +222,18 @@ describe('svc OpenID Provider: machine clients', () => {
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);
     expect((await rawToken(m.application.id, m.secretKey, { resource: INVOICES })).status).toBe(200);
     const third = await rawToken(m.application.id, m.secretKey, { resource: INVOICES });
-    expect(third).toMatchObject({ status: 402, body: { error: 'subscription_limit_exceeded' } });
+    // svc's 402 fields beside the OAuth error (upgradeUrl: null, SUBSCRIPTION_UPGRADE_URL is not set here).
+    expect(third).toMatchObject({
+      status: 402,
+      body: { error: 'subscription_limit_exceeded', limit: MACHINE_TOKEN_EVENT_TYPE, max: 2, used: 2, requested: 1, upgradeUrl: null },
+    });
     expect(third.body.access_token).toBeUndefined();
 
     const n = await machine(['invoices.read']);
     await database.sql`update subscriptions set status = 'inactive' where tenant_id = ${n.organization.id}`;
     expect(await rawToken(n.application.id, n.secretKey, { resource: INVOICES })).toMatchObject({
       status: 402,
-      body: { error: 'subscription_inactive' },
+      body: { error: 'subscription_inactive', status: 'inactive', upgradeUrl: null },
     });
   });
 

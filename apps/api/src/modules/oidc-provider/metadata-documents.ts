@@ -1,6 +1,7 @@
 import type { Configuration } from 'oidc-provider';
 import { isLoopbackRedirect } from './clients.ts';
 import { errors } from './library.ts';
+import { isRegisteredClient } from './registration.ts';
 
 /**
  * Client ID Metadata Documents (docs/oidc.md, "Client ID Metadata Documents"): an authorization request
@@ -22,12 +23,26 @@ export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 export const METADATA_DOCUMENT_CACHE_SECONDS = { min: 60, max: 86_400 } as const;
 
 /**
- * Whether a client is third-party: today, one identified by its metadata document's URL (an
- * https client_id; an application's id never is one). Third-party clients get the consent page;
- * applications are first-party and never do.
+ * Whether a client is third-party: one identified by its metadata document's URL (an https
+ * client_id; an application's id never is one), or one that registered itself (`dcr_...`,
+ * registration.ts). Third-party clients get the consent page; applications are first-party and
+ * never do.
  */
 export function isThirdPartyClient(clientId: string): boolean {
-  return /^https:\/\//i.test(clientId);
+  return /^https:\/\//i.test(clientId) || isRegisteredClient(clientId);
+}
+
+/**
+ * What the hosted pages name a third-party client by, beside the name it gives itself: its
+ * metadata document's host, the one thing about it svc can vouch for; for a registered client,
+ * which nobody vouches for, the host its codes are sent to (the request's redirect_uri, checked
+ * against its registration).
+ */
+export function thirdPartyHostOf(clientId: string, redirectUri: unknown): string | undefined {
+  if (isRegisteredClient(clientId)) {
+    return typeof redirectUri === 'string' ? (URL.parse(redirectUri)?.host ?? undefined) : undefined;
+  }
+  return isThirdPartyClient(clientId) ? (URL.parse(clientId)?.host ?? undefined) : undefined;
 }
 
 type FeatureOptions = NonNullable<NonNullable<Configuration['features']>['clientIdMetadataDocument']>;

@@ -1,7 +1,9 @@
+import type { AppError } from '@svc/contracts/errors';
 import type { Db, Sql } from '@svc/db/client';
 import { revokeOidcPayloadsByGrantId } from '@svc/db/queries/oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { allowFormRedirectTo } from '../shared/csp.ts';
+import { SubscriptionRefusal } from './claims.ts';
 import type { ProviderInstance } from './library.ts';
 import { OIDC_ROUTES } from './paths.ts';
 import { introspectAccessToken, isStructuredToken } from './userinfo.ts';
@@ -122,5 +124,25 @@ export function structuredTokenIntrospection(deps: { db: Db; sql: Sql; issuer: s
             token,
             client.clientId,
           );
+  };
+}
+
+/**
+ * The token endpoint's 402 (a plan limit or a blocked subscription, claims.ts SubscriptionRefusal)
+ * carries what every other 402 of svc carries beside its code and message (docs/api.md
+ * "The 402 body"): `upgradeUrl`, `limit`, `max`, `used`, `requested`, `periodEnd`, `plan`,
+ * as `fields` makes them (the one error writer's errorFields). `error` and `error_description`
+ * stay as oidc-provider wrote them; RFC 6749 section 5.2 lets an error answer carry more members.
+ * A listener of the token endpoint's error event (`grant.error`), which oidc-provider emits right
+ * after it wrote the error body and before the answer is sent.
+ */
+export function refusalFieldsOnError(fields: (refusal: AppError) => Record<string, unknown>) {
+  return (ctx: KoaContextWithOIDC, error: unknown): void => {
+    if (!(error instanceof SubscriptionRefusal) || ctx.status !== 402 || typeof ctx.body !== 'object' || ctx.body === null) {
+      return;
+    }
+    const out = ctx.body as Record<string, unknown>;
+    const extra = Object.entries(fields(error.refusal)).filter(([name]) => !(name in out));
+    ctx.body = { ...out, ...Object.fromEntries(extra) };
   };
 }

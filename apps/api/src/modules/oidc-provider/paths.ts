@@ -19,6 +19,8 @@ export const OIDC_ROUTES = {
   backchannel_authentication: `${OIDC_PREFIX}/backchannel`,
   code_verification: `${OIDC_PREFIX}/device`,
   device_authorization: `${OIDC_PREFIX}/device/auth`,
+  /** Dynamic client registration (RFC 7591), served only with OIDC_DYNAMIC_REGISTRATION=on. */
+  registration: `${OIDC_PREFIX}/reg`,
 } as const;
 /** The hosted interaction (sign-in, organization choice) of an authorization request. */
 export const INTERACTION_PATH = `${OIDC_PREFIX}/interaction`;

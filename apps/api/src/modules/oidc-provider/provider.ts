@@ -1,6 +1,7 @@
 import { hkdfSync, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AppError } from '@svc/contracts/errors';
 import { type Db, type Sql, StartupError } from '@svc/db/client';
 import { OIDC_KEYS_CHANGED_CHANNEL } from '@svc/db/queries/oidc-provider';
 import { type SecretBox, SecretBoxError } from '@svc/db/secret-box';
@@ -25,6 +26,7 @@ import {
   codesOfOtherClientsRevoked,
   formPostToRedirectUri,
   offlineAccessWithoutConsentScreen,
+  refusalFieldsOnError,
   structuredTokenIntrospection,
 } from './middleware.ts';
 import { DISCOVERY_PATH, OIDC_ROUTES, TRY_CALLBACK_PATH } from './paths.ts';
@@ -79,6 +81,13 @@ export type OpenIdProviderOptions = {
   noteGrantUse?: ClaimDeps['noteGrantUse'];
   /** WEBHOOK_ALLOW_PRIVATE: documents the provider fetches may be on loopback and private addresses. */
   fetchAllowPrivate?: boolean;
+  /**
+   * The fields svc's 402 body carries beside code and message (http/errors.ts errorFields: the
+   * refusal's limit and its upgradeUrl), added to the token endpoint's 402. Unset: none.
+   */
+  refusalFields?: (refusal: AppError) => Record<string, unknown>;
+  /** OIDC_DYNAMIC_REGISTRATION=on: anonymous dynamic client registration (registration.ts). Unset: off. */
+  dynamicRegistration?: boolean;
 };
 
 /** One built provider and the documents served from memory for it. */
@@ -161,6 +170,7 @@ export class OpenIdProvider {
       logout,
       origin: this.publicUrl.origin,
       fetch: createGuardedFetch({ allowPrivate: opts.fetchAllowPrivate ?? false, connectTimeoutMs: 2_500 }),
+      dynamicRegistration: opts.dynamicRegistration ?? false,
     };
   }
 
@@ -263,6 +273,8 @@ export class OpenIdProvider {
       const grantType = ctx.oidc.params?.grant_type;
       tokensIssued.inc({ grant_type: typeof grantType === 'string' && GRANT_TYPES.has(grantType) ? grantType : 'other' });
     });
+    // A plan's 402 at the token endpoint carries svc's 402 fields (upgradeUrl, ...) too.
+    provider.on('grant.error', refusalFieldsOnError(this.opts.refusalFields ?? (() => ({}))));
     // First, so it wraps everything the provider runs for a request (see request-context.ts).
     provider.use(providerRequestsInFlight);
     provider.use(offlineAccessWithoutConsentScreen);

@@ -4,6 +4,7 @@ import { express } from './frameworks/express.ts';
 import { fastapi } from './frameworks/fastapi.ts';
 import { flask } from './frameworks/flask.ts';
 import { laravel } from './frameworks/laravel.ts';
+import { mcp } from './frameworks/mcp.ts';
 import { nextjs } from './frameworks/nextjs.ts';
 import { rails } from './frameworks/rails.ts';
 import { react } from './frameworks/react.ts';
@@ -26,4 +27,5 @@ export const FRAMEWORKS: { readonly [K in TFramework]: FrameworkSpec & { id: K }
   laravel,
   rails,
   rest,
+  mcp,
 };

@@ -14,6 +14,7 @@ import { AppError } from '@svc/contracts/errors';
 import type { DbOrTx } from '@svc/db/client';
 import { type CatalogPermission, listFirstCatalogPermissions } from '@svc/db/queries/setup';
 import { oauthBlock } from '../client-config/service.ts';
+import { metadataUrlOf } from './frameworks/mcp.ts';
 import { DECLARING_PERMISSIONS_DOC, EXAMPLE_PERMISSION } from './frameworks/shared.ts';
 import { type AppFile, type EnvVarSpec, FRAMEWORKS, type FrameworkSpec, type PublicValue, type WiringValues } from './frameworks.ts';
 import { block } from './markdown.ts';
@@ -216,6 +217,7 @@ export function buildAgentContext(input: AgentContextInput): TAgentContextRespon
         callbackUrl,
         postLogoutUrl,
         devPort,
+        resourceUrl: callbackUrl,
       },
       secretNote,
     ),
@@ -324,6 +326,8 @@ function wiringValues(c: Ctx): WiringValues {
     hostedSignIn: c.endpoints.hostedSignIn,
     keyless: c.keyless,
     permissionCheck: c.permissionCheck,
+    // An MCP server's endpoint is its framework's callback path on the app's origin (mcp.ts).
+    resourceUrl: c.callbackUrl,
   };
 }
 
@@ -441,6 +445,9 @@ function developmentAllowances(c: Ctx): string[] {
 }
 
 function buildSteps(c: Ctx): string[] {
+  if (c.spec.kind === 'mcp_server') {
+    return buildMcpServerSteps(c);
+  }
   const steps: string[] = [];
   if (c.app.status === 'disabled') {
     steps.push(
@@ -525,6 +532,9 @@ function claimInstruction(c: Ctx): string {
 }
 
 function buildPrompt(c: Ctx): string {
+  if (c.spec.kind === 'mcp_server') {
+    return buildMcpServerPrompt(c);
+  }
   const { spec, app, organization } = c;
   const numbered = (items: string[]) => items.map((s, i) => `${i + 1}. ${s}`);
   const files = filesOf(c);
@@ -606,6 +616,94 @@ function buildPrompt(c: Ctx): string {
     `3. Start the app (section 5), open ${new URL(c.callbackUrl).origin}, sign in, and confirm the browser comes back through ${c.callbackUrl} and the app shows the signed-in user with their org_slug, org_role, product permissions ("none yet" while their role grants none) and whether they hold ${c.permissionCheck.permission}${c.permissionCheck.source === 'example' ? ' (no, until it is declared and a role grants it)' : ''}.`,
     '',
     'When done, tell the user which files you changed and which secret values they still need to provide.',
+  );
+  return lines.join('\n');
+}
+
+/**
+ * Registering an MCP server in svc: an API resource whose identifier is the server's canonical URI
+ * and which declares the permission its code checks (docs/resource-server.md "Register the API in
+ * svc"); said as done when the catalog already has it.
+ */
+function mcpResourceInstruction(c: Ctx): string {
+  const resource = c.callbackUrl;
+  const { permission, resource: declaring } = c.permissionCheck;
+  if (declaring?.identifier === resource) {
+    return `This MCP server is already registered in svc: the API resource "${declaring.name}" has its canonical URI ${resource} as identifier and declares ${permission}, which the code checks. Nothing to register.`;
+  }
+  return (
+    `Ask a platform admin of svc to register this MCP server as an API resource (svc console ${c.endpoints.console}, Authorization, API resources; or POST ${c.baseUrl}/v1/api-resources as a platform admin) ` +
+    `with identifier ${resource} exactly (its canonical URI: tokens for it carry it as aud) and the permission ${permission}, and to let a role grant it (the organization's people can only allow an agent what they hold). ` +
+    `See ${DECLARING_PERMISSIONS_DOC}. Until then svc answers invalid_target to a client asking for a token for ${resource}.`
+  );
+}
+
+/** The steps of the `mcp` framework: a resource server, so no redirect URLs, sign-in or claim. */
+function buildMcpServerSteps(c: Ctx): string[] {
+  const filled = c.envVars.map((v) => `${v.name}=${v.value ?? ''}`).join(', ');
+  return [
+    `Install the ${c.spec.oidcLibrary.name} dependencies: ${c.spec.installCommand}`,
+    `Write ${c.spec.envFile} (kept out of git; ${c.spec.envLoading}): ${filled}.`,
+    mcpResourceInstruction(c),
+    `Write the server's files exactly as given in aiAgentPrompt: ${filesOf(c)
+      .map((f) => f.path)
+      .join(', ')}.`,
+    `Start the server with ${c.spec.runCommand}.`,
+    ...notesOf(c),
+    ...DEVELOPMENT_ALLOWANCES,
+  ];
+}
+
+/**
+ * The prompt of the `mcp` framework (docs/api.md "Setup context for coding agents"): protect an
+ * MCP server with svc as its authorization server. Its shell blocks are Install, Environment and
+ * Run, as every prompt's; the registration and the checks are words, since they need svc's
+ * platform admin and a running server.
+ */
+function buildMcpServerPrompt(c: Ctx): string {
+  const { spec } = c;
+  const resource = c.callbackUrl;
+  const file = filesOf(c);
+  const lines: string[] = [
+    `Protect this MCP server with svc. Everything you need is below: run the commands and write the files exactly as given, in order; do not ask the user anything except what section 3 names.`,
+    '',
+    '## What svc is',
+    `svc (${c.baseUrl}, docs ${c.baseUrl}/docs) is the OAuth authorization server of this MCP server (MCP authorization specification): issuer ${c.oidc.issuer} (metadata ${c.baseUrl}/.well-known/oauth-authorization-server). The server below is a protected resource, not an OIDC client: it signs nobody in and holds no secret.`,
+    `An MCP client (an agent) that calls ${resource} without a token gets 401 with WWW-Authenticate: Bearer resource_metadata="${metadataUrlOf(resource)}". That Protected Resource Metadata (RFC 9728) names svc; the client identifies itself to svc (a Client ID Metadata Document, or dynamic client registration where svc offers it), the person signs in on svc and allows it on svc's consent page, and the client comes back with an access token for this server: an RFC 9068 JWT with aud ${resource} (RFC 8707 resource indicator), scope = the permissions the person allowed (never more than they hold in the organization), org_id and org_slug of the organization it acts for, client_id of the agent.`,
+    `The server verifies each token with jose: svc's signature (its JWKS), iss ${c.oidc.issuer}, aud ${resource}, typ at+jwt, not expired; then the permission its tool needs in scope (403 insufficient_scope otherwise). A token for another API, an ID token or an expired one gets 401 with error="invalid_token" and the same resource_metadata. svc's own administration permissions are never in such a token.`,
+    '',
+    '## Roles and permissions',
+    ...permissionParagraphs(c).slice(1),
+    '',
+    '## 1. Install',
+    `Framework: ${spec.name}. Libraries: ${spec.oidcLibrary.name}${spec.oidcLibrary.url ? ` (${spec.oidcLibrary.url})` : ''}.`,
+    "Run in the project's root:",
+    ...block('sh', spec.installCommand),
+    '',
+    '## 2. Environment',
+    `${spec.envLoading} This command writes ${spec.envFile} with every value filled in and keeps it out of git. None of them is a secret.`,
+    ...block('sh', envCommand(c)),
+    '',
+    '## 3. Register the MCP server in svc',
+    mcpResourceInstruction(c),
+    '',
+    '## 4. Code',
+    `Write these files exactly as given; they read every value from ${spec.envFile}.`,
+  ];
+  for (const f of file) {
+    lines.push('', `File \`${f.path}\`:`, ...block(f.language, f.content));
+  }
+  lines.push(
+    '',
+    '## 5. Run',
+    ...block('sh', spec.runCommand),
+    ...notesOf(c).map((s, i) => `${i + 1}. ${s}`),
+    '',
+    '## 6. Development allowances',
+    ...DEVELOPMENT_ALLOWANCES.map((s) => `- ${s}`),
+    `- ${resource} is http on localhost for development; deployed, the MCP server is https and its API resource in svc has that https URI as identifier.`,
+    '',
+    'When done, tell the user which files you changed and what section 3 still asks of a platform admin.',
   );
   return lines.join('\n');
 }

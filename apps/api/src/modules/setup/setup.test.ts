@@ -15,6 +15,9 @@ import { type AgentContextInput, buildAgentContext, permissionCheckOf } from './
 
 const PK = `pk_live_${'a1B2c3D4e5F6g7H8i9J0k1L2'}`;
 
+/** Frameworks of apps that sign people in (OIDC clients); `mcp` is a protected resource, tested on its own below. */
+const SIGN_IN_FRAMEWORKS = SUPPORTED_FRAMEWORKS.filter((f) => FRAMEWORKS[f].kind !== 'mcp_server');
+
 function input(overrides: Partial<AgentContextInput> = {}): AgentContextInput {
   return {
     publicUrl: 'https://id.example.com',
@@ -55,6 +58,7 @@ const EXPECTED_PACKAGE: Record<TFramework, string> = {
   laravel: 'socialiteproviders/oidc',
   rails: 'omniauth_openid_connect',
   rest: 'nothing to install',
+  mcp: '@modelcontextprotocol/sdk',
 };
 
 const EXPECTED_INSTALLER: Record<TFramework, string> = {
@@ -67,10 +71,11 @@ const EXPECTED_INSTALLER: Record<TFramework, string> = {
   laravel: 'composer require',
   rails: 'bundle add',
   rest: 'node --version',
+  mcp: 'npm install',
 };
 
 describe('buildAgentContext per framework', () => {
-  for (const framework of SUPPORTED_FRAMEWORKS) {
+  for (const framework of SIGN_IN_FRAMEWORKS) {
     describe(framework, () => {
       const ctx = buildAgentContext(input({ framework }));
 
@@ -177,9 +182,10 @@ describe('development origins', () => {
     rails: 'http://localhost:3000',
     laravel: 'http://localhost:8000',
     rest: 'http://localhost:8080',
+    mcp: 'http://localhost:3000',
   };
 
-  it.each(SUPPORTED_FRAMEWORKS)('%s: origin, callback and verification step are on its own dev server', (framework) => {
+  it.each(SIGN_IN_FRAMEWORKS)('%s: origin, callback and verification step are on its own dev server', (framework) => {
     const ctx = buildAgentContext(input({ framework }));
     expect(ctx.javascriptOrigins).toEqual([OWN_DEFAULT[framework]]);
     expect(new URL(ctx.framework.callbackUrl).origin).toBe(OWN_DEFAULT[framework]);
@@ -365,7 +371,7 @@ describe('keyless development', () => {
 describe('the claim, told the same way before it and after it', () => {
   const CLAIM_URL = 'https://id.example.com/keyless/claim?application=app_01&token=t';
   const SERVER: TFramework[] = ['nextjs', 'express', 'fastapi', 'django', 'flask', 'laravel', 'rails', 'rest'];
-  for (const framework of SUPPORTED_FRAMEWORKS) {
+  for (const framework of SIGN_IN_FRAMEWORKS) {
     const browserOnly = !SERVER.includes(framework);
     it(`${framework}: before the claim, which choice to make on the claim page and the one step it asks${browserOnly ? ' (none)' : ''}`, () => {
       const app = { ...input().application, clientType: 'public' as const, claimUrl: CLAIM_URL };
@@ -553,9 +559,10 @@ describe("the product's permissions: role and one check, never svc's own catalog
       "'allowed' => in_array(config('services.svc.checked_permission'), $permissions, true)",
     ],
     rails: (name) => [`CHECKED_PERMISSION = '${name}'`, "'allowed' => permissions.include?(CHECKED_PERMISSION)"],
+    mcp: (name) => [`const REQUIRED_PERMISSION = '${name}';`, "String(claims.scope ?? '').split(' ').includes(REQUIRED_PERMISSION)"],
   };
 
-  describe.each(SUPPORTED_FRAMEWORKS)('%s', (framework) => {
+  describe.each(SIGN_IN_FRAMEWORKS)('%s', (framework) => {
     it('with no API permission declared, checks the example invoices.read and says how to declare your own', () => {
       for (const keyless of [false, true]) {
         const ctx = buildAgentContext(input({ framework, keyless }));
@@ -638,5 +645,67 @@ describe("the product's permissions: role and one check, never svc's own catalog
     const ctx = buildAgentContext(input({ framework: 'react', catalogPermissions: [REPORTS] }));
     expect(ctx.aiAgentPrompt).not.toContain('/api/me answers');
     expect(ctx.aiAgentPrompt).toContain('your own API checks the same permission in the access token it receives');
+  });
+});
+
+describe('the mcp framework: an MCP server protected by svc', () => {
+  const MCP_URL = 'http://localhost:3000/mcp';
+  const NOTES = { name: 'notes.read', resourceName: 'Notes MCP', resourceIdentifier: MCP_URL };
+
+  it('passes the response schema, for an application and keyless', () => {
+    for (const keyless of [false, true]) {
+      expect(() => ZAgentContextResponse.parse(buildAgentContext(input({ framework: 'mcp', keyless })))).not.toThrow();
+    }
+  });
+
+  it('is a resource server: the issuer and its canonical URI, no client id, no secret, no sign-in', () => {
+    const ctx = buildAgentContext(input({ framework: 'mcp' }));
+    expect(ctx.framework.envVars).toEqual([
+      expect.objectContaining({ name: 'SVC_ISSUER', value: 'https://id.example.com', secret: false }),
+      expect.objectContaining({ name: 'MCP_RESOURCE', value: MCP_URL, secret: false }),
+      expect.objectContaining({ name: 'PORT', value: '3000', secret: false }),
+    ]);
+    const prompt = ctx.aiAgentPrompt;
+    expect(prompt).toMatch(/^Protect this MCP server with svc\./);
+    expect(prompt.match(/^## .+$/gm)).toEqual([
+      '## What svc is',
+      '## Roles and permissions',
+      '## 1. Install',
+      '## 2. Environment',
+      '## 3. Register the MCP server in svc',
+      '## 4. Code',
+      '## 5. Run',
+      '## 6. Development allowances',
+    ]);
+    for (const absent of ['SVC_SECRET_KEY', 'SVC_CLIENT_ID', PK, 'redirect URI', 'claim page', 'keyless', 'sign-out']) {
+      expect(prompt, absent).not.toContain(absent);
+    }
+    // What protects it: Protected Resource Metadata, the 401 challenge, aud = the resource, the permission in scope.
+    expect(prompt).toContain(`resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"`);
+    expect(prompt).toContain(`aud ${MCP_URL}`);
+    expect(prompt).toContain("jwtVerify(token, jwks, { issuer, audience: resource, typ: 'at+jwt', clockTolerance: 5 })");
+    expect(prompt).toContain('insufficient_scope');
+    expect(prompt).toContain('authorization_servers: [issuer]');
+    expect(prompt).toContain('npm install @modelcontextprotocol/sdk@1 jose@6 zod@4');
+  });
+
+  it('asks for the API resource to be registered, or says it is when the catalog has it', () => {
+    const bare = buildAgentContext(input({ framework: 'mcp' }));
+    expect(bare.aiAgentPrompt).toContain(`register this MCP server as an API resource`);
+    expect(bare.aiAgentPrompt).toContain(`with identifier ${MCP_URL} exactly`);
+    expect(bare.aiAgentPrompt).toContain("const REQUIRED_PERMISSION = 'invoices.read';");
+    const registered = buildAgentContext(input({ framework: 'mcp', catalogPermissions: [NOTES] }));
+    expect(registered.aiAgentPrompt).toContain(`This MCP server is already registered in svc: the API resource "Notes MCP"`);
+    expect(registered.aiAgentPrompt).toContain("const REQUIRED_PERMISSION = 'notes.read';");
+    expect(registered.aiAgentPrompt).not.toContain('invoices.read');
+  });
+
+  it("names svc's control-plane permissions nowhere", () => {
+    for (const catalogPermissions of [[], [NOTES]]) {
+      const prompt = buildAgentContext(input({ framework: 'mcp', catalogPermissions })).aiAgentPrompt;
+      for (const permission of PERMISSIONS) {
+        expect(prompt).not.toContain(`'${permission}'`);
+      }
+    }
   });
 });

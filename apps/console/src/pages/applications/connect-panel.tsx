@@ -21,6 +21,7 @@ const FRAMEWORK_NAMES: Record<TFramework, string> = {
   laravel: 'Laravel',
   rails: 'Rails',
   rest: 'Any other server (plain REST)',
+  mcp: 'An MCP server (protected by svc)',
 };
 
 const OPTIONS = SUPPORTED_FRAMEWORKS.map((value) => ({ value, label: FRAMEWORK_NAMES[value] }));

@@ -1,7 +1,15 @@
 import type { TAgentPermissionCheck, TFramework } from '@svc/contracts/agent-context';
 
 /** Public values the service fills into environment variables. */
-export type PublicValue = 'publishableKey' | 'issuer' | 'clientId' | 'baseUrl' | 'callbackUrl' | 'postLogoutUrl' | 'devPort';
+export type PublicValue =
+  | 'publishableKey'
+  | 'issuer'
+  | 'clientId'
+  | 'baseUrl'
+  | 'callbackUrl'
+  | 'postLogoutUrl'
+  | 'devPort'
+  | 'resourceUrl';
 
 /**
  * One environment variable of a framework integration. A secret is never given a value (the
@@ -37,6 +45,8 @@ export type WiringValues = {
   keyless: boolean;
   /** The product permission the app's code checks (a catalog name or an example; never secret). */
   permissionCheck: TAgentPermissionCheck;
+  /** An MCP server's canonical URI (the `mcp` framework): its API resource identifier in svc. */
+  resourceUrl: string;
 };
 
 /** A file of the app, written exactly as given (path relative to the project root). */
@@ -44,6 +54,12 @@ export type AppFile = { path: string; language: string; content: string };
 
 export type FrameworkSpec = {
   id: TFramework;
+  /**
+   * `app` (the default): an app that signs people in, an OIDC client of svc. `mcp_server`: an MCP
+   * server that accepts svc's access tokens (a resource server, no client): its prompt registers
+   * it as an API resource instead, and its callbackPath is its endpoint.
+   */
+  kind?: 'app' | 'mcp_server';
   name: string;
   language: string;
   oidcLibrary: { name: string; url?: string };
