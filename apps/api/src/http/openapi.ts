@@ -381,7 +381,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
 }
 
 /**
- * GET /setup/agent-context also answers Markdown and 304 (modules/setup/documents.ts), which the
+ * GET /setup/agent-context also answers Markdown and 304 (http/agent-context.ts), which the
  * generator, knowing only the procedure's JSON output, cannot say.
  */
 function documentAgentContextRepresentations(operation: Operation | undefined): void {
