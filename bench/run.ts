@@ -33,13 +33,16 @@
  * Permission check: BENCH_ONLY=permission-check (bench/permission-check.ts; BENCH_CHECK_USERS, default 1000).
  * SCIM directory sync: BENCH_ONLY=scim-sync,scim-filter (bench/scim.ts; BENCH_SCIM_USERS, default 10000, BENCH_SCIM_MEMBERSHIPS, default 100000).
  * SSO sign-ins: BENCH_ONLY=sso-acs (bench/sso.ts; BENCH_SSO_SIGNINS, default 200).
+ * Against a git ref: BENCH_AGAINST=<ref> (e.g. main) measures the fast routes (AGAINST_SCENARIOS,
+ *   or those of BENCH_ONLY) on a build of that ref and on this tree, alternately, and passes each
+ *   at current/ref >= 0.95 (bench/README.md "Against a git ref").
  *
  * Exit code: 0 in normal mode even when a target fails (FAIL is printed); in smoke mode non-zero
  * only when something crashed (a server that did not start, a measurement with failed requests).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,7 +104,16 @@ const AUDIT_ENTRIES = 10_000;
 const AUDIT_PAGE_SIZE = 50;
 const AUDIT_DEEP_PAGE = 100;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
-const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+/** The fast GET routes BENCH_AGAINST compares (every one unless BENCH_ONLY names some). */
+const AGAINST_SCENARIOS = ['client-config', 'backend-application', 'me', 'audit-pages', 'oidc-documents', 'tenant-read'];
+/** BENCH_AGAINST: the git ref whose build the fast routes are measured against (ref vs this tree). */
+const AGAINST = process.env.BENCH_AGAINST || undefined;
+const ONLY = (process.env.BENCH_ONLY || (AGAINST ? AGAINST_SCENARIOS.join(',') : '')).split(',').filter(Boolean);
+if (AGAINST && ONLY.some((s) => !AGAINST_SCENARIOS.includes(s))) {
+  throw new Error(`BENCH_AGAINST compares the fast routes only: BENCH_ONLY must be among ${AGAINST_SCENARIOS.join(',')}`);
+}
+/** The ref's worktree, built (prepareAgainst), while BENCH_AGAINST runs. */
+let againstRoot: string | undefined;
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const HUGE = '1000000000';
 /** One key per bench run for every svc process it starts. */
@@ -202,6 +214,8 @@ type TargetSpec = {
   rotateKeys?: string[];
   /** svc from its TypeScript sources through tsx instead of the compiled build (the compiled scenario). */
   fromSource?: boolean;
+  /** The checkout whose build runs (default: this one; BENCH_AGAINST: the ref's worktree). */
+  root?: string;
 };
 
 /** Milliseconds from spawn to the first 200 of /healthz, per target label (the compiled scenario reports them). */
@@ -241,8 +255,9 @@ async function startTarget(spec: TargetSpec): Promise<Running> {
     spec.kind
   ];
   const spawnedAt = Date.now();
-  const command = spec.fromSource ? nodeCommandFromSource(ROOT, ['serve'], prof) : nodeCommand(ROOT, script, prof);
-  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const root = spec.root ?? ROOT;
+  const command = spec.fromSource ? nodeCommandFromSource(root, ['serve'], prof) : nodeCommand(root, script, prof);
+  const child = spawn(process.execPath, command, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const output = capture(child);
   let exited: number | null | undefined;
@@ -695,6 +710,10 @@ async function compare(
   targets: [TargetSpec, TargetSpec],
   loads: { load: Load; expect: (body: unknown) => boolean }[],
 ): Promise<Comparison[]> {
+  // BENCH_AGAINST: the svc side against the ref's build (unless this is that comparison already).
+  if (againstRoot && targets[0].root === undefined) {
+    return compareAgainst(scenario, targets[1], loads);
+  }
   const comparisons: Comparison[] = loads.map(({ load }) => ({
     scenario,
     load: load.label,
@@ -742,7 +761,10 @@ async function compareRoutes(
   scenario: string,
   target: TargetSpec,
   routes: [{ load: Load; expect: (body: unknown) => boolean }, { load: Load; expect: (body: unknown) => boolean }],
-): Promise<Comparison> {
+): Promise<Comparison[]> {
+  if (againstRoot) {
+    return compareAgainst(scenario, target, routes);
+  }
   const comparison: Comparison = {
     scenario,
     load: scenario,
@@ -774,7 +796,71 @@ async function compareRoutes(
   for (const side of comparison.sides) {
     side.best = bestOf(side.rounds);
   }
-  return comparison;
+  return [comparison];
+}
+
+/** Loads BENCH_AGAINST has measured already (the oidc scenarios share GET /v1/client/config). */
+const measuredAgainst = new Set<string>();
+
+/**
+ * BENCH_AGAINST: the scenario's svc loads on the ref's build and on this tree's, the same target
+ * otherwise (database, keys, settings), alternating ref, current, ref, current as `compare` does.
+ */
+function compareAgainst(
+  scenario: string,
+  svc: TargetSpec,
+  loads: { load: Load; expect: (body: unknown) => boolean }[],
+): Promise<Comparison[]> {
+  const fresh = loads.filter(({ load }) => !measuredAgainst.has(load.label));
+  for (const { load } of fresh) {
+    measuredAgainst.add(load.label);
+  }
+  if (fresh.length === 0) {
+    return Promise.resolve([]);
+  }
+  return compare(
+    scenario,
+    [
+      { ...svc, label: `svc ${AGAINST}`, root: againstRoot },
+      { ...svc, label: 'svc (this tree)' },
+    ],
+    fresh,
+  );
+}
+
+/**
+ * A worktree of BENCH_AGAINST outside the repository (the OS temp directory), installed from the
+ * warm pnpm store (offline) and built by its own bench/support.ts `buildSvc`, as the ref builds.
+ */
+function prepareAgainst(ref: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-against-'));
+  log(`setup: ${ref} in ${dir} (git worktree, pnpm install --offline, build) ...`);
+  execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { cwd: ROOT, stdio: 'inherit' });
+  againstRoot = dir;
+  execFileSync('pnpm', ['install', '--frozen-lockfile', '--offline'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', "(await import('./bench/support.ts')).buildSvc(process.cwd())"],
+    { cwd: dir, stdio: 'inherit' },
+  );
+  return dir;
+}
+
+/** BENCH_AGAINST's verdicts: each load's req/s on this tree at least 0.95x the ref's (the rounds' noise). */
+function againstVerdicts(comparisons: Comparison[]): Verdict[] {
+  return comparisons.map((c) => {
+    const ref = c.sides[0].best as Measurement;
+    const current = c.sides[1].best as Measurement;
+    const ratio = current.rps / ref.rps;
+    const clean = c.sides.every((s) => s.rounds.every((r) => failures(r) === 0 && r.ok > 0));
+    return {
+      name: `${c.load}: this tree >= 0.95x ${AGAINST}`,
+      pass: clean && ratio >= 0.95,
+      detail:
+        `${fmt(current.rps, 0)} vs ${fmt(ref.rps, 0)} req/s = ${fmt(ratio, 3)}x; p99 ${fmt(current.p99, 2)} vs ${fmt(ref.p99, 2)} ms; ` +
+        `CPU ${fmt(current.serverCpuUs, 0)} vs ${fmt(ref.serverCpuUs, 0)} us/req${clean ? '' : ' [some requests failed: figures invalid]'}`,
+    };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1099,13 +1185,13 @@ async function edgeBenches(): Promise<Comparison[]> {
       `measuring: GET /v1/me (${cookies.length} of ${SESSION_POPULATION.toLocaleString('en-US')} sessions in turn) vs GET /v1/backend/application, same server, ${ME_CONNECTIONS} connections`,
     );
     comparisons.push(
-      await compareRoutes('me', { ...svc, rotateKeys: cookies }, [
+      ...(await compareRoutes('me', { ...svc, rotateKeys: cookies }, [
         { load: { ...backend, label: 'GET /v1/backend/application', connections: ME_CONNECTIONS }, expect: expectBackend },
         {
           load: { label: 'GET /v1/me (session cookie)', path: '/v1/me', rotate: true, rotateHeader: 'cookie', connections: ME_CONNECTIONS },
           expect: expectMe,
         },
-      ]),
+      ])),
     );
   }
   if (wanted('audit-pages')) {
@@ -1123,7 +1209,7 @@ async function edgeBenches(): Promise<Comparison[]> {
         `organization among ${(AUDIT_ENTRIES * 2).toLocaleString('en-US')}, limit ${AUDIT_PAGE_SIZE}), same server`,
     );
     comparisons.push(
-      await compareRoutes('audit-pages', svc, [
+      ...(await compareRoutes('audit-pages', svc, [
         { load: { label: 'GET /v1/audit-logs page 1', path, headers: { cookie } }, expect: expectAuditPage() },
         {
           load: {
@@ -1133,18 +1219,18 @@ async function edgeBenches(): Promise<Comparison[]> {
           },
           expect: expectAuditPage(deep?.id),
         },
-      ]),
+      ])),
     );
   }
   if (wanted('oidc-documents')) {
     log('measuring: OpenID Provider discovery and JWKS vs GET /v1/client/config, same server');
     const config = { load: { ...clientConfig, label: 'GET /v1/client/config' }, expect: expectClientConfig(pk) };
     comparisons.push(
-      await compareRoutes('oidc-discovery', svc, [
+      ...(await compareRoutes('oidc-discovery', svc, [
         config,
         { load: { label: 'GET /.well-known/openid-configuration', path: '/.well-known/openid-configuration' }, expect: expectDiscovery },
-      ]),
-      await compareRoutes('oidc-jwks', svc, [config, { load: { label: 'GET /oidc/jwks', path: '/oidc/jwks' }, expect: expectJwks }]),
+      ])),
+      ...(await compareRoutes('oidc-jwks', svc, [config, { load: { label: 'GET /oidc/jwks', path: '/oidc/jwks' }, expect: expectJwks }])),
     );
   }
   if (wanted('tenant-read')) {
@@ -1223,6 +1309,9 @@ async function edgeBenches(): Promise<Comparison[]> {
 async function main(): Promise<number> {
   const started = Date.now();
   buildSvc(ROOT);
+  if (AGAINST) {
+    prepareAgainst(AGAINST);
+  }
   log(`svc bench${SMOKE ? ' (smoke)' : ''}: node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
   log(
     `  ${CONNECTIONS} connections, warmup ${WARMUP} s, measure ${DURATION} s, ${ROUNDS} round(s) alternating, ` +
@@ -1304,7 +1393,7 @@ async function main(): Promise<number> {
     }
     log('  ratios may be off by as much; rerun on a quiet machine or raise BENCH_ROUNDS.');
   }
-  const results = [...verdicts(comparisons), ...webhooks.verdicts, ...usage.verdicts];
+  const results = [...(AGAINST ? againstVerdicts(comparisons) : verdicts(comparisons)), ...webhooks.verdicts, ...usage.verdicts];
   log('');
   results.push(
     ...exportBenches.verdicts,
@@ -1401,6 +1490,13 @@ async function cleanup(): Promise<void> {
     child.kill('SIGKILL');
   }
   await sleep(children.size > 0 ? 500 : 0);
+  if (againstRoot) {
+    try {
+      execFileSync('git', ['worktree', 'remove', '--force', againstRoot], { cwd: ROOT, stdio: 'ignore' });
+    } catch (error) {
+      process.stderr.write(`bench: could not remove the worktree ${againstRoot}: ${(error as Error).message}\n`);
+    }
+  }
   await dropDbs();
   await admin.end({ timeout: 2 });
 }

@@ -34,18 +34,21 @@ const SVC_DIST = ['--conditions=svc-dist', 'apps/api/dist/cli.js'];
 /** svc's command line as it ships: what `pnpm start` and the container image run. */
 const SVC_BIN = 'apps/api/bin/svc';
 
-let svcFlags: string[] | undefined;
+/** Per checkout: BENCH_AGAINST runs a ref's build beside this one's, each with its own flags. */
+const svcFlags = new Map<string, string[]>();
 
 /** The Node flags svc ships with, read off SVC_BIN's `NODE_FLAGS="..."` line, so the bench runs svc as it is run and not as the bench remembers it. */
 function svcNodeFlags(root: string): string[] {
-  if (!svcFlags) {
+  let flags = svcFlags.get(root);
+  if (!flags) {
     const line = /^NODE_FLAGS="([^"]*)"/m.exec(readFileSync(path.join(root, SVC_BIN), 'utf8'));
     if (!line) {
       throw new Error(`${SVC_BIN} no longer names its Node flags in a NODE_FLAGS="..." line: update bench/support.ts`);
     }
-    svcFlags = (line[1] as string).split(/\s+/).filter(Boolean);
+    flags = (line[1] as string).split(/\s+/).filter(Boolean);
+    svcFlags.set(root, flags);
   }
-  return svcFlags;
+  return flags;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveAccess } from '../apps/api/src/trpc/access.ts';
+import { resolveAccess, resolveAccessOrOwnRule } from '../apps/api/src/trpc/access.ts';
 import type { Meta } from '../apps/api/src/trpc/init.ts';
 import { appRouter } from '../apps/api/src/trpc/router.ts';
 
@@ -13,7 +13,9 @@ import { appRouter } from '../apps/api/src/trpc/router.ts';
 
 type Def = { meta?: Meta; middlewares: Array<{ _type?: string }> };
 
-const RESOLVE = (resolveAccess as unknown as { _middlewares: unknown[] })._middlewares[0];
+const middlewareOf = (m: unknown) => (m as { _middlewares: unknown[] })._middlewares[0];
+const RESOLVE = middlewareOf(resolveAccess);
+const RESOLVE_OR_OWN_RULE = middlewareOf(resolveAccessOrOwnRule);
 
 const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>).map(([name, p]) => ({
   name,
@@ -28,33 +30,15 @@ const NO_ORGANIZATION: Record<string, string> = {
   'me.switchWorkspace': "moves the caller's own session among the caller's own organizations (me tests)",
   'me.acceptMembership': "answers the caller's own pending membership: the caller is the subject, not a permission",
   'me.declineMembership': "answers the caller's own pending membership: the caller is the subject, not a permission",
-  'tenants.list': "lists the caller's own organizations (an API key: its own, with tenant.read, checked in the service)",
   'tenants.create': 'creates an organization: the caller becomes its admin',
   'tenants.permission.list': 'the same permission catalog for any signed-in caller or API key',
   'invitations.accept': 'authorized by the invitation token, not a membership',
   'webhooks.eventTypes': 'the same event catalog for any signed-in caller or API key',
   'subscriptions.plan.list': 'the same plan list for any signed-in caller or API key',
-  'permissions.check':
-    'its callers include application secret keys, which no organization role describes: the check has its own rule (modules/permission-check/service.ts)',
 };
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const MODULES = path.join(ROOT, 'apps/api/src/modules');
-
-/**
- * Module files that still call `authorize` themselves, and why the route's meta cannot say it.
- * The list may only shrink.
- */
-const CALLS_AUTHORIZE: Record<string, string> = {
-  'apps/api/src/modules/applications/claim.ts':
-    "the hosted claim page, not a procedure: it authorizes inside the claim's transaction, after the keyless application is locked and the link's own refusals",
-  'apps/api/src/modules/permission-check/service.ts':
-    'the permission check: a question about an organization asked by an application, an API key or a person',
-  'apps/api/src/modules/tenants/service.ts':
-    'GET /v1/tenants: only an API key is authorized (tenant.read in its own organization); a person lists their own memberships',
-  'apps/api/src/modules/usage/ingest.ts':
-    'usage ingestion: the writer may be an application secret key, which is not a control-plane principal',
-};
+const SRC = path.join(ROOT, 'apps/api/src');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -70,10 +54,18 @@ describe('access declared on the procedure', () => {
   it('every procedure that declares access resolves it after its input, and only those do', () => {
     const wrong: string[] = [];
     for (const { name, def } of procedures) {
-      const at = def.middlewares.indexOf(RESOLVE as never);
+      // A rule that leaves a kind of caller to the procedure (ownRuleFor) has its own middleware.
+      const expected = def.meta?.access?.ownRuleFor ? RESOLVE_OR_OWN_RULE : RESOLVE;
+      const other = expected === RESOLVE ? RESOLVE_OR_OWN_RULE : RESOLVE;
+      const at = def.middlewares.indexOf(expected as never);
       const lastInput = def.middlewares.map((m) => m._type).lastIndexOf('input');
       if (def.meta?.access && (at === -1 || at < lastInput)) {
-        wrong.push(`${name}: declares access but does not .use(resolveAccess) after its .input()`);
+        wrong.push(
+          `${name}: declares access but does not .use(${expected === RESOLVE ? 'resolveAccess' : 'resolveAccessOrOwnRule'}) after its .input()`,
+        );
+      }
+      if (def.middlewares.includes(other as never)) {
+        wrong.push(`${name}: uses the access middleware of ${def.meta?.access?.ownRuleFor ? 'a rule without' : 'a rule with'} ownRuleFor`);
       }
       if (!def.meta?.access && at !== -1) {
         wrong.push(`${name}: uses resolveAccess without declaring access in its meta`);
@@ -92,15 +84,14 @@ describe('access declared on the procedure', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('services receive the resolved access instead of calling authorize', () => {
-    const calling = sources(MODULES)
-      .filter((file) => !file.startsWith(path.join(MODULES, 'access')))
+  it('nothing outside modules/access calls authorize: routes declare their access, resolved for them', () => {
+    const files = sources(SRC);
+    // The scan reads the sources at all (a broken walk would pass vacuously).
+    expect(files.length).toBeGreaterThan(200);
+    const calling = files
+      .filter((file) => !file.startsWith(path.join(SRC, 'modules/access/')))
       .filter((file) => /\bauthorize(Record)?\(/.test(readFileSync(file, 'utf8')))
       .map((file) => path.relative(ROOT, file));
-    expect(calling.filter((file) => CALLS_AUTHORIZE[file] === undefined)).toEqual([]);
-    expect(
-      Object.keys(CALLS_AUTHORIZE).filter((file) => !calling.includes(file)),
-      'listed but no longer calling',
-    ).toEqual([]);
+    expect(calling).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAdminOnlyPermission } from '@svc/contracts/permissions';
 import { describe, expect, it } from 'vitest';
+import { permissionsOf } from '../apps/api/src/modules/access/access-rule.ts';
 import type { Meta } from '../apps/api/src/trpc/init.ts';
 import { appRouter } from '../apps/api/src/trpc/router.ts';
 
@@ -30,8 +31,11 @@ function scopeTable(): string {
       sessionOnly.push(call);
       continue;
     }
-    const { permission, adminOnly } = meta.access;
-    const scope = `\`${permission}\`${adminOnly || isAdminOnlyPermission(permission) ? ' (admin)' : ''}`;
+    const { adminOnly } = meta.access;
+    // A route whose input picks its permission (the permission check) needs one of them.
+    const scope = permissionsOf(meta.access)
+      .map((permission) => `\`${permission}\`${adminOnly || isAdminOnlyPermission(permission) ? ' (admin)' : ''}`)
+      .join(' or ');
     byScope.set(scope, [...(byScope.get(scope) ?? []), call]);
   }
   const rows = [...byScope.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([scope, calls]) => `| ${calls.join(', ')} | ${scope} |`);

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -70,6 +71,24 @@ describe('layers (docs/architecture.md section 1)', () => {
   it('services never see a transport: no service imports Express, node:http, http/ or trpc/', () => {
     const services = importsOf('apps/api/src/modules').filter((i) => /\/service\.ts$/.test(i.file));
     expect(offending(services, (i) => i.from === 'express' || i.from === 'node:http' || /\/(http|trpc)\//.test(i.from))).toEqual([]);
+  });
+
+  it('no domain module imports Express, not even its types: an Express route is an adapter, in http/', () => {
+    // Import declarations as TypeScript reads them, so that code a module writes out as text (the
+    // Express app of modules/setup/frameworks/express.ts, in a template literal) is not taken for one.
+    const express = sourceFiles(path.join(ROOT, 'apps/api/src/modules')).flatMap((file) =>
+      ts
+        .createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest)
+        .statements.filter(
+          (s) =>
+            (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+            s.moduleSpecifier !== undefined &&
+            ts.isStringLiteral(s.moduleSpecifier) &&
+            /^express(\/|$)/.test(s.moduleSpecifier.text),
+        )
+        .map(() => path.relative(ROOT, file)),
+    );
+    expect(express).toEqual([]);
   });
 
   it('no domain module imports http/ or trpc/: adapters import modules, never the other way', () => {

@@ -75,16 +75,24 @@ async function send(server: RunningServer, route: MatrixRoute, req: { path: stri
   return { status: res.status, text };
 }
 
-type Operations = Record<string, Record<string, { 'x-svc-permission'?: Permission }>>;
+type Operations = Record<string, Record<string, { 'x-svc-permission'?: Permission | Permission[] }>>;
 let declared: Operations | undefined;
 
 /**
  * The route's permission as its procedure declares it (`x-svc-permission`), so a matrix row
- * cannot drift from the route: a row that names another one, or neither, fails here.
+ * cannot drift from the route: a row that names another one, or neither, fails here. A route
+ * whose input picks its permission declares a list: the row names the one its request needs.
  */
 function declaredPermission(route: MatrixRoute): Permission {
   declared ??= (buildOpenApiDocument('http://svc.test') as { paths: Operations }).paths;
-  const fromMeta = declared[route.template.replace(/^\/v1/, '')]?.[route.method.toLowerCase()]?.['x-svc-permission'];
+  const listed = declared[route.template.replace(/^\/v1/, '')]?.[route.method.toLowerCase()]?.['x-svc-permission'];
+  if (Array.isArray(listed)) {
+    if (!route.permission || !listed.includes(route.permission)) {
+      throw new Error(`${route.method} ${route.template}: the row must name the permission its request needs, one of ${listed.join(', ')}`);
+    }
+    return route.permission;
+  }
+  const fromMeta = listed;
   if (fromMeta && route.permission && fromMeta !== route.permission) {
     throw new Error(`${route.method} ${route.template}: the matrix says ${route.permission}, the route declares ${fromMeta}`);
   }

@@ -19,8 +19,11 @@ type Operation = {
   security?: Record<string, string[]>[];
   summary?: string;
   responses?: Record<string, unknown>;
-  /** The control-plane permission the route checks (its procedure's `access` meta). */
-  'x-svc-permission'?: string;
+  /**
+   * The control-plane permission the route checks (its procedure's `access` meta); a list when
+   * its input picks one of them (the permission check: members.read, or subscription.read for a feature).
+   */
+  'x-svc-permission'?: string | readonly string[];
 };
 type PathItem = Record<string, Operation>;
 
@@ -371,7 +374,8 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
       };
       operation.security = meta.auth === undefined || meta.auth === 'none' ? [] : SECURITY[meta.auth];
       if (meta.access) {
-        operation['x-svc-permission'] = meta.access.permission;
+        const { permission } = meta.access;
+        operation['x-svc-permission'] = typeof permission === 'string' ? permission : permission.oneOf;
       }
     }
   }
@@ -381,7 +385,7 @@ export function buildOpenApiDocument(publicUrl: string): Record<string, unknown>
 }
 
 /**
- * GET /setup/agent-context also answers Markdown and 304 (modules/setup/documents.ts), which the
+ * GET /setup/agent-context also answers Markdown and 304 (http/agent-context.ts), which the
  * generator, knowing only the procedure's JSON output, cannot say.
  */
 function documentAgentContextRepresentations(operation: Operation | undefined): void {

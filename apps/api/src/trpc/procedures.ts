@@ -23,8 +23,9 @@ export const secretKeyProcedure = publicProcedure.meta({ auth: 'secretKey' }).us
 
 /**
  * The permission check (POST /v1/permissions/check): an application secret key, a tenant API key
- * or a session; anonymous gets 401. What each may ask about is the check's own rule
- * (modules/permission-check/service.ts), which `authorize` applies to the last two.
+ * or a session; anonymous gets 401. What each may ask about is declared on the route
+ * (PERMISSION_CHECK_ACCESS, modules/permission-check/service.ts): `resolveAccessOrOwnRule`
+ * applies the control plane's rule to the last two, the check its own rule to an application.
  */
 export const permissionCheckProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', control: true }).use(({ ctx, next }) => {
   const found = checkCallerOf(ctx.services, ctx.req);

@@ -1,6 +1,7 @@
 import { AppError } from '@svc/contracts/errors';
 import type { Permission } from '@svc/contracts/permissions';
 import type { DbOrTx } from '@svc/db/client';
+import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import { type Access, authorize, type Principal, type UntrustedOrganizationRef } from './authorize.ts';
 
 /**
@@ -24,13 +25,39 @@ export type RecordSource = {
   notFound: string;
 };
 
+/**
+ * A permission the input decides (POST /v1/permissions/check: `feature` needs subscription.read,
+ * a person's permission members.read): `of` picks it, `oneOf` lists every one it may pick, for
+ * the OpenAPI document, the auth matrix and the client README, which cannot call `of`.
+ */
+export type PermissionOfInput = { of: (input: never) => Permission; oneOf: readonly [Permission, ...Permission[]] };
+
+/**
+ * A caller the rule does not describe, which the procedure judges by its own rule (`ctx.access`
+ * is null for it, `resolveAccessOrOwnRule` in trpc/access.ts):
+ * - `application`: an application's secret key, not a control-plane principal (the permission
+ *   check and usage ingestion judge it by the application's own organization);
+ * - `user`: a signed-in person, whose list of organizations is their own (GET /v1/tenants).
+ */
+export type OwnRuleCaller = 'application' | 'user';
+
+/** An application's secret key calling a route that also admits one (`ownRuleFor: 'application'`). */
+export type ApplicationCaller = { kind: 'application'; found: ApplicationWithOrganization };
+
 /** What a route needs, declared in its meta (`Meta.access`) and resolved by `resolveAccess`. */
 export type AccessRule = {
-  permission: Permission;
+  permission: Permission | PermissionOfInput;
   organization: OrganizationSource;
   /** Only an org admin (or a platform admin; a key whose creator is one) may call it. */
   adminOnly?: true;
+  /** A kind of caller the procedure judges itself (OwnRuleCaller); every other caller, this rule. */
+  ownRuleFor?: OwnRuleCaller;
 };
+
+/** Every permission a rule may check: its one permission, or each one its input may pick. */
+export function permissionsOf(rule: Pick<AccessRule, 'permission'>): readonly Permission[] {
+  return typeof rule.permission === 'string' ? [rule.permission] : rule.permission.oneOf;
+}
 
 function isRecordSource(source: OrganizationSource): source is RecordSource {
   return typeof source === 'object';
@@ -47,10 +74,11 @@ export type AccessInput = { id?: string; organization_slug?: string };
  */
 export async function accessOf(db: DbOrTx, principal: Principal, rule: AccessRule, input: AccessInput): Promise<Access> {
   const source = rule.organization;
+  const permission = typeof rule.permission === 'string' ? rule.permission : rule.permission.of(input as never);
   if (!isRecordSource(source)) {
     const organization: UntrustedOrganizationRef =
       source === 'slug' ? { slug: input.organization_slug } : source === 'id' ? { id: input.id } : source(input as never);
-    return authorize(db, principal, { organization, permission: rule.permission, adminOnly: rule.adminOnly });
+    return authorize(db, principal, { organization, permission, adminOnly: rule.adminOnly });
   }
   const untrustedId = input.id as string;
   let organization: UntrustedOrganizationRef;
@@ -64,7 +92,7 @@ export async function accessOf(db: DbOrTx, principal: Principal, rule: AccessRul
     organization = { id: tenantId };
   }
   try {
-    return await authorize(db, principal, { organization, permission: rule.permission, adminOnly: rule.adminOnly });
+    return await authorize(db, principal, { organization, permission, adminOnly: rule.adminOnly });
   } catch (error) {
     // Same message as an unknown id: which organization an id belongs to is not disclosed.
     if (error instanceof AppError && error.code === 'not_found') {

@@ -14,8 +14,9 @@ import { findSignedInPeople } from '@svc/db/queries/session-applications';
 import { setSessionActiveTenant } from '@svc/db/queries/sessions';
 import { addOrgMember } from '@svc/db/queries/users';
 import type { SecretBox } from '@svc/db/secret-box';
+import { type AccessRule, accessOf } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { assertMembershipsManaged, authorize } from '../access/authorize.ts';
+import { assertMembershipsManaged } from '../access/authorize.ts';
 import type { UserPrincipal } from '../access/principal.ts';
 import { assertSubscriptionAllows, claimSeat } from '../subscriptions/enforce.ts';
 import type { ApplicationCache } from './cache.ts';
@@ -41,6 +42,14 @@ export const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /** The hosted claim page (GET shows it, POST claims). */
 export const CLAIM_PATH = '/keyless/claim';
+
+/**
+ * Who may claim into a workspace: an org admin there (applications.manage, admin only). The
+ * claim page is a plain Express route, no procedure: the claim resolves this rule itself, inside
+ * its transaction, after the link's own refusals (keyless_disabled, an unknown link, 409
+ * application_already_claimed) and with the keyless application locked.
+ */
+export const CLAIM_ACCESS = { permission: 'applications.manage', organization: 'id', adminOnly: true } as const satisfies AccessRule;
 
 /** Role the people who signed in during development receive in the claiming workspace. */
 const CLAIMED_MEMBER_ROLE = 'org_member';
@@ -260,11 +269,7 @@ export async function claimKeylessApplication(
   }
   const claimed = await deps.db.transaction(async (tx) => {
     const row = await claimable(deps, tx, input);
-    const { organization } = await authorize(tx, principal, {
-      organization: { id: input.organizationId },
-      permission: 'applications.manage',
-      adminOnly: true,
-    });
+    const { organization } = await accessOf(tx, principal, CLAIM_ACCESS, { id: input.organizationId });
     if (!principal.memberships.some((m) => m.organization.id === organization.id && m.roleKey === 'org_admin')) {
       // A platform admin passes authorize anywhere; claiming takes a workspace of one's own.
       throw new AppError('forbidden', 'claim into a workspace where you are an org admin');

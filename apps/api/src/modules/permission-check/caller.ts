@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { AppError } from '@svc/contracts/errors';
 import { SECRET_KEY_PATTERN } from '@svc/contracts/keys';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
+import type { ApplicationCaller } from '../access/access-rule.ts';
 import { type Principal, type PrincipalServices, principalOf } from '../access/principal.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
 
@@ -10,7 +11,7 @@ import { parseBearer, sha256Hex } from '../applications/keys.ts';
  * control-plane caller (a tenant API key, a signed-in person). docs/authorization.md
  * "Checking a permission" says what each may ask about.
  */
-export type CheckCaller = { kind: 'application'; found: ApplicationWithOrganization } | Principal;
+export type CheckCaller = ApplicationCaller | Principal;
 
 /**
  * The caller behind a request, or null for an anonymous one. A bearer `sk_live_` secret is first

@@ -4,10 +4,10 @@ import { PERMISSIONS, type Permission } from '@svc/contracts/permissions';
 import type { Db } from '@svc/db/client';
 import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { OrganizationRow } from '@svc/db/queries/organizations';
-import { authorize, mayExercise } from '../access/authorize.ts';
+import type { AccessRule, ApplicationCaller } from '../access/access-rule.ts';
+import { type Access, mayExercise } from '../access/authorize.ts';
 import { featureStanding } from '../subscriptions/entitlements.ts';
 import type { AccessCache, CheckStanding } from './cache.ts';
-import type { CheckCaller } from './caller.ts';
 
 const CONTROL_PLANE: ReadonlySet<string> = new Set(PERMISSIONS);
 const isControlPermission = (name: string): name is Permission => CONTROL_PLANE.has(name);
@@ -19,6 +19,27 @@ export type CheckDeps = { db: Db; access: AccessCache };
 const NOT_FOUND = 'organization not found';
 
 type OrganizationRef = { id: string } | { slug: string };
+
+/**
+ * Who asks (docs/authorization.md, "Checking a permission"): a tenant API key or a signed-in
+ * person by the control plane's rule, as every control-plane route (a key only in its own
+ * organization; a person where they are a member, a platform admin anywhere), with members.read
+ * for a person's permission (what the member list shows) or subscription.read for a feature
+ * (what the subscription shows); an application's secret key by its own rule (reachOf).
+ */
+export const PERMISSION_CHECK_ACCESS = {
+  permission: {
+    of: (input: TPermissionCheckRequest) => (input.feature !== undefined ? 'subscription.read' : 'members.read'),
+    oneOf: ['members.read', 'subscription.read'],
+  },
+  organization: (input: TPermissionCheckRequest) => refOf(input) ?? {},
+  ownRuleFor: 'application',
+} as const satisfies AccessRule;
+
+/** The asker once the route's access is resolved: the control plane's access, or an application. */
+export type CheckAsker = Access | ApplicationCaller;
+
+const isApplication = (asker: CheckAsker): asker is ApplicationCaller => 'found' in asker;
 
 function refOf(input: TPermissionCheckRequest): OrganizationRef | undefined {
   if (input.organizationId !== undefined) {
@@ -54,22 +75,15 @@ function reachOf(
 
 /**
  * The organization a check is about, once the caller may ask about it; 404 not_found otherwise,
- * whether or not it exists. A tenant API key or a signed-in person: `authorize`, as every
- * control-plane route (a key only in its own organization; a person where they are a member, a
- * platform admin anywhere), with members.read for a person's permission (what the member list
- * shows) or subscription.read for a feature (what the subscription shows). An application: reachOf.
+ * whether or not it exists. A tenant API key or a signed-in person: the route's resolved access
+ * (PERMISSION_CHECK_ACCESS). An application: reachOf.
  */
-async function organizationOf(deps: CheckDeps, caller: CheckCaller, input: TPermissionCheckRequest): Promise<OrganizationRow> {
-  const ref = refOf(input);
-  if (caller.kind !== 'application') {
-    const { organization } = await authorize(deps.db, caller, {
-      organization: ref ?? {},
-      permission: input.feature !== undefined ? 'subscription.read' : 'members.read',
-    });
-    return organization;
+async function organizationOf(deps: CheckDeps, asker: CheckAsker, input: TPermissionCheckRequest): Promise<OrganizationRow> {
+  if (!isApplication(asker)) {
+    return asker.organization;
   }
-  const { application } = caller.found;
-  const organization = await deps.access.organization(ref ?? { id: application.tenantId });
+  const { application } = asker.found;
+  const organization = await deps.access.organization(refOf(input) ?? { id: application.tenantId });
   const reach = reachOf(application, organization, input);
   const visible =
     reach === 'own' ||
@@ -167,20 +181,20 @@ function answerFromCache(
  */
 export function checkPermission(
   deps: CheckDeps,
-  caller: CheckCaller,
+  asker: CheckAsker,
   input: TPermissionCheckRequest,
 ): TPermissionCheckResult | Promise<TPermissionCheckResult> {
-  if (caller.kind === 'application') {
-    const cached = answerFromCache(deps.access, caller.found.application, input);
+  if (isApplication(asker)) {
+    const cached = answerFromCache(deps.access, asker.found.application, input);
     if (cached) {
       return cached;
     }
   }
-  return checkLoading(deps, caller, input);
+  return checkLoading(deps, asker, input);
 }
 
-async function checkLoading(deps: CheckDeps, caller: CheckCaller, input: TPermissionCheckRequest): Promise<TPermissionCheckResult> {
-  const organization = await organizationOf(deps, caller, input);
+async function checkLoading(deps: CheckDeps, asker: CheckAsker, input: TPermissionCheckRequest): Promise<TPermissionCheckResult> {
+  const organization = await organizationOf(deps, asker, input);
   if (input.feature !== undefined) {
     const terms = await deps.access.subscriptionTerms(organization.id);
     const standing = await featureStanding(deps.db, organization.id, input.feature, terms ?? undefined);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedOrganization, seedSignedIn } from '../../../../../test/support/tenancy.ts';
-import { noneMatch } from './documents.ts';
+import { noneMatch } from '../../http/agent-context.ts';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 

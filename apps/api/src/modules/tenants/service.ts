@@ -32,9 +32,10 @@ import {
   type OrganizationSummaryRow,
 } from '@svc/db/queries/tenants';
 import { detachEventDeliveries } from '@svc/db/queries/webhook-events';
+import type { AccessRule } from '../access/access-rule.ts';
 import { type RequestMeta, recordAudit } from '../access/audit.ts';
-import { type Access, authorize, isPlatformAdmin } from '../access/authorize.ts';
-import type { Principal, UserPrincipal } from '../access/principal.ts';
+import { type Access, isPlatformAdmin } from '../access/authorize.ts';
+import type { UserPrincipal } from '../access/principal.ts';
 import { PLATFORM_ORGANIZATION_SLUG } from '../identity/service.ts';
 import { monthOf } from '../usage/service.ts';
 
@@ -60,24 +61,30 @@ export function toTenant(row: OrganizationRow): TTenant {
 }
 
 /**
+ * GET /v1/tenants: a tenant API key needs `tenant.read` in its own organization; a signed-in
+ * person lists their own memberships (or, a platform admin, every organization), which the
+ * service decides itself.
+ */
+export const LIST_TENANTS_ACCESS = { permission: 'tenant.read', organization: 'slug', ownRuleFor: 'user' } as const satisfies AccessRule;
+
+/**
  * The caller's organizations, newest first: a user's memberships, every organization for a
- * platform admin, a tenant API key's own (with `tenant.read` in its scopes); `q` narrows them to
+ * platform admin, a tenant API key's own (its access, LIST_TENANTS_ACCESS); `q` narrows them to
  * those whose name or slug contains it. A platform admin's items carry each organization's
  * summary (members, subscription): the Organizations page reads a page in one statement.
  */
-export async function listTenants(db: Db, principal: Principal, input: TListTenantsRequest): Promise<TTenantPage> {
+export async function listTenants(db: Db, caller: Access | UserPrincipal, input: TListTenantsRequest): Promise<TTenantPage> {
   let filter: OrganizationListFilter;
   let scope: string;
-  if (principal.kind !== 'user') {
-    const access = await authorize(db, principal, { organization: {}, permission: 'tenant.read' });
-    filter = { kind: 'one', tenantId: access.organization.id };
-    scope = `tenants:key:${access.organization.id}`;
-  } else if (isPlatformAdmin(principal)) {
+  if ('organization' in caller) {
+    filter = { kind: 'one', tenantId: caller.organization.id };
+    scope = `tenants:key:${caller.organization.id}`;
+  } else if (isPlatformAdmin(caller)) {
     filter = { kind: 'all' };
     scope = 'tenants:all';
   } else {
-    filter = { kind: 'member', userId: principal.user.id };
-    scope = `tenants:member:${principal.user.id}`;
+    filter = { kind: 'member', userId: caller.user.id };
+    scope = `tenants:member:${caller.user.id}`;
   }
   const search = input.q || undefined;
   if (search !== undefined) {

@@ -10,10 +10,10 @@ import type {
   TUsageEventResult,
 } from '@svc/contracts/usage';
 import type { Db } from '@svc/db/client';
-import type { ApplicationWithOrganization } from '@svc/db/queries/applications';
 import type { UsageEventRecord } from '@svc/db/queries/usage';
 import type { AppServices } from '../../context.ts';
-import { authorize } from '../access/authorize.ts';
+import type { AccessRule, ApplicationCaller } from '../access/access-rule.ts';
+import type { Access } from '../access/authorize.ts';
 import { apiKeyPrincipal, type Principal } from '../access/principal.ts';
 import { parseBearer, sha256Hex } from '../applications/keys.ts';
 import { NO_SESSION_MESSAGE, sessionOf } from '../auth/current-session.ts';
@@ -25,7 +25,18 @@ import { prepareEvent } from './prepare-event.ts';
  * organization), a tenant API key with usage.write (its organization), or a signed-in user with
  * usage.write in the organization named by organization_slug (default: the active workspace).
  */
-export type UsageWriter = { kind: 'application'; found: ApplicationWithOrganization } | Principal;
+export type UsageWriter = ApplicationCaller | Principal;
+
+/**
+ * The ingestion routes' access (docs/api.md "Usage"): usage.write in the organization named by
+ * organization_slug (else the caller's own) for a tenant API key or a signed-in person; an
+ * application's secret key by its own rule (usageTargetOf).
+ */
+export const USAGE_WRITE_ACCESS = {
+  permission: 'usage.write',
+  organization: 'slug',
+  ownRuleFor: 'application',
+} as const satisfies AccessRule;
 
 /** The organization a write lands in, once the writer is authorized there. */
 export type UsageTarget = { organization: { id: string; slug: string; name: string }; actor: UsageActor };
@@ -61,28 +72,26 @@ export async function usageWriterOf(services: AppServices, req: IncomingMessage)
 }
 
 /**
- * Where the writer may record usage. An application or an API key writes to its own organization
- * (naming another answers 404, as for any organization the caller cannot see); a user needs
- * usage.write where they are.
+ * Where the writer may record usage. An application writes to its own organization (naming
+ * another answers 404, as for any organization the caller cannot see); an API key or a user,
+ * where the route's access (USAGE_WRITE_ACCESS) resolved usage.write for them.
  */
-export async function authorizeUsageWrite(db: Db, writer: UsageWriter, untrustedSlug: string | undefined): Promise<UsageTarget> {
-  if (writer.kind === 'application') {
+export function usageTargetOf(writer: Access | ApplicationCaller, untrustedSlug: string | undefined): UsageTarget {
+  if ('found' in writer) {
     const { application, organization } = writer.found;
     if (application.isKeyless || (untrustedSlug !== undefined && untrustedSlug !== organization.slug)) {
       throw new AppError('not_found', 'organization not found');
     }
     return { organization, actor: { type: 'application', id: application.id } };
   }
-  const { organization } = await authorize(db, writer, {
-    organization: untrustedSlug !== undefined ? { slug: untrustedSlug } : {},
-    permission: 'usage.write',
-  });
+  const { organization, principal } = writer;
+  if (principal.kind === 'setup_link') {
+    // authorize never resolves access for a setup link's page (it calls no route).
+    throw new AppError('not_found', 'organization not found');
+  }
   return {
     organization,
-    actor:
-      writer.kind === 'user'
-        ? { type: 'user', id: writer.user.id }
-        : { type: 'api_key', id: writer.kind === 'api_key' ? writer.apiKey.id : writer.setupLink.id },
+    actor: principal.kind === 'api_key' ? { type: 'api_key', id: principal.apiKey.id } : { type: 'user', id: principal.user.id },
   };
 }
 
@@ -115,7 +124,7 @@ export function ingesterFor(db: Db): UsageIngester {
 
 /**
  * POST /v1/usage/events (`usage`) and POST /v1/usage-events (`metering`), after the writer is
- * known and the body validated. One event answers itself (`{ event, duplicate }`), a batch
+ * known, the body validated and the route's access resolved. One event answers itself (`{ event, duplicate }`), a batch
  * `{ results }` in request order (the router's `created` meta: 201 for one new event, else 200). Metering events are checked against the plan's monthly usage
  * limits (`assertWithinUsageLimit` in ingester.ts, under a per-counter advisory lock): an event
  * that would pass its type's limit is refused with 402 subscription_limit_exceeded and nothing of
@@ -127,11 +136,11 @@ export function ingesterFor(db: Db): UsageIngester {
  */
 export async function ingestUsage(
   services: AppServices,
-  writer: UsageWriter,
+  writer: Access | ApplicationCaller,
   input: TIngestUsageRequest,
   channel: TUsageChannel,
 ): Promise<TIngestUsageResponse> {
-  const { organization, actor } = await authorizeUsageWrite(services.db, writer, input.organization_slug);
+  const { organization, actor } = usageTargetOf(writer, input.organization_slug);
   // The subscription rule (402 while inactive, cancelled, expired or over a limit) is applied by
   // the ingester, once per organization per transaction, before anything is written.
   const receivedAt = Date.now();

@@ -1,5 +1,6 @@
 import { ZPermissionCheckRequest, ZPermissionCheckResult } from '@svc/contracts/authorization';
-import { checkPermission } from '../../modules/permission-check/service.ts';
+import { checkPermission, PERMISSION_CHECK_ACCESS } from '../../modules/permission-check/service.ts';
+import { accessOr, resolveAccessOrOwnRule } from '../access.ts';
 import { router } from '../init.ts';
 import { permissionCheckProcedure } from '../procedures.ts';
 
@@ -7,6 +8,7 @@ import { permissionCheckProcedure } from '../procedures.ts';
 export const permissionCheckRouter = router({
   check: permissionCheckProcedure
     .meta({
+      access: PERMISSION_CHECK_ACCESS,
       rateLimit: 'backend',
       errors: ['application_disabled', 'unknown_permission'],
       openapi: {
@@ -19,6 +21,9 @@ export const permissionCheckRouter = router({
       },
     })
     .input(ZPermissionCheckRequest)
+    .use(resolveAccessOrOwnRule)
     .output(ZPermissionCheckResult)
-    .query(({ ctx, input }) => checkPermission({ db: ctx.services.db, access: ctx.services.access }, ctx.caller, input)),
+    .query(({ ctx, input }) =>
+      checkPermission({ db: ctx.services.db, access: ctx.services.access }, accessOr(ctx.access, ctx.caller, 'application'), input),
+    ),
 });

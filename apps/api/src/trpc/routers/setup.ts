@@ -1,7 +1,7 @@
 import { ZAgentContextRequest, ZAgentContextResponse } from '@svc/contracts/agent-context';
 import { z } from 'zod';
+import { answerAgentContext } from '../../http/agent-context.ts';
 import { claimUrlOf } from '../../modules/client-config/service.ts';
-import { answerAgentContext } from '../../modules/setup/documents.ts';
 import { loadAgentContext, resolveFormat } from '../../modules/setup/service.ts';
 import { router } from '../init.ts';
 import { publishableKeyProcedure } from '../procedures.ts';

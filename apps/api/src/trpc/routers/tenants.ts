@@ -22,12 +22,13 @@ import {
   deleteTenant,
   getTenant,
   getTenantOverview,
+  LIST_TENANTS_ACCESS,
   listPermissions,
   listTenantMembers,
   listTenants,
   updateTenant,
 } from '../../modules/tenants/service.ts';
-import { resolveAccess } from '../access.ts';
+import { accessOr, resolveAccess, resolveAccessOrOwnRule } from '../access.ts';
 import { router } from '../init.ts';
 import { controlProcedure, userControlProcedure } from '../procedures.ts';
 
@@ -41,6 +42,7 @@ const read = { permission: 'tenant.read', organization: 'id' } as const;
 export const tenantsRouter = router({
   list: controlProcedure
     .meta({
+      access: LIST_TENANTS_ACCESS,
       openapi: {
         method: 'GET',
         path: '/tenants',
@@ -51,8 +53,9 @@ export const tenantsRouter = router({
       },
     })
     .input(ZListTenantsRequest)
+    .use(resolveAccessOrOwnRule)
     .output(ZTenantPage)
-    .query(({ ctx, input }) => listTenants(ctx.services.db, ctx.principal, input)),
+    .query(({ ctx, input }) => listTenants(ctx.services.db, accessOr(ctx.access, ctx.principal, 'user'), input)),
   create: userControlProcedure
     .meta({
       errors: ['conflict'],

@@ -9,20 +9,22 @@ import {
   ZUsageSummary,
   ZUsageSummaryRequest,
 } from '@svc/contracts/usage';
-import { ingestUsage, usageWriterOf } from '../../modules/usage/ingest.ts';
+import { ingestUsage, USAGE_WRITE_ACCESS, usageWriterOf } from '../../modules/usage/ingest.ts';
 import { getUsageCounters, getUsageSummary, listUsageEvents } from '../../modules/usage/service.ts';
-import { resolveAccess } from '../access.ts';
+import { accessOr, resolveAccess, resolveAccessOrOwnRule } from '../access.ts';
 import { publicProcedure, router } from '../init.ts';
 import { controlProcedure } from '../procedures.ts';
 
 /**
  * Usage writers (docs/api.md "Usage"): an application secret key, a tenant API key with usage.write,
- * or a session with usage.write.
+ * or a session with usage.write. The last two are control-plane callers (USAGE_WRITE_ACCESS).
  */
-const usageWriterProcedure = publicProcedure.meta({ auth: 'sessionOrApiKey', rateLimit: 'backend' }).use(async ({ ctx, next }) => {
-  const writer = await usageWriterOf(ctx.services, ctx.req);
-  return next({ ctx: { ...ctx, writer } });
-});
+const usageWriterProcedure = publicProcedure
+  .meta({ auth: 'sessionOrApiKey', control: true, rateLimit: 'backend' })
+  .use(async ({ ctx, next }) => {
+    const caller = await usageWriterOf(ctx.services, ctx.req);
+    return next({ ctx: { ...ctx, caller } });
+  });
 
 const INGEST_DESCRIPTION =
   'Authorization: Bearer sk_live_... (an application secret key, or a tenant API key with usage.write), or a session with usage.write (add organization_slug). Body: one event { idempotencyKey, eventType, quantity? (default 1), occurredAt?, properties? } or { events: [...] } (1-1000). Deduplicated per organization by idempotencyKey: the same key with the same payload answers the original event with duplicate: true (200); with another payload, 409 idempotency_key_reused and nothing of the request is recorded. One event answers 201 { event, duplicate: false } (200 for a replay); a batch answers 200 { results: [{ event, duplicate }] } in request order.';
@@ -36,8 +38,8 @@ const NEW_EVENT = {
 
 /**
  * Reading usage needs usage.read in the organization: the `/tenants/{id}` routes' id, or
- * `organization_slug` (else the caller's own). Writers are not control-plane principals (an
- * application secret key is one): ingestUsage authorizes them itself (ingest.ts).
+ * `organization_slug` (else the caller's own). Writing needs usage.write (USAGE_WRITE_ACCESS),
+ * but an application secret key, not a control-plane principal, writes by its own rule (ingest.ts).
  */
 const readById = { permission: 'usage.read', organization: 'id' } as const;
 const readBySlug = { permission: 'usage.read', organization: 'slug' } as const;
@@ -46,6 +48,7 @@ export const usageRouter = router({
   events: router({
     create: usageWriterProcedure
       .meta({
+        access: USAGE_WRITE_ACCESS,
         errors: ['application_disabled', 'forbidden', 'idempotency_key_reused', 'not_found'],
         openapi: {
           method: 'POST',
@@ -56,12 +59,13 @@ export const usageRouter = router({
         },
         successStatus: 201,
         created: NEW_EVENT,
-        // ingestUsage applies the subscription rule once it has authorized the organization.
+        // ingestUsage applies the subscription rule to the organization the access resolved.
         subscription: { organization: 'handler' },
       })
       .input(ZIngestUsageRequest)
+      .use(resolveAccessOrOwnRule)
       .output(ZIngestUsageResponse)
-      .mutation(({ ctx, input }) => ingestUsage(ctx.services, ctx.writer, input, 'usage')),
+      .mutation(({ ctx, input }) => ingestUsage(ctx.services, accessOr(ctx.access, ctx.caller, 'application'), input, 'usage')),
     list: controlProcedure
       .meta({
         access: readById,
@@ -82,6 +86,7 @@ export const usageRouter = router({
   metering: router({
     create: usageWriterProcedure
       .meta({
+        access: USAGE_WRITE_ACCESS,
         errors: ['forbidden', 'not_found'],
         openapi: {
           method: 'POST',
@@ -92,12 +97,13 @@ export const usageRouter = router({
         },
         successStatus: 201,
         created: NEW_EVENT,
-        // ingestUsage applies the subscription rule once it has authorized the organization.
+        // ingestUsage applies the subscription rule to the organization the access resolved.
         subscription: { organization: 'handler' },
       })
       .input(ZIngestUsageRequest)
+      .use(resolveAccessOrOwnRule)
       .output(ZIngestUsageResponse)
-      .mutation(({ ctx, input }) => ingestUsage(ctx.services, ctx.writer, input, 'metering')),
+      .mutation(({ ctx, input }) => ingestUsage(ctx.services, accessOr(ctx.access, ctx.caller, 'application'), input, 'metering')),
   }),
   summary: router({
     get: controlProcedure
