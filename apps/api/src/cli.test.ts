@@ -29,7 +29,8 @@ function expectOneLineError(stderr: string): void {
   expect(stderr.trim().split('\n')).toHaveLength(1);
 }
 
-describe('svc command line', () => {
+// Each command is a fresh Node process: seconds apiece when other test files share the machine.
+describe('svc command line', { timeout: 120_000 }, () => {
   let databaseUrl: string;
   let env: Record<string, string>;
   let server: Awaited<ReturnType<typeof startTestServer>>;
