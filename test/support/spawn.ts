@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, TEST_ENV } from './server.ts';
@@ -21,17 +21,49 @@ export type SpawnedServer = {
 };
 
 /**
- * How a test runs `svc`: from its TypeScript sources through tsx (the default: no build needed),
- * or `compiled`, the way production runs it (`apps/api/bin/svc` on `pnpm build`'s dist/, which
- * must exist). bin/svc execs node, so the child's pid is svc's own (a signal reaches svc).
+ * How a test runs `svc`: `compiled`, the way production runs it (`apps/api/bin/svc` on
+ * `pnpm build`'s dist/, which must exist), or from its TypeScript sources through tsx. Unsaid:
+ * compiled when the build is current (every source older than its project's last build, as after
+ * `pnpm test`'s own `pnpm build`), else from the sources, so a test run after an edit without a
+ * build still tests the edit; SVC_FROM_SOURCE=1 forces the sources. A compiled svc starts in well
+ * under a second; through tsx each process spends seconds of CPU transpiling, which the suite's
+ * hundreds of processes felt. bin/svc execs node, so the child's pid is svc's own (a signal
+ * reaches svc).
  */
 export type SvcRun = { compiled?: boolean };
 
 const BIN = path.join(REPO_ROOT, 'apps/api/bin/svc');
 
+/** The projects `pnpm build` compiles for svc (apps/api/tsconfig.build.json and its references). */
+const BUILT_PROJECTS = ['apps/api', 'apps/dev-engine', 'packages/contracts', 'packages/db', 'packages/jobs', 'packages/resource-server'];
+
+/** The newest change to a file under `dir` that the build compiles (tests and matrices are not). */
+function newestChange(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      newest = Math.max(newest, newestChange(file));
+    } else if (!/\.(test|matrix)\.ts$/.test(entry.name)) {
+      newest = Math.max(newest, statSync(file).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+let buildIsCurrent: boolean | undefined;
+function compiledIsCurrent(): boolean {
+  buildIsCurrent ??= BUILT_PROJECTS.every((project) => {
+    const info = path.join(REPO_ROOT, project, 'dist/.tsbuildinfo');
+    return existsSync(info) && statSync(info).mtimeMs >= newestChange(path.join(REPO_ROOT, project, 'src'));
+  });
+  return buildIsCurrent;
+}
+
 /** The command and arguments that run `svc <args>`. */
 export function svcCommand(args: string[], run: SvcRun = {}): [string, string[]] {
-  if (!run.compiled) {
+  const compiled = run.compiled ?? (!process.env.SVC_FROM_SOURCE && compiledIsCurrent());
+  if (!compiled) {
     return [process.execPath, ['--import', 'tsx', CLI, ...args]];
   }
   if (!existsSync(path.join(REPO_ROOT, 'apps/api/dist/cli.js'))) {
