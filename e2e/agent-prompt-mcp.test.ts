@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createDatabase, type Database } from '@svc/db/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../test/support/db.ts';
+import { memoryAgent } from '../test/support/mcp-agent.ts';
 import { browseToRedirect, CookieJar } from '../test/support/oidc-browser.ts';
 import { followPrompt, type RunningApp, startApp, tokensFor } from './support/follow-prompt.ts';
 import { readEnvFile } from './support/prompt-app.ts';
@@ -89,37 +89,15 @@ describe('e2e: the mcp agent context, followed literally', () => {
 
   it("an agent (the MCP SDK's client) registers, the person consents, and the tool answers what svc's token says; other tokens get 401", async () => {
     expect(app, 'the server runs').toBeDefined();
-    let information: OAuthClientInformationMixed | undefined;
-    let tokens: OAuthTokens | undefined;
-    let verifier = '';
-    let redirectedTo: URL | undefined;
-    const provider: OAuthClientProvider = {
-      get redirectUrl() {
-        return CALLBACK;
-      },
-      get clientMetadata() {
-        return { client_name: 'Notes agent', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' };
-      },
-      clientInformation: () => information,
-      saveClientInformation: (info) => {
-        information = info;
-      },
-      tokens: () => tokens,
-      saveTokens: (saved) => {
-        tokens = saved;
-      },
-      redirectToAuthorization: (url) => {
-        redirectedTo = url;
-      },
-      saveCodeVerifier: (saved) => {
-        verifier = saved;
-      },
-      codeVerifier: () => verifier,
-    };
+    const agent = memoryAgent({
+      redirectUrl: CALLBACK,
+      clientMetadata: { client_name: 'Notes agent', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' },
+    });
+    const provider = agent.provider;
     await expect(
       new Client({ name: 'agent', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL(MCP), { authProvider: provider })),
     ).rejects.toBeInstanceOf(UnauthorizedError);
-    const url = redirectedTo as URL;
+    const url = agent.authorizationUrl() as URL;
     expect(url.origin).toBe(server.url);
     expect(url.searchParams.get('resource')).toBe(MCP);
     const browsed = await browseToRedirect(new CookieJar(), url, { svcUrl: server.url, redirectUri: CALLBACK, consent: 'allow' });
@@ -137,7 +115,7 @@ describe('e2e: the mcp agent context, followed literally', () => {
       sub: member?.user_id,
       org_id: member?.tenant_id,
       org_slug: member?.slug,
-      client_id: information?.client_id,
+      client_id: agent.information()?.client_id,
       permissions: ['notes.read'],
     });
     await client.close();

@@ -1,17 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createDatabase, type Database } from '@svc/db/client';
 import { type Caller, createResourceServer, protectedResourceMetadata, requireToken } from '@svc/resource-server';
 import express from 'express';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../test/support/db.ts';
+import { memoryAgent } from '../test/support/mcp-agent.ts';
 import { startMetadataDocumentServer } from '../test/support/metadata-document-server.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
@@ -118,10 +119,6 @@ describeInChromium('e2e: an MCP client identified by a metadata document gets th
 
   it('401 -> metadata -> svc -> sign-in -> consent in Chromium -> code with PKCE -> the tool call succeeds', async () => {
     // What an agent keeps: the SDK calls these (in memory here).
-    let information: OAuthClientInformationMixed | undefined;
-    let tokens: OAuthTokens | undefined;
-    let verifier = '';
-    let authorizationUrl: URL | undefined;
     const metadata: OAuthClientMetadata = {
       client_name: 'Notes agent',
       redirect_uris: [callbackUrl],
@@ -129,36 +126,14 @@ describeInChromium('e2e: an MCP client identified by a metadata document gets th
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
-    const provider: OAuthClientProvider = {
-      clientMetadataUrl: docs.url('/agent.json'),
-      get redirectUrl() {
-        return callbackUrl;
-      },
-      get clientMetadata() {
-        return metadata;
-      },
-      clientInformation: () => information,
-      saveClientInformation: (info) => {
-        information = info;
-      },
-      tokens: () => tokens,
-      saveTokens: (saved) => {
-        tokens = saved;
-      },
-      redirectToAuthorization: (url) => {
-        authorizationUrl = url;
-      },
-      saveCodeVerifier: (saved) => {
-        verifier = saved;
-      },
-      codeVerifier: () => verifier,
-    };
+    const agent = memoryAgent({ redirectUrl: callbackUrl, clientMetadata: metadata, clientMetadataUrl: docs.url('/agent.json') });
+    const provider = agent.provider;
 
     // The agent connects: the 401 sends the SDK through discovery to a redirect to svc.
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
     await expect(new Client({ name: 'agent', version: '1.0.0' }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    expect(information?.client_id).toBe(docs.url('/agent.json'));
-    const url = authorizationUrl as URL;
+    expect(agent.information()?.client_id).toBe(docs.url('/agent.json'));
+    const url = agent.authorizationUrl() as URL;
     expect(url.origin).toBe(server.url);
     expect(url.searchParams.get('client_id')).toBe(docs.url('/agent.json'));
     expect(url.searchParams.get('resource')).toBe(mcpUrl);

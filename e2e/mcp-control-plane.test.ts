@@ -1,13 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createDatabase, type Database } from '@svc/db/client';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../test/support/db.ts';
+import { memoryAgent } from '../test/support/mcp-agent.ts';
 import { startMetadataDocumentServer } from '../test/support/metadata-document-server.ts';
 import { describeInChromium, launchChromium, saveScreenshot } from './support/browser.ts';
 import { type E2EServer, startServer } from './support/server.ts';
@@ -68,10 +69,6 @@ describeInChromium('e2e: an org admin’s agent adds a member through svc’s MC
 
   it('401 -> PRM -> svc -> consent in Chromium -> invite_member adds bob@acme.test, audited with the agent', async () => {
     const mcpUrl = `${server.url}/mcp`;
-    let information: OAuthClientInformationMixed | undefined;
-    let tokens: OAuthTokens | undefined;
-    let verifier = '';
-    let authorizationUrl: URL | undefined;
     const metadata: OAuthClientMetadata = {
       client_name: 'Coding agent',
       redirect_uris: [callbackUrl],
@@ -79,34 +76,12 @@ describeInChromium('e2e: an org admin’s agent adds a member through svc’s MC
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
-    const provider: OAuthClientProvider = {
-      clientMetadataUrl: docs.url('/coding-agent.json'),
-      get redirectUrl() {
-        return callbackUrl;
-      },
-      get clientMetadata() {
-        return metadata;
-      },
-      clientInformation: () => information,
-      saveClientInformation: (info) => {
-        information = info;
-      },
-      tokens: () => tokens,
-      saveTokens: (saved) => {
-        tokens = saved;
-      },
-      redirectToAuthorization: (url) => {
-        authorizationUrl = url;
-      },
-      saveCodeVerifier: (saved) => {
-        verifier = saved;
-      },
-      codeVerifier: () => verifier,
-    };
+    const agent = memoryAgent({ redirectUrl: callbackUrl, clientMetadata: metadata, clientMetadataUrl: docs.url('/coding-agent.json') });
+    const provider = agent.provider;
 
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
     await expect(new Client({ name: 'coding-agent', version: '1.0.0' }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    const url = authorizationUrl as URL;
+    const url = agent.authorizationUrl() as URL;
     expect(url.origin).toBe(server.url);
     expect(url.searchParams.get('client_id')).toBe(docs.url('/coding-agent.json'));
     expect(url.searchParams.get('resource')).toBe(mcpUrl);

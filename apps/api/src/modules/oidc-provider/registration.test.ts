@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ZSetThirdPartyAccessRequest } from '@svc/contracts/connected-apps';
 import type { TRegisteredClientList } from '@svc/contracts/registered-clients';
 import { createDatabase, type Database } from '@svc/db/client';
@@ -12,6 +12,7 @@ import { pruneRegisteredClients } from '@svc/jobs/tasks/prune-registered-clients
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedApplication } from '../../../../../test/support/factories.ts';
+import { memoryAgent } from '../../../../../test/support/mcp-agent.ts';
 import { browseToRedirect } from '../../../../../test/support/oidc-browser.ts';
 import { startTestServer } from '../../../../../test/support/server.ts';
 import { seedSignedIn } from '../../../../../test/support/tenancy.ts';
@@ -110,10 +111,6 @@ describe('dynamic client registration', () => {
   });
 
   it("the MCP SDK's client registers itself, the person consents, and it gets a token for svc's MCP server", async () => {
-    let information: OAuthClientInformationMixed | undefined;
-    let tokens: OAuthTokens | undefined;
-    let verifier = '';
-    let redirectedTo: URL | undefined;
     const metadata: OAuthClientMetadata = {
       client_name: 'Registered agent',
       redirect_uris: [CALLBACK],
@@ -122,36 +119,15 @@ describe('dynamic client registration', () => {
       token_endpoint_auth_method: 'none',
     };
     // No clientMetadataUrl: the SDK registers at the advertised registration_endpoint.
-    const provider: OAuthClientProvider = {
-      get redirectUrl() {
-        return CALLBACK;
-      },
-      get clientMetadata() {
-        return metadata;
-      },
-      clientInformation: () => information,
-      saveClientInformation: (info) => {
-        information = info;
-      },
-      tokens: () => tokens,
-      saveTokens: (saved) => {
-        tokens = saved;
-      },
-      redirectToAuthorization: (url) => {
-        redirectedTo = url;
-      },
-      saveCodeVerifier: (saved) => {
-        verifier = saved;
-      },
-      codeVerifier: () => verifier,
-    };
+    const agent = memoryAgent({ redirectUrl: CALLBACK, clientMetadata: metadata });
+    const provider = agent.provider;
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
     await expect(new Client({ name: 'agent', version: '1.0.0' }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    const clientId = information?.client_id as string;
+    const clientId = agent.information()?.client_id as string;
     expect(clientId).toMatch(/^dcr_[0-9A-Za-z]{20}$/);
     // Public: no secret issued, none stored.
-    expect((information as { client_secret?: string }).client_secret).toBeUndefined();
-    const url = redirectedTo as URL;
+    expect((agent.information() as { client_secret?: string }).client_secret).toBeUndefined();
+    const url = agent.authorizationUrl() as URL;
     expect(url.searchParams.get('client_id')).toBe(clientId);
     expect(url.searchParams.get('resource')).toBe(mcpUrl);
 
@@ -165,7 +141,7 @@ describe('dynamic client registration', () => {
     expect(code).toBeTruthy();
 
     expect(await auth(provider, { serverUrl: mcpUrl, authorizationCode: code })).toBe('AUTHORIZED');
-    const claims = decodeJwt(tokens?.access_token as string);
+    const claims = decodeJwt(agent.tokens()?.access_token as string);
     expect(claims).toMatchObject({ aud: mcpUrl, client_id: clientId, org_id: workspace.id });
     expect(String(claims.scope).split(' ')).toContain('members.read');
     const client = new Client({ name: 'agent', version: '1.0.0' });
