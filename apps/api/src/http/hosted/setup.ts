@@ -28,8 +28,8 @@ import { requestIdOf } from '../../modules/shared/request-id.ts';
 import { spUrlsOf } from '../../modules/sso/saml.ts';
 import { ssoDeps } from '../../trpc/routers/sso.ts';
 import { COPY_SCRIPT_TAG } from '../copy-button.ts';
-import { fromAllowedOrigin } from '../csrf.ts';
 import { refusedInput } from '../input-guard.ts';
+import { ownOriginCheck, seeOtherNoStore, sendHostedPage } from './page.ts';
 
 /** The cookie a link's first open sets; scoped to the link's own path. */
 const COOKIE = 'svc_setup';
@@ -217,14 +217,12 @@ export function setupLinkRouter(services: AppServices): Router {
   const { config, db } = services;
   const names = cookieNames(config.publicUrl);
   const cookieName = names.secure ? `__Secure-${COOKIE}` : COOKIE;
-  const ownOrigin = new Set([new URL(config.publicUrl).origin]);
+  const fromOwnPage = ownOriginCheck(config.publicUrl);
   const deps = (): SetupPageDeps => ({ db, publicUrl: config.publicUrl, dns: config.dns, sso: ssoDeps(services) });
   const r = Router();
 
-  function send(res: Response, status: number, html: string): void {
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(status).type('html').send(html);
-  }
+  // Every answer of the page is the link's own (a secret, a token shown once): never stored.
+  const send = (res: Response, status: number, html: string) => sendHostedPage(res, status, html, { noStore: true });
 
   function refuse(res: Response, error: unknown): void {
     const appError = asAppError(error);
@@ -306,8 +304,7 @@ export function setupLinkRouter(services: AppServices): Router {
     }
     try {
       const started = await setupTestSsoConnection(deps(), opened);
-      res.setHeader('Cache-Control', 'no-store');
-      res.redirect(303, started.url);
+      seeOtherNoStore(res, started.url);
     } catch (error) {
       const appError = asAppError(error);
       if (!appError) {
@@ -348,7 +345,7 @@ export function setupLinkRouter(services: AppServices): Router {
     express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 20 }),
     async (req, res) => {
       // A form POST from any site would carry the cookie (were it not Strict): only the page itself may act.
-      if (!fromAllowedOrigin(req, ownOrigin)) {
+      if (!fromOwnPage(req)) {
         send(res, 403, refusalPage(new AppError('csrf_rejected', 'use the forms of the setup page itself')));
         return;
       }
