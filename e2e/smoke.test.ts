@@ -28,6 +28,7 @@ const NAV_PAGES = [
   { id: 'domains', path: '/settings/domains', heading: 'Domains' },
   { id: 'directory-sync', path: '/settings/directory-sync', heading: 'Directory sync' },
   { id: 'sso-connections', path: '/settings/sso-connections', heading: 'SSO connections' },
+  { id: 'setup-links', path: '/settings/setup-links', heading: 'Setup links' },
   { id: 'third-party-access', path: '/settings/third-party-access', heading: 'Third-party access' },
   // The Authorization section: the product's catalog, read-only for an org admin (roles.read).
   { id: 'api-resources', path: '/authorization/resources', heading: 'API resources' },

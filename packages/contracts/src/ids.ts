@@ -45,12 +45,18 @@ export type IdKind = keyof typeof ID_PREFIXES;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Random bytes are drawn in 4 KiB batches: one syscall serves hundreds of ids. */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
+/**
+ * Random bytes are drawn in 4 KiB batches: one syscall serves hundreds of ids. Allocated on first
+ * use, so that the console, which imports this module's checks (isIdOf) but never makes an id, runs
+ * it in a browser.
+ */
+const POOL_BYTES = 4096;
+let pool: Uint8Array | undefined;
+let poolOffset = POOL_BYTES;
 
 function randomByte(): number {
-  if (poolOffset >= pool.length) {
+  if (!pool || poolOffset >= POOL_BYTES) {
+    pool ??= new Uint8Array(POOL_BYTES);
     randomFillSync(pool);
     poolOffset = 0;
   }
