@@ -128,7 +128,9 @@ describeInChromium('e2e: console audit log', () => {
 
     // A malformed filter is stopped by the form (the same schema the API uses), not sent: the list stays.
     await page.getByTestId('audit-filter-actor').fill('not-an-id');
-    await page.getByText("expected a person's email, a user id (usr_...), an API key id (key_...) or a setup link id (setl_...)").waitFor({ state: 'visible' });
+    await page
+      .getByText("expected a person's email, a user id (usr_...), an API key id (key_...) or a setup link id (setl_...)")
+      .waitFor({ state: 'visible' });
     expect(await rows().count()).toBe(total);
     expect(await page.getByTestId('error-panel').count()).toBe(0);
 
