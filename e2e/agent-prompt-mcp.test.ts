@@ -48,7 +48,7 @@ describe('e2e: the mcp agent context, followed literally', () => {
     await app?.stop();
     await database?.close();
     await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   it('builds the MCP server from the served prompt with no edits, and it starts on port 3000', { timeout: 300_000 }, async () => {

@@ -108,7 +108,8 @@ export function describePromptApp(opts: PromptAppOptions): void {
       await browser?.close();
       await database?.close();
       await server?.stop();
-      rmSync(dir, { recursive: true, force: true });
+      // The app's own workers (Next.js's) may still be flushing their cache as the group ends.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     });
 
     async function member(): Promise<Member> {
